@@ -1,0 +1,102 @@
+"""Read-only access to evidence: directory listings, ``stat`` and small text files.
+
+Nothing here creates, modifies, locks or renames anything. Files are opened with
+``O_RDONLY`` (plus ``O_NOATIME`` where the kernel allows it, so that reading does not even
+move the access time) and only after ``stat`` says they are regular files (a FIFO named
+like a checkpoint must not block us). Every OS error becomes a finding, never a traceback.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from typing import List, NamedTuple, Optional, Tuple
+
+from forensics.findings import Finding, FindingKind
+
+MAX_TEXT_BYTES = 64 * 1024 * 1024  # text checkpoints of ~1M partitions stay well below this
+
+_O_NOATIME = getattr(os, "O_NOATIME", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+class DirEntry(NamedTuple):
+    name: str
+    path: str
+    kind: str  # "file", "dir" or "other" (FIFO, socket, device)
+    size: int
+    is_symlink: bool
+
+
+def unreadable(path: str, err: OSError, what: str = "cannot read") -> Finding:
+    reason = err.strerror or type(err).__name__
+    return Finding(FindingKind.UNREADABLE_FILE, f"{what}: {reason}", path=path)
+
+
+def list_dir(path: str) -> Tuple[Optional[List[DirEntry]], List[Finding]]:
+    """Entries of ``path`` sorted by name (symlinks followed for the type), or ``None`` and
+    an UNREADABLE_FILE finding when the directory cannot be listed."""
+    findings: List[Finding] = []
+    try:
+        with os.scandir(path) as it:
+            raw = sorted(it, key=lambda e: e.name)
+    except OSError as err:
+        return None, [unreadable(path, err, "cannot list directory")]
+    entries: List[DirEntry] = []
+    for e in raw:
+        try:
+            is_link = e.is_symlink()
+            st = os.stat(e.path)  # follows symlinks
+        except OSError as err:
+            message = "dangling symlink" if err.errno == errno.ENOENT else "cannot stat"
+            findings.append(unreadable(e.path, err, message))
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            kind = "dir"
+        elif stat.S_ISREG(st.st_mode):
+            kind = "file"
+        else:
+            kind = "other"
+        entries.append(DirEntry(e.name, e.path, kind, st.st_size, is_link))
+    return entries, findings
+
+
+def read_small_file(path: str, limit: int = MAX_TEXT_BYTES) -> bytes:
+    """Whole content of a small regular file, opened read-only. Raises OSError, or
+    ValueError when the file is larger than ``limit`` or not a regular file."""
+    flags = os.O_RDONLY | _O_CLOEXEC | _O_NONBLOCK
+    try:
+        fd = os.open(path, flags | _O_NOATIME)
+    except PermissionError:
+        fd = os.open(path, flags)  # O_NOATIME needs ownership; retry without it
+    except OSError as e:
+        if e.errno != errno.EINVAL:
+            raise
+        fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("not a regular file")
+        if st.st_size > limit:
+            raise ValueError(f"{st.st_size} bytes, larger than the {limit}-byte limit for text files")
+        chunks: List[bytes] = []
+        remaining = limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise ValueError(f"grew past the {limit}-byte limit for text files while reading")
+        return data
+    finally:
+        os.close(fd)
+
+
+def is_readable(path: str) -> bool:
+    """Permission check without opening the file (layout never opens segment files)."""
+    return os.access(path, os.R_OK)

@@ -1,0 +1,161 @@
+"""Frozen records produced by :func:`forensics.layout.discover.discover`.
+
+Plain data: paths are strings exactly as built from the user's input (no resolution of
+symlinks), sizes come from ``os.stat``, checkpoint content is already parsed into the
+typed records of :mod:`forensics.codec.checkpoints`. Nothing here holds an open file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Iterator, Mapping, Optional, Tuple
+
+from forensics.codec.checkpoints import CleanShutdown, EpochEntry, MetaProperties, QuorumState
+from forensics.findings import Finding
+from forensics.layout.names import MAX_DIR_NAME, FileKind, PartitionStatus
+from forensics.model import TopicPartition
+
+_EMPTY: Mapping[TopicPartition, int] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentFiles:
+    """One effective log segment: the files the broker would load for ``base_offset``.
+
+    ``log`` is ``None`` only in :attr:`PartitionDir.orphan_indexes` (index files whose
+    ``.log`` is missing; the broker deletes those at load).
+    """
+
+    base_offset: int
+    log: Optional[str]
+    index: Optional[str] = None
+    timeindex: Optional[str] = None
+    txnindex: Optional[str] = None
+    log_size: Optional[int] = None
+    swapped_in: bool = False  # the .log comes from a ``.log.swap`` the broker would rename
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotFile:
+    """Producer-state snapshot ``<offset>.snapshot`` (offset = map end offset)."""
+
+    offset: int
+    path: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class KraftSnapshotFile:
+    """KRaft metadata snapshot ``<end offset>-<epoch>.checkpoint``."""
+
+    end_offset: int
+    epoch: int
+    path: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionDir:
+    path: str
+    name: str
+    topic: Optional[str]  # best topic name: resolved through topic_id for -delete/-stray
+    partition: Optional[int]  # None only for a directory given directly whose name does not parse
+    status: PartitionStatus
+    uuid_suffix: Optional[str]
+    name_topic: Optional[str]  # topic as parsed from the directory name (may be truncated)
+    topic_id: Optional[str]  # partition.metadata, base64url
+    leader_epochs: Tuple[EpochEntry, ...]
+    segments: Tuple[SegmentFiles, ...]  # EFFECTIVE set, sorted by base offset
+    snapshots: Tuple[SnapshotFile, ...]  # effective, sorted by offset
+    kraft_checkpoints: Tuple[KraftSnapshotFile, ...]
+    deleted_files: Tuple[str, ...]  # *.deleted: old data, not part of the log
+    cleaned_files: Tuple[str, ...]  # *.cleaned: ignored by the broker
+    swap_files: Tuple[str, ...]  # every *.swap found (valid ones are in ``segments``)
+    replaced_files: Tuple[str, ...] = ()  # non-temp files the broker would delete: covered by a swap
+    orphan_indexes: Tuple[SegmentFiles, ...] = ()  # index files without a .log
+    quorum_state: Optional[QuorumState] = None  # __cluster_metadata-0 only
+    findings: Tuple[Finding, ...] = ()
+
+    @property
+    def topic_partition(self) -> Optional[TopicPartition]:
+        if self.topic is None or self.partition is None:
+            return None
+        return TopicPartition(self.topic, self.partition)
+
+    @property
+    def name_may_be_truncated(self) -> bool:
+        """-delete/-stray names are capped at 255 chars by cutting the topic (KAFKA-15605)."""
+        return self.status in (PartitionStatus.DELETE, PartitionStatus.STRAY) and len(self.name) >= MAX_DIR_NAME
+
+
+@dataclass(frozen=True, slots=True)
+class LogDir:
+    path: str
+    meta: Optional[MetaProperties]
+    clean_shutdown: Optional[CleanShutdown]  # None: no .kafka_cleanshutdown (unclean or running)
+    recovery_points: Mapping[TopicPartition, int] = field(default_factory=lambda: _EMPTY)
+    high_watermarks: Mapping[TopicPartition, int] = field(default_factory=lambda: _EMPTY)
+    log_start_offsets: Mapping[TopicPartition, int] = field(default_factory=lambda: _EMPTY)
+    cleaner_offsets: Mapping[TopicPartition, int] = field(default_factory=lambda: _EMPTY)
+    partitions: Tuple[PartitionDir, ...] = ()
+    bootstrap_checkpoint: Optional[str] = None  # KRaft bootstrap.checkpoint (binary records)
+    findings: Tuple[Finding, ...] = ()
+
+    @property
+    def broker_id(self) -> Optional[int]:
+        """``node.id`` (KRaft) or ``broker.id`` (ZooKeeper) from meta.properties."""
+        return self.meta.node_id if self.meta is not None else None
+
+    @property
+    def directory_id(self) -> Optional[str]:
+        return self.meta.directory_id if self.meta is not None else None
+
+    @property
+    def cluster_id(self) -> Optional[str]:
+        return self.meta.cluster_id if self.meta is not None else None
+
+    @property
+    def had_clean_shutdown(self) -> bool:
+        return self.clean_shutdown is not None
+
+    def partition(
+        self, topic: str, partition: int, status: PartitionStatus = PartitionStatus.LIVE
+    ) -> Optional[PartitionDir]:
+        for p in self.partitions:
+            if p.topic == topic and p.partition == partition and p.status is status:
+                return p
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class LooseFile:
+    """A single file given directly on the command line."""
+
+    path: str
+    kind: FileKind
+    offset: Optional[int]  # from the name, when it starts with digits
+    temp_suffix: Optional[str]  # ".deleted", ".swap", ... when present
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory:
+    log_dirs: Tuple[LogDir, ...]
+    loose_files: Tuple[LooseFile, ...]
+    findings: Tuple[Finding, ...]  # inventory-level: duplicate brokers, symlink loops, non-Kafka inputs
+    partitions: Tuple[PartitionDir, ...] = ()  # partition dirs given directly, outside any log dir
+
+    def all_partitions(self) -> Iterator[Tuple[Optional[LogDir], PartitionDir]]:
+        for log_dir in self.log_dirs:
+            for p in log_dir.partitions:
+                yield log_dir, p
+        for p in self.partitions:
+            yield None, p
+
+    def all_findings(self) -> Iterator[Finding]:
+        yield from self.findings
+        for log_dir in self.log_dirs:
+            yield from log_dir.findings
+        for _, p in self.all_partitions():
+            yield from p.findings
