@@ -1,0 +1,254 @@
+"""Segment index files (spec §4): ``.index``, ``.timeindex``, ``.txnindex``, and the entry lines
+Kafka 4.1's ``kafka-dump-log.sh`` (``DumpLogSegments``) prints for them (spec §12).
+
+Mirrors ``storage/src/main/java/org/apache/kafka/storage/internals/log/``: ``AbstractIndex.java``
+(entries = file length // entry size), ``OffsetIndex.java``, ``TimeIndex.java``,
+``TransactionIndex.java`` and ``AbortedTxn.java``; and ``DumpLogSegments.dumpIndex`` /
+``dumpTimeIndex`` / ``dumpTxnIndex``.
+
+Rules emulated:
+
+* ``.index`` / ``.timeindex``: entry 0 is always taken; iteration stops at the first entry
+  ``i > 0`` whose relative offset is 0 (the start of a zero-filled preallocated tail after a crash,
+  or of garbage). Bytes past the last whole entry are ignored (``trailing_bytes``).
+* ``.txnindex``: flat 34-byte entries, a trailing partial entry is ignored. Kafka's
+  ``AbortedTxn.version()`` reads only byte @0 of the int16 version (``kafka_version``); when that
+  signed byte is > 0 the index iterator throws, so the dump prints no entry at all.
+
+Everything here is pure and never raises on any bytes except :func:`txn_index_dump_lines`, which
+raises :class:`CorruptIndexError` where Kafka's tool would fail.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Iterator, NamedTuple, Optional, Tuple, Union
+
+from forensics.errors import CorruptIndexError
+
+# .index entry (OffsetIndex.ENTRY_SIZE = 8)
+#   relativeOffset  int32  @0   offset - baseOffset
+#   position        int32  @4   byte position of the batch in the .log
+OFFSET_INDEX_ENTRY = struct.Struct(">ii")
+
+# .timeindex entry (TimeIndex.ENTRY_SIZE = 12)
+#   timestamp       int64  @0
+#   relativeOffset  int32  @8
+TIME_INDEX_ENTRY = struct.Struct(">qi")
+
+# .txnindex entry (AbortedTxn.TOTAL_SIZE = 34)
+#   version           int16  @0   CURRENT_VERSION 0; Java getter reads only byte @0
+#   producerId        int64  @2
+#   firstOffset       int64  @10
+#   lastOffset        int64  @18  offset of the ABORT marker
+#   lastStableOffset  int64  @26
+ABORTED_TXN_ENTRY = struct.Struct(">hqqqq")
+ABORTED_TXN_CURRENT_VERSION = 0
+
+_ZERO_CHUNK = bytes(1 << 16)
+
+
+class OffsetPosition(NamedTuple):
+    """An ``.index`` entry with the absolute offset (``OffsetIndex.parseEntry``)."""
+
+    offset: int
+    position: int
+
+
+class TimestampOffset(NamedTuple):
+    """A ``.timeindex`` entry with the absolute offset (``TimeIndex.parseEntry``)."""
+
+    timestamp: int
+    offset: int
+
+
+class AbortedTxn(NamedTuple):
+    """A ``.txnindex`` entry; ``version`` is the stored int16."""
+
+    version: int
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    last_stable_offset: int
+
+    @property
+    def kafka_version(self) -> int:
+        """What Kafka's ``AbortedTxn.version()`` returns: the signed byte @0."""
+        return self.version >> 8
+
+
+IndexEntry = Union[OffsetPosition, TimestampOffset]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexScan:
+    """How an ``.index`` / ``.timeindex`` ends, for findings.
+
+    ``entries``: the entries Kafka's dump considers (entry 0, then up to the stop entry).
+    ``entry_count``: whole entries in the file (Kafka's ``AbstractIndex.entries()``).
+    ``stop_position``: byte position of the first entry ``i > 0`` with relative offset 0, or None.
+    ``zero_tail_start``: ``stop_position`` when every byte from there to the end of the file is
+    zero (a preallocated tail), else None. ``all_zero``: the whole (non-empty) file is zero, e.g.
+    the index of an empty active segment after a crash (entry 0 then reads as (base, 0)).
+    ``trailing_bytes``: bytes after the last whole entry.
+    """
+
+    entries: Tuple[IndexEntry, ...]
+    entry_count: int
+    stop_position: Optional[int]
+    zero_tail_start: Optional[int]
+    all_zero: bool
+    trailing_bytes: int
+
+
+OffsetIndexScan = IndexScan
+TimeIndexScan = IndexScan
+
+
+@dataclass(frozen=True, slots=True)
+class TxnIndexScan:
+    """A ``.txnindex`` read in full. ``unsupported_version_positions``: byte positions of entries
+    Kafka rejects (``kafka_version > 0``); ``non_increasing_positions``: entries whose lastOffset is
+    not above the previous one (Kafka's append invariant); ``trailing_bytes``: partial entry."""
+
+    entries: Tuple[AbortedTxn, ...]
+    unsupported_version_positions: Tuple[int, ...]
+    non_increasing_positions: Tuple[int, ...]
+    trailing_bytes: int
+
+
+def is_zero(buf, start: int, end: Optional[int] = None) -> bool:
+    """True when ``buf[start:end]`` holds only zero bytes (chunked, no whole-file copy)."""
+    end = len(buf) if end is None else end
+    view = memoryview(buf)
+    pos = start
+    while pos < end:
+        n = min(len(_ZERO_CHUNK), end - pos)
+        if view[pos : pos + n] != _ZERO_CHUNK[:n]:
+            return False
+        pos += n
+    return True
+
+
+def _iter_entries(buf, st: struct.Struct, rel_index: int, make) -> Iterator[Tuple[int, IndexEntry]]:
+    """(byte position, entry) under DumpLogSegments' stop rule; the stop entry is not yielded."""
+    size = st.size
+    count = len(buf) // size
+    for i in range(count):
+        fields = st.unpack_from(buf, i * size)
+        if i > 0 and fields[rel_index] == 0:
+            return
+        yield i * size, make(fields)
+
+
+def _scan(buf, st: struct.Struct, rel_index: int, make) -> IndexScan:
+    size = st.size
+    entries = [e for _, e in _iter_entries(buf, st, rel_index, make)]
+    count = len(buf) // size
+    stop = len(entries) * size if len(entries) < count else None
+    zero_tail = stop if stop is not None and is_zero(buf, stop) else None
+    if zero_tail is not None:
+        all_zero = is_zero(buf, 0, zero_tail)
+    else:  # without a stop entry only a file of at most one whole entry can be all zero
+        all_zero = stop is None and count <= 1 and len(buf) > 0 and is_zero(buf, 0)
+    return IndexScan(tuple(entries), count, stop, zero_tail, all_zero, len(buf) % size)
+
+
+def _offset_entry(base_offset: int):
+    return lambda f: OffsetPosition(base_offset + f[0], f[1])
+
+
+def _time_entry(base_offset: int):
+    return lambda f: TimestampOffset(f[0], base_offset + f[1])
+
+
+def iter_offset_index(buf, base_offset: int) -> Iterator[OffsetPosition]:
+    """``.index`` entries with absolute offsets, stopping like DumpLogSegments."""
+    for _, entry in _iter_entries(buf, OFFSET_INDEX_ENTRY, 0, _offset_entry(base_offset)):
+        yield entry  # type: ignore[misc]
+
+
+def scan_offset_index(buf, base_offset: int) -> IndexScan:
+    return _scan(buf, OFFSET_INDEX_ENTRY, 0, _offset_entry(base_offset))
+
+
+def iter_time_index(buf, base_offset: int) -> Iterator[TimestampOffset]:
+    """``.timeindex`` entries with absolute offsets, stopping like DumpLogSegments."""
+    for _, entry in _iter_entries(buf, TIME_INDEX_ENTRY, 1, _time_entry(base_offset)):
+        yield entry  # type: ignore[misc]
+
+
+def scan_time_index(buf, base_offset: int) -> IndexScan:
+    return _scan(buf, TIME_INDEX_ENTRY, 1, _time_entry(base_offset))
+
+
+def iter_txn_index(buf) -> Iterator[AbortedTxn]:
+    """Every whole 34-byte entry (a trailing partial entry is ignored, as Kafka does), including
+    entries Kafka would reject for their version; see :func:`scan_txn_index`."""
+    size = ABORTED_TXN_ENTRY.size
+    for i in range(len(buf) // size):
+        yield AbortedTxn(*ABORTED_TXN_ENTRY.unpack_from(buf, i * size))
+
+
+def scan_txn_index(buf) -> TxnIndexScan:
+    size = ABORTED_TXN_ENTRY.size
+    entries = tuple(iter_txn_index(buf))
+    bad_version = tuple(i * size for i, e in enumerate(entries) if e.kafka_version > ABORTED_TXN_CURRENT_VERSION)
+    non_increasing = tuple(
+        i * size for i in range(1, len(entries)) if entries[i].last_offset <= entries[i - 1].last_offset
+    )
+    return TxnIndexScan(entries, bad_version, non_increasing, len(buf) % size)
+
+
+# --------------------------------------------------------------------------- dump text
+
+
+def format_offset_position(entry: OffsetPosition) -> str:
+    return f"offset: {entry.offset} position: {entry.position}"
+
+
+def format_timestamp_offset(entry: TimestampOffset) -> str:
+    return f"timestamp: {entry.timestamp} offset: {entry.offset}"
+
+
+def format_aborted_txn(entry: AbortedTxn) -> str:
+    return (
+        f"version: {entry.kafka_version} producerId: {entry.producer_id} firstOffset: {entry.first_offset} "
+        f"lastOffset: {entry.last_offset} lastStableOffset: {entry.last_stable_offset}"
+    )
+
+
+def offset_index_dump_lines(buf, base_offset: int, file_label: str) -> Tuple[str, ...]:
+    """The lines DumpLogSegments prints for an ``.index`` after ``Dumping <file>``.
+
+    ``<file_label> is empty.`` when the file holds no whole entry. Assumes the ``.log`` has a
+    batch at every printed position: Kafka's tool reads the batch at each entry's position before
+    printing it and crashes (NoSuchElementException) when there is none, e.g. on the zero-filled
+    index of an empty segment left by a crash.
+    """
+    if len(buf) // OFFSET_INDEX_ENTRY.size == 0:
+        return (f"{file_label} is empty.",)
+    return tuple(format_offset_position(e) for e in iter_offset_index(buf, base_offset))
+
+
+def time_index_dump_lines(buf, base_offset: int) -> Tuple[str, ...]:
+    """The lines DumpLogSegments prints for a ``.timeindex`` (nothing at all when it is empty;
+    its mismatch reports go to stderr and are not emulated here)."""
+    return tuple(format_timestamp_offset(e) for e in iter_time_index(buf, base_offset))
+
+
+def txn_index_dump_lines(buf) -> Tuple[str, ...]:
+    """The lines DumpLogSegments prints for a ``.txnindex``. Kafka collects all entries before
+    printing, so one entry with an unsupported version means no line at all and a failed tool:
+    raised here as :class:`CorruptIndexError` at that entry's position."""
+    scan = scan_txn_index(buf)
+    if scan.unsupported_version_positions:
+        pos = scan.unsupported_version_positions[0]
+        version = scan.entries[pos // ABORTED_TXN_ENTRY.size].kafka_version
+        raise CorruptIndexError(
+            f"Unexpected aborted transaction version {version} in transaction index, "
+            f"current version is {ABORTED_TXN_CURRENT_VERSION}",
+            position=pos,
+        )
+    return tuple(format_aborted_txn(e) for e in scan.entries)

@@ -1,0 +1,445 @@
+"""``__transaction_state`` records (spec §8.2-§8.5) and Kafka 4.1's ``--transaction-log-decoder`` text (§12).
+
+Mirrors, from the Kafka source:
+
+* ``transaction-coordinator/src/main/resources/common/message/TransactionLogKey.json`` (version 0,
+  non-flexible; in 4.x the key's int16 prefix is the coordinator *record type*, 0 = TransactionLog)
+  and ``TransactionLogValue.json`` (v0 non-flexible, v1 flexible with tagged fields 0..2), read the
+  way the generated ``TransactionLogKey``/``TransactionLogValue`` readers do;
+* ``coordinator-common/.../runtime/CoordinatorRecordSerde.java`` + ``TransactionCoordinatorRecordSerde``
+  and ``DumpLogSegments.TransactionLogMessageParser`` for the dump text (JSON written by the generated
+  ``*JsonConverter`` classes through Jackson's ``ObjectNode.toString``);
+* ``clients/.../utils/Utils.java`` (``abs``) and ``java.lang.String.hashCode`` for the partition of an id.
+
+Strings are decoded like Java's ``new String(bytes, UTF_8)``: malformed UTF-8 becomes U+FFFD (the
+broker and the dump tool do the same); ``utf8_replaced`` says it happened. Bytes after a complete key
+or value are ignored by Kafka's readers; ``trailing_bytes`` counts them.
+
+Error positions are byte positions inside the buffer given, plus ``base_position``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Callable, List, NamedTuple, Optional, Tuple, TypeVar, Union
+
+from forensics.codec.primitives import (
+    read_bytes,
+    read_int8,
+    read_int16,
+    read_int32,
+    read_int64,
+    read_uvarint,
+)
+from forensics.errors import CorruptTransactionLogError
+
+TRANSACTION_LOG_RECORD_TYPE = 0  # key version / coordinator record type of TransactionLogKey
+VALUE_VERSIONS = (0, 1)  # TransactionLogValue validVersions "0-1"; 1+ flexible
+MAX_STRING_LENGTH = 0x7FFF  # generated readers reject longer (compact) strings
+
+# TransactionLogValue v1 tagged fields (tag -> (name, default))
+TAG_PREVIOUS_PRODUCER_ID = 0  # int64, default -1
+TAG_NEXT_PRODUCER_ID = 1  # int64, default -1
+TAG_CLIENT_TRANSACTION_VERSION = 2  # int16, default 0
+TAG_NEXT_PRODUCER_EPOCH = 3  # int16, default -1 -- post-4.1 trunk (KIP-939), spec §8.3 [UNVERIFIED]
+
+_E = CorruptTransactionLogError
+
+
+class TransactionStatus(IntEnum):
+    """Persisted ``TransactionStatus`` byte (spec §8.4; Kafka ``TransactionState`` ids)."""
+
+    EMPTY = 0
+    ONGOING = 1
+    PREPARE_COMMIT = 2
+    PREPARE_ABORT = 3
+    COMPLETE_COMMIT = 4
+    COMPLETE_ABORT = 5
+    DEAD = 6  # in-memory only, never written
+    PREPARE_EPOCH_FENCE = 7  # in-memory only, never written
+
+    @property
+    def kafka_name(self) -> str:
+        """Kafka's state name: ``Empty``, ``Ongoing``, ``PrepareCommit``, ..."""
+        return "".join(part.capitalize() for part in self.name.split("_"))
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionLogKey:
+    """Key of a ``__transaction_state`` record (record type / key version 0)."""
+
+    transactional_id: str
+    version: int = TRANSACTION_LOG_RECORD_TYPE
+    utf8_replaced: bool = False
+    trailing_bytes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownTransactionLogKey:
+    """A key whose int16 prefix is not 0. Kafka's loader skips such records with a warning and the
+    dump tool prints ``Unknown record type N at offset O, skipping.``; we keep the bytes."""
+
+    version: int
+    data: bytes  # the bytes after the int16 prefix
+
+
+class PartitionsSchema(NamedTuple):
+    """One element of ``TransactionPartitions``: a topic and its partition ids."""
+
+    topic: str
+    partition_ids: Tuple[int, ...]
+
+
+class TaggedField(NamedTuple):
+    tag: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionLogValue:
+    """Value of a ``__transaction_state`` record, v0 or v1 (a tombstone is ``None``, not a value).
+
+    ``status`` is a :class:`TransactionStatus` when the id is known, else the raw int8 (Kafka would
+    throw IllegalStateException; we keep it, see ``status_known``). ``partitions`` is ``None`` for a
+    null array (written for Empty), ``()`` for an empty one. Tagged fields keep their defaults when
+    absent; unknown tags are kept in ``unknown_tags`` and, for the per-topic elements, in
+    ``partition_unknown_tags`` as ``(element index, TaggedField)``.
+    """
+
+    version: int
+    producer_id: int
+    producer_epoch: int
+    transaction_timeout_ms: int
+    status: Union[TransactionStatus, int]
+    partitions: Optional[Tuple[PartitionsSchema, ...]]
+    last_update_timestamp_ms: int
+    start_timestamp_ms: int
+    previous_producer_id: int = -1
+    next_producer_id: int = -1
+    client_transaction_version: int = 0
+    next_producer_epoch: int = -1
+    unknown_tags: Tuple[TaggedField, ...] = ()
+    partition_unknown_tags: Tuple[Tuple[int, TaggedField], ...] = ()
+    utf8_replaced: bool = False
+    trailing_bytes: int = 0
+
+    @property
+    def status_id(self) -> int:
+        return int(self.status)
+
+    @property
+    def status_known(self) -> bool:
+        return isinstance(self.status, TransactionStatus)
+
+
+# --------------------------------------------------------------------------- decoding
+
+T = TypeVar("T")
+
+
+def _rebased(fn: Callable[[], T], base_position: int) -> T:
+    try:
+        return fn()
+    except CorruptTransactionLogError as exc:
+        if base_position and exc.position is not None:
+            exc.position += base_position
+        raise
+
+
+def _signed32(u: int) -> int:
+    u &= 0xFFFFFFFF
+    return u - 0x1_0000_0000 if u & 0x8000_0000 else u
+
+
+def _read_len_uvarint(buf, pos: int, end: int) -> Tuple[int, int]:
+    """Kafka's ``readUnsignedVarint() - 1`` in Java int arithmetic (0 -> -1 = null)."""
+    u, pos = read_uvarint(buf, pos, end, 5, _E)
+    return _signed32(_signed32(u) - 1), pos
+
+
+def _decode_utf8(raw: bytes) -> Tuple[str, bool]:
+    try:
+        return raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", errors="replace"), True
+
+
+def _read_string(buf, pos: int, end: int, flexible: bool, name: str) -> Tuple[str, bool, int]:
+    start = pos
+    if flexible:
+        length, pos = _read_len_uvarint(buf, pos, end)
+    else:
+        length, pos = read_int16(buf, pos, end, _E)
+    if length < 0:
+        raise _E(f"non-nullable field {name} was serialized as null", position=start)
+    if length > MAX_STRING_LENGTH:
+        raise _E(f"string field {name} had invalid length {length}", position=start)
+    raw, pos = read_bytes(buf, pos, end, length, _E)
+    text, replaced = _decode_utf8(raw)
+    return text, replaced, pos
+
+
+def _read_array_len(buf, pos: int, end: int, flexible: bool) -> Tuple[int, int]:
+    if flexible:
+        return _read_len_uvarint(buf, pos, end)
+    return read_int32(buf, pos, end, _E)
+
+
+def _check_array_len(n: int, pos: int, end: int, start: int) -> None:
+    if n > end - pos:
+        raise _E(
+            f"Tried to allocate a collection of size {n}, but there are only {end - pos} bytes remaining.",
+            position=start,
+        )
+
+
+def _read_tag_section(buf, pos: int, end: int) -> Tuple[List[Tuple[TaggedField, int]], int]:
+    """A tagged-field section as (field, byte position of its tag) pairs."""
+    start = pos
+    count, pos = read_uvarint(buf, pos, end, 5, _E)
+    if count > end - pos:
+        raise _E(f"tagged field count {count} exceeds remaining bytes", position=start)
+    fields: List[Tuple[TaggedField, int]] = []
+    for _ in range(count):
+        at = pos
+        tag, pos = read_uvarint(buf, pos, end, 5, _E)
+        size, pos = read_uvarint(buf, pos, end, 5, _E)
+        data, pos = read_bytes(buf, pos, end, size, _E)
+        fields.append((TaggedField(tag, data), at))
+    return fields, pos
+
+
+def decode_key(buf, *, base_position: int = 0) -> Union[TransactionLogKey, UnknownTransactionLogKey]:
+    """Decode a record key. An int16 prefix other than 0 gives :class:`UnknownTransactionLogKey`
+    (not an error: Kafka skips those records); a short or malformed key raises
+    :class:`CorruptTransactionLogError`."""
+    return _rebased(lambda: _decode_key(buf), base_position)
+
+
+def _decode_key(buf) -> Union[TransactionLogKey, UnknownTransactionLogKey]:
+    if buf is None:
+        raise _E("transaction log record has a null key", position=0)
+    end = len(buf)
+    version, pos = read_int16(buf, 0, end, _E)
+    if version != TRANSACTION_LOG_RECORD_TYPE:
+        return UnknownTransactionLogKey(version, bytes(buf[pos:end]))
+    txn_id, replaced, pos = _read_string(buf, pos, end, False, "transactionalId")
+    return TransactionLogKey(txn_id, version, replaced, end - pos)
+
+
+def decode_value(buf, *, base_position: int = 0) -> Optional[TransactionLogValue]:
+    """Decode a record value; ``None`` (a null value) is a tombstone and returns ``None``.
+    An empty buffer is NOT a tombstone (Kafka's null is length -1) and raises."""
+    if buf is None:
+        return None
+    return _rebased(lambda: _decode_value(buf), base_position)
+
+
+def _read_partitions(buf, pos: int, end: int, flexible: bool):
+    start = pos
+    count, pos = _read_array_len(buf, pos, end, flexible)
+    if count < 0:
+        return None, (), False, pos
+    _check_array_len(count, pos, end, start)
+    items: List[PartitionsSchema] = []
+    elem_tags: List[Tuple[int, TaggedField]] = []
+    any_replaced = False
+    for index in range(count):
+        topic, replaced, pos = _read_string(buf, pos, end, flexible, "topic")
+        any_replaced |= replaced
+        ids_at = pos
+        n_ids, pos = _read_array_len(buf, pos, end, flexible)
+        if n_ids < 0:
+            raise _E("non-nullable field partitionIds was serialized as null", position=ids_at)
+        _check_array_len(n_ids, pos, end, ids_at)
+        ids = []
+        for _ in range(n_ids):
+            pid, pos = read_int32(buf, pos, end, _E)
+            ids.append(pid)
+        if flexible:
+            tags, pos = _read_tag_section(buf, pos, end)
+            elem_tags.extend((index, t) for t, _ in tags)
+        items.append(PartitionsSchema(topic, tuple(ids)))
+    return tuple(items), tuple(elem_tags), any_replaced, pos
+
+
+_KNOWN_TAGS = {
+    TAG_PREVIOUS_PRODUCER_ID: ("previous_producer_id", 8),
+    TAG_NEXT_PRODUCER_ID: ("next_producer_id", 8),
+    TAG_CLIENT_TRANSACTION_VERSION: ("client_transaction_version", 2),
+}
+
+
+def _decode_value(buf) -> TransactionLogValue:
+    end = len(buf)
+    version, pos = read_int16(buf, 0, end, _E)
+    if version not in VALUE_VERSIONS:
+        raise _E(f"Can't read version {version} of TransactionLogValue", position=0)
+    flexible = version >= 1
+    producer_id, pos = read_int64(buf, pos, end, _E)
+    producer_epoch, pos = read_int16(buf, pos, end, _E)
+    timeout_ms, pos = read_int32(buf, pos, end, _E)
+    status_raw, pos = read_int8(buf, pos, end, _E)
+    partitions, elem_tags, replaced, pos = _read_partitions(buf, pos, end, flexible)
+    last_update, pos = read_int64(buf, pos, end, _E)
+    start_ts, pos = read_int64(buf, pos, end, _E)
+    tagged = {"previous_producer_id": -1, "next_producer_id": -1, "client_transaction_version": 0,
+              "next_producer_epoch": -1}
+    unknown: List[TaggedField] = []
+    if flexible:
+        fields, pos = _read_tag_section(buf, pos, end)
+        for field, at in fields:
+            _apply_tag(field, tagged, unknown, at)
+    try:
+        status: Union[TransactionStatus, int] = TransactionStatus(status_raw)
+    except ValueError:
+        status = status_raw
+    return TransactionLogValue(
+        version=version,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        transaction_timeout_ms=timeout_ms,
+        status=status,
+        partitions=partitions,
+        last_update_timestamp_ms=last_update,
+        start_timestamp_ms=start_ts,
+        unknown_tags=tuple(unknown),
+        partition_unknown_tags=elem_tags,
+        utf8_replaced=replaced,
+        trailing_bytes=end - pos,
+        **tagged,
+    )
+
+
+def _apply_tag(field: TaggedField, tagged: dict, unknown: List[TaggedField], at: int) -> None:
+    known = _KNOWN_TAGS.get(field.tag)
+    if known is not None:
+        name, size = known
+        if len(field.data) != size:
+            raise _E(f"tagged field {field.tag} ({name}) has size {len(field.data)}, expected {size}",
+                     position=at)
+        tagged[name] = int.from_bytes(field.data, "big", signed=True)
+    elif field.tag == TAG_NEXT_PRODUCER_EPOCH and len(field.data) == 2:
+        tagged["next_producer_epoch"] = int.from_bytes(field.data, "big", signed=True)
+    else:
+        unknown.append(field)
+
+
+# --------------------------------------------------------------------------- partition of an id
+
+
+def java_string_hash(s: str) -> int:
+    """``java.lang.String.hashCode``: ``31*h + c`` over UTF-16 code units, int32 wrap-around."""
+    data = s.encode("utf-16-be", "surrogatepass")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return _signed32(h)
+
+
+def java_utils_abs(n: int) -> int:
+    """Kafka ``Utils.abs``: ``Integer.MIN_VALUE`` maps to 0 (not ``& 0x7fffffff``)."""
+    return 0 if n == -0x8000_0000 else abs(n)
+
+
+def transaction_partition_for(transactional_id: str, partition_count: int) -> int:
+    """The ``__transaction_state`` partition owning ``transactional_id`` (spec §8.5)."""
+    if partition_count <= 0:
+        raise ValueError(f"partition_count must be positive, got {partition_count}")
+    return java_utils_abs(java_string_hash(transactional_id)) % partition_count
+
+
+# --------------------------------------------------------------------------- dump text (Kafka 4.1)
+
+# Jackson's default escaping: '"', '\\', the short escapes \b \t \n \f \r, every other control
+# char below 0x20 as \u00XX with upper-case hex; '/', DEL, non-ASCII and U+2028/9 stay as they are.
+_JSON_ESCAPES = {i: f"\\u{i:04X}" for i in range(0x20)}
+_JSON_ESCAPES.update({0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r",
+                      ord('"'): '\\"', ord("\\"): "\\\\"})
+
+
+def jackson_string(s: str) -> str:
+    """A JSON string literal exactly as Jackson's default generator writes it."""
+    return '"' + s.translate(_JSON_ESCAPES) + '"'
+
+
+def format_key_json(key: TransactionLogKey) -> str:
+    """``{"type":"0","data":{"transactionalId":"..."}}`` as printed by DumpLogSegments 4.1."""
+    return '{"type":"%d","data":{"transactionalId":%s}}' % (key.version, jackson_string(key.transactional_id))
+
+
+def _partitions_json(parts: Optional[Tuple[PartitionsSchema, ...]]) -> str:
+    if parts is None:
+        return "null"
+    items = (
+        '{"topic":%s,"partitionIds":[%s]}' % (jackson_string(p.topic), ",".join(map(str, p.partition_ids)))
+        for p in parts
+    )
+    return "[" + ",".join(items) + "]"
+
+
+def format_value_json(value: Optional[TransactionLogValue]) -> str:
+    """The ``payload:`` text of DumpLogSegments 4.1 (``<DELETE>`` for a tombstone).
+
+    Field order is the schema's declaration order (so tags 0/1 sit between producerId and
+    producerEpoch); tagged fields appear only when different from their default and only for
+    v1+. Tags unknown to the 4.1 schema (including tag 3, NextProducerEpoch) are not printed.
+    """
+    if value is None:
+        return "<DELETE>"
+    v = value
+    out = ['{"version":"%d","data":{"producerId":%d' % (v.version, v.producer_id)]
+    flexible = v.version >= 1
+    if flexible and v.previous_producer_id != -1:
+        out.append(',"previousProducerId":%d' % v.previous_producer_id)
+    if flexible and v.next_producer_id != -1:
+        out.append(',"nextProducerId":%d' % v.next_producer_id)
+    out.append(',"producerEpoch":%d,"transactionTimeoutMs":%d,"transactionStatus":%d'
+               % (v.producer_epoch, v.transaction_timeout_ms, v.status_id))
+    out.append(',"transactionPartitions":' + _partitions_json(v.partitions))
+    out.append(',"transactionLastUpdateTimestampMs":%d,"transactionStartTimestampMs":%d'
+               % (v.last_update_timestamp_ms, v.start_timestamp_ms))
+    if flexible and v.client_transaction_version != 0:
+        out.append(',"clientTransactionVersion":%d' % v.client_transaction_version)
+    out.append("}}")
+    return "".join(out)
+
+
+def format_record_key_and_value(key, value, offset: int) -> Tuple[str, Optional[str]]:
+    """What ``DumpLogSegments --transaction-log-decoder`` prints after ``key:`` and ``payload:``
+    for one record (``None`` = no payload part), including its skip messages:
+
+    * unknown record type: ``Unknown record type N at offset O, skipping.`` and no payload;
+    * undecodable key/value: ``Error at offset O, skipping. <reason>`` and no payload. The
+      ``Could not read ...`` framing follows ``CoordinatorRecordSerde``; the reason text after
+      ``due to:`` is ours, not Java's exception message.
+
+    A null key makes Kafka's tool abort; we raise :class:`CorruptTransactionLogError`.
+    """
+    if key is None:
+        raise _E(f"Failed to decode message at offset {offset} using the specified decoder "
+                 "(message had a missing key)", offset=offset)
+    prefix = f"Error at offset {offset}, skipping. "
+    if len(key) < 2:
+        return prefix + "Could not read version from key's buffer.", None
+    try:
+        decoded_key = decode_key(key)
+    except CorruptTransactionLogError as exc:
+        return prefix + _could_not_read(key, "key", exc), None
+    if isinstance(decoded_key, UnknownTransactionLogKey):
+        return f"Unknown record type {decoded_key.version} at offset {offset}, skipping.", None
+    if value is None:
+        return format_key_json(decoded_key), "<DELETE>"
+    if len(value) < 2:
+        return prefix + "Could not read version from value's buffer.", None
+    try:
+        decoded_value = decode_value(value)
+    except CorruptTransactionLogError as exc:
+        return prefix + _could_not_read(value, "value", exc), None
+    return format_key_json(decoded_key), format_value_json(decoded_value)
+
+
+def _could_not_read(buf, what: str, exc: CorruptTransactionLogError) -> str:
+    version = int.from_bytes(bytes(buf[:2]), "big", signed=True)
+    return f"Could not read record with version {version} from {what}'s buffer due to: {exc.message}."
