@@ -1,0 +1,113 @@
+"""The ``kafka-forensics`` command line: thin typer commands over library functions.
+
+One place maps errors to exit codes (see :data:`EXIT_CODES` and docs/cli.md). Data goes to
+stdout; progress, findings and diagnostics go to stderr. No traceback reaches a user unless
+KAFKA_FORENSICS_DEBUG=1 is set.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from typing import Iterator, List, Optional
+
+import typer
+
+try:  # typer >= 0.26 vendors click; its usage errors derive from TyperException
+    from typer.exceptions import TyperException as _CliError
+except ImportError:  # pragma: no cover - older typer re-exports click's exceptions
+    from click import ClickException as _CliError
+
+from forensics import __version__
+from forensics.errors import ForensicsError
+
+EXIT_OK = 0
+EXIT_FOUND = 1  # reserved for commands that gate scripts (find-hanging: something hangs)
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+EXIT_INTERNAL = 70
+EXIT_CODES = {
+    0: "success",
+    1: "the analysis found what the command looks for (find-hanging: a hanging transaction)",
+    2: "usage error (bad option or argument)",
+    3: "input error: a path does not exist, is of the wrong type or cannot be read",
+    4: "an input file is not what its name says or is damaged beyond decoding",
+    5: "--strict was given and findings were reported",
+    70: "internal error (a bug: please report it with KAFKA_FORENSICS_DEBUG=1 output)",
+    130: "interrupted (Ctrl-C)",
+}
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Offline forensics for Apache Kafka broker disks (read-only).",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kafka-forensics {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """Offline forensics for Apache Kafka broker disks (read-only)."""
+
+
+def fail(message: str, code: int) -> "typer.Exit":
+    sys.stdout.flush()
+    typer.echo(f"kafka-forensics: {message}", err=True)
+    return typer.Exit(code)
+
+
+@contextmanager
+def error_boundary() -> Iterator[None]:
+    """Turn our errors into one clear line on stderr and a documented exit code."""
+    try:
+        yield
+    except ForensicsError as exc:
+        raise fail(str(exc), exc.exit_code)
+    except BrokenPipeError:
+        _silence_stdout()
+        raise typer.Exit(EXIT_OK)
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    from forensics.cli import dump_cmd  # noqa: F401  (registers the commands)
+
+    try:
+        code = app(args=argv, prog_name="kafka-forensics", standalone_mode=False)
+    except typer.Exit as exc:
+        code = exc.exit_code
+    except _CliError as exc:
+        exc.show()
+        code = getattr(exc, "exit_code", EXIT_USAGE)
+    except (typer.Abort, KeyboardInterrupt):
+        typer.echo("kafka-forensics: interrupted", err=True)
+        code = EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        code = EXIT_OK
+    except ForensicsError as exc:
+        typer.echo(f"kafka-forensics: {exc}", err=True)
+        code = exc.exit_code
+    except Exception as exc:  # the last line of defence: one line, never a traceback
+        if os.environ.get("KAFKA_FORENSICS_DEBUG"):
+            raise
+        typer.echo(f"kafka-forensics: internal error: {type(exc).__name__}: {exc} "
+                   "(set KAFKA_FORENSICS_DEBUG=1 for a traceback)", err=True)
+        code = EXIT_INTERNAL
+    sys.exit(code if isinstance(code, int) else EXIT_OK)

@@ -1,0 +1,155 @@
+"""Legacy messages, magic 0 and 1 (spec §3.7), including compressed wrapper messages.
+
+Mirrors ``clients/.../record/LegacyRecord.java`` and ``AbstractLegacyRecordBatch.java``
+(``DeepRecordsIterator``): a wrapper's value is a compressed inner message set; v0 inner
+offsets are absolute, v1 inner offsets are relative to the wrapper's (last) offset, with
+librdkafka's wrapper offset 0 special case; v1 inner timestamps follow the wrapper's when the
+wrapper uses LogAppendTime. Legacy entries never carry producer ids, epochs or sequences.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Iterator, List, NamedTuple, Optional
+
+from forensics.codec.compression import decompress
+from forensics.codec.crc import crc32
+from forensics.errors import CorruptRecordError, UnsupportedCodecError
+
+_PREFIX = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes
+_INT32 = struct.Struct(">i")
+_INT64 = struct.Struct(">q")
+LOG_OVERHEAD = 12
+RECORD_OVERHEAD_V0 = 14  # crc 4 + magic 1 + attributes 1 + key size 4 + value size 4
+RECORD_OVERHEAD_V1 = 22  # + timestamp 8
+CODEC_MASK = 0x07
+TIMESTAMP_TYPE_MASK = 0x08
+NO_TIMESTAMP = -1
+
+
+class LegacyRecord(NamedTuple):
+    """One legacy message (an outer entry or an inner message of a wrapper)."""
+
+    offset: int  # absolute offset (for a wrapper: its last inner offset)
+    size: int  # value of the size field (bytes after the 12-byte prefix)
+    crc: int
+    magic: int
+    attributes: int
+    timestamp: int  # effective timestamp (wrapper rules applied for inner v1 messages)
+    key: Optional[bytes]
+    value: Optional[bytes]
+    is_valid: bool  # stored CRC-32 matches the computed one
+    position: int  # byte position of the entry (inside the decompressed set for inner messages)
+
+    @property
+    def codec(self) -> int:
+        return self.attributes & CODEC_MASK
+
+    @property
+    def timestamp_type(self) -> str:
+        if self.magic == 0:
+            return "NoTimestampType"
+        return "LogAppendTime" if self.attributes & TIMESTAMP_TYPE_MASK else "CreateTime"
+
+    @property
+    def key_size(self) -> int:
+        return -1 if self.key is None else len(self.key)
+
+    @property
+    def value_size(self) -> int:
+        return -1 if self.value is None else len(self.value)
+
+    @property
+    def total_size(self) -> int:
+        return LOG_OVERHEAD + self.size
+
+    @property
+    def last_offset(self) -> int:
+        return self.offset
+
+
+def decode_entry(buf, pos: int, end: Optional[int] = None) -> LegacyRecord:
+    """Decode the legacy entry at ``pos`` (prefix, CRC check, key and value)."""
+    if end is None:
+        end = len(buf)
+    if pos + LOG_OVERHEAD + RECORD_OVERHEAD_V0 > end:
+        raise CorruptRecordError("legacy message header runs past the end of the data", position=pos)
+    offset, size, crc, magic, attributes = _PREFIX.unpack_from(buf, pos)
+    if magic not in (0, 1):
+        raise CorruptRecordError(f"legacy message with magic {magic}", position=pos, offset=offset)
+    overhead = RECORD_OVERHEAD_V0 if magic == 0 else RECORD_OVERHEAD_V1
+    rec_end = pos + LOG_OVERHEAD + size
+    if size < overhead or rec_end > end:
+        raise CorruptRecordError(f"legacy message size {size} is invalid for magic {magic}", position=pos, offset=offset)
+    p = pos + 18
+    timestamp = NO_TIMESTAMP
+    if magic == 1:
+        timestamp = _INT64.unpack_from(buf, p)[0]
+        p += 8
+    key, p = _sized(buf, p, rec_end, pos, offset, "key")
+    value, p = _sized(buf, p, rec_end, pos, offset, "value")
+    is_valid = crc32(memoryview(buf)[pos + 16 : rec_end]) == crc
+    return LegacyRecord(offset, size, crc, magic, attributes, timestamp, key, value, is_valid, pos)
+
+
+def _sized(buf, p: int, end: int, pos: int, offset: int, what: str):
+    if p + 4 > end:
+        raise CorruptRecordError(f"legacy message {what} size runs past the message", position=pos, offset=offset)
+    n = _INT32.unpack_from(buf, p)[0]
+    p += 4
+    if n == -1:
+        return None, p
+    if n < -1 or p + n > end:
+        raise CorruptRecordError(f"legacy message {what} size {n} is invalid", position=pos, offset=offset)
+    return bytes(buf[p : p + n]), p + n
+
+
+def iter_deep(wrapper: LegacyRecord) -> Iterator[LegacyRecord]:
+    """The records a dump prints for one legacy entry: itself if uncompressed, else its inner messages."""
+    if wrapper.codec == 0:
+        yield wrapper
+        return
+    yield from inner_records(wrapper)
+
+
+def inner_records(wrapper: LegacyRecord) -> List[LegacyRecord]:
+    """Decompress a wrapper message and return its inner messages with absolute offsets."""
+    if wrapper.codec == 4:
+        raise UnsupportedCodecError("zstd is invalid inside a legacy wrapper message", offset=wrapper.offset)
+    if wrapper.value is None:
+        raise CorruptRecordError(
+            f"compressed legacy wrapper (magic {wrapper.magic}) has a null value", offset=wrapper.offset
+        )
+    data = decompress(wrapper.codec, wrapper.value, magic=wrapper.magic)
+    inner: List[LegacyRecord] = []
+    p, end = 0, len(data)
+    while end - p >= LOG_OVERHEAD:
+        size = _INT32.unpack_from(data, p + 8)[0]
+        if size < RECORD_OVERHEAD_V0:
+            raise CorruptRecordError(f"inner message size {size} is smaller than the minimum", offset=wrapper.offset)
+        if p + LOG_OVERHEAD + size > end:
+            break  # Kafka's DataLogInputStream stops on a partial trailing inner entry
+        rec = decode_entry(data, p, end)
+        if rec.magic == 1:
+            ts = wrapper.timestamp if wrapper.attributes & TIMESTAMP_TYPE_MASK else rec.timestamp
+            rec = rec._replace(timestamp=ts)
+        inner.append(rec)
+        p += LOG_OVERHEAD + size
+    if not inner:
+        raise CorruptRecordError("compressed legacy message set has no inner messages", offset=wrapper.offset)
+    if wrapper.magic == 1:
+        last_inner = inner[-1].offset
+        if wrapper.offset == 0:
+            base = 0
+        elif wrapper.offset < last_inner:
+            raise CorruptRecordError(
+                f"wrapper offset {wrapper.offset} is less than the last inner relative offset {last_inner}",
+                offset=wrapper.offset,
+            )
+        else:
+            base = wrapper.offset - last_inner
+        inner = [r._replace(offset=base + r.offset) for r in inner]
+    for r in inner:
+        if r.codec != 0:
+            raise CorruptRecordError("inner legacy messages must not be compressed", offset=r.offset)
+    return inner

@@ -1,0 +1,115 @@
+"""Dump rows as JSON lines: one object per file start, batch, record, index entry or finding."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, Dict, Iterable, Optional, TextIO
+
+from forensics.render.dump_text import CODEC_NAMES
+from forensics.report.events import (
+    BatchRow,
+    EntryRow,
+    FileStart,
+    FindingRow,
+    KraftSnapshotStart,
+    LogStart,
+    NoteRow,
+    RecordRow,
+    TrailingBytes,
+)
+
+
+def _bytes(data: Optional[bytes]) -> Optional[str]:
+    """Bytes as UTF-8 text when they are valid UTF-8, else as base64 with a prefix."""
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "base64:" + base64.b64encode(data).decode("ascii")
+
+
+def _codec(codec: int) -> str:
+    return CODEC_NAMES[codec] if codec < len(CODEC_NAMES) else f"invalid({codec})"
+
+
+def batch_obj(row: BatchRow) -> Dict[str, Any]:
+    f, h = row.frame, row.header
+    if f.magic >= 2:
+        return {
+            "type": "batch", "position": f.position, "size": f.size, "magic": h.magic,
+            "baseOffset": h.base_offset, "lastOffset": h.last_offset, "count": h.records_count,
+            "baseSequence": h.base_sequence, "lastSequence": h.last_sequence,
+            "producerId": h.producer_id, "producerEpoch": h.producer_epoch,
+            "partitionLeaderEpoch": h.partition_leader_epoch, "isTransactional": h.is_transactional,
+            "isControl": h.is_control, "deleteHorizonMs": h.delete_horizon_ms,
+            "timestampType": h.timestamp_type, "baseTimestamp": h.base_timestamp, "maxTimestamp": h.max_timestamp,
+            "compression": _codec(h.codec), "crc": h.crc, "isValid": f.crc_ok is not False,
+        }
+    return {
+        "type": "batch", "position": f.position, "size": f.size, "magic": h.magic, "offset": h.offset,
+        "timestampType": h.timestamp_type, "timestamp": h.timestamp, "compression": _codec(h.codec),
+        "crc": h.crc, "isValid": h.is_valid,
+    }
+
+
+def record_obj(row: RecordRow) -> Dict[str, Any]:
+    r = row.record
+    obj: Dict[str, Any] = {
+        "type": "record", "batchPosition": row.batch.frame.position, "offset": r.offset,
+        "timestamp": r.timestamp, "keySize": r.key_size, "valueSize": r.value_size,
+    }
+    if row.batch.frame.magic >= 2:
+        obj["sequence"] = r.sequence
+        obj["headers"] = [{"key": h.key, "value": _bytes(h.value)} for h in r.headers]
+    else:
+        obj["crc"] = r.crc
+        obj["isValid"] = r.is_valid
+    if row.text.control is not None:
+        obj["control"] = row.text.control
+    if row.text.key is not None:
+        obj["key"] = row.text.key
+    if row.text.payload is not None:
+        obj["payload"] = row.text.payload
+    return obj
+
+
+def _entry_obj(row: EntryRow) -> Dict[str, Any]:
+    entry = row.entry
+    data = entry._asdict() if hasattr(entry, "_asdict") else {
+        k: getattr(entry, k) for k in getattr(entry, "__slots__", ()) if not k.startswith("_")
+    }
+    return {"type": row.kind, **{k: (v.name if hasattr(v, "name") else v) for k, v in data.items()}}
+
+
+def row_obj(row) -> Dict[str, Any]:
+    t = type(row)
+    if t is RecordRow:
+        return record_obj(row)
+    if t is BatchRow:
+        return batch_obj(row)
+    if t is EntryRow:
+        return _entry_obj(row)
+    if t is FileStart:
+        return {"type": "file", "path": row.path, "kind": row.kind}
+    if t is LogStart:
+        return {"type": "log_start", "baseOffset": row.base_offset}
+    if t is KraftSnapshotStart:
+        return {"type": "kraft_snapshot", "endOffset": row.end_offset, "epoch": row.epoch, "bootstrap": row.bootstrap}
+    if t is NoteRow:
+        return {"type": "note", "text": row.text}
+    if t is TrailingBytes:
+        return {"type": "trailing_bytes", "count": row.count, "file": row.file_name}
+    if t is FindingRow:
+        return {"type": "finding", **row.finding.to_dict()}
+    raise TypeError(f"unknown dump row {t.__name__}")
+
+
+def render_dump_json(rows: Iterable, out: TextIO) -> int:
+    findings = 0
+    for row in rows:
+        if type(row) is FindingRow:
+            findings += 1
+        out.write(json.dumps(row_obj(row), ensure_ascii=False, default=str) + "\n")
+    return findings

@@ -1,0 +1,105 @@
+"""Dump rows as the text lines of Kafka 4.1's ``kafka-dump-log.sh`` (spec §12).
+
+Data lines go to ``out`` exactly as Kafka prints them so the two outputs can be diffed;
+findings are diagnostics and go to ``err`` as one line each.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, TextIO
+
+from forensics.report.events import (
+    BatchRow,
+    EntryRow,
+    FileStart,
+    FindingRow,
+    KraftSnapshotStart,
+    LogStart,
+    NoteRow,
+    RecordRow,
+    TrailingBytes,
+)
+
+CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _codec(codec: int) -> str:
+    return CODEC_NAMES[codec] if codec < len(CODEC_NAMES) else f"invalid({codec})"
+
+
+def batch_line(row: BatchRow) -> str:
+    frame, h = row.frame, row.header
+    if frame.magic >= 2:
+        horizon = h.delete_horizon_ms
+        dh = "OptionalLong.empty" if horizon is None else f"OptionalLong[{horizon}]"
+        return (
+            f"baseOffset: {h.base_offset} lastOffset: {h.last_offset} count: {h.records_count} "
+            f"baseSequence: {h.base_sequence} lastSequence: {h.last_sequence} producerId: {h.producer_id} "
+            f"producerEpoch: {h.producer_epoch} partitionLeaderEpoch: {h.partition_leader_epoch} "
+            f"isTransactional: {_bool(h.is_transactional)} isControl: {_bool(h.is_control)} deleteHorizonMs: {dh} "
+            f"position: {frame.position} {h.timestamp_type}: {h.max_timestamp} size: {h.size} magic: {h.magic} "
+            f"compresscodec: {_codec(h.codec)} crc: {h.crc} isvalid: {_bool(frame.crc_ok is not False)}"
+        )
+    return (
+        f"offset: {h.offset} position: {frame.position} {h.timestamp_type}: {h.timestamp} size: {h.total_size} "
+        f"magic: {h.magic} compresscodec: {_codec(h.codec)} crc: {h.crc} isvalid: {_bool(h.is_valid)}"
+    )
+
+
+def record_line(row: RecordRow, skip_metadata: bool = False) -> str:
+    r, batch = row.record, row.batch
+    parts = []
+    prefix = "| "
+    if not skip_metadata:
+        line = (
+            f"| offset: {r.offset} {batch.header.timestamp_type}: {r.timestamp} "
+            f"keySize: {r.key_size} valueSize: {r.value_size}"
+        )
+        if batch.frame.magic >= 2:
+            line += f" sequence: {r.sequence} headerKeys: [{','.join(h.key for h in r.headers)}]"
+        else:
+            line += f" isValid: {_bool(r.is_valid)} crc: {r.crc}}}"
+        if row.text.control is not None:
+            line += " " + row.text.control
+        parts.append(line)
+        prefix = " "
+    if row.text.key is not None:
+        parts.append(f"{prefix}key: {row.text.key}")
+    if row.text.payload is not None:
+        parts.append(f" payload: {row.text.payload}")
+    return "".join(parts)
+
+
+def render_dump_text(rows: Iterable, out: TextIO, err: TextIO, skip_metadata: bool = False) -> int:
+    """Write rows; returns the number of findings written to ``err``."""
+    findings = 0
+    write = out.write
+    for row in rows:
+        t = type(row)
+        if t is RecordRow:
+            write(record_line(row, skip_metadata) + "\n")
+        elif t is BatchRow:
+            write(batch_line(row) + "\n")
+        elif t is EntryRow or t is NoteRow:
+            write(row.text + "\n")
+        elif t is FileStart:
+            write(f"Dumping {row.path}\n")
+        elif t is LogStart:
+            write(f"Log starting offset: {row.base_offset}\n")
+        elif t is KraftSnapshotStart:
+            if row.bootstrap:
+                write("KRaft bootstrap snapshot\n")
+            else:
+                write(f"Snapshot end offset: {row.end_offset}, epoch: {row.epoch}\n")
+        elif t is TrailingBytes:
+            write(f"Found {row.count} invalid bytes at the end of {row.file_name}\n")
+        elif t is FindingRow:
+            findings += 1
+            out.flush()
+            err.write(row.finding.one_line() + "\n")
+            err.flush()
+    return findings

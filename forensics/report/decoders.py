@@ -1,0 +1,66 @@
+"""Record texts for the dump, as Kafka 4.1's ``kafka-dump-log.sh`` prints them.
+
+Control records print their marker or KRaft control message; with ``--print-data-log`` data
+records print ``key``/``payload`` through the chosen decoder: UTF-8 strings by default
+(Kafka's ``StringDecoder``), or ``--transaction-log-decoder``, ``--offsets-decoder``,
+``--cluster-metadata-decoder``.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from forensics.codec.control import ControlRecordType, decode_control_key, decode_end_txn_marker
+from forensics.report.events import BatchRow, DecodedText
+
+DECODERS = ("transaction-log", "offsets", "cluster-metadata")
+
+
+def _string(data: Optional[bytes]) -> Optional[str]:
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def control_text(key: Optional[bytes], value: Optional[bytes]) -> str:
+    ckey = decode_control_key(key)
+    t = ckey.type
+    if t in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+        marker = decode_end_txn_marker(ckey, value)
+        return f"endTxnMarker: {marker.control_type.name} coordinatorEpoch: {marker.coordinator_epoch}"
+    if t is None:
+        return f"controlType: UNKNOWN({ckey.type_id})"
+    from forensics.codec.metadata_records import format_control_record
+
+    return format_control_record(ckey.type_id, key or b"", value or b"")
+
+
+def data_texts(key: Optional[bytes], value: Optional[bytes], offset: int, decoder: Optional[str]) -> DecodedText:
+    if decoder is None:
+        return DecodedText(key=_string(key), payload=_string(value))
+    if decoder == "transaction-log":
+        from forensics.codec.txnlog import format_record_texts
+
+        k, v = format_record_texts(key, value, offset)
+        return DecodedText(key=k, payload=v)
+    if decoder == "offsets":
+        from forensics.codec.offsets import format_offsets_record
+
+        k, v = format_offsets_record(key, value, offset)
+        return DecodedText(key=k, payload=v)
+    if decoder == "cluster-metadata":
+        from forensics.codec.metadata_records import format_metadata_value
+
+        return DecodedText(key=None, payload=format_metadata_value(value, offset))
+    raise ValueError(f"unknown decoder {decoder!r}")
+
+
+def record_texts(batch: BatchRow, record, decoder: Optional[str], print_contents: bool,
+                 skip_metadata: bool) -> DecodedText:
+    header = batch.header
+    is_control = batch.frame.magic == 2 and header.is_control
+    if is_control:
+        if skip_metadata:
+            return DecodedText()
+        return DecodedText(control=control_text(record.key, record.value))
+    if not print_contents:
+        return DecodedText()
+    return data_texts(record.key, record.value, record.offset, decoder)

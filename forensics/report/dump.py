@@ -1,0 +1,161 @@
+"""The ``dump`` report: every file Kafka writes in a partition directory, as typed rows.
+
+Row order and content follow Kafka 4.1's ``kafka-dump-log.sh`` (``DumpLogSegments``) so the text
+renderer can reproduce its lines; unlike it, damage never ends the dump: findings are rows
+too, and decoding resumes after the damaged region.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+from forensics.codec import batch as v2
+from forensics.codec import legacy
+from forensics.errors import ForensicsError, InputError
+from forensics.findings import Finding, FindingKind
+from forensics.io.files import MappedFile
+from forensics.io.frames import FrameScanner
+from forensics.report.decoders import record_texts
+from forensics.report.events import (
+    BatchRow,
+    DumpRow,
+    FileStart,
+    FindingRow,
+    KraftSnapshotStart,
+    LogStart,
+    RecordRow,
+    TrailingBytes,
+)
+
+_KRAFT_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
+INT32_MAX = 0x7FFFFFFF
+
+
+@dataclass(frozen=True)
+class DumpOptions:
+    deep_iteration: bool = False
+    print_data_log: bool = False
+    decoder: Optional[str] = None  # None | "transaction-log" | "offsets" | "cluster-metadata"
+    skip_record_metadata: bool = False
+    max_bytes: int = INT32_MAX
+    verify_crc: bool = True
+
+    @property
+    def deep(self) -> bool:
+        return self.deep_iteration or self.print_data_log or self.decoder is not None
+
+    @property
+    def print_contents(self) -> bool:
+        return self.print_data_log or self.decoder is not None
+
+
+def file_kind(path: str) -> str:
+    name = os.path.basename(path)
+    if name == BOOTSTRAP_CHECKPOINT or _KRAFT_SNAPSHOT.match(name):
+        return "kraft-snapshot"
+    suffix = name[name.rfind("."):] if "." in name else ""
+    return {
+        ".log": "log",
+        ".index": "index",
+        ".timeindex": "timeindex",
+        ".txnindex": "txnindex",
+        ".snapshot": "snapshot",
+        ".checkpoint": "kraft-snapshot",
+    }.get(suffix, "unknown")
+
+
+def offset_from_name(path: str) -> Optional[int]:
+    head = os.path.basename(path).split(".")[0]
+    return int(head) if head.isdigit() else None
+
+
+def check_file(path: str) -> None:
+    """One clear InputError for paths that cannot be dumped, before anything is printed."""
+    if not os.path.lexists(path):
+        raise InputError("no such file", path=path)
+    if os.path.isdir(path):
+        raise InputError("is a directory; dump takes files (use scan for directories)", path=path)
+    if not os.path.exists(path):
+        raise InputError("broken symbolic link", path=path)
+
+
+def dump_file(path: str, options: DumpOptions) -> Iterator[DumpRow]:
+    check_file(path)
+    kind = file_kind(path)
+    yield FileStart(path, kind)
+    if kind in ("log", "kraft-snapshot"):
+        yield from dump_log(path, options, kind)
+    elif kind in ("index", "timeindex", "txnindex", "snapshot"):
+        from forensics.report.dump_aux import dump_aux
+
+        yield from dump_aux(path, kind)
+    else:
+        yield FindingRow(Finding(FindingKind.UNKNOWN_FILE, "ignoring unknown file type", path))
+
+
+def dump_log(path: str, options: DumpOptions, kind: str = "log") -> Iterator[DumpRow]:
+    name = os.path.basename(path)
+    base = offset_from_name(path)
+    if kind == "log":
+        if base is None:
+            raise InputError("a segment file name must start with its base offset (20 digits)", path=path)
+        yield LogStart(base)
+    elif name == BOOTSTRAP_CHECKPOINT:
+        yield KraftSnapshotStart(-1, -1, True)
+    else:
+        m = _KRAFT_SNAPSHOT.match(name)
+        if m is None:
+            raise InputError("a KRaft snapshot name must be <20-digit offset>-<10-digit epoch>.checkpoint", path=path)
+        yield KraftSnapshotStart(int(m.group(1)), int(m.group(2)))
+    with MappedFile(path) as mf:
+        buf = mf.data
+        scanner = FrameScanner(buf, path, end=min(mf.size, options.max_bytes), verify_crc=options.verify_crc,
+                               base_offset=base if kind == "log" else None)
+        emitted = 0
+        for frame in scanner:
+            while emitted < len(scanner.findings):
+                yield FindingRow(scanner.findings[emitted])
+                emitted += 1
+            yield from _dump_frame(buf, frame, path, options)
+        for finding in scanner.findings[emitted:]:
+            yield FindingRow(finding)
+        if scanner.first_invalid_position is not None and options.max_bytes == INT32_MAX:
+            yield TrailingBytes(mf.size - scanner.first_invalid_position, name)
+
+
+def _dump_frame(buf, frame, path: str, options: DumpOptions) -> Iterator[DumpRow]:
+    try:
+        header = v2.decode_header(buf, frame.position) if frame.magic == 2 else legacy.decode_entry(buf, frame.position)
+    except ForensicsError as exc:
+        yield FindingRow(_finding(exc, path, frame))
+        return
+    row = BatchRow(frame, header)
+    yield row
+    if not options.deep:
+        return
+    try:
+        if frame.magic == 2:
+            records = v2.iter_records(buf, frame.position, header)
+        else:
+            records = legacy.iter_deep(header)
+        for record in records:
+            yield RecordRow(row, record, record_texts(row, record, options.decoder, options.print_contents,
+                                                      options.skip_record_metadata))
+    except ForensicsError as exc:
+        yield FindingRow(_finding(exc, path, frame))
+
+
+def _finding(exc: ForensicsError, path: str, frame) -> Finding:
+    from forensics.errors import CompressionError, UnsupportedCodecError
+
+    kind = FindingKind.CORRUPT_BATCH
+    if isinstance(exc, UnsupportedCodecError):
+        kind = FindingKind.UNSUPPORTED_CODEC
+    elif isinstance(exc, CompressionError):
+        kind = FindingKind.CORRUPT_BATCH
+    where = f" (byte {exc.position})" if exc.position is not None and exc.position != frame.position else ""
+    return Finding(kind, f"{exc.message}{where}", path, frame.position, frame.end, frame.base_offset, frame.last_offset)

@@ -1,0 +1,68 @@
+"""Typed rows produced by the dump report; renderers turn them into text or JSON."""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional, Union
+
+from forensics.codec.batch import BatchHeader, Record
+from forensics.codec.legacy import LegacyRecord
+from forensics.findings import Finding
+from forensics.io.frames import Frame
+
+
+class FileStart(NamedTuple):
+    path: str  # as given by the user (Kafka prints it verbatim)
+    kind: str  # log | index | timeindex | txnindex | snapshot | kraft-snapshot | unknown
+
+
+class LogStart(NamedTuple):
+    base_offset: int
+
+
+class KraftSnapshotStart(NamedTuple):
+    end_offset: int
+    epoch: int
+    bootstrap: bool = False
+
+
+class BatchRow(NamedTuple):
+    frame: Frame
+    header: Union[BatchHeader, LegacyRecord]
+
+
+class DecodedText(NamedTuple):
+    """Kafka dump texts of one record: control text or key/payload as the chosen decoder prints them."""
+
+    control: Optional[str] = None
+    key: Optional[str] = None
+    payload: Optional[str] = None
+
+
+class RecordRow(NamedTuple):
+    batch: BatchRow
+    record: Union[Record, LegacyRecord]
+    text: DecodedText
+
+
+class EntryRow(NamedTuple):
+    """One entry of an index, time index, txn index or producer snapshot (already formatted)."""
+
+    kind: str
+    entry: object  # the typed codec object (NamedTuple or dataclass)
+    text: str  # Kafka 4.1 kafka-dump-log.sh line for it
+
+
+class NoteRow(NamedTuple):
+    text: str
+
+
+class TrailingBytes(NamedTuple):
+    count: int
+    file_name: str
+
+
+class FindingRow(NamedTuple):
+    finding: Finding
+
+
+DumpRow = Union[FileStart, LogStart, KraftSnapshotStart, BatchRow, RecordRow, EntryRow, NoteRow, TrailingBytes, FindingRow]
