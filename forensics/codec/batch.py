@@ -162,12 +162,12 @@ def iter_records(buf, pos: int, header: BatchHeader) -> Iterator[Record]:
     end = pos + header.size
     if end > len(buf):
         raise CorruptBatchError("record batch runs past the end of the data", position=pos, offset=header.base_offset)
-    body = memoryview(buf)[pos + RECORD_BATCH_OVERHEAD : end]
     if header.codec:
         try:
-            data = decompress(header.codec, body, magic=2)
+            with memoryview(buf) as view:
+                data = decompress(header.codec, view[pos + RECORD_BATCH_OVERHEAD : end], magic=2)
         except CorruptBatchError as exc:
-            raise exc.at(position=pos, offset=header.base_offset)
+            raise exc.at(position=pos, offset=header.base_offset) from None
         yield from _records(data, 0, len(data), header, pos)
     else:
         yield from _records(buf, pos + RECORD_BATCH_OVERHEAD, end, header, None)

@@ -78,7 +78,12 @@ class MappedFile:
 
     def close(self) -> None:
         if self._mmap is not None:
-            self._mmap.close()
+            try:
+                self._mmap.close()
+            except BufferError:
+                # a view into the map is still alive (e.g. held by an exception's traceback);
+                # the map is released when that view goes away. Never mask the real error.
+                pass
             self._mmap = None
             self.data = b""
 

@@ -37,9 +37,9 @@ def data_texts(key: Optional[bytes], value: Optional[bytes], offset: int, decode
     if decoder is None:
         return DecodedText(key=_string(key), payload=_string(value))
     if decoder == "transaction-log":
-        from forensics.codec.txnlog import format_record_texts
+        from forensics.codec.txnlog import format_record_key_and_value
 
-        k, v = format_record_texts(key, value, offset)
+        k, v = format_record_key_and_value(key, value, offset)
         return DecodedText(key=k, payload=v)
     if decoder == "offsets":
         from forensics.codec.offsets import format_offsets_record
