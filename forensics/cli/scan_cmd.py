@@ -1,0 +1,45 @@
+"""``kafka-forensics scan``: inventory of broker disks (header-only, read-only)."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from typing import List
+
+import typer
+
+from forensics.cli.app import app, error_boundary
+from forensics.cli.progress import byte_progress
+
+
+class ScanFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+@app.command("scan")
+def scan_cli(
+    paths: List[str] = typer.Argument(..., help="Log dirs, a folder of several brokers' log dirs, partition dirs or files."),
+    fmt: ScanFormat = typer.Option(ScanFormat.table, "--format", help="table or json."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 5 when any finding was reported."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."),
+) -> None:
+    """Inventory: brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
+    from forensics.layout import discover
+    from forensics.report.scan import scan, total_log_bytes
+
+    with error_boundary():
+        inventory = discover(paths)
+        with byte_progress(total_log_bytes(inventory), "scanning", enabled=progress) as advance:
+            report = scan(paths, advance, inventory=inventory)
+        if fmt is ScanFormat.json:
+            from forensics.render.scan_render import render_scan_json
+
+            render_scan_json(report, sys.stdout)
+        else:
+            from forensics.render.scan_render import render_scan_table
+
+            render_scan_table(report, sys.stdout)
+        sys.stdout.flush()
+    if strict and report.all_findings():
+        raise typer.Exit(5)
