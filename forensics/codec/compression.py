@@ -35,6 +35,11 @@ from forensics.errors import CompressionError, UnsupportedCodecError
 Buffer = Union[bytes, bytearray, memoryview]
 
 CODEC_NAMES: Dict[int, str] = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+
+
+def codec_name(codec: int) -> str:
+    """Kafka's lowercase codec name (``CompressionType.name``); ``invalid(N)`` for undefined ids."""
+    return CODEC_NAMES.get(codec, f"invalid({codec})")
 ZSTD_MIN_MAGIC = 2  # zstd is only valid inside v2 batches (spec §3.6)
 
 _CHUNK = 64 * 1024

@@ -37,6 +37,7 @@ import struct as _struct
 from dataclasses import dataclass, field as _dc_field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from forensics.codec.primitives import encode_uvarint
 from forensics.errors import CorruptInputError
 
 MAX_VERSION = 0x7FFF
@@ -675,16 +676,7 @@ def encode_message(msg: Message, version: int, data: Optional[Dict[str, Any]] = 
 
 
 def _uvarint(value: int) -> bytes:
-    value &= 0xFFFFFFFF
-    out = bytearray()
-    while True:
-        b = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+    return encode_uvarint(value & 0xFFFFFFFF)
 
 
 def _encode_struct(msg: Message, st: Struct, data: Dict[str, Any], v: int, out: bytearray) -> None:

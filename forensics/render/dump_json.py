@@ -6,7 +6,7 @@ import base64
 import json
 from typing import Any, Dict, Iterable, Optional, TextIO
 
-from forensics.render.dump_text import CODEC_NAMES
+from forensics.codec.compression import codec_name
 from forensics.report.events import (
     BatchRow,
     EntryRow,
@@ -30,10 +30,6 @@ def _bytes(data: Optional[bytes]) -> Optional[str]:
         return "base64:" + base64.b64encode(data).decode("ascii")
 
 
-def _codec(codec: int) -> str:
-    return CODEC_NAMES[codec] if codec < len(CODEC_NAMES) else f"invalid({codec})"
-
-
 def batch_obj(row: BatchRow) -> Dict[str, Any]:
     f, h = row.frame, row.header
     if f.magic >= 2:
@@ -45,11 +41,11 @@ def batch_obj(row: BatchRow) -> Dict[str, Any]:
             "partitionLeaderEpoch": h.partition_leader_epoch, "isTransactional": h.is_transactional,
             "isControl": h.is_control, "deleteHorizonMs": h.delete_horizon_ms,
             "timestampType": h.timestamp_type, "baseTimestamp": h.base_timestamp, "maxTimestamp": h.max_timestamp,
-            "compression": _codec(h.codec), "crc": h.crc, "isValid": f.crc_ok is not False,
+            "compression": codec_name(h.codec), "crc": h.crc, "isValid": f.crc_ok is not False,
         }
     return {
         "type": "batch", "position": f.position, "size": f.size, "magic": h.magic, "offset": h.offset,
-        "timestampType": h.timestamp_type, "timestamp": h.timestamp, "compression": _codec(h.codec),
+        "timestampType": h.timestamp_type, "timestamp": h.timestamp, "compression": codec_name(h.codec),
         "crc": h.crc, "isValid": h.is_valid,
     }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable, TextIO
 
+from forensics.codec.compression import codec_name
 from forensics.report.events import (
     BatchRow,
     EntryRow,
@@ -20,15 +21,8 @@ from forensics.report.events import (
     TrailingBytes,
 )
 
-CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
-
-
 def _bool(value: bool) -> str:
     return "true" if value else "false"
-
-
-def _codec(codec: int) -> str:
-    return CODEC_NAMES[codec] if codec < len(CODEC_NAMES) else f"invalid({codec})"
 
 
 def batch_line(row: BatchRow) -> str:
@@ -42,11 +36,11 @@ def batch_line(row: BatchRow) -> str:
             f"producerEpoch: {h.producer_epoch} partitionLeaderEpoch: {h.partition_leader_epoch} "
             f"isTransactional: {_bool(h.is_transactional)} isControl: {_bool(h.is_control)} deleteHorizonMs: {dh} "
             f"position: {frame.position} {h.timestamp_type}: {h.max_timestamp} size: {h.size} magic: {h.magic} "
-            f"compresscodec: {_codec(h.codec)} crc: {h.crc} isvalid: {_bool(frame.crc_ok is not False)}"
+            f"compresscodec: {codec_name(h.codec)} crc: {h.crc} isvalid: {_bool(frame.crc_ok is not False)}"
         )
     return (
         f"offset: {h.offset} position: {frame.position} {h.timestamp_type}: {h.timestamp} size: {h.total_size} "
-        f"magic: {h.magic} compresscodec: {_codec(h.codec)} crc: {h.crc} isvalid: {_bool(h.is_valid)}"
+        f"magic: {h.magic} compresscodec: {codec_name(h.codec)} crc: {h.crc} isvalid: {_bool(h.is_valid)}"
     )
 
 

@@ -11,6 +11,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple
 
+from forensics.codec.compression import codec_name
 from forensics.errors import InputError
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import MappedFile
@@ -19,7 +20,6 @@ from forensics.layout import Inventory, LogDir, PartitionDir, discover
 
 _V2_FIELDS = struct.Struct(">xhiqqqhii")  # from @20: skip crc's last byte; attributes .. recordsCount
 _LEGACY_ATTR_TS = struct.Struct(">bq")  # attributes @17, timestamp @18 (magic 1)
-CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
 
 Progress = Callable[[int], None]  # called with bytes just scanned
 
@@ -151,7 +151,7 @@ def scan_segment(path: str, base_offset: Optional[int] = None, progress: Optiona
                     ts = -1
                 records += 1  # inner messages of a wrapper are counted by a deep pass, not here
             codec = attrs & 0x07
-            codecs.add(CODEC_NAMES[codec] if codec < len(CODEC_NAMES) else f"invalid({codec})")
+            codecs.add(codec_name(codec))
             if first is None or frame.base_offset < first:
                 first = frame.base_offset
             if last is None or frame.last_offset > last:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from forensics.codec import metadata_records as mr
 from forensics.codec.primitives import encode_uvarint, read_varint, read_varlong
 from forensics.codec.schema import encode_message, java_double
+from tests.oracle import dump_tails, iter_v2_records
 from forensics.errors import CorruptInputError, CorruptRecordError, ForensicsError
 
 REAL = Path("/work/shared/real-kafka/4.1.0")
@@ -24,50 +25,6 @@ h = bytes.fromhex
 
 
 # --------------------------------------------------------------------------- test-local helpers
-
-_BATCH = struct.Struct(">qiibIhiqqqhii")  # v2 batch header, 61 bytes
-
-
-def iter_v2_records(buf: bytes) -> Iterator[Tuple[int, Optional[bytes], Optional[bytes], bool]]:
-    """(offset, key, value, is_control) for every record of an uncompressed v2 segment."""
-    pos = 0
-    while pos + 12 <= len(buf):
-        (base, length, _ple, magic, _crc, attrs, _lod, _bts, _mts, _pid, _pe, _bseq, count) = \
-            _BATCH.unpack_from(buf, pos)
-        end = pos + 12 + length
-        assert magic == 2 and attrs & 0x07 == 0 and end <= len(buf)
-        p = pos + _BATCH.size
-        for _ in range(count):
-            rec_len, p = read_varint(buf, p, end)
-            rec_end = p + rec_len
-            p += 1  # attributes
-            _, p = read_varlong(buf, p, rec_end)
-            delta, p = read_varint(buf, p, rec_end)
-            key_len, p = read_varint(buf, p, rec_end)
-            key = None if key_len < 0 else bytes(buf[p:p + key_len])
-            p += max(key_len, 0)
-            value_len, p = read_varint(buf, p, rec_end)
-            value = None if value_len < 0 else bytes(buf[p:p + value_len])
-            yield base + delta, key, value, bool(attrs & 0x20)
-            p = rec_end
-        pos = end
-    assert pos == len(buf)
-
-
-_TAIL = re.compile(r"^\| offset: (\d+) .*? headerKeys: \[[^\]]*\](.*)$")
-
-
-def dump_tails(dump_path: Path) -> List[Tuple[int, str]]:
-    lines = dump_path.read_text(encoding="utf-8").split("\n")
-    assert lines[0].startswith("# kafka-dump-log.sh") and "--cluster-metadata-decoder" in lines[0]
-    out = []
-    for line in lines:
-        if line.startswith("| "):
-            m = _TAIL.match(line)
-            assert m, line
-            out.append((int(m.group(1)), m.group(2)))
-    return out
-
 
 def our_tail(offset: int, key: Optional[bytes], value: Optional[bytes], is_control: bool) -> str:
     if is_control:
@@ -173,7 +130,7 @@ def test_every_cluster_metadata_record_of_both_runs():
         n = 0
         for log in sorted(part.glob("*.log")):
             dump = REAL / run / "dumps" / "__cluster_metadata-0" / (log.name + ".dump.txt")
-            expected = dump_tails(dump)
+            expected = dump_tails(dump, '--cluster-metadata-decoder')
             ours = list(iter_v2_records(log.read_bytes()))
             assert len(ours) == len(expected)
             for (off, key, value, ctl), (exp_off, exp_tail) in zip(ours, expected):

@@ -16,6 +16,7 @@ from forensics.codec import offsets as oc
 from forensics.codec.metadata_records import format_control_record
 from forensics.codec.primitives import read_varint, read_varlong
 from forensics.codec.schema import encode_message, json_string
+from tests.oracle import dump_tails, iter_v2_records
 from forensics.errors import CorruptInputError, CorruptRecordError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,51 +27,6 @@ RUNS = ("kraft-tv2", "kraft-rv3.9-tv0")
 
 # --------------------------------------------------------------------------- test-local helpers
 
-_BATCH = struct.Struct(">qiibIhiqqqhii")  # v2 batch header, 61 bytes
-
-
-def iter_v2_records(buf: bytes) -> Iterator[Tuple[int, Optional[bytes], Optional[bytes], bool]]:
-    """(offset, key, value, is_control) for every record of an uncompressed v2 segment."""
-    pos = 0
-    while pos + 12 <= len(buf):
-        (base, length, _ple, magic, _crc, attrs, _lod, _bts, _mts, _pid, _pe, _bseq, count) = \
-            _BATCH.unpack_from(buf, pos)
-        end = pos + 12 + length
-        assert magic == 2 and attrs & 0x07 == 0 and end <= len(buf)
-        p = pos + _BATCH.size
-        for _ in range(count):
-            rec_len, p = read_varint(buf, p, end)
-            rec_end = p + rec_len
-            p += 1  # attributes
-            _, p = read_varlong(buf, p, rec_end)
-            delta, p = read_varint(buf, p, rec_end)
-            key_len, p = read_varint(buf, p, rec_end)
-            key = None if key_len < 0 else bytes(buf[p:p + key_len])
-            p += max(key_len, 0)
-            value_len, p = read_varint(buf, p, rec_end)
-            value = None if value_len < 0 else bytes(buf[p:p + value_len])
-            yield base + delta, key, value, bool(attrs & 0x20)
-            p = rec_end
-        pos = end
-    assert pos == len(buf)
-
-
-_TAIL = re.compile(r"^\| offset: (\d+) .*? headerKeys: \[[^\]]*\](.*)$")
-
-
-def dump_tails(dump_path: Path) -> List[Tuple[int, str]]:
-    """(offset, text after ``headerKeys: [..]``) of every record line of a dump."""
-    lines = dump_path.read_text(encoding="utf-8").split("\n")
-    assert lines[0].startswith("# kafka-dump-log.sh") and "--offsets-decoder" in lines[0]
-    out = []
-    for line in lines:
-        if line.startswith("| "):
-            m = _TAIL.match(line)
-            assert m, line
-            out.append((int(m.group(1)), m.group(2)))
-    return out
-
-
 def our_tail(offset: int, key: Optional[bytes], value: Optional[bytes], is_control: bool) -> str:
     if is_control:
         return " " + format_control_record(None, key, value)
@@ -78,7 +34,7 @@ def our_tail(offset: int, key: Optional[bytes], value: Optional[bytes], is_contr
 
 
 def compare_log(log: Path, dump: Path) -> int:
-    expected = dump_tails(dump)
+    expected = dump_tails(dump, '--offsets-decoder')
     ours = list(iter_v2_records(log.read_bytes()))
     assert len(ours) == len(expected)
     for (off, key, value, ctl), (exp_off, exp_tail) in zip(ours, expected):

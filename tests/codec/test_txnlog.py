@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from forensics.codec import txnlog as tl
 from forensics.codec.crc import crc32c
 from forensics.codec.primitives import encode_uvarint, read_varint, read_varlong
+from tests.oracle import iter_v2_records
 from forensics.errors import CorruptTransactionLogError, ForensicsError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,36 +36,6 @@ EXAMPLES = (V0_ONGOING, V1_ONGOING, V0_EMPTY, V1_EMPTY)
 
 
 # --------------------------------------------------------------------------- test-local helpers
-
-_BATCH = struct.Struct(">qiibIhiqqqhii")  # v2 batch header, 61 bytes
-
-
-def iter_v2_records(buf: bytes) -> Iterator[Tuple[int, Optional[bytes], Optional[bytes], bool]]:
-    """(offset, key, value, is_control) of every record of an uncompressed v2 segment."""
-    pos = 0
-    while pos + 12 <= len(buf):
-        (base, length, _ple, magic, crc, attrs, _lod, _bts, _mts, _pid, _pe, _bseq, count) = \
-            _BATCH.unpack_from(buf, pos)
-        end = pos + 12 + length
-        assert magic == 2 and attrs & 0x07 == 0 and end <= len(buf)
-        assert crc32c(buf[pos + 21:end]) == crc
-        p = pos + _BATCH.size
-        for _ in range(count):
-            rec_len, p = read_varint(buf, p, end)
-            rec_end = p + rec_len
-            p += 1  # record attributes
-            _, p = read_varlong(buf, p, rec_end)
-            delta, p = read_varint(buf, p, rec_end)
-            key_len, p = read_varint(buf, p, rec_end)
-            key = None if key_len < 0 else buf[p:p + key_len]
-            p += max(key_len, 0)
-            value_len, p = read_varint(buf, p, rec_end)
-            value = None if value_len < 0 else buf[p:p + value_len]
-            yield base + delta, key, value, bool(attrs & 0x20)
-            p = rec_end
-        pos = end
-    assert pos == len(buf)
-
 
 _RECORD_LINE = re.compile(r"^\| offset: (\d+) .*? key: (.*?)(?: payload: (.*))?$")
 
