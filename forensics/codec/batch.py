@@ -208,8 +208,9 @@ def _record(data, p: int, end: int, base_offset: int, base_ts: int, log_append: 
     err = CorruptRecordError
     length, p = read_varint(data, p, end, err)
     body_end = p + length
-    if length < 0 or body_end > end:
-        raise err(f"record length {length} runs past the end of the batch", position=start)
+    if length < 1 or body_end > end:  # a body holds at least the attributes byte
+        what = "is too small for a record body" if length < 1 else "runs past the end of the batch"
+        raise err(f"record length {length} {what}", position=start)
     attributes = data[p]
     p += 1
     ts_delta, p = read_varlong(data, p, body_end, err)
