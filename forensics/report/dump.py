@@ -14,7 +14,7 @@ from typing import Iterator, Optional
 
 from forensics.codec import batch as v2
 from forensics.codec import legacy
-from forensics.errors import ForensicsError, InputError
+from forensics.errors import ForensicsError, InputError, NotASegmentError
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import MappedFile
 from forensics.io.frames import FrameScanner
@@ -86,6 +86,8 @@ def check_file(path: str) -> None:
 def dump_file(path: str, options: DumpOptions) -> Iterator[DumpRow]:
     check_file(path)
     kind = file_kind(path)
+    if kind == "log" and offset_from_name(path) is None:
+        raise NotASegmentError("a segment file name must start with its base offset (20 digits)", path=path)
     yield FileStart(path, kind)
     if kind in ("log", "kraft-snapshot"):
         yield from dump_log(path, options, kind)
@@ -101,8 +103,6 @@ def dump_log(path: str, options: DumpOptions, kind: str = "log") -> Iterator[Dum
     name = os.path.basename(path)
     base = offset_from_name(path)
     if kind == "log":
-        if base is None:
-            raise InputError("a segment file name must start with its base offset (20 digits)", path=path)
         yield LogStart(base)
     elif name == BOOTSTRAP_CHECKPOINT:
         yield KraftSnapshotStart(-1, -1, True)
