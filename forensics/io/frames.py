@@ -7,8 +7,9 @@ at every entry; size < 14 is corrupt; an entry running past the end of the file 
 The forensic scanner follows that rule but never stops silently at damage: every byte it
 does not frame as a batch is reported as a finding (truncated tail, zero fill, corrupt
 region, CRC mismatch) with path, byte range and the offsets around it, and it resyncs at the
-next position that frames a batch whose checksum verifies. A frame costs one 12-byte unpack
-(plus a CRC when ``verify_crc``), so header-only scans stay cheap.
+next position that frames a batch (of any magic) whose checksum verifies and whose offsets fit
+the segment. A frame costs one 12-byte unpack (plus a CRC when ``verify_crc``), so header-only
+scans stay cheap.
 """
 
 from __future__ import annotations
@@ -22,13 +23,16 @@ from forensics.findings import Finding, FindingKind
 
 _PREFIX = struct.Struct(">qi")
 _V2_LAST_DELTA = struct.Struct(">i")
+_V2_ATTR_DELTA = struct.Struct(">hi")  # attributes @21, lastOffsetDelta @23
+_INT32 = struct.Struct(">i")
 _CRC = struct.Struct(">I")
 LOG_OVERHEAD = 12
 HEADER_SIZE_UP_TO_MAGIC = 17
 MIN_ENTRY_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
 MIN_V2_LENGTH = 49  # RECORD_BATCH_OVERHEAD - LOG_OVERHEAD
 _NONZERO = re.compile(rb"[^\x00]")
-_LEGACY_MAGIC = re.compile(rb"[\x00\x01]")
+_ANY_MAGIC = re.compile(rb"[\x00-\x02]")
+INT32_MAX = 0x7FFFFFFF
 
 
 class Frame(NamedTuple):
@@ -57,19 +61,6 @@ def _make_frame(buf, pos: int, offset: int, size: int, magic: int, crc: Optional
     return Frame(pos, size, magic, offset, last, crc)
 
 
-def _plausible(buf, pos: int, end: int) -> bool:
-    """Does a well-formed entry header start at ``pos`` (or is ``pos`` exactly the end)?"""
-    if pos == end:
-        return True
-    if end - pos <= HEADER_SIZE_UP_TO_MAGIC:
-        return False
-    _, length = _PREFIX.unpack_from(buf, pos)
-    magic = buf[pos + 16]
-    if magic == 2:
-        return MIN_V2_LENGTH <= length and pos + LOG_OVERHEAD + length <= end
-    return magic in (0, 1) and MIN_ENTRY_SIZE <= length and pos + LOG_OVERHEAD + length <= end
-
-
 def _all_zero(buf, start: int, end: int) -> bool:
     return _NONZERO.search(buf, start, end) is None
 
@@ -93,7 +84,6 @@ class FrameScanner:
         self.findings: List[Finding] = []
         self.valid_bytes = 0  # bytes covered by yielded frames
         self.first_invalid_position: Optional[int] = None  # where Kafka's reader would stop
-        self._legacy_seen = False
         self._next_offset: Optional[int] = None
 
     def __iter__(self) -> Iterator[Frame]:
@@ -119,8 +109,8 @@ class FrameScanner:
                 crc = None
                 if self.verify_crc:
                     crc = _v2_crc_ok(buf, pos, size) if magic == 2 else _legacy_crc_ok(buf, pos, size)
-                if crc is False and not _plausible(buf, pos + size, end):
-                    problem = "checksum mismatch and no valid entry follows it: its length is not trusted"
+                if crc is False and not self._trusted_end(pos + size):
+                    problem = "checksum mismatch and no verified entry follows it: its length is not trusted"
                 else:
                     frame = _make_frame(buf, pos, offset, size, magic, crc)
                     if crc is False:
@@ -175,8 +165,6 @@ class FrameScanner:
             self.path, frame.position, frame.end, frame.base_offset, frame.last_offset))
 
     def _check_offsets(self, frame: Frame) -> None:
-        if frame.magic < 2:
-            self._legacy_seen = True
         if self.base_offset is not None and frame.base_offset < self.base_offset and frame.crc_ok is not False:
             self.findings.append(Finding(
                 FindingKind.BATCH_BEFORE_BASE,
@@ -197,16 +185,15 @@ class FrameScanner:
     # -- resync -----------------------------------------------------------------------------
 
     def _resync(self, pos: int) -> Optional[int]:
-        """The next position >= pos where an entry frames correctly and its checksum verifies."""
+        """The next position >= pos where an entry frames correctly, its checksum verifies and its
+        offsets fit the segment. Every magic is searched for: legacy entries may follow v2 ones
+        (appends down-converted after a message format downgrade)."""
         buf, end = self.buf, self.end
-        legacy = self._legacy_seen or self._next_offset is None
         while pos + LOG_OVERHEAD + MIN_ENTRY_SIZE <= end:
-            v2 = buf.find(b"\x02", pos + 16, end)
-            cand = v2 - 16 if v2 >= 0 else end
-            if legacy:
-                m = _LEGACY_MAGIC.search(buf, pos + 16, min(cand + 16, end))
-                if m is not None:
-                    cand = m.start() - 16
+            m = _ANY_MAGIC.search(buf, pos + 16, end)
+            if m is None:
+                return None
+            cand = m.start() - 16
             if cand + LOG_OVERHEAD + MIN_ENTRY_SIZE > end:
                 return None
             _, length = _PREFIX.unpack_from(buf, cand)
@@ -216,22 +203,70 @@ class FrameScanner:
                     return None
                 pos = max(cand + 1, nz.start() - 11)
                 continue
-            if self._verified_at(cand, length):
+            if self._verified_at(cand, length) and self._offsets_fit(cand):
                 return cand
             pos = cand + 1
         return None
 
+    def _trusted_end(self, pos: int) -> bool:
+        """May a batch whose checksum failed be framed as ending at ``pos``? Only if ``pos`` is the
+        end, only zeros follow (preallocated tail), or an entry that verifies (checksum and
+        offsets, as for a resync) starts there. A merely well-formed header there can be a
+        coincidence inside the next batch when the damage hit the length field, and framing up
+        to it would swallow intact batches; the bytes are then a corrupt region and the resync
+        finds the next intact batch."""
+        buf, end = self.buf, self.end
+        if pos == end or _all_zero(buf, pos, end):
+            return True
+        if end - pos < LOG_OVERHEAD + MIN_ENTRY_SIZE:
+            return False
+        return self._verified_at(pos, _PREFIX.unpack_from(buf, pos)[1]) and self._offsets_fit(pos)
+
+    def _offsets_fit(self, pos: int) -> bool:
+        """Kafka's segment invariant for a resync candidate: offsets >= 0 and, when the segment's
+        base offset is known, base <= offset and lastOffset - base <= Integer.MAX_VALUE. Rejects
+        look-alikes such as an inner legacy message stored literally in a snappy/lz4 wrapper whose
+        offset bytes were split by compression tags."""
+        buf = self.buf
+        offset = _PREFIX.unpack_from(buf, pos)[0]
+        last = offset + _V2_LAST_DELTA.unpack_from(buf, pos + 23)[0] if buf[pos + 16] == 2 else offset
+        if offset < 0 or last < offset:
+            return False
+        base = self.base_offset
+        return base is None or (base <= offset and last - base <= INT32_MAX)
+
     def _verified_at(self, pos: int, length: int) -> bool:
+        """A sync point: the entry at ``pos`` is structurally consistent (cheap checks first, so
+        that scanning damaged bytes does not checksum a random span at every candidate) and its
+        checksum verifies."""
         buf, end = self.buf, self.end
         size = LOG_OVERHEAD + length
         if length < MIN_ENTRY_SIZE or pos + size > end:
             return False
         magic = buf[pos + 16]
         if magic == 2:
-            return length >= MIN_V2_LENGTH and _v2_crc_ok(buf, pos, size)
-        if magic in (0, 1):
-            return length >= (14 if magic == 0 else 22) and _legacy_crc_ok(buf, pos, size)
-        return False
+            if length < MIN_V2_LENGTH:
+                return False
+            attributes, last_delta = _V2_ATTR_DELTA.unpack_from(buf, pos + 21)
+            # Kafka writes attribute bits 7-15 as 0 and codec ids 0-4 only; counts are >= 0
+            count = _INT32.unpack_from(buf, pos + 57)[0]
+            if attributes & ~0x7F or attributes & 0x07 > 4 or last_delta < 0 or count < 0:
+                return False
+            return _v2_crc_ok(buf, pos, size)
+        if magic not in (0, 1):
+            return False
+        overhead = MIN_ENTRY_SIZE if magic == 0 else 22
+        if length < overhead or buf[pos + 17] & 0x07 > 3:
+            return False
+        key_at = pos + (18 if magic == 0 else 26)
+        key_len = _INT32.unpack_from(buf, key_at)[0]
+        if key_len < -1 or key_len > length - overhead:
+            return False
+        value_len = _INT32.unpack_from(buf, key_at + 4 + max(key_len, 0))[0]
+        # key and value sizes must fill the message exactly
+        if value_len < -1 or max(key_len, 0) + max(value_len, 0) != length - overhead:
+            return False
+        return _legacy_crc_ok(buf, pos, size)
 
 
 def scan_frames(buf, path: str, **kwargs) -> FrameScanner:
