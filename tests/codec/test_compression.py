@@ -14,12 +14,12 @@ from typing import Callable, Dict, List, Tuple
 
 import lz4.frame
 import pytest
-import snappy
 import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka import codec as kc
 
+from tests.kafka_python_support import XXHashModule
 from forensics.codec.compression import CODEC_NAMES, decompress, xxh32
 from forensics.errors import CompressionError, UnsupportedCodecError
 
@@ -41,20 +41,9 @@ def xxh32_oracle(data: bytes) -> int:
     return int.from_bytes(frame[-4:], "little")
 
 
-class _XXHashShim:
-    """Stands in for the ``xxhash`` package kafka-python wants for its old-Kafka LZ4 encoder."""
-
-    class xxh32:  # noqa: N801 - mirrors xxhash.xxh32
-        def __init__(self, data: bytes) -> None:
-            self._h = xxh32_oracle(bytes(data))
-
-        def digest(self) -> bytes:
-            return self._h.to_bytes(4, "big")
-
-
 @pytest.fixture
 def old_kafka_lz4(monkeypatch: pytest.MonkeyPatch) -> Callable[[bytes], bytes]:
-    monkeypatch.setattr(kc, "xxhash", _XXHashShim)
+    monkeypatch.setattr(kc, "xxhash", XXHashModule)
     return kc.lz4_encode_old_kafka
 
 
@@ -371,7 +360,7 @@ def test_zstd_checksum_mismatch_and_trailing_garbage() -> None:
 
 
 def _small_cases() -> List[Tuple[str, int, int, bytes]]:
-    shim = _XXHashShim
+    shim = XXHashModule
     saved, kc.xxhash = kc.xxhash, shim
     try:
         old = kc.lz4_encode_old_kafka(SMALL)

@@ -24,14 +24,12 @@ import zlib
 from typing import List
 
 import kafka.codec
-import lz4.frame
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.record._crc32c import crc as kp_crc32c
-from kafka.record.default_records import DefaultRecordBatchBuilder
-from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
+from tests.kafka_python_support import build_seeds, legacy_seed
 from forensics.codec import control, legacy, primitives
 from forensics.codec.batch import crc_ok, decode_header, iter_records
 from forensics.errors import CorruptRecordError, ForensicsError
@@ -44,63 +42,7 @@ FUZZ = settings(max_examples=300, deadline=None,
 # -- seeds: valid batches from an independent encoder -------------------------------------------
 
 
-class _XXH32:
-    """Stand-in for ``xxhash.xxh32`` (kafka-python needs it for lz4 in magic 0): XXH32 taken from
-    the content checksum of an LZ4 frame."""
-
-    def __init__(self, data=b"", seed: int = 0) -> None:
-        frame = lz4.frame.compress(bytes(data), content_checksum=True, store_size=False)
-        self._h = struct.unpack("<I", frame[-4:])[0]
-
-    def intdigest(self) -> int:
-        return self._h
-
-    def digest(self) -> bytes:
-        return struct.pack(">I", self._h)
-
-
-class _XXHashModule:
-    xxh32 = _XXH32
-
-
-def _v2_seed(codec: int, transactional: bool, base_offset: int) -> bytes:
-    b = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=transactional,
-                                  producer_id=9 if transactional else -1, producer_epoch=1 if transactional else -1,
-                                  base_sequence=5 if transactional else -1, batch_size=1 << 20)
-    for i in range(4):
-        b.append(i, 1_700_000_000_000 + i, None if i == 1 else b"k%d" % i,
-                 None if i == 2 else b"value %d " % i * 8, [("h", b"v"), ("n", None)] if i == 0 else [])
-    out = bytearray(b.build())
-    struct.pack_into(">q", out, 0, base_offset)
-    return bytes(out)
-
-
-def _legacy_seed(magic: int, codec: int, offset: int) -> bytes:
-    saved = kafka.codec.xxhash
-    if saved is None:
-        kafka.codec.xxhash = _XXHashModule()
-    try:
-        b = LegacyRecordBatchBuilder(magic=magic, compression_type=codec, batch_size=1 << 20)
-        for i in range(3):
-            b.append(i, 1_700_000_000_000 + i, b"k%d" % i if i else None, b"legacy value %d " % i * 6)
-        out = bytearray(b.build())
-    finally:
-        kafka.codec.xxhash = saved
-    if codec:
-        struct.pack_into(">q", out, 0, offset)
-    return bytes(out)
-
-
-COMMIT_MARKER = bytes.fromhex(
-    "000000000000002a000000420000000302 40d514e9 0030 00000000 0000018bcfe56800 0000018bcfe56800"
-    "00000000000003e8 0005 ffffffff 00000001 20 00 00 00 08 00000001 0c 000000000007 00".replace(" ", "")
-)
-
-SEEDS: List[bytes] = (
-    [_v2_seed(c, t, 100 + 10 * c) for c in range(5) for t in (False, True)]
-    + [_legacy_seed(m, c, 50 + c) for m in (0, 1) for c in range(4)]
-    + [COMMIT_MARKER]
-)
+SEEDS: List[bytes] = build_seeds()
 
 
 def test_seeds_are_valid_batches():
@@ -288,9 +230,9 @@ def structured_legacy(draw):
     codec = draw(st.integers(0, 7))
     if codec:
         inner = b"".join(draw(st.lists(st.sampled_from(
-            [_legacy_seed(m, 0, 0) for m in (0, 1)] + [draw(st.binary(max_size=40))]), max_size=3)))
+            [legacy_seed(m, 0, 0) for m in (0, 1)] + [draw(st.binary(max_size=40))]), max_size=3)))
         if draw(st.booleans()):
-            inner += _legacy_seed(magic, draw(st.integers(1, 3)), draw(st.integers(-5, 5)))
+            inner += legacy_seed(magic, draw(st.integers(1, 3)), draw(st.integers(-5, 5)))
         value = _compress(codec, inner) if codec <= 3 else draw(st.binary(max_size=40))
     else:
         value = draw(st.one_of(st.none(), st.binary(max_size=40)))

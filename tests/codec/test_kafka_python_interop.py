@@ -22,7 +22,6 @@ import zlib
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 import kafka.codec
-import lz4.frame
 import pytest
 from kafka.record import MemoryRecords
 from kafka.record._crc32c import crc as kp_crc32c  # kafka-python's pure-Python CRC-32C
@@ -37,6 +36,7 @@ from forensics.codec import legacy
 from forensics.codec.batch import Header, crc_ok, decode_header, iter_records
 from forensics.codec.primitives import encode_varint, encode_varlong, read_varint, read_varlong
 from forensics.errors import CorruptInputError, CorruptRecordError, ForensicsError
+from tests.kafka_python_support import XXHashModule, xxh32_independent
 from forensics.render.dump_text import render_dump_text
 from forensics.report.dump import DumpOptions, dump_file
 
@@ -47,35 +47,6 @@ INT32_MAX = 0x7FFFFFFF
 T0 = 1_700_000_000_000
 
 
-# -- xxhash stand-in for kafka-python's lz4 magic-0 ("old kafka") path -------------------------
-
-
-class _XXH32:
-    """``xxhash.xxh32`` look-alike. The hash comes from the C lz4 library (an independent XXH32:
-    the content checksum of an LZ4 frame is XXH32(seed 0) of the plaintext)."""
-
-    def __init__(self, data=b"", seed: int = 0) -> None:
-        if seed != 0:
-            raise NotImplementedError("stand-in supports seed 0 only")
-        frame = lz4.frame.compress(bytes(data), content_checksum=True, store_size=False)
-        self._h = struct.unpack("<I", frame[-4:])[0]
-
-    def intdigest(self) -> int:
-        return self._h
-
-    def digest(self) -> bytes:  # xxhash's digest() is big-endian
-        return struct.pack(">I", self._h)
-
-    def hexdigest(self) -> str:
-        return f"{self._h:08x}"
-
-
-class _XXHashModule:
-    xxh32 = _XXH32
-
-
-def xxh32_independent(data: bytes) -> int:
-    return _XXH32(data).intdigest()
 
 
 def test_xxh32_stand_in_matches_reference_vectors():
@@ -87,7 +58,7 @@ def test_xxh32_stand_in_matches_reference_vectors():
 def xxhash_for_kafka_python(monkeypatch):
     """kafka.codec needs ``xxhash`` only for lz4 in magic 0 (lz4_encode_old_kafka / lz4_decode_old_kafka)."""
     if kafka.codec.xxhash is None:
-        monkeypatch.setattr(kafka.codec, "xxhash", _XXHashModule())
+        monkeypatch.setattr(kafka.codec, "xxhash", XXHashModule())
     yield
 
 

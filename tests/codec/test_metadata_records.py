@@ -4,17 +4,16 @@ Kafka 4.1 --cluster-metadata-decoder text."""
 from __future__ import annotations
 
 import json
-import re
 import struct
 from pathlib import Path
-from typing import Iterator, List, Optional, Tuple
+from typing import Optional
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forensics.codec import metadata_records as mr
-from forensics.codec.primitives import encode_uvarint, read_varint, read_varlong
+from forensics.codec.primitives import encode_uvarint
 from forensics.codec.schema import encode_message, java_double
 from tests.oracle import dump_tails, iter_v2_records
 from forensics.errors import CorruptInputError, CorruptRecordError, ForensicsError

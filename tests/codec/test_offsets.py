@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import re
 import struct
 from pathlib import Path
-from typing import Iterator, List, Optional, Tuple
+from typing import Optional
 
 import pytest
 from hypothesis import given, settings
@@ -14,7 +13,6 @@ from hypothesis import strategies as st
 
 from forensics.codec import offsets as oc
 from forensics.codec.metadata_records import format_control_record
-from forensics.codec.primitives import read_varint, read_varlong
 from forensics.codec.schema import encode_message, json_string
 from tests.oracle import dump_tails, iter_v2_records
 from forensics.errors import CorruptInputError, CorruptRecordError

@@ -5,15 +5,13 @@ from __future__ import annotations
 import re
 import struct
 from pathlib import Path
-from typing import Iterator, Optional, Tuple
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forensics.codec import txnlog as tl
-from forensics.codec.crc import crc32c
-from forensics.codec.primitives import encode_uvarint, read_varint, read_varlong
+from forensics.codec.primitives import encode_uvarint
 from tests.oracle import iter_v2_records
 from forensics.errors import CorruptTransactionLogError, ForensicsError
 

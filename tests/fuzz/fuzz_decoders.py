@@ -36,12 +36,16 @@ import traceback
 import zlib
 from typing import Callable, List, Optional
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
 from forensics.codec import control, legacy
 from forensics.codec.batch import crc_ok, decode_header, iter_records
 from forensics.codec.crc import crc32c_pure
 from forensics.codec.primitives import encode_varint, encode_varlong
 from forensics.errors import ForensicsError
 from forensics.io.frames import FrameScanner
+from tests.kafka_python_support import COMMIT_MARKER
+from tests.kafka_python_support import build_seeds as kafka_python_seeds
 
 
 class ContractViolation(Exception):
@@ -95,61 +99,11 @@ def check_one(buf: bytes) -> None:
 # -- seeds -------------------------------------------------------------------------------------
 
 
-class _XXH32:
-    """``xxhash.xxh32`` stand-in for kafka-python's lz4 magic-0 encoder (XXH32 via the lz4 library)."""
-
-    def __init__(self, data=b"", seed: int = 0) -> None:
-        import lz4.frame
-
-        frame = lz4.frame.compress(bytes(data), content_checksum=True, store_size=False)
-        self._h = struct.unpack("<I", frame[-4:])[0]
-
-    def intdigest(self) -> int:
-        return self._h
-
-    def digest(self) -> bytes:
-        return struct.pack(">I", self._h)
-
-
-class _XXHashModule:
-    xxh32 = _XXH32
-
-
-COMMIT_MARKER = bytes.fromhex(
-    "000000000000002a00000042000000030240d514e9003000000000000000018bcfe568"
-    "000000018bcfe56800000000000003e80005ffffffff000000012000000008000000010c00000000000700"
-)
-
-
 def build_seeds() -> List[bytes]:
-    seeds = [COMMIT_MARKER]
     try:
-        import kafka.codec
-        from kafka.record.default_records import DefaultRecordBatchBuilder
-        from kafka.record.legacy_records import LegacyRecordBatchBuilder
+        return kafka_python_seeds()
     except ImportError:  # kafka-python missing: structured generation and the marker still run
-        return seeds
-    if kafka.codec.xxhash is None:
-        kafka.codec.xxhash = _XXHashModule()
-    for codec in range(5):
-        for txn in (False, True):
-            b = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=txn,
-                                          producer_id=7 if txn else -1, producer_epoch=0 if txn else -1,
-                                          base_sequence=3 if txn else -1, batch_size=1 << 20)
-            for i in range(4):
-                b.append(i, 1_700_000_000_000 + i, None if i == 1 else b"key%d" % i,
-                         None if i == 2 else b"value %d " % i * 10, [("h", b"x"), ("n", None)] if i == 0 else [])
-            seeds.append(bytes(b.build()))
-    for magic in (0, 1):
-        for codec in range(4):
-            b = LegacyRecordBatchBuilder(magic=magic, compression_type=codec, batch_size=1 << 20)
-            for i in range(3):
-                b.append(i, 1_700_000_000_000 + i, b"k%d" % i if i else None, b"legacy value %d " % i * 6)
-            out = bytearray(b.build())
-            if codec:
-                struct.pack_into(">q", out, 0, 1_000 + 2)
-            seeds.append(bytes(out))
-    return seeds
+        return [COMMIT_MARKER]
 
 
 # -- generators --------------------------------------------------------------------------------
