@@ -203,6 +203,16 @@ def _records(data, p: int, end: int, header: BatchHeader, batch_pos: Optional[in
         )
 
 
+def _nullable_bytes(data, p: int, end: int, what: str) -> Tuple[Optional[bytes], int]:
+    """A varint length (-1 = null) followed by that many bytes."""
+    n, p = read_varint(data, p, end, CorruptRecordError)
+    if n < -1 or p + n > end:
+        raise CorruptRecordError(f"invalid {what} length {n}", position=p)
+    if n < 0:
+        return None, p
+    return bytes(data[p : p + n]), p + n
+
+
 def _record(data, p: int, end: int, base_offset: int, base_ts: int, log_append: Optional[int], base_seq: int):
     start = p
     err = CorruptRecordError
@@ -215,20 +225,8 @@ def _record(data, p: int, end: int, base_offset: int, base_ts: int, log_append: 
     p += 1
     ts_delta, p = read_varlong(data, p, body_end, err)
     offset_delta, p = read_varint(data, p, body_end, err)
-    key_len, p = read_varint(data, p, body_end, err)
-    if key_len < -1 or p + key_len > body_end:
-        raise err(f"invalid key length {key_len}", position=p)
-    key = None
-    if key_len >= 0:
-        key = bytes(data[p : p + key_len])
-        p += key_len
-    value_len, p = read_varint(data, p, body_end, err)
-    if value_len < -1 or p + value_len > body_end:
-        raise err(f"invalid value length {value_len}", position=p)
-    value = None
-    if value_len >= 0:
-        value = bytes(data[p : p + value_len])
-        p += value_len
+    key, p = _nullable_bytes(data, p, body_end, "key")
+    value, p = _nullable_bytes(data, p, body_end, "value")
     header_count, p = read_varint(data, p, body_end, err)
     if header_count < 0 or header_count > body_end - p:
         raise err(f"invalid header count {header_count}", position=p)
@@ -242,13 +240,7 @@ def _record(data, p: int, end: int, base_offset: int, base_ts: int, log_append: 
         except UnicodeDecodeError:
             raise err("header key is not valid UTF-8", position=p) from None
         p += hk_len
-        hv_len, p = read_varint(data, p, body_end, err)
-        if hv_len < -1 or p + hv_len > body_end:
-            raise err(f"invalid header value length {hv_len}", position=p)
-        hval = None
-        if hv_len >= 0:
-            hval = bytes(data[p : p + hv_len])
-            p += hv_len
+        hval, p = _nullable_bytes(data, p, body_end, "header value")
         headers.append(Header(hkey, hval))
     if p != body_end:
         raise err(f"record body has {body_end - p} unread bytes", position=p)
