@@ -267,7 +267,3 @@ class FrameScanner:
         if value_len < -1 or max(key_len, 0) + max(value_len, 0) != length - overhead:
             return False
         return _legacy_crc_ok(buf, pos, size)
-
-
-def scan_frames(buf, path: str, **kwargs) -> FrameScanner:
-    return FrameScanner(buf, path, **kwargs)

@@ -14,7 +14,7 @@ from typing import Iterator, Optional
 
 from forensics.codec import batch as v2
 from forensics.codec import legacy
-from forensics.errors import ForensicsError, InputError, NotASegmentError
+from forensics.errors import ForensicsError, InputError, NotASegmentError, UnsupportedCodecError
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import MappedFile
 from forensics.io.frames import FrameScanner
@@ -150,12 +150,6 @@ def _dump_frame(buf, frame, path: str, options: DumpOptions) -> Iterator[DumpRow
 
 
 def _finding(exc: ForensicsError, path: str, frame) -> Finding:
-    from forensics.errors import CompressionError, UnsupportedCodecError
-
-    kind = FindingKind.CORRUPT_BATCH
-    if isinstance(exc, UnsupportedCodecError):
-        kind = FindingKind.UNSUPPORTED_CODEC
-    elif isinstance(exc, CompressionError):
-        kind = FindingKind.CORRUPT_BATCH
+    kind = FindingKind.UNSUPPORTED_CODEC if isinstance(exc, UnsupportedCodecError) else FindingKind.CORRUPT_BATCH
     where = f" (byte {exc.position})" if exc.position is not None and exc.position != frame.position else ""
     return Finding(kind, f"{exc.message}{where}", path, frame.position, frame.end, frame.base_offset, frame.last_offset)

@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.record._crc32c import crc as kp_crc32c
 
+from tests.decode_all import decode_frame
 from tests.kafka_python_support import build_seeds, legacy_seed
 from forensics.codec import control, legacy, primitives
 from forensics.codec.batch import crc_ok, decode_header, iter_records
@@ -52,30 +53,10 @@ def test_seeds_are_valid_batches():
         assert frames and scanner.findings == [], seed[:32].hex()
         for frame in frames:
             assert frame.crc_ok
-            decode_everything(seed, frame.position, frame.magic)
+            decode_frame(seed, frame.position, frame.magic)
 
 
 # -- the contract ------------------------------------------------------------------------------
-
-
-def decode_everything(buf, pos: int, magic: int) -> None:
-    """Run one frame through every decoder, consuming iterators; only ForensicsError may escape."""
-    if magic == 2:
-        h = decode_header(buf, pos)
-        crc_ok(buf, pos, h)
-        for rec in iter_records(buf, pos, h):
-            if h.is_control:
-                try:
-                    key = control.decode_control_key(rec.key)
-                    control.decode_end_txn_marker(key, rec.value)
-                except ForensicsError:
-                    pass
-    else:
-        entry = legacy.decode_entry(buf, pos)
-        for _ in legacy.iter_deep(entry):
-            pass
-        if entry.codec:
-            legacy.inner_records(entry)
 
 
 def only_forensics_errors(fn, *args) -> None:
@@ -105,7 +86,7 @@ def scan_all(buf, **kwargs):
     if scanner.first_invalid_position is not None:
         assert start <= scanner.first_invalid_position <= end
     for f in frames:
-        only_forensics_errors(decode_everything, buf, f.position, f.magic)
+        only_forensics_errors(decode_frame, buf, f.position, f.magic)
     return scanner, frames
 
 
@@ -380,7 +361,7 @@ def test_frame_scanner_recovers_batches_after_damage(buf):
 @given(buf=st.one_of(structured_v2(), mutated_fields()))
 def test_structured_batches_reach_the_record_decoder(buf):
     scan_all(buf)
-    only_forensics_errors(decode_everything, buf, 0, buf[16] if len(buf) > 16 else 2)
+    only_forensics_errors(decode_frame, buf, 0, buf[16] if len(buf) > 16 else 2)
 
 
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda s: f"magic{s[16]}-attr{s[22] if s[16] == 2 else s[17]}")
@@ -397,7 +378,7 @@ def test_every_truncation_of_a_seed(seed):
         else:
             assert len(scanner.findings) == 1
             assert scanner.first_invalid_position == max(b for b in boundaries if b < n)
-        only_forensics_errors(decode_everything, cut, 0, seed[16])
+        only_forensics_errors(decode_frame, cut, 0, seed[16])
 
 
 def _batch(attributes: int, count: int, payload: bytes) -> bytes:

@@ -38,12 +38,12 @@ from typing import Callable, List, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from forensics.codec import control, legacy
-from forensics.codec.batch import crc_ok, decode_header, iter_records
+from forensics.codec import control
 from forensics.codec.crc import crc32c_pure
 from forensics.codec.primitives import encode_varint, encode_varlong
 from forensics.errors import ForensicsError
 from forensics.io.frames import FrameScanner
+from tests.decode_all import decode_frame
 from tests.kafka_python_support import COMMIT_MARKER
 from tests.kafka_python_support import build_seeds as kafka_python_seeds
 
@@ -53,22 +53,6 @@ class ContractViolation(Exception):
 
 
 # -- the property ------------------------------------------------------------------------------
-
-
-def _decode_frame(buf: bytes, pos: int, magic: int) -> None:
-    if magic == 2:
-        h = decode_header(buf, pos)
-        crc_ok(buf, pos, h)
-        for rec in iter_records(buf, pos, h):
-            if h.is_control:
-                try:
-                    control.decode_end_txn_marker(control.decode_control_key(rec.key), rec.value)
-                except ForensicsError:
-                    pass
-    else:
-        entry = legacy.decode_entry(buf, pos)
-        for _ in legacy.iter_deep(entry):
-            pass
 
 
 def _guarded(what: str, fn: Callable[[], None]) -> None:
@@ -90,9 +74,9 @@ def check_one(buf: bytes) -> None:
     except Exception as exc:  # noqa: BLE001
         raise ContractViolation(f"FrameScanner raised {type(exc).__name__}: {exc}") from exc
     for f in frames:
-        _guarded(f"frame at {f.position}", lambda f=f: _decode_frame(buf, f.position, f.magic))
-    _guarded("decode_header/iter_records at 0", lambda: _decode_frame(buf, 0, 2))
-    _guarded("legacy.decode_entry/iter_deep at 0", lambda: _decode_frame(buf, 0, 0))
+        _guarded(f"frame at {f.position}", lambda f=f: decode_frame(buf, f.position, f.magic))
+    _guarded("decode_header/iter_records at 0", lambda: decode_frame(buf, 0, 2))
+    _guarded("legacy.decode_entry/iter_deep at 0", lambda: decode_frame(buf, 0, 0))
     _guarded("control decoders", lambda: control.decode_end_txn_marker(control.decode_control_key(buf[:4]), buf[4:]))
 
 
