@@ -47,6 +47,22 @@ class FindingKind(str, Enum):
     DUPLICATE_BROKER = "duplicate_broker"
     ORPHAN_INDEX = "orphan_index"  # index file without its .log
     MISSING_INDEX = "missing_index"
+    # producer state (spec §9): anomalies the broker's replication path only warns about
+    EPOCH_REGRESSION = "epoch_regression"  # producer epoch lower than the entry's
+    COORDINATOR_EPOCH_REGRESSION = "coordinator_epoch_regression"  # marker coordinatorEpoch went down
+    INVALID_TXN_STATE = "invalid_txn_state"  # non-transactional batch inside an open transaction
+    MARKER_WITHOUT_TRANSACTION = "marker_without_transaction"  # COMMIT/ABORT with no open transaction
+    TRANSACTION_SPANS_EPOCHS = "transaction_spans_epochs"  # one open transaction, several producer epochs
+    ABOVE_HIGH_WATERMARK = "above_high_watermark"  # data past the replication-offset-checkpoint
+    STATE_DIVERGENCE = "state_divergence"  # snapshot + replay and full history disagree
+    SNAPSHOT_SKIPPED = "snapshot_skipped"  # a snapshot the broker would not load (range, CRC)
+    NO_SNAPSHOT = "no_snapshot"  # state rebuilt from the segments alone
+    TXN_INDEX_MISMATCH = "txn_index_mismatch"  # aborted txns implied by markers vs .txnindex
+    UNKNOWN_PRODUCER_HISTORY = "unknown_producer_history"  # producer known only from a snapshot
+    # transaction coordinator (spec §8)
+    ILLEGAL_TRANSITION = "illegal_transition"
+    WRONG_COORDINATOR_PARTITION = "wrong_coordinator_partition"  # id not where its hash says
+    UNKNOWN_TRANSACTION_STATUS = "unknown_transaction_status"
 
 
 _DEFAULT_SEVERITY = {
@@ -75,6 +91,20 @@ _DEFAULT_SEVERITY = {
     FindingKind.DUPLICATE_BROKER: Severity.WARNING,
     FindingKind.ORPHAN_INDEX: Severity.INFO,
     FindingKind.MISSING_INDEX: Severity.INFO,
+    FindingKind.EPOCH_REGRESSION: Severity.WARNING,
+    FindingKind.COORDINATOR_EPOCH_REGRESSION: Severity.WARNING,
+    FindingKind.INVALID_TXN_STATE: Severity.ERROR,
+    FindingKind.MARKER_WITHOUT_TRANSACTION: Severity.INFO,
+    FindingKind.TRANSACTION_SPANS_EPOCHS: Severity.WARNING,
+    FindingKind.ABOVE_HIGH_WATERMARK: Severity.INFO,
+    FindingKind.STATE_DIVERGENCE: Severity.WARNING,
+    FindingKind.SNAPSHOT_SKIPPED: Severity.INFO,
+    FindingKind.NO_SNAPSHOT: Severity.INFO,
+    FindingKind.TXN_INDEX_MISMATCH: Severity.WARNING,
+    FindingKind.UNKNOWN_PRODUCER_HISTORY: Severity.INFO,
+    FindingKind.ILLEGAL_TRANSITION: Severity.WARNING,
+    FindingKind.WRONG_COORDINATOR_PARTITION: Severity.WARNING,
+    FindingKind.UNKNOWN_TRANSACTION_STATUS: Severity.ERROR,
 }
 
 
