@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Iterator, NamedTuple, Optional, Tuple, Union
 
 from forensics.errors import CorruptIndexError
+from forensics.findings import Finding, FindingKind
 
 # .index entry (OffsetIndex.ENTRY_SIZE = 8)
 #   relativeOffset  int32  @0   offset - baseOffset
@@ -199,6 +200,21 @@ def scan_txn_index(buf) -> TxnIndexScan:
         i * size for i in range(1, len(entries)) if entries[i].last_offset <= entries[i - 1].last_offset
     )
     return TxnIndexScan(entries, bad_version, non_increasing, len(buf) % size)
+
+
+def txn_index_findings(scan: TxnIndexScan, path: str, file_size: int) -> Tuple[Finding, ...]:
+    """The damage a :class:`TxnIndexScan` found, as findings with byte ranges."""
+    size = ABORTED_TXN_ENTRY.size
+    out = [Finding(FindingKind.CORRUPT_INDEX, "aborted-transaction entry with an unsupported version "
+                   "(Kafka rejects the whole file)", path, pos, pos + size)
+           for pos in scan.unsupported_version_positions]
+    out += [Finding(FindingKind.CORRUPT_INDEX, "entry's lastOffset does not increase over the previous entry's",
+                    path, pos, pos + size) for pos in scan.non_increasing_positions]
+    if scan.trailing_bytes:
+        end = file_size - scan.trailing_bytes
+        out.append(Finding(FindingKind.CORRUPT_INDEX, f"{scan.trailing_bytes} bytes of a partial entry "
+                           "(ignored by Kafka)", path, end, file_size))
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------- dump text

@@ -106,19 +106,10 @@ def _time_index(buf, path: str, base: int) -> Iterator[DumpRow]:
 
 def _txn_index(buf, path: str) -> Iterator[DumpRow]:
     scan = indexes.scan_txn_index(buf)
-    size = indexes.ABORTED_TXN_ENTRY.size
     for entry in scan.entries:
         yield EntryRow("txnindex_entry", entry, indexes.format_aborted_txn(entry))
-    for pos in scan.unsupported_version_positions:
-        yield FindingRow(Finding(FindingKind.CORRUPT_INDEX, "aborted-transaction entry with an unsupported version "
-                                 "(Kafka rejects the whole file)", path, pos, pos + size))
-    for pos in scan.non_increasing_positions:
-        yield FindingRow(Finding(FindingKind.CORRUPT_INDEX, "entry's lastOffset does not increase over the previous "
-                                 "entry's", path, pos, pos + size))
-    if scan.trailing_bytes:
-        end = len(buf) - scan.trailing_bytes
-        yield FindingRow(Finding(FindingKind.CORRUPT_INDEX, f"{scan.trailing_bytes} bytes of a partial entry "
-                                 "(ignored by Kafka)", path, end, len(buf)))
+    for finding in indexes.txn_index_findings(scan, path, len(buf)):
+        yield FindingRow(finding)
 
 
 def _snapshot(buf, path: str) -> Iterator[DumpRow]:

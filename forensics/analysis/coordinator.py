@@ -1,0 +1,127 @@
+"""The transaction coordinators' view, rebuilt from every ``__transaction_state`` partition found.
+
+One replica per partition is folded (the one with the highest leader epoch, then the longest
+log); the partition count N is the number of partitions found (max index + 1) unless the caller
+overrides it. Each transactional id is checked to live where ``abs(javaHash(id)) % N`` says
+(spec §8.5); the coordinator epoch of each partition is the larger of its
+``leader-epoch-checkpoint`` tail and the highest batch leader epoch (spec §8.6).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from forensics.codec.txnlog import transaction_partition_for
+from forensics.findings import Finding, FindingKind
+from forensics.state.coordinator import (
+    CoordinatorFold,
+    CoordinatorPartitionState,
+    HistoryEntry,
+    TransactionMetadata,
+)
+from forensics.state.inputs import TxnStateInputs
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorPartitionView:
+    inputs: TxnStateInputs
+    state: CoordinatorPartitionState
+    coordinator_epoch: int  # -1 when nothing tells
+    other_replicas: Tuple[str, ...]  # paths of replicas not folded
+
+    @property
+    def broker_id(self) -> Optional[int]:
+        return self.inputs.broker_id
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionIdView:
+    """One transactional id: its current metadata (None once tombstoned) and full history."""
+
+    transactional_id: str
+    partition: int  # the __transaction_state partition holding it
+    expected_partition: int
+    coordinator: Optional[int]  # broker id of the replica read
+    coordinator_epoch: int
+    metadata: Optional[TransactionMetadata]
+    tombstone: Optional[HistoryEntry]
+    history: Tuple[HistoryEntry, ...]
+
+    @property
+    def state_name(self) -> str:
+        return self.metadata.state_name if self.metadata is not None else "Dead"
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorView:
+    partition_count: int
+    partitions: Dict[int, CoordinatorPartitionView]
+    ids: Dict[str, TransactionIdView]
+    findings: Tuple[Finding, ...]
+
+    def ids_for_producer(self, producer_id: int) -> List[TransactionIdView]:
+        """Ids whose current (or previous/next, TV2 rotation) producer id is ``producer_id``."""
+        out = []
+        for v in self.ids.values():
+            m = v.metadata
+            if m is not None and producer_id in (m.producer_id, m.previous_producer_id, m.next_producer_id):
+                out.append(v)
+        return out
+
+    def ever_used_producer(self, producer_id: int) -> List[TransactionIdView]:
+        """Ids whose history ever carried ``producer_id`` (also tombstoned ones)."""
+        return [v for v in self.ids.values()
+                if any(h.value is not None and h.value.producer_id == producer_id for h in v.history)]
+
+
+def _preference(r: TxnStateInputs) -> tuple:
+    end = max((s.next_offset for s in r.segments if s.next_offset is not None), default=0)
+    return (r.leader_epoch if r.leader_epoch is not None else -1, end, -(r.broker_id or 0))
+
+
+def _fold(r: TxnStateInputs) -> CoordinatorPartitionState:
+    fold = CoordinatorFold(r.partition)
+    for seg in r.segments:
+        fold.apply_all(seg.path, seg.records)
+    return fold.finish()
+
+
+def _partition_findings(r: TxnStateInputs, st: CoordinatorPartitionState) -> List[Finding]:
+    out = list(r.findings)
+    for seg in r.segments:
+        out.extend(seg.findings)
+    out.extend(st.findings)
+    if r.high_watermark is not None and st.last_offset is not None and st.last_offset >= r.high_watermark:
+        out.append(Finding(FindingKind.ABOVE_HIGH_WATERMARK, f"coordinator records at offsets {r.high_watermark}.."
+                           f"{st.last_offset} lie above the high watermark (the coordinator loads them anyway)",
+                           r.path, first_offset=r.high_watermark, last_offset=st.last_offset))
+    return out
+
+
+def rebuild_coordinator(replicas: Sequence[TxnStateInputs], partition_count: Optional[int] = None) -> CoordinatorView:
+    by_partition: Dict[int, List[TxnStateInputs]] = {}
+    for r in replicas:
+        by_partition.setdefault(r.partition, []).append(r)
+    n = partition_count if partition_count else (max(by_partition) + 1 if by_partition else 0)
+    findings: List[Finding] = []
+    views: Dict[int, CoordinatorPartitionView] = {}
+    ids: Dict[str, TransactionIdView] = {}
+    for part in sorted(by_partition):
+        chosen, *others = sorted(by_partition[part], key=_preference, reverse=True)
+        st = _fold(chosen)
+        epoch = max(chosen.leader_epoch if chosen.leader_epoch is not None else -1, st.max_leader_epoch)
+        views[part] = CoordinatorPartitionView(chosen, st, epoch, tuple(o.path for o in others))
+        findings.extend(_partition_findings(chosen, st))
+        for tid, history in st.history.items():
+            expected = transaction_partition_for(tid, n) if n else part
+            if expected != part:
+                findings.append(Finding(FindingKind.WRONG_COORDINATOR_PARTITION,
+                                        f"transactional id {tid!r} is stored in partition {part}, but "
+                                        f"abs(hash) % {n} = {expected}: its coordinator would never look here",
+                                        history[0].at.path, history[0].at.position, None, history[0].offset))
+            view = TransactionIdView(tid, part, expected, chosen.broker_id, epoch, st.metadata.get(tid),
+                                     st.tombstoned.get(tid), history)
+            if tid not in ids or expected == part:
+                ids[tid] = view
+    return CoordinatorView(n, views, dict(sorted(ids.items())), tuple(findings))

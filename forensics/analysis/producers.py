@@ -1,0 +1,184 @@
+"""A partition replica's producer state, rebuilt two ways and cross-checked (spec §9.9).
+
+* **broker-equivalent**: the newest usable ``.snapshot`` with offset in (logStartOffset, LEO], then
+  the batches from its offset on, stopping where the broker's reader would stop (the first
+  invalid batch); no expiry filtering. This is what the broker held: ``describe-producers``.
+* **history**: every decodable batch of every segment from an empty state.
+
+Where they disagree, a ``state_divergence`` (or ``unknown_producer_history``) finding says how.
+Also: first unstable offset and LSO (§9.5), data above the high watermark, and the aborted
+transactions implied by markers checked against the ``.txnindex`` files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from forensics.findings import Finding, FindingKind
+from forensics.model import TopicPartition
+from forensics.state.events import Marker, ProducerEvent
+from forensics.state.inputs import AbortedTxnEntry, PartitionInputs, SegmentEvents, SnapshotRead
+from forensics.state.producer import CompletedTxn, ProducerFold, ProducerState, ProducerStateBuilder
+
+_COMPARED = ("producer_epoch", "coordinator_epoch", "last_sequence", "last_offset", "last_timestamp",
+             "current_txn_first_offset")
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionView:
+    inputs: PartitionInputs
+    log_start_offset: int
+    log_end_offset: int
+    high_watermark: int
+    high_watermark_known: bool
+    broker: ProducerFold  # snapshot + replay: what the broker held
+    history: ProducerFold  # full pass over every segment
+    snapshot_used: Optional[SnapshotRead]
+    first_unstable_offset: Optional[int]
+    last_stable_offset: int
+    max_timestamp: Optional[int]
+    findings: Tuple[Finding, ...]
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return self.inputs.topic_partition
+
+    @property
+    def entries(self) -> Dict[int, ProducerState]:
+        return self.broker.entries
+
+    @property
+    def open_transactions(self) -> Dict[int, int]:
+        return self.broker.ongoing
+
+
+def _log_end(inputs: PartitionInputs) -> int:
+    ends = [s.next_offset for s in inputs.segments if s.next_offset is not None]
+    if ends:
+        return max(ends)
+    return inputs.segments[-1].base_offset if inputs.segments else 0
+
+
+def _broker_events(segments: Sequence[SegmentEvents], start: int) -> Iterable[Tuple[str, ProducerEvent]]:
+    """Events from offset ``start`` on, up to the first invalid batch (where Kafka's reader stops)."""
+    for seg in segments:
+        stop = seg.first_invalid_position
+        for ev in seg.events:
+            if stop is not None and ev.position >= stop:
+                return
+            last = ev.offset if isinstance(ev, Marker) else ev.last_offset
+            if last >= start:
+                yield seg.path, ev
+        if stop is not None:
+            return
+
+
+def _choose_snapshot(inputs: PartitionInputs, log_start: int, leo: int,
+                     findings: List[Finding]) -> Optional[SnapshotRead]:
+    """``truncateAndReload``: newest snapshot in (logStart, LEO] whose CRC and schema are good."""
+    for snap in sorted(inputs.snapshots, key=lambda s: s.offset, reverse=True):
+        if not log_start < snap.offset <= leo:
+            findings.append(Finding(FindingKind.SNAPSHOT_SKIPPED, f"snapshot offset {snap.offset} is outside "
+                                    f"(logStartOffset {log_start}, log end {leo}]: the broker deletes it",
+                                    snap.path, first_offset=snap.offset))
+            continue
+        if snap.snapshot is None or not snap.snapshot.crc_valid:
+            findings.append(Finding(FindingKind.SNAPSHOT_SKIPPED, "unusable snapshot (see corrupt_snapshot): the "
+                                    "broker deletes it and tries the next older one", snap.path,
+                                    first_offset=snap.offset))
+            continue
+        return snap
+    return None
+
+
+def _compare(broker: ProducerFold, history: ProducerFold, path: str) -> List[Finding]:
+    out = []
+    for pid, b in broker.entries.items():
+        h = history.entries.get(pid)
+        if h is None:
+            out.append(Finding(FindingKind.UNKNOWN_PRODUCER_HISTORY,
+                               f"producer {pid} is known only from the snapshot (its batches are gone: retention "
+                               "or compaction); its state cannot be checked against the log", path))
+            continue
+        diffs = [f"{name} {getattr(b, name)} (snapshot + replay) vs {getattr(h, name)} (full history)"
+                 for name in _COMPARED if getattr(b, name) != getattr(h, name)]
+        if diffs:
+            out.append(Finding(FindingKind.STATE_DIVERGENCE, f"producer {pid}: " + "; ".join(diffs), path))
+    for pid in history.entries.keys() - broker.entries.keys():
+        out.append(Finding(FindingKind.STATE_DIVERGENCE, f"producer {pid} appears in the full history but not in "
+                           "the broker-equivalent state (snapshot + replay)", path))
+    return out
+
+
+def _txn_index_check(completed: Sequence[CompletedTxn], index: Sequence[AbortedTxnEntry], path: str,
+                     log_start: int) -> List[Finding]:
+    """Aborted transactions implied by ABORT markers vs the ``.txnindex`` entries."""
+    implied = {(c.producer_id, c.first_offset, c.last_offset): c for c in completed if c.is_aborted}
+    indexed = {(e.producer_id, e.first_offset, e.last_offset): e for e in index}
+    out = []
+    for key, c in implied.items():
+        e = indexed.get(key)
+        if e is None:
+            out.append(Finding(FindingKind.TXN_INDEX_MISMATCH, f"ABORT marker of producer {c.producer_id} at offset "
+                               f"{c.last_offset} (transaction from {c.first_offset}) has no .txnindex entry", path,
+                               first_offset=c.first_offset, last_offset=c.last_offset))
+        elif e.last_stable_offset != c.last_stable_offset:
+            out.append(Finding(FindingKind.TXN_INDEX_MISMATCH, f"producer {c.producer_id}: .txnindex lastStableOffset "
+                               f"{e.last_stable_offset}, the replay computes {c.last_stable_offset}", e.path,
+                               e.position, e.position + 34, c.first_offset, c.last_offset))
+    for key, e in indexed.items():
+        if key not in implied and e.last_offset >= log_start:
+            out.append(Finding(FindingKind.TXN_INDEX_MISMATCH, f".txnindex entry for producer {e.producer_id} "
+                               f"(offsets {e.first_offset}-{e.last_offset}) matches no ABORT marker in the log",
+                               e.path, e.position, e.position + 34, e.first_offset, e.last_offset))
+    return out
+
+
+def _stable_offsets(broker: ProducerFold, log_start: int, hw: int) -> Tuple[Optional[int], int]:
+    """First unstable offset and LSO (``UnifiedLog.lastStableOffset``, §9.5)."""
+    candidates = list(broker.ongoing.values())
+    candidates += [c.first_offset for c in broker.completed if c.last_offset >= hw]
+    if not candidates:
+        return None, hw
+    fuo = max(min(candidates), log_start)
+    return fuo, fuo if fuo < hw else hw
+
+
+def rebuild_partition(inputs: PartitionInputs) -> PartitionView:
+    findings: List[Finding] = list(inputs.findings)
+    for seg in inputs.segments:
+        findings.extend(seg.findings)
+    for snap in inputs.snapshots:
+        findings.extend(snap.findings)
+    leo = _log_end(inputs)
+    first_base = inputs.segments[0].base_offset if inputs.segments else 0
+    log_start = inputs.log_start_offset if inputs.log_start_offset is not None else first_base
+    hw_known = inputs.high_watermark is not None
+    hw = inputs.high_watermark if inputs.high_watermark is not None else leo
+    snap = _choose_snapshot(inputs, log_start, leo, findings)
+    has_events = any(seg.events for seg in inputs.segments)
+    builder = ProducerStateBuilder(snap.snapshot.entries if snap is not None and snap.snapshot else ())
+    if snap is None and has_events:
+        findings.append(Finding(FindingKind.NO_SNAPSHOT, "no usable producer snapshot: the broker-equivalent state "
+                                "is rebuilt from the first segment (producers whose batches were all deleted are "
+                                "unknown)", inputs.path))
+    start = snap.offset if snap is not None else 0
+    for path, ev in _broker_events(inputs.segments, start):
+        builder.apply(path, ev)
+    broker = builder.finish()
+    full = ProducerStateBuilder()
+    for seg in inputs.segments:
+        full.apply_all(seg.path, seg.events)
+    history = full.finish()
+    findings.extend(history.findings)
+    findings.extend(_compare(broker, history, inputs.path))
+    findings.extend(_txn_index_check(history.completed, inputs.txn_index, inputs.path, log_start))
+    if hw_known and leo > hw:
+        findings.append(Finding(FindingKind.ABOVE_HIGH_WATERMARK, f"offsets {hw}..{leo - 1} lie above the high "
+                                f"watermark {hw} (not yet replicated when the copy was taken)", inputs.path,
+                                first_offset=hw, last_offset=leo - 1))
+    fuo, lso = _stable_offsets(broker, log_start, hw)
+    max_ts = max((s.max_timestamp for s in inputs.segments if s.max_timestamp is not None), default=None)
+    return PartitionView(inputs, log_start, leo, hw, hw_known, broker, history, snap, fuo, lso, max_ts,
+                         tuple(findings))

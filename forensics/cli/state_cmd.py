@@ -1,0 +1,129 @@
+"""``describe-producers``, ``list``, ``describe``: kafka-transactions.sh's views, rebuilt offline."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from typing import List, Optional, Sequence
+
+import typer
+
+from forensics.cli.app import app, error_boundary, fail
+from forensics.cli.progress import byte_progress
+
+EXIT_INPUT = 3
+
+
+class RowFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+class TxnState(str, Enum):
+    Empty = "Empty"
+    Ongoing = "Ongoing"
+    PrepareCommit = "PrepareCommit"
+    PrepareAbort = "PrepareAbort"
+    CompleteCommit = "CompleteCommit"
+    CompleteAbort = "CompleteAbort"
+    Dead = "Dead"
+    PrepareEpochFence = "PrepareEpochFence"
+
+
+PATHS = typer.Argument(..., help="Log dirs, a folder of several brokers' log dirs, or partition dirs.")
+FORMAT = typer.Option(RowFormat.table, "--format", help="table (as kafka-transactions.sh), json or csv.")
+PARTITIONS = typer.Option(None, "--transaction-state-partitions", min=1,
+                          help="Partition count of __transaction_state (default: as many as found).")
+STRICT = typer.Option(False, "--strict", help="Exit 5 when any finding was reported.")
+PROGRESS = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal).")
+
+
+def _report_findings(findings: Sequence, strict: bool) -> None:
+    for f in findings:
+        sys.stderr.write(f.one_line() + "\n")
+    if strict and findings:
+        raise typer.Exit(5)
+
+
+def _load(paths: List[str], progress: bool, **kw):
+    from forensics.layout import discover
+    from forensics.report.scan import total_log_bytes
+    from forensics.report.state import load_state
+
+    inventory = discover(paths)
+    with byte_progress(total_log_bytes(inventory), "rebuilding state", enabled=progress) as advance:
+        return load_state(paths, progress=advance, inventory=inventory, **kw)
+
+
+@app.command("describe-producers")
+def describe_producers_cli(
+    paths: List[str] = PATHS,
+    topic: str = typer.Option(..., "--topic", help="Topic of the partition."),
+    partition: int = typer.Option(..., "--partition", min=0, help="Partition number."),
+    broker_id: Optional[int] = typer.Option(None, "--broker-id", help="Replica on this broker (default: the "
+                                            "likely leader: highest leader epoch, then longest log)."),
+    timeline: bool = typer.Option(False, "--timeline", help="Table format: also print each producer's transactions."),
+    fmt: RowFormat = FORMAT, strict: bool = STRICT, progress: bool = PROGRESS,
+) -> None:
+    """Producer state of one partition replica, as the broker held it (snapshot + replay)."""
+    from forensics.render.rows import render_rows
+    from forensics.render.state_render import PRODUCER_TABLE, producer_timeline_tables
+    from forensics.report.state import describe_producers_rows, preferred_replica
+
+    with error_boundary():
+        rep = _load(paths, progress, topic=topic, partition=partition, broker_id=broker_id, data=True)
+        view = preferred_replica(rep.replicas(topic, partition))
+        if view is None:
+            where = f" on broker {broker_id}" if broker_id is not None else ""
+            raise fail(f"no replica of {topic}-{partition}{where} among the inputs", EXIT_INPUT)
+        rows = describe_producers_rows(paths, topic, partition, broker_id, report=rep)
+        render_rows(fmt.value, rows, PRODUCER_TABLE, sys.stdout,
+                    producer_timeline_tables if timeline else lambda rows: [])
+        sys.stdout.flush()
+        _report_findings(view.findings, strict)
+
+
+@app.command("list")
+def list_cli(
+    paths: List[str] = PATHS,
+    state: Optional[TxnState] = typer.Option(None, "--state", help="Only transactional ids in this state."),
+    partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, strict: bool = STRICT,
+    progress: bool = PROGRESS,
+) -> None:
+    """Every transactional id the coordinators hold (expired ids only with --state Dead)."""
+    from forensics.render.rows import render_rows
+    from forensics.render.state_render import LIST_TABLE
+    from forensics.report.state import list_rows
+
+    with error_boundary():
+        rep = _load(paths, progress, data=False, partition_count=partitions)
+        rows = list_rows(paths, state.value if state else None, report=rep)
+        render_rows(fmt.value, rows, LIST_TABLE, sys.stdout)
+        sys.stdout.flush()
+        _report_findings(rep.coordinator.findings, strict)
+
+
+@app.command("describe")
+def describe_cli(
+    paths: List[str] = PATHS,
+    transactional_id: str = typer.Option(..., "--transactional-id", help="The transactional id."),
+    partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, strict: bool = STRICT,
+    progress: bool = PROGRESS,
+) -> None:
+    """One transactional id: the coordinator's metadata, then every record of its history."""
+    from forensics.render.rows import render_rows
+    from forensics.render.state_render import DESCRIBE_TABLE, history_tables
+    from forensics.report.state import describe_rows
+
+    with error_boundary():
+        rep = _load(paths, progress, data=False, partition_count=partitions)
+        rows = describe_rows(paths, transactional_id, as_of=rep.coordinator_as_of(), report=rep)
+        if not rows:
+            raise fail(f"transactional id {transactional_id!r} not found in any __transaction_state partition "
+                       "among the inputs", EXIT_INPUT)
+        render_rows(fmt.value, rows, DESCRIBE_TABLE, sys.stdout, history_tables)
+        sys.stdout.flush()
+        v = rep.coordinator.ids[transactional_id]
+        _report_findings([f for f in rep.coordinator.findings if transactional_id in f.message
+                          or f.path == v.history[0].at.path], strict)

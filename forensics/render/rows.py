@@ -1,0 +1,62 @@
+"""Renderers for row reports, chosen by name: ``table`` (kafka-transactions.sh layout), ``json``, ``csv``.
+
+Rows are plain dicts keyed by lowerCamelCase column names. Knows nothing of Kafka rules: the
+caller says which keys are columns, in which order.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from typing import Any, Callable, Dict, List, Sequence, TextIO
+
+Row = Dict[str, Any]
+
+
+def header_of(key: str) -> str:
+    """``producerId`` -> ``ProducerId`` (kafka-transactions.sh column spelling)."""
+    return key[:1].upper() + key[1:]
+
+
+def cell(value: Any) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(cell(v) for v in value)
+    return str(value)
+
+
+def kafka_table(rows: Sequence[Row], columns: Sequence[str], headers: Sequence[str] = ()) -> str:
+    """``ToolsUtils.prettyPrintTable``: every cell left-aligned, padded to its column's width and
+    followed by a TAB (the last one too); header first."""
+    heads = list(headers) or [header_of(c) for c in columns]
+    grid = [heads] + [[cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max(len(line[i]) for line in grid) for i in range(len(columns))]
+    return "".join("".join(f"{v:<{w}}\t" for v, w in zip(line, widths)) + "\n" for line in grid)
+
+
+def render_json(rows: Sequence[Row], out: TextIO) -> None:
+    json.dump(list(rows), out, indent=2, sort_keys=False)
+    out.write("\n")
+
+
+def render_csv(rows: Sequence[Row], columns: Sequence[str], out: TextIO) -> None:
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow([header_of(c) for c in columns])
+    for r in rows:
+        w.writerow(["" if r.get(c) is None else cell(r.get(c)) for c in columns])
+
+
+def render_rows(fmt: str, rows: Sequence[Row], columns: Sequence[str], out: TextIO,
+                extra_tables: Callable[[Sequence[Row]], List[str]] = lambda rows: []) -> None:
+    """Render ``rows`` in format ``fmt``; ``extra_tables`` adds text blocks after a table."""
+    if fmt == "json":
+        render_json(rows, out)
+    elif fmt == "csv":
+        render_csv(rows, columns, out)
+    else:
+        out.write(kafka_table(rows, columns))
+        for block in extra_tables(rows):
+            out.write("\n" + block)

@@ -1,0 +1,187 @@
+"""Offline ``describe-producers``, ``list`` and ``describe``: rows shaped like ``kafka-transactions.sh``.
+
+:func:`load_state` discovers the inputs, runs the work units (local executor) and the analysis;
+the ``*_rows`` functions turn the result into plain row dicts whose keys are the lowerCamelCase
+column names (JSON as is; the table and CSV renderers print them in column order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from forensics.analysis.coordinator import CoordinatorView, TransactionIdView, rebuild_coordinator
+from forensics.analysis.producers import PartitionView, rebuild_partition
+from forensics.findings import Finding
+from forensics.layout import Inventory, discover
+from forensics.pipeline.local import is_txn_state, live_partitions, partition_inputs, txn_state_inputs
+from forensics.state.coordinator import HistoryEntry
+from forensics.state.producer import TransactionSpan
+
+Row = Dict[str, Any]
+Progress = Callable[[int], None]
+
+PRODUCER_COLUMNS = ("producerId", "producerEpoch", "latestCoordinatorEpoch", "lastSequence", "lastTimestamp",
+                    "currentTransactionStartOffset")
+LIST_COLUMNS = ("transactionalId", "coordinator", "producerId", "transactionState")
+DESCRIBE_COLUMNS = ("coordinatorId", "transactionalId", "producerId", "producerEpoch", "transactionState",
+                    "transactionTimeoutMs", "currentTransactionStartTimeMs", "transactionDurationMs",
+                    "topicPartitions")
+
+
+@dataclass(frozen=True, slots=True)
+class StateReport:
+    inventory: Inventory
+    partitions: Tuple[PartitionView, ...]
+    coordinator: CoordinatorView
+
+    def findings(self) -> List[Finding]:
+        out = list(self.inventory.findings)
+        for d in self.inventory.log_dirs:
+            out.extend(d.findings)
+        for p in self.partitions:
+            out.extend(p.findings)
+        out.extend(self.coordinator.findings)
+        return out
+
+    def coordinator_as_of(self) -> Optional[int]:
+        """Newest record timestamp in the ``__transaction_state`` partitions read."""
+        return max((seg.max_timestamp for p in self.coordinator.partitions.values() for seg in p.inputs.segments
+                    if seg.max_timestamp is not None), default=None)
+
+    def replicas(self, topic: str, partition: int) -> List[PartitionView]:
+        return [p for p in self.partitions if p.topic_partition == (topic, partition)]
+
+
+def load_state(paths: Sequence[str], *, topic: Optional[str] = None, partition: Optional[int] = None,
+               broker_id: Optional[int] = None, partition_count: Optional[int] = None,
+               data: bool = True, progress: Optional[Progress] = None,
+               inventory: Optional[Inventory] = None) -> StateReport:
+    """Rebuild producer state (data partitions matching the filters) and coordinator metadata."""
+    inv = inventory if inventory is not None else discover(paths)
+    views, txn = [], []
+    for log_dir, p in live_partitions(inv):
+        if is_txn_state(p):
+            txn.append(txn_state_inputs(log_dir, p, progress))
+            continue
+        if not data or (topic is not None and p.topic != topic) or (partition is not None and p.partition != partition):
+            continue
+        if broker_id is not None and (log_dir is None or log_dir.broker_id != broker_id):
+            continue
+        views.append(rebuild_partition(partition_inputs(log_dir, p, progress)))
+    views.sort(key=lambda v: (v.topic_partition.topic, v.topic_partition.partition, v.inputs.broker_id or -1))
+    return StateReport(inv, tuple(views), rebuild_coordinator(txn, partition_count))
+
+
+def preferred_replica(replicas: Sequence[PartitionView]) -> Optional[PartitionView]:
+    """The replica a leader would most likely be: highest leader epoch, then longest log."""
+    if not replicas:
+        return None
+    return max(replicas, key=lambda v: (v.inputs.leader_epoch if v.inputs.leader_epoch is not None else -1,
+                                        v.log_end_offset, -(v.inputs.broker_id or 0)))
+
+
+# -- describe-producers --------------------------------------------------------------------------
+
+
+def _span_row(s: TransactionSpan) -> Row:
+    return {
+        "firstOffset": s.first_offset, "lastDataOffset": s.last_data_offset, "markerOffset": s.marker_offset,
+        "outcome": s.outcome or "OPEN", "dataEpochs": list(s.data_epochs), "markerEpoch": s.marker_epoch,
+        "coordinatorEpoch": s.coordinator_epoch, "batches": s.batches, "records": s.records, "bytes": s.bytes,
+        "firstTimestamp": s.first_timestamp, "lastTimestamp": s.last_timestamp,
+        "markerTimestamp": s.marker_timestamp, "fromSnapshot": s.from_snapshot,
+    }
+
+
+def producer_rows(view: PartitionView) -> List[Row]:
+    tp = view.topic_partition
+    rows = []
+    for pid, e in view.entries.items():
+        spans = view.history.spans.get(pid, ()) or view.broker.spans.get(pid, ())
+        rows.append({
+            "topic": tp.topic, "partition": tp.partition, "producerId": pid, "producerEpoch": e.producer_epoch,
+            "latestCoordinatorEpoch": e.coordinator_epoch if e.coordinator_epoch >= 0 else -1,
+            "lastSequence": e.last_sequence, "lastTimestamp": e.last_timestamp,
+            "currentTransactionStartOffset": e.current_txn_first_offset,
+            "brokerId": view.inputs.broker_id, "lastOffset": e.last_offset if e.last_offset >= 0 else None,
+            "transactions": [_span_row(s) for s in spans],
+        })
+    return rows
+
+
+def describe_producers_rows(paths: Sequence[str], topic: str, partition: int, broker_id: Optional[int] = None,
+                            report: Optional[StateReport] = None) -> List[Row]:
+    rep = report or load_state(paths, topic=topic, partition=partition, broker_id=broker_id)
+    view = preferred_replica(rep.replicas(topic, partition))
+    return producer_rows(view) if view is not None else []
+
+
+def partition_state_rows(paths: Sequence[str], report: Optional[StateReport] = None) -> List[Row]:
+    rep = report or load_state(paths)
+    return [{
+        "topic": v.topic_partition.topic, "partition": v.topic_partition.partition, "brokerId": v.inputs.broker_id,
+        "logStartOffset": v.log_start_offset, "logEndOffset": v.log_end_offset,
+        "highWatermark": v.high_watermark if v.high_watermark_known else None,
+        "firstUnstableOffset": v.first_unstable_offset, "lastStableOffset": v.last_stable_offset,
+        "openTransactions": len(v.open_transactions), "producers": len(v.entries),
+        "snapshot": v.snapshot_used.path if v.snapshot_used is not None else None,
+    } for v in rep.partitions]
+
+
+def state_findings(paths: Sequence[str], report: Optional[StateReport] = None) -> List[Finding]:
+    return (report or load_state(paths)).findings()
+
+
+# -- list / describe -----------------------------------------------------------------------------
+
+
+def _history_row(h: HistoryEntry) -> Row:
+    v = h.value
+    row: Row = {"offset": h.offset, "timestamp": h.timestamp, "coordinatorEpoch": h.leader_epoch,
+                "transactionState": h.state_name, "path": h.at.path, "position": h.at.position}
+    if v is not None:
+        row.update(producerId=v.producer_id, producerEpoch=v.producer_epoch,
+                   transactionTimeoutMs=v.transaction_timeout_ms,
+                   topicPartitions=[f"{t.topic}-{p}" for t in (v.partitions or ()) for p in t.partition_ids],
+                   lastUpdateTimeMs=v.last_update_timestamp_ms, startTimeMs=v.start_timestamp_ms,
+                   valueVersion=v.version)
+    return row
+
+
+def transaction_row(v: TransactionIdView) -> Row:
+    m = v.metadata
+    row: Row = {"transactionalId": v.transactional_id, "coordinator": v.coordinator,
+                "producerId": m.producer_id if m else None, "producerEpoch": m.producer_epoch if m else None,
+                "transactionState": v.state_name, "transactionTimeoutMs": m.timeout_ms if m else None,
+                "currentTransactionStartTimeMs": m.start_ms if m and m.start_ms >= 0 else None,
+                "topicPartitions": [str(tp) for tp in m.partitions] if m else [],
+                "lastUpdateTimeMs": m.last_update_ms if m else v.tombstone.timestamp if v.tombstone else None,
+                "coordinatorEpoch": v.coordinator_epoch, "transactionStatePartition": v.partition}
+    return row
+
+
+def list_rows(paths: Sequence[str], state: Optional[str] = None, report: Optional[StateReport] = None) -> List[Row]:
+    rep = report or load_state(paths, data=False)
+    rows = []
+    for v in rep.coordinator.ids.values():
+        if v.metadata is None and state != "Dead":
+            continue  # expired (tombstoned) ids are gone from the coordinator, as Kafka's list shows
+        if state is not None and v.state_name != state:
+            continue
+        rows.append(transaction_row(v))
+    return rows
+
+
+def describe_rows(paths: Sequence[str], transactional_id: str, as_of: Optional[int] = None,
+                  report: Optional[StateReport] = None) -> List[Row]:
+    rep = report or load_state(paths, data=False)
+    v = rep.coordinator.ids.get(transactional_id)
+    if v is None:
+        return []
+    row = transaction_row(v)
+    row["coordinatorId"] = row["coordinator"]
+    start = row["currentTransactionStartTimeMs"]
+    row["transactionDurationMs"] = as_of - start if as_of is not None and start is not None else None
+    row["history"] = [_history_row(h) for h in v.history]
+    return [row]

@@ -1,0 +1,285 @@
+"""A partition replica's producer state, folded with the broker's replication semantics.
+
+Mirrors ``ProducerStateManager`` / ``ProducerAppendInfo`` / ``ProducerStateEntry`` (spec §9.1,
+§9.2, §9.5) on the *replication and recovery* path: nothing is rejected. Where the broker's leader
+path would refuse a batch (epoch or coordinator epoch going backwards) or where every path throws
+(``InvalidTxnStateException``: a non-transactional batch inside an open transaction) the fold
+applies what the replication path applies and records a :class:`Finding` with file, byte position
+and offset. Batches are applied one at a time, as ``LogSegment.recover`` does (§9.3).
+
+Besides the broker's entry per producer id the fold keeps, for forensics, every transaction it
+saw on the partition (:class:`TransactionSpan`: first offset, marker, outcome, epochs, size).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from forensics.codec.snapshot import ProducerStateEntry
+from forensics.findings import Finding, FindingKind
+from forensics.model import Provenance
+from forensics.state.events import DataBatch, Marker, ProducerEvent
+
+NO_EPOCH = -1
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerState:
+    """One producer id's entry as the broker holds it (what ``DescribeProducers`` returns)."""
+
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int  # of the last end-transaction marker, -1 if none
+    last_sequence: int  # of the last data batch of the current epoch, -1 if none
+    last_offset: int  # last offset of that batch, -1 if none
+    offset_delta: int
+    last_timestamp: int  # last data batch's maxTimestamp or last marker's timestamp
+    current_txn_first_offset: Optional[int]
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionSpan:
+    """One transaction of one producer on this partition: its data and, if any, its marker."""
+
+    producer_id: int
+    first_offset: int
+    last_data_offset: Optional[int]  # None: no data seen (opened before a snapshot, or empty)
+    data_epochs: Tuple[int, ...]
+    batches: int
+    records: int
+    bytes: int
+    first_timestamp: Optional[int]
+    last_timestamp: Optional[int]
+    start: Optional[Provenance]  # first data batch seen
+    marker_offset: Optional[int] = None
+    outcome: Optional[str] = None  # "COMMIT" | "ABORT" | None while open
+    marker_epoch: Optional[int] = None
+    coordinator_epoch: Optional[int] = None
+    marker_timestamp: Optional[int] = None
+    marker_at: Optional[Provenance] = None
+    from_snapshot: bool = False  # opened before the replay started (first offset from a snapshot)
+
+    @property
+    def is_open(self) -> bool:
+        return self.marker_offset is None
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedTxn:
+    """``CompletedTxn`` plus the last stable offset the broker computes for it (§9.5)."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int  # the marker's offset
+    is_aborted: bool
+    last_stable_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerFold:
+    """Result of folding a partition's events: entries, open and completed transactions."""
+
+    entries: Dict[int, ProducerState]
+    ongoing: Dict[int, int]  # producer id -> first offset of its open transaction
+    completed: Tuple[CompletedTxn, ...]
+    spans: Dict[int, Tuple[TransactionSpan, ...]]  # per producer, in offset order
+    findings: Tuple[Finding, ...]
+    last_offset: Optional[int]  # highest offset applied (map end offset - 1)
+    events: int = 0
+
+
+@dataclass
+class _Span:
+    first_offset: int
+    from_snapshot: bool = False
+    last_data_offset: Optional[int] = None
+    epochs: List[int] = field(default_factory=list)
+    batches: int = 0
+    records: int = 0
+    bytes: int = 0
+    first_ts: Optional[int] = None
+    last_ts: Optional[int] = None
+    start: Optional[Provenance] = None
+
+    def add(self, b: DataBatch, path: str) -> None:
+        if b.epoch not in self.epochs:
+            self.epochs.append(b.epoch)
+        if self.start is None:
+            self.start = Provenance(path, b.position)
+            self.first_ts = b.max_timestamp
+        self.last_data_offset = b.last_offset
+        self.last_ts = b.max_timestamp
+        self.batches += 1
+        self.records += b.records
+        self.bytes += b.size
+
+    def freeze(self, pid: int, marker: Optional[Marker] = None, path: str = "") -> TransactionSpan:
+        base = TransactionSpan(pid, self.first_offset, self.last_data_offset, tuple(self.epochs), self.batches,
+                               self.records, self.bytes, self.first_ts, self.last_ts, self.start,
+                               from_snapshot=self.from_snapshot)
+        if marker is None:
+            return base
+        return TransactionSpan(
+            pid, self.first_offset, self.last_data_offset, tuple(self.epochs), self.batches, self.records,
+            self.bytes, self.first_ts, self.last_ts, self.start, marker.offset,
+            "COMMIT" if marker.commit else "ABORT", marker.epoch, marker.coordinator_epoch, marker.timestamp,
+            Provenance(path, marker.position), self.from_snapshot)
+
+
+class _Entry:
+    __slots__ = ("epoch", "last_seq", "last_offset", "offset_delta", "last_ts", "coord_epoch", "txn_first", "span")
+
+    def __init__(self) -> None:
+        self.epoch = NO_EPOCH
+        self.last_seq = -1
+        self.last_offset = -1
+        self.offset_delta = 0
+        self.last_ts = -1
+        self.coord_epoch = -1
+        self.txn_first: Optional[int] = None
+        self.span: Optional[_Span] = None
+
+    def set_epoch(self, epoch: int) -> None:
+        """``maybeUpdateProducerEpoch``: a new epoch clears the batch metadata."""
+        if epoch != self.epoch:
+            self.epoch = epoch
+            self.last_seq, self.last_offset, self.offset_delta = -1, -1, 0
+
+    def freeze(self, pid: int) -> ProducerState:
+        return ProducerState(pid, self.epoch, self.coord_epoch, self.last_seq, self.last_offset, self.offset_delta,
+                             self.last_ts, self.txn_first)
+
+
+class ProducerStateBuilder:
+    """Fold v2 producer batches of one partition replica, in offset order.
+
+    ``initial``: entries of a loaded ``.snapshot`` (the broker-equivalent rebuild starts there).
+    """
+
+    def __init__(self, initial: Iterable[ProducerStateEntry] = ()) -> None:
+        self._entries: Dict[int, _Entry] = {}
+        self._ongoing: Dict[int, int] = {}
+        self._completed: List[CompletedTxn] = []
+        self._spans: Dict[int, List[TransactionSpan]] = {}
+        self._findings: List[Finding] = []
+        self._last_offset: Optional[int] = None
+        self._events = 0
+        for s in initial:
+            e = _Entry()
+            e.epoch, e.coord_epoch, e.last_ts = s.producer_epoch, s.coordinator_epoch, s.last_timestamp
+            if s.batch_metadata is not None:
+                m = s.batch_metadata
+                e.last_seq, e.last_offset, e.offset_delta = m.last_seq, m.last_offset, m.offset_delta
+            if s.current_txn_first_offset is not None:
+                e.txn_first = s.current_txn_first_offset
+                e.span = _Span(s.current_txn_first_offset, from_snapshot=True)
+                self._ongoing[s.producer_id] = s.current_txn_first_offset
+            self._entries[s.producer_id] = e
+
+    # -- applying ------------------------------------------------------------------------------
+
+    def apply_all(self, path: str, events: Iterable[ProducerEvent]) -> None:
+        for ev in events:
+            self.apply(path, ev)
+
+    def apply(self, path: str, ev: ProducerEvent) -> None:
+        self._events += 1
+        if isinstance(ev, Marker):
+            self._marker(path, ev)
+            last = ev.offset
+        else:
+            self._data(path, ev)
+            last = ev.last_offset
+        if self._last_offset is None or last > self._last_offset:
+            self._last_offset = last
+
+    def _entry(self, pid: int) -> _Entry:
+        e = self._entries.get(pid)
+        if e is None:
+            e = self._entries[pid] = _Entry()
+        return e
+
+    def _finding(self, kind: FindingKind, message: str, path: str, position: int, first: int,
+                 last: Optional[int] = None) -> None:
+        self._findings.append(Finding(kind, message, path, position, None, first, last))
+
+    def _data(self, path: str, b: DataBatch) -> None:
+        e = self._entry(b.producer_id)
+        if b.epoch < e.epoch:
+            self._finding(FindingKind.EPOCH_REGRESSION,
+                          f"producer {b.producer_id}: data batch at epoch {b.epoch} after epoch {e.epoch} "
+                          "(a leader would reject it with INVALID_PRODUCER_EPOCH; replication applies it)",
+                          path, b.position, b.base_offset, b.last_offset)
+        if e.txn_first is not None and b.epoch != e.epoch and b.transactional:
+            self._finding(FindingKind.TRANSACTION_SPANS_EPOCHS,
+                          f"producer {b.producer_id}: transaction open since offset {e.txn_first} at epoch "
+                          f"{e.epoch} continues with a batch at epoch {b.epoch}",
+                          path, b.position, b.base_offset, b.last_offset)
+        e.set_epoch(b.epoch)
+        e.last_seq, e.last_offset, e.offset_delta = b.last_sequence, b.last_offset, b.last_offset - b.base_offset
+        e.last_ts = b.max_timestamp
+        if e.txn_first is not None and not b.transactional:
+            self._finding(FindingKind.INVALID_TXN_STATE,
+                          f"producer {b.producer_id}: non-transactional batch inside its transaction open since "
+                          f"offset {e.txn_first} (the broker throws InvalidTxnStateException)",
+                          path, b.position, b.base_offset, b.last_offset)
+        elif b.transactional:
+            if e.txn_first is None:
+                e.txn_first = b.base_offset
+                e.span = _Span(b.base_offset)
+                self._ongoing[b.producer_id] = b.base_offset
+            if e.span is None:  # opened in a snapshot taken before any of its data we replay
+                e.span = _Span(e.txn_first, from_snapshot=True)
+            e.span.add(b, path)
+
+    def _marker(self, path: str, m: Marker) -> None:
+        e = self._entry(m.producer_id)
+        kind = "COMMIT" if m.commit else "ABORT"
+        if m.epoch < e.epoch:
+            self._finding(FindingKind.EPOCH_REGRESSION,
+                          f"producer {m.producer_id}: {kind} marker at epoch {m.epoch} after epoch {e.epoch} "
+                          "(a leader would reject it with INVALID_PRODUCER_EPOCH)", path, m.position, m.offset)
+        if e.coord_epoch > m.coordinator_epoch:
+            self._finding(FindingKind.COORDINATOR_EPOCH_REGRESSION,
+                          f"producer {m.producer_id}: {kind} marker with coordinatorEpoch {m.coordinator_epoch} "
+                          f"after {e.coord_epoch} (a leader would reject it with TRANSACTION_COORDINATOR_FENCED)",
+                          path, m.position, m.offset)
+        if e.txn_first is not None:
+            self._complete(m, e.txn_first)
+            span = e.span or _Span(e.txn_first)
+            self._spans.setdefault(m.producer_id, []).append(span.freeze(m.producer_id, m, path))
+        else:
+            self._finding(FindingKind.MARKER_WITHOUT_TRANSACTION,
+                          f"producer {m.producer_id}: {kind} marker with no open transaction (an empty transaction, "
+                          "or a marker written by an administrator)", path, m.position, m.offset)
+            empty = _Span(m.offset)
+            self._spans.setdefault(m.producer_id, []).append(empty.freeze(m.producer_id, m, path))
+        e.set_epoch(m.epoch)
+        e.coord_epoch = m.coordinator_epoch
+        e.txn_first, e.span = None, None
+        e.last_ts = m.timestamp
+
+    def _complete(self, m: Marker, first: int) -> None:
+        """``ProducerStateManager.lastStableOffset`` then ``completeTxn`` (§9.5)."""
+        del self._ongoing[m.producer_id]
+        others = [o for pid, o in self._ongoing.items() if pid != m.producer_id]
+        lso = min(others) if others else m.offset + 1
+        self._completed.append(CompletedTxn(m.producer_id, first, m.offset, not m.commit, lso))
+
+    # -- result --------------------------------------------------------------------------------
+
+    def finish(self) -> ProducerFold:
+        spans = {pid: list(s) for pid, s in self._spans.items()}
+        for pid, e in self._entries.items():
+            if e.span is not None:
+                spans.setdefault(pid, []).append(e.span.freeze(pid))
+        return ProducerFold(
+            entries={pid: e.freeze(pid) for pid, e in sorted(self._entries.items())},
+            ongoing=dict(sorted(self._ongoing.items(), key=lambda kv: kv[1])),
+            completed=tuple(self._completed),
+            spans={pid: tuple(sorted(s, key=lambda t: t.first_offset)) for pid, s in sorted(spans.items())},
+            findings=tuple(self._findings),
+            last_offset=self._last_offset,
+            events=self._events,
+        )
