@@ -38,7 +38,8 @@ class PartitionView:
     first_unstable_offset: Optional[int]
     last_stable_offset: int
     max_timestamp: Optional[int]
-    findings: Tuple[Finding, ...]
+    findings: Tuple[Finding, ...]  # everything: reading damage, snapshots, state anomalies
+    state_findings: Tuple[Finding, ...] = ()  # only what the rebuild itself found (not segment damage)
 
     @property
     def topic_partition(self) -> TopicPartition:
@@ -135,6 +136,13 @@ def _txn_index_check(completed: Sequence[CompletedTxn], index: Sequence[AbortedT
     return out
 
 
+def _compacted_away(f: Finding, cleaner_offset: Optional[int]) -> bool:
+    """A marker without its transaction's data in a cleaned region: the log cleaner removed data that
+    later records superseded (the marker stays until its delete horizon). Normal, not an anomaly."""
+    return (f.kind is FindingKind.MARKER_WITHOUT_TRANSACTION and cleaner_offset is not None
+            and f.first_offset is not None and f.first_offset < cleaner_offset)
+
+
 def _stable_offsets(broker: ProducerFold, log_start: int, hw: int) -> Tuple[Optional[int], int]:
     """First unstable offset and LSO (``UnifiedLog.lastStableOffset``, §9.5)."""
     candidates = list(broker.ongoing.values())
@@ -146,9 +154,10 @@ def _stable_offsets(broker: ProducerFold, log_start: int, hw: int) -> Tuple[Opti
 
 
 def rebuild_partition(inputs: PartitionInputs) -> PartitionView:
-    findings: List[Finding] = list(inputs.findings)
+    read_findings: List[Finding] = list(inputs.findings)
     for seg in inputs.segments:
-        findings.extend(seg.findings)
+        read_findings.extend(seg.findings)
+    findings: List[Finding] = []
     for snap in inputs.snapshots:
         findings.extend(snap.findings)
     leo = _log_end(inputs)
@@ -171,7 +180,7 @@ def rebuild_partition(inputs: PartitionInputs) -> PartitionView:
     for seg in inputs.segments:
         full.apply_all(seg.path, seg.events)
     history = full.finish()
-    findings.extend(history.findings)
+    findings.extend(f for f in history.findings if not _compacted_away(f, inputs.cleaner_offset))
     findings.extend(_compare(broker, history, inputs.path))
     findings.extend(_txn_index_check(history.completed, inputs.txn_index, inputs.path, log_start))
     if hw_known and leo > hw:
@@ -181,4 +190,4 @@ def rebuild_partition(inputs: PartitionInputs) -> PartitionView:
     fuo, lso = _stable_offsets(broker, log_start, hw)
     max_ts = max((s.max_timestamp for s in inputs.segments if s.max_timestamp is not None), default=None)
     return PartitionView(inputs, log_start, leo, hw, hw_known, broker, history, snap, fuo, lso, max_ts,
-                         tuple(findings))
+                         tuple(read_findings + findings), tuple(findings))

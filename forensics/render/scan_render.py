@@ -37,14 +37,14 @@ def render_scan_table(report: ScanReport, out: TextIO) -> None:
     console.print(brokers)
     parts = Table(title="Partitions", title_justify="left")
     for col in ("Broker", "Topic", "Partition", "Status", "TopicId", "Segments", "Bytes", "Batches", "Records",
-                "Offsets", "LogStart", "HW", "Magic", "Codecs", "Findings"):
+                "Offsets", "LogStart", "HW", "LSO", "OpenTxns", "Magic", "Codecs", "Findings"):
         parts.add_column(col, no_wrap=True)
     for d in report.log_dirs:
         for p in d.partitions:
             parts.add_row(_opt(p.broker_id), _opt(p.topic), _opt(p.partition), p.status, _opt(p.topic_id),
                           str(len(p.segments)), str(p.bytes), str(p.batches), str(p.records),
                           _offsets(p.first_offset, p.last_offset), _opt(p.log_start_offset), _opt(p.high_watermark),
-                          _set(p.magics), _set(p.codecs), str(len(p.all_findings())))
+                          _opt(p.last_stable_offset), str(p.open_transactions), _set(p.magics), _set(p.codecs), str(len(p.all_findings())))
     console.print(parts)
     if report.loose_segments:
         loose = Table(title="Segment files", title_justify="left")
@@ -82,9 +82,11 @@ def _partition_obj(p: PartitionSummary) -> Dict[str, Any]:
     return {
         "brokerId": p.broker_id, "path": p.path, "topic": p.topic, "partition": p.partition, "status": p.status,
         "topicId": p.topic_id, "logStartOffset": p.log_start_offset, "highWatermark": p.high_watermark,
+        "lastStableOffset": p.last_stable_offset, "openTransactions": p.open_transactions,
         "bytes": p.bytes, "batches": p.batches, "records": p.records, "firstOffset": p.first_offset,
         "lastOffset": p.last_offset, "magics": sorted(p.magics), "codecs": sorted(p.codecs),
-        "segments": [_segment_obj(s) for s in p.segments], "findings": [f.to_dict() for f in p.findings],
+        "segments": [_segment_obj(s) for s in p.segments],
+        "findings": [f.to_dict() for f in p.findings + p.state_findings],
     }
 
 

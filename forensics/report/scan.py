@@ -8,7 +8,7 @@ layout's checkpoints (log start offset, high watermark, topic id); every finding
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple
 
 from forensics.codec.compression import codec_name
@@ -16,12 +16,16 @@ from forensics.errors import InputError
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import MappedFile
 from forensics.io.frames import FrameScanner
-from forensics.layout import Inventory, LogDir, PartitionDir, discover
+from forensics.analysis.producers import rebuild_partition
+from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus, discover
+from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
+from forensics.pipeline.local import partition_inputs
 
 _V2_FIELDS = struct.Struct(">xhiqqqhii")  # from @20: skip crc's last byte; attributes .. recordsCount
 _LEGACY_ATTR_TS = struct.Struct(">bq")  # attributes @17, timestamp @18 (magic 1)
 
 Progress = Callable[[int], None]  # called with bytes just scanned
+_NO_PRODUCER_STATE = (TRANSACTION_STATE_TOPIC, CLUSTER_METADATA_TOPIC)  # coordinator / KRaft logs
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,9 @@ class PartitionSummary:
     high_watermark: Optional[int]
     segments: Tuple[SegmentSummary, ...]
     findings: Tuple[Finding, ...] = ()
+    last_stable_offset: Optional[int] = None  # None: not computed (no transactional data, or internal log)
+    open_transactions: int = 0
+    state_findings: Tuple[Finding, ...] = ()  # producer-state anomalies (spec §9)
 
     @property
     def bytes(self) -> int:
@@ -85,7 +92,7 @@ class PartitionSummary:
         return frozenset().union(*(s.codecs for s in self.segments))
 
     def all_findings(self) -> Tuple[Finding, ...]:
-        return self.findings + tuple(f for s in self.segments for f in s.findings)
+        return self.findings + tuple(f for s in self.segments for f in s.findings) + self.state_findings
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +182,20 @@ def _partition(log_dir: LogDir, p: PartitionDir, progress: Optional[Progress]) -
     if lso is None and p.segments:
         lso = p.segments[0].base_offset
     hw = log_dir.high_watermarks.get(tp) if tp is not None else None
-    return PartitionSummary(log_dir.path, log_dir.broker_id, p.path, p.topic, p.partition, p.status.value,
-                            p.topic_id, lso, hw, segments, tuple(p.findings))
+    summary = PartitionSummary(log_dir.path, log_dir.broker_id, p.path, p.topic, p.partition, p.status.value,
+                               p.topic_id, lso, hw, segments, tuple(p.findings))
+    if tp is None or p.topic in _NO_PRODUCER_STATE or p.status is not PartitionStatus.LIVE:
+        return summary
+    if not p.snapshots and not any(s.transactional_batches or s.control_batches for s in segments):
+        return replace(summary, last_stable_offset=hw if hw is not None else _end(segments))
+    view = rebuild_partition(partition_inputs(log_dir if log_dir.path else None, p))
+    return replace(summary, last_stable_offset=view.last_stable_offset, open_transactions=len(view.open_transactions),
+                   state_findings=view.state_findings)
+
+
+def _end(segments: Sequence[SegmentSummary]) -> Optional[int]:
+    last = max((s.last_offset for s in segments if s.last_offset is not None), default=None)
+    return last + 1 if last is not None else (segments[-1].base_offset if segments else None)
 
 
 def _partition_order(p: PartitionDir) -> tuple:

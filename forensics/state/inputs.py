@@ -72,6 +72,7 @@ class PartitionInputs:
     snapshots: Tuple[SnapshotRead, ...]  # in offset order
     txn_index: Tuple[AbortedTxnEntry, ...]
     findings: Tuple[Finding, ...] = ()  # from reading the txn indexes and the layout
+    cleaner_offset: Optional[int] = None  # cleaner-offset-checkpoint: offsets below it were compacted
 
 
 @dataclass(frozen=True, slots=True)
