@@ -86,7 +86,7 @@ def _silence_stdout() -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    from forensics.cli import dump_cmd, scan_cmd, state_cmd  # noqa: F401  (registers the commands)
+    from forensics.cli import dump_cmd, hanging_cmd, scan_cmd, state_cmd  # noqa: F401  (registers the commands)
 
     try:
         code = app(args=argv, prog_name="kafka-forensics", standalone_mode=False)

@@ -51,7 +51,7 @@ def partition_inputs(log_dir: Optional[LogDir], p: PartitionDir, progress: Optio
     return PartitionInputs(p.path, tp, log_dir.broker_id if log_dir is not None else None,
                            log_dir.path if log_dir is not None else "", start, hw, epoch, tuple(segments), snapshots,
                            tuple(txn_entries), tuple(txn_findings) + tuple(p.findings),
-                           log_dir.cleaner_offsets.get(tp) if log_dir is not None else None)
+                           log_dir.cleaner_offsets.get(tp) if log_dir is not None else None, tuple(p.leader_epochs))
 
 
 def txn_state_inputs(log_dir: Optional[LogDir], p: PartitionDir, progress: Optional[Progress] = None) -> TxnStateInputs:

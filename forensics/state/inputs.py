@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple, Optional, Tuple
 
+from forensics.codec.checkpoints import EpochEntry
 from forensics.codec.snapshot import ProducerSnapshot
 from forensics.findings import Finding
 from forensics.model import TopicPartition
@@ -73,6 +74,7 @@ class PartitionInputs:
     txn_index: Tuple[AbortedTxnEntry, ...]
     findings: Tuple[Finding, ...] = ()  # from reading the txn indexes and the layout
     cleaner_offset: Optional[int] = None  # cleaner-offset-checkpoint: offsets below it were compacted
+    leader_epochs: Tuple[EpochEntry, ...] = ()  # leader-epoch-checkpoint
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,190 @@
+"""Hanging-transaction verdicts: every open transaction cross-referenced with the coordinators.
+
+Spec §11.4 (Kafka's ``find-hanging``) and §13.4 (our superset). For each open transaction of a
+partition replica (producer id, first offset, entry epoch E, coordinator epoch C, lastTimestamp):
+
+* ``hanging``: the coordinator's own metadata proves no marker will come (no record for the
+  producer id, the id expired, the id's producer id rotated, the id in Empty/CompleteX, or the
+  partition not in its partition set); reasons name the known patterns (KAFKA-9144, KAFKA-7408);
+* ``ongoing``: Ongoing with the partition in its set: the coordinator will finish or time it out;
+* ``stuck-coordinator``: PrepareCommit/PrepareAbort with the partition in its set: markers that
+  never arrived (never abort a PrepareCommit: it would break atomicity);
+* ``unverifiable``: no coordinator data to decide; then only the age gate decides, as Kafka's tool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
+from forensics.analysis.producers import PartitionView
+from forensics.codec.txnlog import TransactionStatus as S
+from forensics.model import Provenance
+from forensics.state.producer import ProducerState, TransactionSpan
+
+HANGING = "hanging"
+ONGOING = "ongoing"
+STUCK = "stuck-coordinator"
+UNVERIFIABLE = "unverifiable"
+DEFAULT_MAX_TRANSACTION_TIMEOUT_MS = 15 * 60_000
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One open transaction and what the coordinators say about it."""
+
+    view: PartitionView
+    entry: ProducerState
+    start_offset: int
+    span: Optional[TransactionSpan]
+    verdict: str
+    reason: str
+    transactional_id: Optional[str]
+    id_view: Optional[TransactionIdView]
+    duration_ms: Optional[int]  # as-of minus the entry's lastTimestamp
+    past_age_gate: bool
+    patterns: Tuple[str, ...] = ()  # KAFKA-9144, KAFKA-7408, ...
+
+    @property
+    def abortable(self) -> bool:
+        """Only hanging transactions get an abort command (and unverifiable ones past the age gate)."""
+        return self.verdict == HANGING or (self.verdict == UNVERIFIABLE and self.past_age_gate)
+
+    @property
+    def shown_by_default(self) -> bool:
+        return self.abortable
+
+
+def _open_span(view: PartitionView, pid: int) -> Optional[TransactionSpan]:
+    for spans in (view.history.spans.get(pid, ()), view.broker.spans.get(pid, ())):
+        for s in spans:
+            if s.is_open:
+                return s
+    return None
+
+
+def _kafka_9144(view: PartitionView, pid: int, start: int, epoch: int) -> Optional[str]:
+    """A marker at a higher epoch before this transaction's data: the partition had forgotten the
+    fencing epoch (early producer-state expiry, spec §13.1) and accepted a zombie's write."""
+    for s in view.history.spans.get(pid, ()):
+        if s.marker_offset is not None and s.marker_offset < start and (s.marker_epoch or -1) > epoch:
+            return (f"KAFKA-9144 pattern: {s.outcome} marker at offset {s.marker_offset} carried epoch "
+                    f"{s.marker_epoch}, yet this transaction's data at offset {start} has epoch {epoch}")
+    return None
+
+
+def _kafka_7408(view: PartitionView, start: int) -> Optional[str]:
+    """A leader change after the transaction's first offset: a marker may have been lost by truncation."""
+    later = [e for e in view.inputs.leader_epochs if e.start_offset > start]
+    if later:
+        e = later[0]
+        return (f"leader epoch {e.epoch} began at offset {e.start_offset}, after this transaction started: if "
+                "its marker was lost there (truncation, unclean election: KAFKA-7408) another replica may hold it")
+    return None
+
+
+def _missing_partitions(coord: CoordinatorView) -> List[int]:
+    return [p for p in range(coord.partition_count) if p not in coord.partitions]
+
+
+def _classify_with_id(view: PartitionView, e: ProducerState, v: TransactionIdView) -> Tuple[str, str]:
+    m = v.metadata
+    tp = view.topic_partition
+    if m is None:
+        t = v.tombstone
+        return HANGING, (f"transactional id {v.transactional_id!r} expired: tombstone at offset "
+                         f"{t.offset if t else '?'} of __transaction_state-{v.partition}")
+    if m.producer_id != e.producer_id:
+        return HANGING, (f"producer id rotated: {v.transactional_id!r} now uses producer id {m.producer_id} "
+                         f"(epoch {m.producer_epoch})")
+    state = m.state
+    if state in (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
+        return HANGING, (f"coordinator has {v.transactional_id!r} in {m.state_name} (epoch {m.producer_epoch}): "
+                         "no transaction in flight, no marker will come")
+    if tp not in m.partitions:
+        return HANGING, (f"{tp} is not in the partition set of {v.transactional_id!r} ({m.state_name}: "
+                         f"{', '.join(map(str, m.partitions)) or 'none'})")
+    if state == S.ONGOING:
+        if m.producer_epoch < e.producer_epoch:
+            return STUCK, (f"Ongoing at epoch {m.producer_epoch}, below the partition's epoch {e.producer_epoch}: "
+                           "the coordinator's markers would be rejected")
+        return ONGOING, (f"Ongoing with {tp} in its set since {m.start_ms}: the coordinator will commit, abort or "
+                         f"time it out ({m.timeout_ms} ms)")
+    if state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+        what = "COMMIT" if state == S.PREPARE_COMMIT else "ABORT"
+        return STUCK, (f"{m.state_name} with {tp} still pending: the {what} marker never arrived"
+                       + (" (do NOT abort: the coordinator decided to commit)" if what == "COMMIT" else ""))
+    return HANGING, f"coordinator has {v.transactional_id!r} in {m.state_name}"
+
+
+def _classify(view: PartitionView, e: ProducerState, coord: Optional[CoordinatorView]
+              ) -> Tuple[str, str, Optional[TransactionIdView]]:
+    pid = e.producer_id
+    if coord is None or not coord.partitions:
+        return UNVERIFIABLE, ("no __transaction_state among the inputs: judged by age alone, as Kafka's "
+                              "find-hanging does"), None
+    current = coord.ids_for_producer(pid)
+    if current:
+        v = current[0]
+        verdict, reason = _classify_with_id(view, e, v)
+        return verdict, reason, v
+    former = coord.ever_used_producer(pid)
+    if former:
+        v = former[0]
+        verdict, reason = _classify_with_id(view, e, v)
+        return verdict, reason, v
+    missing = _missing_partitions(coord)
+    if missing:
+        return UNVERIFIABLE, (f"no coordinator record for producer id {pid}, but __transaction_state partitions "
+                              f"{', '.join(map(str, missing))} are not among the inputs"), None
+    return HANGING, f"no coordinator record for producer id {pid} in any __transaction_state partition", None
+
+
+def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as_of: Optional[int],
+                       max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS) -> List[Verdict]:
+    out = []
+    for pid, start in view.open_transactions.items():
+        e = view.entries[pid]
+        verdict, reason, v = _classify(view, e, coord)
+        patterns = []
+        if verdict == HANGING:
+            for check in (_kafka_9144(view, pid, start, e.producer_epoch), _kafka_7408(view, start)):
+                if check:
+                    patterns.append(check)
+        duration = as_of - e.last_timestamp if as_of is not None and e.last_timestamp >= 0 else None
+        past = duration is not None and duration > max_timeout_ms
+        out.append(Verdict(view, e, start, _open_span(view, pid), verdict,
+                           reason + "".join(f"; {p}" for p in patterns), v.transactional_id if v else None, v,
+                           duration, past, tuple(patterns)))
+    return out
+
+
+def classify(views: Sequence[PartitionView], coord: Optional[CoordinatorView], as_of: Optional[int],
+             max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS) -> List[Verdict]:
+    out: List[Verdict] = []
+    for view in views:
+        out.extend(classify_partition(view, coord, as_of, max_timeout_ms))
+    return out
+
+
+def evidence_of(v: Verdict) -> dict:
+    """Files, byte positions, offsets and coordinator records behind a verdict (plain data)."""
+    def at(p: Optional[Provenance]) -> Optional[dict]:
+        return {"path": p.path, "position": p.position} if p is not None else None
+
+    ev: dict = {"partitionDir": v.view.inputs.path, "brokerId": v.view.inputs.broker_id,
+                "firstBatch": at(v.span.start) if v.span else None,
+                "snapshot": v.view.snapshot_used.path if v.view.snapshot_used else None,
+                "logStartOffset": v.view.log_start_offset, "highWatermark": v.view.high_watermark,
+                "lastStableOffset": v.view.last_stable_offset,
+                "openTransaction": None if v.span is None else {
+                    "firstOffset": v.span.first_offset, "lastDataOffset": v.span.last_data_offset,
+                    "batches": v.span.batches, "records": v.span.records, "bytes": v.span.bytes,
+                    "epochs": list(v.span.data_epochs), "fromSnapshot": v.span.from_snapshot}}
+    if v.id_view is not None:
+        last = v.id_view.history[-1]
+        ev["coordinatorRecord"] = {"partition": v.id_view.partition, "offset": last.offset,
+                                   "state": last.state_name, "timestamp": last.timestamp,
+                                   "path": last.at.path, "position": last.at.position}
+    return ev

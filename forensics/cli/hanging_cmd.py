@@ -1,0 +1,130 @@
+"""``find-hanging`` and ``abort-commands``: verdicts on every open transaction, offline."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timezone
+from enum import Enum
+from typing import List, Optional
+
+import typer
+
+from forensics.cli.app import EXIT_FOUND, EXIT_USAGE, app, error_boundary, fail
+from forensics.cli.state_cmd import PARTITIONS, PATHS, PROGRESS, RowFormat, _load
+
+HANGING_TABLE = ("topic", "partition", "producerId", "producerEpoch", "coordinatorEpoch", "startOffset",
+                 "lastTimestamp", "durationS", "verdict", "reason", "transactionalId")
+HANGING_HEADERS = ("Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch", "StartOffset",
+                   "LastTimestamp", "Duration(s)", "Verdict", "Reason", "TransactionalId")
+
+
+class HangingFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+def parse_time(text: Optional[str]) -> Optional[int]:
+    """Epoch milliseconds, or an ISO-8601 time (UTC unless it says otherwise)."""
+    if text is None:
+        return None
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise fail(f"--as-of {text!r}: give epoch milliseconds or an ISO-8601 time such as 2026-11-20T21:50:00Z",
+                   EXIT_USAGE) from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return int(t.timestamp() * 1000)
+
+
+def format_time(ms: Optional[int]) -> str:
+    if ms is None:
+        return "unknown"
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds") + f" ({ms})"
+
+
+def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress):
+    from forensics.report.hanging import find_hanging
+
+    rep = _load(paths, progress, partition_count=partitions)
+    verdicts, when = find_hanging(rep, as_of=parse_time(as_of), topic=topic, partition=partition,
+                                  broker_id=broker_id, max_timeout_ms=minutes * 60_000)
+    return rep, verdicts, when
+
+
+AS_OF = typer.Option(None, "--as-of", help="Analysis time (epoch ms or ISO-8601). Default: the newest timestamp "
+                     "on the inputs, never this machine's clock.")
+TIMEOUT = typer.Option(15, "--max-transaction-timeout", min=0, help="Age gate in minutes (as Kafka's tool); "
+                       "decides only where no coordinator data can.")
+TOPIC = typer.Option(None, "--topic", help="Only this topic.")
+PARTITION = typer.Option(None, "--partition", min=0, help="Only this partition (with --topic).")
+BROKER = typer.Option(None, "--broker-id", help="Only replicas on this broker.")
+
+
+@app.command("find-hanging")
+def find_hanging_cli(
+    paths: List[str] = PATHS, as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT,
+    topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
+    show_all: bool = typer.Option(False, "--all", help="Every open transaction with its verdict."),
+    partitions: Optional[int] = PARTITIONS,
+    fmt: HangingFormat = typer.Option(HangingFormat.table, "--format", help="table, json or csv."),
+    progress: bool = PROGRESS,
+) -> None:
+    """Hanging transactions: open on a partition, forgotten by the coordinator. Exit 1 when any hangs."""
+    from forensics.render.rows import kafka_table, render_csv, render_json
+    from forensics.report.hanging import hanging_rows
+
+    if partition is not None and topic is None:
+        raise fail("--partition needs --topic", EXIT_USAGE)
+    with error_boundary():
+        rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress)
+        rows = hanging_rows(verdicts, show_all, when)
+        if fmt is HangingFormat.json:
+            render_json(rows, sys.stdout)
+        elif fmt is HangingFormat.csv:
+            render_csv(rows, HANGING_TABLE, sys.stdout)
+        else:
+            sys.stdout.write(kafka_table(rows, HANGING_TABLE, HANGING_HEADERS))
+        sys.stdout.flush()
+        sys.stderr.write(f"as of {format_time(when.time_ms)}: {when.source}\n")
+        if not rep.coordinator.partitions:
+            sys.stderr.write("WARNING: no __transaction_state partition among the inputs: verdicts are UNVERIFIABLE "
+                             "and rest on age alone, as Kafka's find-hanging; add the coordinators' disks.\n")
+        hidden = [v for v in verdicts if not v.shown_by_default]
+        if hidden and not show_all:
+            sys.stderr.write(f"{len(hidden)} other open transaction(s) ({', '.join(sorted({v.verdict for v in hidden}))})"
+                             ": see --all\n")
+    if any(v.abortable for v in verdicts):
+        raise typer.Exit(EXIT_FOUND)
+
+
+@app.command("abort-commands")
+def abort_commands_cli(
+    paths: List[str] = PATHS,
+    bootstrap: str = typer.Option(..., "--bootstrap-server", help="HOST:PORT written into the commands."),
+    command_config: Optional[str] = typer.Option(None, "--command-config", help="Client config file for the tool."),
+    as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT, topic: Optional[str] = TOPIC,
+    partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
+    partitions: Optional[int] = PARTITIONS, progress: bool = PROGRESS,
+) -> None:
+    """A reviewable shell script of kafka-transactions.sh abort lines for the hanging transactions.
+    Never runs anything."""
+    from forensics.render.abort_script import render_abort_script
+    from forensics.report.hanging import abort_args, hanging_row, start_offset_args
+
+    with error_boundary():
+        rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress)
+        rows = []
+        for v in verdicts:
+            if v.verdict == "ongoing":
+                continue
+            row = hanging_row(v)
+            if v.abortable:
+                row["abortArgs"] = abort_args(v, bootstrap, command_config)
+                row["abortArgsStartOffset"] = start_offset_args(v, bootstrap, command_config)
+            rows.append(row)
+        render_abort_script(rows, sys.stdout, as_of=format_time(when.time_ms), inputs=paths)
+        sys.stdout.flush()

@@ -1,0 +1,63 @@
+"""A reviewable shell script of abort commands. Never executes anything; knows no Kafka rules:
+the rows carry the arguments, reasons and evidence, this module only lays them out."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any, Dict, Sequence, TextIO
+
+Row = Dict[str, Any]
+
+VERSIONS_LEGACY = ("# legacy form: any broker >= 0.11 with message format v2, run with a 3.x (3.0-3.9) "
+                   "kafka-transactions.sh;\n#   a 4.x tool no longer speaks WriteTxnMarkers v0 and needs brokers >= 2.8")
+VERSIONS_START = "# --start-offset form: brokers >= 3.0 (the tool looks the producer up with DescribeProducers)"
+
+
+def _comment_block(text: str) -> str:
+    return "".join(f"#   {line}\n" for line in text.splitlines())
+
+
+def _evidence_lines(row: Row) -> str:
+    ev = row.get("evidence") or {}
+    lines = [f"partition dir: {ev.get('partitionDir')} (broker {ev.get('brokerId')})"]
+    first = ev.get("firstBatch")
+    if first:
+        lines.append(f"first batch of the open transaction: {first['path']} @ byte {first['position']}")
+    txn = ev.get("openTransaction")
+    if txn:
+        lines.append(f"open transaction: offsets {txn['firstOffset']}..{txn['lastDataOffset']}, "
+                     f"{txn['batches']} batches, {txn['records']} records, epochs {txn['epochs']}")
+    lines.append(f"LSO {ev.get('lastStableOffset')}, high watermark {ev.get('highWatermark')}, "
+                 f"log start {ev.get('logStartOffset')}")
+    rec = ev.get("coordinatorRecord")
+    if rec:
+        lines.append(f"coordinator: __transaction_state-{rec['partition']} offset {rec['offset']} "
+                     f"({rec['state']}) in {rec['path']} @ byte {rec['position']}")
+    return "\n".join(lines)
+
+
+def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs: Sequence[str]) -> None:
+    out.write("#!/bin/sh\n# kafka-forensics abort-commands: REVIEW BEFORE RUNNING. Nothing here has been run.\n")
+    out.write(f"# inputs: {' '.join(inputs)}\n# as of: {as_of}\n")
+    out.write("# An abort discards the open transaction's data on that partition. The arguments follow the\n"
+              "# safe rule: producer epoch and coordinator epoch of the partition's own producer entry, never\n"
+              "# higher (a higher epoch fences the live producer and the coordinator's later markers).\n"
+              "# If the broker rejects an abort (INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED)\n"
+              "# the disk copy is stale: compare with a live describe-producers before trying other values.\n")
+    out.write("set -e\n")
+    actionable = [r for r in rows if r.get("abortArgs")]
+    for r in rows:
+        out.write(f"\n# {r['topic']}-{r['partition']} producer {r['producerId']} epoch {r['producerEpoch']} "
+                  f"from offset {r['startOffset']}: {r['verdict']}\n")
+        out.write(_comment_block(f"reason: {r['reason']}"))
+        out.write(_comment_block(f"transactional id: {r.get('transactionalId')}"))
+        out.write(_comment_block(_evidence_lines(r)))
+        if not r.get("abortArgs"):
+            out.write(f"# NOT ABORTED ({r['verdict']}): not proven hanging; leave it to the coordinator.\n")
+            continue
+        out.write(VERSIONS_LEGACY + "\n")
+        out.write(shlex.join(r["abortArgs"]) + "\n")
+        out.write(VERSIONS_START + "\n")
+        out.write("# " + shlex.join(r["abortArgsStartOffset"]) + "\n")
+    if not actionable:
+        out.write("\n# nothing to abort\n")

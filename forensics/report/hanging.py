@@ -1,0 +1,122 @@
+"""``find-hanging`` and ``abort-commands``: verdicts as rows, abort arguments by the safe rule.
+
+The as-of time is never the analysing machine's clock: it is the newest timestamp on the inputs
+(batch timestamps of every partition, ``__cluster_metadata`` and ``__transaction_state`` included,
+and the times of the checkpoint and clean-shutdown files) unless the caller gives one.
+
+Abort arguments (spec §11.5, safe rule): ``--producer-epoch`` = the leader replica's entry epoch,
+``--coordinator-epoch`` = max(that entry's coordinator epoch, 0); never the coordinator's (possibly
+higher) epoch, never an inflated coordinator epoch.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, Verdict, classify, evidence_of
+from forensics.report.state import StateReport, preferred_replica
+
+Row = Dict[str, Any]
+BOOTSTRAP_PLACEHOLDER = "<bootstrap-server>"
+_TIME_FILES = ("recovery-point-offset-checkpoint", "replication-offset-checkpoint", "log-start-offset-checkpoint",
+               "cleaner-offset-checkpoint", ".kafka_cleanshutdown")
+
+
+@dataclass(frozen=True, slots=True)
+class AsOf:
+    time_ms: Optional[int]
+    source: str  # what gave it: "--as-of", "newest batch timestamp in <path>", "mtime of <file>"
+
+
+def newest_input_time(report: StateReport) -> AsOf:
+    best: Tuple[int, str] = (-1, "")
+    for v in report.partitions:
+        for seg in v.inputs.segments:
+            if seg.max_timestamp is not None and seg.max_timestamp > best[0]:
+                best = (seg.max_timestamp, f"newest batch timestamp, in {seg.path}")
+    for cp in report.coordinator.partitions.values():
+        for seg in cp.inputs.segments:
+            if seg.max_timestamp is not None and seg.max_timestamp > best[0]:
+                best = (seg.max_timestamp, f"newest batch timestamp, in {seg.path}")
+    for d in report.inventory.log_dirs:
+        for name in _TIME_FILES:
+            path = os.path.join(d.path, name)
+            try:
+                t = int(os.stat(path).st_mtime * 1000)
+            except OSError:
+                continue
+            if t > best[0]:
+                best = (t, f"modification time of {path}")
+    return AsOf(best[0], best[1]) if best[0] >= 0 else AsOf(None, "no timestamp on the inputs")
+
+
+def leader_views(report: StateReport, topic: Optional[str] = None, partition: Optional[int] = None,
+                 broker_id: Optional[int] = None):
+    """One replica per partition: the one on ``broker_id`` if given, else the likely leader."""
+    groups: Dict[Tuple[str, int], list] = {}
+    for v in report.partitions:
+        tp = v.topic_partition
+        if (topic is not None and tp.topic != topic) or (partition is not None and tp.partition != partition):
+            continue
+        if broker_id is not None and v.inputs.broker_id != broker_id:
+            continue
+        groups.setdefault((tp.topic, tp.partition), []).append(v)
+    return [preferred_replica(g) for _, g in sorted(groups.items())]
+
+
+def find_hanging(report: StateReport, *, as_of: Optional[int] = None, topic: Optional[str] = None,
+                 partition: Optional[int] = None, broker_id: Optional[int] = None,
+                 max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS) -> Tuple[List[Verdict], AsOf]:
+    when = AsOf(as_of, "--as-of") if as_of is not None else newest_input_time(report)
+    views = leader_views(report, topic, partition, broker_id)
+    coord = report.coordinator if report.coordinator.partitions else None
+    return classify(views, coord, when.time_ms, max_timeout_ms), when
+
+
+def abort_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
+               command_config: Optional[str] = None) -> List[str]:
+    """Legacy form (any broker >= 0.11 with a 3.x tool; a 4.x tool needs brokers >= 2.8)."""
+    tp = v.view.topic_partition
+    e = v.entry
+    args = ["kafka-transactions.sh", "--bootstrap-server", bootstrap]
+    if command_config:
+        args += ["--command-config", command_config]
+    return args + ["abort", "--topic", tp.topic, "--partition", str(tp.partition),
+                   "--producer-id", str(e.producer_id), "--producer-epoch", str(e.producer_epoch),
+                   "--coordinator-epoch", str(max(e.coordinator_epoch, 0))]
+
+
+def start_offset_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
+                      command_config: Optional[str] = None) -> List[str]:
+    """``--start-offset`` form (brokers 3.0+: the tool looks the producer up with DescribeProducers)."""
+    tp = v.view.topic_partition
+    args = ["kafka-transactions.sh", "--bootstrap-server", bootstrap]
+    if command_config:
+        args += ["--command-config", command_config]
+    return args + ["abort", "--topic", tp.topic, "--partition", str(tp.partition), "--start-offset",
+                   str(v.start_offset)]
+
+
+def hanging_row(v: Verdict) -> Row:
+    tp = v.view.topic_partition
+    e = v.entry
+    return {
+        "topic": tp.topic, "partition": tp.partition, "producerId": e.producer_id, "producerEpoch": e.producer_epoch,
+        "coordinatorEpoch": e.coordinator_epoch if e.coordinator_epoch >= 0 else -1, "startOffset": v.start_offset,
+        "lastTimestamp": e.last_timestamp, "durationMs": v.duration_ms,
+        "durationS": v.duration_ms // 1000 if v.duration_ms is not None else None,
+        "verdict": v.verdict, "reason": v.reason, "transactionalId": v.transactional_id,
+        "abortArgs": abort_args(v) if v.abortable else None,
+        "abortArgsStartOffset": start_offset_args(v) if v.abortable else None,
+        "brokerId": v.view.inputs.broker_id, "evidence": evidence_of(v),
+    }
+
+
+def hanging_rows(verdicts: Sequence[Verdict], show_all: bool = False, as_of: Optional[AsOf] = None) -> List[Row]:
+    rows = [hanging_row(v) for v in verdicts if show_all or v.shown_by_default]
+    if as_of is not None:
+        for r in rows:
+            r["asOfMs"], r["asOfSource"] = as_of.time_ms, as_of.source
+    return rows
