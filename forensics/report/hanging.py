@@ -105,12 +105,11 @@ def hanging_row(v: Verdict) -> Row:
     return {
         "topic": tp.topic, "partition": tp.partition, "producerId": e.producer_id, "producerEpoch": e.producer_epoch,
         "coordinatorEpoch": e.coordinator_epoch if e.coordinator_epoch >= 0 else -1, "startOffset": v.start_offset,
-        "lastTimestamp": e.last_timestamp, "durationMs": v.duration_ms,
-        "durationS": v.duration_ms // 1000 if v.duration_ms is not None else None,
-        "verdict": v.verdict, "reason": v.reason, "transactionalId": v.transactional_id,
+        "lastTimestamp": e.last_timestamp, "durationMs": v.duration_ms, "verdict": v.verdict, "reason": v.reason, "transactionalId": v.transactional_id,
         "abortArgs": abort_args(v) if v.abortable else None,
-        "abortArgsStartOffset": start_offset_args(v) if v.abortable else None,
-        "brokerId": v.view.inputs.broker_id, "evidence": evidence_of(v),
+        "evidence": evidence_of(v),
+        "abortArgsStartOffset": start_offset_args(v) if v.abortable else None, "brokerId": v.view.inputs.broker_id,
+        "durationS": v.duration_ms // 1000 if v.duration_ms is not None else None,
     }
 
 

@@ -1,0 +1,94 @@
+"""``find-hanging`` and ``abort-commands`` end to end: the example disk (one hanging transaction),
+the real Kafka 4.1 disks (none hanging; d-tx-ongoing legitimately ongoing), a disk without
+coordinator data (unverifiable: age alone), exit codes, JSON keys and the safe abort rule."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
+from forensics.cli.app import app
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "fixtures" / "example-disk"
+REAL = REPO / "fixtures" / "real"
+KEYS = ["topic", "partition", "producerId", "producerEpoch", "coordinatorEpoch", "startOffset", "lastTimestamp",
+        "durationMs", "verdict", "reason", "transactionalId", "abortArgs", "evidence"]
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_example_disk_has_one_hanging_transaction_and_exit_1():
+    r = run("find-hanging", EXAMPLE, "--format", "json", "--no-progress")
+    assert r.exit_code == 1, r.output
+    [row] = json.loads(r.stdout)
+    assert list(row)[:len(KEYS)] == KEYS
+    assert (row["topic"], row["partition"], row["producerId"], row["startOffset"]) == ("orders", 0, 2002, 6)
+    assert row["verdict"] == "hanging" and row["transactionalId"] == "reporting-app"
+    assert "CompleteCommit" in row["reason"]
+    # safe rule: the partition entry's epoch (1) and max(coordinator epoch -1, 0) = 0
+    assert row["abortArgs"][-10:] == ["--topic", "orders", "--partition", "0", "--producer-id", "2002",
+                                      "--producer-epoch", "1", "--coordinator-epoch", "0"]
+    ev = row["evidence"]
+    assert ev["firstBatch"]["path"].endswith("orders-0/00000000000000000000.log")
+    assert ev["coordinatorRecord"]["state"] == "CompleteCommit" and ev["lastStableOffset"] == 6
+
+
+def test_as_of_sets_duration_and_table_header():
+    r = run("find-hanging", EXAMPLE, "--as-of", "1767225606251", "--no-progress")
+    assert r.exit_code == 1
+    header, line = r.stdout.splitlines()[:2]
+    assert [c.strip() for c in header.split("\t")][:11] == [
+        "Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch", "StartOffset", "LastTimestamp",
+        "Duration(s)", "Verdict", "Reason", "TransactionalId"]
+    assert [c.strip() for c in line.split("\t")][7] == "0"
+    iso = run("find-hanging", EXAMPLE, "--as-of", "2026-01-01T00:00:16.251Z", "--format", "json", "--no-progress")
+    assert json.loads(iso.stdout)[0]["durationMs"] == 10_000
+    assert run("find-hanging", EXAMPLE, "--as-of", "yesterday").exit_code == 2
+
+
+@pytest.mark.parametrize("run_name", ["kraft-tv2", "kraft-rv3.9-tv0"])
+def test_real_disks_have_nothing_hanging_and_d_is_ongoing(run_name):
+    r = run("find-hanging", REAL / run_name / "disk", "--all", "--format", "json", "--no-progress")
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)
+    assert {(x["topic"], x["partition"], x["producerId"], x["startOffset"], x["verdict"]) for x in rows} == {
+        ("d-txn-ongoing", 0, 20, 2, "ongoing"), ("d-txn-ongoing", 1, 20, 2, "ongoing")}
+    assert all(x["abortArgs"] is None for x in rows)
+    plain = run("find-hanging", REAL / run_name / "disk", "--format", "json", "--no-progress")
+    assert plain.exit_code == 0 and json.loads(plain.stdout) == []
+
+
+def test_without_coordinator_data_verdicts_are_unverifiable_and_age_gated(tmp_path):
+    part = tmp_path / "orders-0"
+    shutil.copytree(EXAMPLE / "broker-1" / "orders-0", part)
+    young = run("find-hanging", part, "--as-of", "1767225606251", "--format", "json", "--no-progress")
+    assert young.exit_code == 0 and json.loads(young.stdout) == []
+    assert "UNVERIFIABLE" in young.stderr
+    old = run("find-hanging", part, "--as-of", str(1767225606251 + 16 * 60_000), "--format", "json",
+              "--no-progress")
+    assert old.exit_code == 1
+    [row] = json.loads(old.stdout)
+    assert row["verdict"] == "unverifiable" and row["abortArgs"] is not None
+
+
+def test_abort_commands_script_never_aborts_non_hanging(tmp_path):
+    r = run("abort-commands", EXAMPLE, "--bootstrap-server", "kafka:9092", "--no-progress")
+    assert r.exit_code == 0
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("kafka-transactions.sh")]
+    assert lines == ["kafka-transactions.sh --bootstrap-server kafka:9092 abort --topic orders --partition 0 "
+                     "--producer-id 2002 --producer-epoch 1 --coordinator-epoch 0"]
+    assert "# kafka-transactions.sh --bootstrap-server kafka:9092 abort --topic orders --partition 0 " \
+           "--start-offset 6" in r.stdout
+    real = run("abort-commands", REAL / "kraft-tv2" / "disk", "--bootstrap-server", "k:9092", "--no-progress")
+    assert real.exit_code == 0
+    assert not [ln for ln in real.stdout.splitlines() if ln.startswith("kafka-transactions.sh")]
+    assert "nothing to abort" in real.stdout
