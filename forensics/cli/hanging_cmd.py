@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timezone
 from enum import Enum
 from typing import List, Optional
 
 import typer
 
 from forensics.cli.app import EXIT_FOUND, EXIT_USAGE, app, error_boundary, fail
+from forensics.cli.options import AS_OF, format_time, parse_time
 from forensics.cli.state_cmd import PARTITIONS, PATHS, PROGRESS, RowFormat, _load
 
 HANGING_TABLE = ("topic", "partition", "producerId", "producerEpoch", "coordinatorEpoch", "startOffset",
@@ -24,28 +24,6 @@ class HangingFormat(str, Enum):
     csv = "csv"
 
 
-def parse_time(text: Optional[str]) -> Optional[int]:
-    """Epoch milliseconds, or an ISO-8601 time (UTC unless it says otherwise)."""
-    if text is None:
-        return None
-    if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise fail(f"--as-of {text!r}: give epoch milliseconds or an ISO-8601 time such as 2026-11-20T21:50:00Z",
-                   EXIT_USAGE) from None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=timezone.utc)
-    return int(t.timestamp() * 1000)
-
-
-def format_time(ms: Optional[int]) -> str:
-    if ms is None:
-        return "unknown"
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds") + f" ({ms})"
-
-
 def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress):
     from forensics.report.hanging import find_hanging
 
@@ -55,8 +33,6 @@ def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, pr
     return rep, verdicts, when
 
 
-AS_OF = typer.Option(None, "--as-of", help="Analysis time (epoch ms or ISO-8601). Default: the newest timestamp "
-                     "on the inputs, never this machine's clock.")
 TIMEOUT = typer.Option(15, "--max-transaction-timeout", min=0, help="Age gate in minutes (as Kafka's tool); "
                        "decides only where no coordinator data can.")
 TOPIC = typer.Option(None, "--topic", help="Only this topic.")

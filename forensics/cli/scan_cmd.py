@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
-from typing import List
+from typing import List, Optional
 
 import typer
 
 from forensics.cli.app import app, error_boundary
+from forensics.cli.options import AS_OF, parse_time
 from forensics.cli.progress import byte_progress
 
 
@@ -23,6 +24,7 @@ def scan_cli(
     fmt: ScanFormat = typer.Option(ScanFormat.table, "--format", help="table or json."),
     strict: bool = typer.Option(False, "--strict", help="Exit 5 when any finding was reported."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."),
+    as_of: Optional[str] = AS_OF,
 ) -> None:
     """Inventory: brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
     from forensics.layout import discover
@@ -31,7 +33,7 @@ def scan_cli(
     with error_boundary():
         inventory = discover(paths)
         with byte_progress(total_log_bytes(inventory), "scanning", enabled=progress) as advance:
-            report = scan(paths, advance, inventory=inventory)
+            report = scan(paths, advance, inventory=inventory, as_of=parse_time(as_of))
         if fmt is ScanFormat.json:
             from forensics.render.scan_render import render_scan_json
 

@@ -100,3 +100,23 @@ def read_small_file(path: str, limit: int = MAX_TEXT_BYTES) -> bytes:
 def is_readable(path: str) -> bool:
     """Permission check without opening the file (layout never opens segment files)."""
     return os.access(path, os.R_OK)
+
+
+# files a broker rewrites while it runs (every flush / checkpoint interval) and at a clean stop:
+# their modification times tell when the broker last ran, if the copy preserved them
+BROKER_TIME_FILES = ("recovery-point-offset-checkpoint", "replication-offset-checkpoint",
+                     "log-start-offset-checkpoint", "cleaner-offset-checkpoint", ".kafka_cleanshutdown")
+
+
+def broker_file_times(log_dir: str) -> List[Tuple[int, str]]:
+    """(mtime in epoch ms, path) of the broker-written files of a log dir that exist."""
+    out = []
+    for name in BROKER_TIME_FILES:
+        path = os.path.join(log_dir, name)
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            out.append((st.st_mtime_ns // 1_000_000, path))
+    return out

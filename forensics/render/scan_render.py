@@ -27,24 +27,30 @@ def _opt(value) -> str:
 def render_scan_table(report: ScanReport, out: TextIO) -> None:
     console = Console(file=out, width=None if out.isatty() else 220, highlight=False, soft_wrap=False)
     brokers = Table(title="Log directories", title_justify="left")
-    for col in ("Broker", "Cluster", "LogDir", "CleanShutdown", "Partitions", "Bytes", "Findings"):
+    for col in ("Broker", "Cluster", "LogDir", "CleanShutdown", "Partitions", "Bytes", "LateTxnPartitions",
+                "Findings"):
         brokers.add_column(col)
     for d in report.log_dirs:
         n = sum(len(p.all_findings()) for p in d.partitions) + len(d.findings)
         brokers.add_row(_opt(d.broker_id), _opt(d.cluster_id), d.path or "(partition dirs given directly)",
                         "yes" if d.clean_shutdown else "no", str(len(d.partitions)),
-                        str(sum(p.bytes for p in d.partitions)), str(n))
+                        str(sum(p.bytes for p in d.partitions)), str(d.partitions_with_late_transactions), str(n))
     console.print(brokers)
+    console.print(f"As of {report.as_of.time_ms} ({report.as_of.source})")
     parts = Table(title="Partitions", title_justify="left")
     for col in ("Broker", "Topic", "Partition", "Status", "TopicId", "Segments", "Bytes", "Batches", "Records",
-                "Offsets", "LogStart", "HW", "LSO", "OpenTxns", "Magic", "Codecs", "Findings"):
+                "Offsets", "LogStart", "HW", "LSO", "LSOLag", "OpenTxns", "MaxTxnAge(s)", "Magic", "Codecs",
+                "Findings"):
         parts.add_column(col, no_wrap=True)
     for d in report.log_dirs:
         for p in d.partitions:
             parts.add_row(_opt(p.broker_id), _opt(p.topic), _opt(p.partition), p.status, _opt(p.topic_id),
                           str(len(p.segments)), str(p.bytes), str(p.batches), str(p.records),
                           _offsets(p.first_offset, p.last_offset), _opt(p.log_start_offset), _opt(p.high_watermark),
-                          _opt(p.last_stable_offset), str(p.open_transactions), _set(p.magics), _set(p.codecs), str(len(p.all_findings())))
+                          _opt(p.last_stable_offset), _opt(p.last_stable_offset_lag), str(p.open_transactions)
+                          + (" (late)" if p.late_transaction else ""),
+                          _opt(None if p.max_active_txn_duration_ms is None else p.max_active_txn_duration_ms // 1000),
+                          _set(p.magics), _set(p.codecs), str(len(p.all_findings())))
     console.print(parts)
     if report.loose_segments:
         loose = Table(title="Segment files", title_justify="left")
@@ -82,7 +88,9 @@ def _partition_obj(p: PartitionSummary) -> Dict[str, Any]:
     return {
         "brokerId": p.broker_id, "path": p.path, "topic": p.topic, "partition": p.partition, "status": p.status,
         "topicId": p.topic_id, "logStartOffset": p.log_start_offset, "highWatermark": p.high_watermark,
-        "lastStableOffset": p.last_stable_offset, "openTransactions": p.open_transactions,
+        "lastStableOffset": p.last_stable_offset, "lastStableOffsetLag": p.last_stable_offset_lag,
+        "openTransactions": p.open_transactions, "maxActiveTransactionDurationMs": p.max_active_txn_duration_ms,
+        "lateTransaction": p.late_transaction,
         "bytes": p.bytes, "batches": p.batches, "records": p.records, "firstOffset": p.first_offset,
         "lastOffset": p.last_offset, "magics": sorted(p.magics), "codecs": sorted(p.codecs),
         "segments": [_segment_obj(s) for s in p.segments],
@@ -97,9 +105,12 @@ def _findings(items: List[Finding]) -> List[Dict[str, Any]]:
 def render_scan_json(report: ScanReport, out: TextIO) -> None:
     obj = {
         "inputs": list(report.inputs),
+        "asOf": {"timeMs": report.as_of.time_ms, "source": report.as_of.source},
         "logDirs": [{
             "path": d.path, "brokerId": d.broker_id, "clusterId": d.cluster_id, "directoryId": d.directory_id,
-            "cleanShutdown": d.clean_shutdown, "partitions": [_partition_obj(p) for p in d.partitions],
+            "cleanShutdown": d.clean_shutdown,
+            "partitionsWithLateTransactions": d.partitions_with_late_transactions,
+            "partitions": [_partition_obj(p) for p in d.partitions],
             "findings": _findings(list(d.findings)),
         } for d in report.log_dirs],
         "segmentFiles": [_segment_obj(s) for s in report.loose_segments],

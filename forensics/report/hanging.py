@@ -11,45 +11,34 @@ higher) epoch, never an inflated coordinator epoch.
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from forensics.analysis.clock import AsOf, newest
 
 from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, Verdict, classify, evidence_of
+from forensics.layout.evidence import broker_file_times
 from forensics.report.state import StateReport, preferred_replica
 
 Row = Dict[str, Any]
 BOOTSTRAP_PLACEHOLDER = "<bootstrap-server>"
-_TIME_FILES = ("recovery-point-offset-checkpoint", "replication-offset-checkpoint", "log-start-offset-checkpoint",
-               "cleaner-offset-checkpoint", ".kafka_cleanshutdown")
 
 
-@dataclass(frozen=True, slots=True)
-class AsOf:
-    time_ms: Optional[int]
-    source: str  # what gave it: "--as-of", "newest batch timestamp in <path>", "mtime of <file>"
+def _time_candidates(report: StateReport) -> Iterator[Tuple[int, str]]:
+    for v in report.partitions:
+        for seg in v.inputs.segments:
+            if seg.max_timestamp is not None:
+                yield seg.max_timestamp, f"newest batch timestamp, in {seg.path}"
+    for cp in report.coordinator.partitions.values():
+        for seg in cp.inputs.segments:
+            if seg.max_timestamp is not None:
+                yield seg.max_timestamp, f"newest batch timestamp, in {seg.path}"
+    for d in report.inventory.log_dirs:
+        for t, path in broker_file_times(d.path):
+            yield t, f"modification time of {path}"
 
 
 def newest_input_time(report: StateReport) -> AsOf:
-    best: Tuple[int, str] = (-1, "")
-    for v in report.partitions:
-        for seg in v.inputs.segments:
-            if seg.max_timestamp is not None and seg.max_timestamp > best[0]:
-                best = (seg.max_timestamp, f"newest batch timestamp, in {seg.path}")
-    for cp in report.coordinator.partitions.values():
-        for seg in cp.inputs.segments:
-            if seg.max_timestamp is not None and seg.max_timestamp > best[0]:
-                best = (seg.max_timestamp, f"newest batch timestamp, in {seg.path}")
-    for d in report.inventory.log_dirs:
-        for name in _TIME_FILES:
-            path = os.path.join(d.path, name)
-            try:
-                t = int(os.stat(path).st_mtime * 1000)
-            except OSError:
-                continue
-            if t > best[0]:
-                best = (t, f"modification time of {path}")
-    return AsOf(best[0], best[1]) if best[0] >= 0 else AsOf(None, "no timestamp on the inputs")
+    return newest(_time_candidates(report))
 
 
 def leader_views(report: StateReport, topic: Optional[str] = None, partition: Optional[int] = None,

@@ -16,8 +16,10 @@ from forensics.errors import InputError
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import MappedFile
 from forensics.io.frames import FrameScanner
+from forensics.analysis.clock import AsOf, newest
 from forensics.analysis.producers import rebuild_partition
 from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus, discover
+from forensics.layout.evidence import broker_file_times
 from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from forensics.pipeline.local import partition_inputs
 
@@ -26,6 +28,8 @@ _LEGACY_ATTR_TS = struct.Struct(">bq")  # attributes @17, timestamp @18 (magic 1
 
 Progress = Callable[[int], None]  # called with bytes just scanned
 _NO_PRODUCER_STATE = (TRANSACTION_STATE_TOPIC, CLUSTER_METADATA_TOPIC)  # coordinator / KRaft logs
+LATE_TRANSACTION_BUFFER_MS = 300_000  # ProducerStateManager.LATE_TRANSACTION_BUFFER_MS
+DEFAULT_MAX_TIMEOUT_MS = 900_000  # transaction.max.timeout.ms default
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +66,16 @@ class PartitionSummary:
     last_stable_offset: Optional[int] = None  # None: not computed (no transactional data, or internal log)
     open_transactions: int = 0
     state_findings: Tuple[Finding, ...] = ()  # producer-state anomalies (spec §9)
+    oldest_open_txn_start: Optional[int] = None  # first data timestamp of the oldest open transaction
+    oldest_open_txn_last_timestamp: Optional[int] = None  # its producer entry's lastTimestamp
+    max_active_txn_duration_ms: Optional[int] = None  # as-of minus oldest_open_txn_start
+    late_transaction: bool = False  # Kafka's hasLateTransaction rule (spec §9.5), against the as-of time
+
+    @property
+    def last_stable_offset_lag(self) -> Optional[int]:
+        if self.high_watermark is None or self.last_stable_offset is None:
+            return None
+        return self.high_watermark - self.last_stable_offset
 
     @property
     def bytes(self) -> int:
@@ -105,6 +119,11 @@ class LogDirSummary:
     partitions: Tuple[PartitionSummary, ...]
     findings: Tuple[Finding, ...] = ()
 
+    @property
+    def partitions_with_late_transactions(self) -> int:
+        """Kafka's PartitionsWithLateTransactionsCount for this broker, as of the report's time."""
+        return sum(p.late_transaction for p in self.partitions)
+
 
 @dataclass(frozen=True, slots=True)
 class ScanReport:
@@ -113,6 +132,7 @@ class ScanReport:
     loose_segments: Tuple[SegmentSummary, ...]
     findings: Tuple[Finding, ...] = ()  # inventory-level findings
     other_loose_files: Tuple[str, ...] = field(default=())
+    as_of: AsOf = AsOf(None, "not computed")
 
     def all_findings(self) -> List[Finding]:
         out = list(self.findings)
@@ -189,8 +209,24 @@ def _partition(log_dir: LogDir, p: PartitionDir, progress: Optional[Progress]) -
     if not p.snapshots and not any(s.transactional_batches or s.control_batches for s in segments):
         return replace(summary, last_stable_offset=hw if hw is not None else _end(segments))
     view = rebuild_partition(partition_inputs(log_dir if log_dir.path else None, p))
+    start = last_ts = None
+    if view.open_transactions:
+        pid = next(iter(view.open_transactions))  # ordered by first offset: the oldest first
+        last_ts = view.entries[pid].last_timestamp
+        spans = [s for s in view.broker.spans.get(pid, ()) + view.history.spans.get(pid, ()) if s.is_open]
+        start = next((s.first_timestamp for s in spans if s.first_timestamp is not None), last_ts)
     return replace(summary, last_stable_offset=view.last_stable_offset, open_transactions=len(view.open_transactions),
-                   state_findings=view.state_findings)
+                   state_findings=view.state_findings, oldest_open_txn_start=start,
+                   oldest_open_txn_last_timestamp=last_ts)
+
+
+def _with_metrics(p: PartitionSummary, as_of: Optional[int], max_timeout_ms: int) -> PartitionSummary:
+    """MaxActiveTransactionDuration and hasLateTransaction (transaction.max.timeout.ms + 5 min), as of."""
+    if as_of is None or p.oldest_open_txn_start is None:
+        return p
+    last = p.oldest_open_txn_last_timestamp
+    late = last is not None and as_of - last > max_timeout_ms + LATE_TRANSACTION_BUFFER_MS
+    return replace(p, max_active_txn_duration_ms=as_of - p.oldest_open_txn_start, late_transaction=late)
 
 
 def _end(segments: Sequence[SegmentSummary]) -> Optional[int]:
@@ -208,8 +244,26 @@ def total_log_bytes(inventory: Inventory) -> int:
     return total + sum(f.size for f in inventory.loose_files if f.kind.value == "log")
 
 
-def scan(paths: Sequence[str], progress: Optional[Progress] = None,
-         inventory: Optional[Inventory] = None) -> ScanReport:
+def _as_of(dirs: Sequence[LogDirSummary], loose: Sequence[SegmentSummary]) -> AsOf:
+    segs = [s for d in dirs for p in d.partitions for s in p.segments] + list(loose)
+    candidates = [(s.max_timestamp, f"newest batch timestamp, in {s.path}") for s in segs
+                  if s.max_timestamp is not None]
+    for d in dirs:
+        if d.path:
+            candidates += [(t, f"modification time of {path}") for t, path in broker_file_times(d.path)]
+    return newest(candidates)
+
+
+def scan(paths: Sequence[str], progress: Optional[Progress] = None, inventory: Optional[Inventory] = None,
+         as_of: Optional[int] = None, max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS) -> ScanReport:
+    report = _scan(paths, progress, inventory)
+    when = AsOf(as_of, "--as-of") if as_of is not None else _as_of(report.log_dirs, report.loose_segments)
+    dirs = tuple(replace(d, partitions=tuple(_with_metrics(p, when.time_ms, max_timeout_ms) for p in d.partitions))
+                 for d in report.log_dirs)
+    return replace(report, log_dirs=dirs, as_of=when)
+
+
+def _scan(paths: Sequence[str], progress: Optional[Progress], inventory: Optional[Inventory]) -> ScanReport:
     inv = inventory if inventory is not None else discover(paths)
     dirs = []
     for d in inv.log_dirs:

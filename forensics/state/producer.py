@@ -49,7 +49,7 @@ class TransactionSpan:
     batches: int
     records: int
     bytes: int
-    first_timestamp: Optional[int]
+    first_timestamp: Optional[int]  # maxTimestamp of the first data batch (header-only)
     last_timestamp: Optional[int]
     start: Optional[Provenance]  # first data batch seen
     marker_offset: Optional[int] = None
