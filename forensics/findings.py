@@ -59,6 +59,7 @@ class FindingKind(str, Enum):
     NO_SNAPSHOT = "no_snapshot"  # state rebuilt from the segments alone
     TXN_INDEX_MISMATCH = "txn_index_mismatch"  # aborted txns implied by markers vs .txnindex
     UNKNOWN_PRODUCER_HISTORY = "unknown_producer_history"  # producer known only from a snapshot
+    REPLICA_DIVERGENCE = "replica_divergence"  # replicas of one partition disagree (markers, producer state)
     # transaction coordinator (spec §8)
     ILLEGAL_TRANSITION = "illegal_transition"
     WRONG_COORDINATOR_PARTITION = "wrong_coordinator_partition"  # id not where its hash says
@@ -102,6 +103,7 @@ _DEFAULT_SEVERITY = {
     FindingKind.NO_SNAPSHOT: Severity.INFO,
     FindingKind.TXN_INDEX_MISMATCH: Severity.WARNING,
     FindingKind.UNKNOWN_PRODUCER_HISTORY: Severity.INFO,
+    FindingKind.REPLICA_DIVERGENCE: Severity.WARNING,
     FindingKind.ILLEGAL_TRANSITION: Severity.WARNING,
     FindingKind.WRONG_COORDINATOR_PARTITION: Severity.WARNING,
     FindingKind.UNKNOWN_TRANSACTION_STATUS: Severity.ERROR,

@@ -15,12 +15,13 @@ partition replica (producer id, first offset, entry epoch E, coordinator epoch C
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
 from forensics.analysis.producers import PartitionView
+from forensics.analysis.replicas import markers_elsewhere
 from forensics.codec.txnlog import TransactionStatus as S
-from forensics.model import Provenance
+from forensics.model import Provenance, TopicPartition
 from forensics.state.producer import ProducerState, TransactionSpan
 
 HANGING = "hanging"
@@ -141,15 +142,26 @@ def _classify(view: PartitionView, e: ProducerState, coord: Optional[Coordinator
     return HANGING, f"no coordinator record for producer id {pid} in any __transaction_state partition", None
 
 
+def _lost_marker(view: PartitionView, replicas: Sequence[PartitionView], pid: int, start: int) -> Optional[str]:
+    found = markers_elsewhere(replicas, view, pid, start)
+    if not found:
+        return None
+    m = found[0]
+    return (f"marker lost on this replica (KAFKA-7408): broker {m.broker_id} holds its {m.outcome} marker at offset "
+            f"{m.offset} (epoch {m.epoch}, coordinatorEpoch {m.coordinator_epoch}) in {m.path} @ byte {m.position}")
+
+
 def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as_of: Optional[int],
-                       max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS) -> List[Verdict]:
+                       max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+                       replicas: Sequence[PartitionView] = ()) -> List[Verdict]:
     out = []
     for pid, start in view.open_transactions.items():
         e = view.entries[pid]
         verdict, reason, v = _classify(view, e, coord)
         patterns = []
         if verdict == HANGING:
-            for check in (_kafka_9144(view, pid, start, e.producer_epoch), _kafka_7408(view, start)):
+            lost = _lost_marker(view, replicas, pid, start)
+            for check in (_kafka_9144(view, pid, start, e.producer_epoch), lost or _kafka_7408(view, start)):
                 if check:
                     patterns.append(check)
         duration = as_of - e.last_timestamp if as_of is not None and e.last_timestamp >= 0 else None
@@ -161,10 +173,14 @@ def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as
 
 
 def classify(views: Sequence[PartitionView], coord: Optional[CoordinatorView], as_of: Optional[int],
-             max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS) -> List[Verdict]:
+             max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+             replicas: Optional[Dict[TopicPartition, List[PartitionView]]] = None) -> List[Verdict]:
+    """Verdicts for the open transactions of ``views`` (one replica per partition: the leader's);
+    ``replicas`` (all replicas by partition) lets a marker found on another replica explain a hang."""
     out: List[Verdict] = []
     for view in views:
-        out.extend(classify_partition(view, coord, as_of, max_timeout_ms))
+        others = (replicas or {}).get(view.topic_partition, ())
+        out.extend(classify_partition(view, coord, as_of, max_timeout_ms, others))
     return out
 
 

@@ -18,8 +18,18 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from forensics.findings import Finding, FindingKind
 from forensics.model import TopicPartition
 from forensics.state.events import Marker, ProducerEvent
-from forensics.state.inputs import AbortedTxnEntry, PartitionInputs, SegmentEvents, SnapshotRead
-from forensics.state.producer import CompletedTxn, ProducerFold, ProducerState, ProducerStateBuilder
+from forensics.state.inputs import (
+    AbortedTxnEntry,
+    PartitionInputs,
+    SegmentEvents,
+    SnapshotRead,
+)
+from forensics.state.producer import (
+    CompletedTxn,
+    ProducerFold,
+    ProducerState,
+    ProducerStateBuilder,
+)
 
 _COMPARED = ("producer_epoch", "coordinator_epoch", "last_sequence", "last_offset", "last_timestamp",
              "current_txn_first_offset")

@@ -33,7 +33,17 @@ import re
 import uuid
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Callable, Iterator, List, Mapping, NamedTuple, Optional, Tuple, TypeVar, Union
+from typing import (
+    Callable,
+    Iterator,
+    List,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Tuple,
+    TypeVar,
+    Union,
+)
 
 from forensics.errors import CorruptCheckpointError
 from forensics.model import TopicPartition

@@ -34,7 +34,8 @@ from __future__ import annotations
 import base64
 import math
 import struct as _struct
-from dataclasses import dataclass, field as _dc_field
+from dataclasses import dataclass
+from dataclasses import field as _dc_field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from forensics.codec.primitives import encode_uvarint

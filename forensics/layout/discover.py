@@ -24,12 +24,28 @@ from __future__ import annotations
 import dataclasses
 import os
 from types import MappingProxyType
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar
+from typing import (
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    TypeVar,
+)
 
 from forensics.codec import checkpoints as cp
 from forensics.errors import CorruptCheckpointError, InputError
 from forensics.findings import Finding, FindingKind
-from forensics.layout.evidence import DirEntry, is_readable, list_dir, read_small_file, unreadable
+from forensics.layout.evidence import (
+    DirEntry,
+    is_readable,
+    list_dir,
+    read_small_file,
+    unreadable,
+)
 from forensics.layout.names import (
     CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
@@ -45,7 +61,13 @@ from forensics.layout.names import (
     classify_loose_file,
     parse_partition_dir_name,
 )
-from forensics.layout.records import Inventory, KraftSnapshotFile, LogDir, LooseFile, PartitionDir
+from forensics.layout.records import (
+    Inventory,
+    KraftSnapshotFile,
+    LogDir,
+    LooseFile,
+    PartitionDir,
+)
 from forensics.layout.segments import NamedFile, SwapNextOffset, resolve_segments
 from forensics.model import TopicPartition
 

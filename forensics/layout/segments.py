@@ -40,7 +40,13 @@ from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Set, Tu
 from forensics.errors import ForensicsError
 from forensics.findings import Finding, FindingKind
 from forensics.layout.evidence import DirEntry
-from forensics.layout.names import INDEX_KINDS, OFFSET_NAMED_KINDS, FileKind, FileName, TempSuffix
+from forensics.layout.names import (
+    INDEX_KINDS,
+    OFFSET_NAMED_KINDS,
+    FileKind,
+    FileName,
+    TempSuffix,
+)
 from forensics.layout.records import SegmentFiles, SnapshotFile
 
 SwapNextOffset = Callable[[str], Optional[int]]

@@ -7,7 +7,12 @@ from typing import Callable, Iterator, Optional, Tuple
 
 from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus
 from forensics.model import TRANSACTION_STATE_TOPIC
-from forensics.pipeline.units import producer_events, read_snapshot, read_txn_index, txn_log_records
+from forensics.pipeline.units import (
+    producer_events,
+    read_snapshot,
+    read_txn_index,
+    txn_log_records,
+)
 from forensics.state.inputs import PartitionInputs, TxnStateInputs
 
 Progress = Callable[[int], None]

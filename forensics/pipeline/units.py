@@ -12,8 +12,16 @@ import struct
 from typing import List, Optional, Tuple
 
 from forensics.codec import batch as v2
-from forensics.codec.control import ControlRecordType, decode_control_key, decode_end_txn_marker
-from forensics.codec.indexes import ABORTED_TXN_ENTRY, scan_txn_index, txn_index_findings
+from forensics.codec.control import (
+    ControlRecordType,
+    decode_control_key,
+    decode_end_txn_marker,
+)
+from forensics.codec.indexes import (
+    ABORTED_TXN_ENTRY,
+    scan_txn_index,
+    txn_index_findings,
+)
 from forensics.codec.snapshot import decode_snapshot
 from forensics.codec.txnlog import TransactionLogKey, decode_key, decode_value
 from forensics.errors import ForensicsError, InputError
@@ -22,7 +30,12 @@ from forensics.io.files import MappedFile, read_small_file
 from forensics.io.frames import FrameScanner
 from forensics.state.coordinator import TxnLogRecord
 from forensics.state.events import DataBatch, Marker, ProducerEvent
-from forensics.state.inputs import AbortedTxnEntry, SegmentEvents, SnapshotRead, TxnLogSegment
+from forensics.state.inputs import (
+    AbortedTxnEntry,
+    SegmentEvents,
+    SnapshotRead,
+    TxnLogSegment,
+)
 
 _MAX_TS = struct.Struct(">q")  # maxTimestamp @35 of a v2 batch
 _LEGACY_TS = struct.Struct(">q")  # timestamp @18 of a magic-1 entry

@@ -21,6 +21,7 @@ from forensics.report.events import (
     TrailingBytes,
 )
 
+
 def _bool(value: bool) -> str:
     return "true" if value else "false"
 

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from forensics.codec.control import ControlRecordType, decode_control_key, decode_end_txn_marker
+from forensics.codec.control import (
+    ControlRecordType,
+    decode_control_key,
+    decode_end_txn_marker,
+)
 from forensics.report.events import BatchRow, DecodedText
 
 DECODERS = ("transaction-log", "offsets", "cluster-metadata")

@@ -14,7 +14,12 @@ from typing import Iterator, Optional
 
 from forensics.codec import batch as v2
 from forensics.codec import legacy
-from forensics.errors import ForensicsError, InputError, NotASegmentError, UnsupportedCodecError
+from forensics.errors import (
+    ForensicsError,
+    InputError,
+    NotASegmentError,
+    UnsupportedCodecError,
+)
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import MappedFile
 from forensics.io.frames import FrameScanner

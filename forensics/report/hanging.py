@@ -14,8 +14,13 @@ from __future__ import annotations
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from forensics.analysis.clock import AsOf, newest
-
-from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, Verdict, classify, evidence_of
+from forensics.analysis.hanging import (
+    DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+    Verdict,
+    classify,
+    evidence_of,
+)
+from forensics.analysis.replicas import group_replicas
 from forensics.layout.evidence import broker_file_times
 from forensics.report.state import StateReport, preferred_replica
 
@@ -61,7 +66,7 @@ def find_hanging(report: StateReport, *, as_of: Optional[int] = None, topic: Opt
     when = AsOf(as_of, "--as-of") if as_of is not None else newest_input_time(report)
     views = leader_views(report, topic, partition, broker_id)
     coord = report.coordinator if report.coordinator.partitions else None
-    return classify(views, coord, when.time_ms, max_timeout_ms), when
+    return classify(views, coord, when.time_ms, max_timeout_ms, group_replicas(report.partitions)), when
 
 
 def abort_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER,

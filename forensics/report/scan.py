@@ -11,13 +11,13 @@ import struct
 from dataclasses import dataclass, field, replace
 from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple
 
+from forensics.analysis.clock import AsOf, newest
+from forensics.analysis.producers import rebuild_partition
 from forensics.codec.compression import codec_name
 from forensics.errors import InputError
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import MappedFile
 from forensics.io.frames import FrameScanner
-from forensics.analysis.clock import AsOf, newest
-from forensics.analysis.producers import rebuild_partition
 from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus, discover
 from forensics.layout.evidence import broker_file_times
 from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC

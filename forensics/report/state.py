@@ -10,11 +10,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from forensics.analysis.coordinator import CoordinatorView, TransactionIdView, rebuild_coordinator
+from forensics.analysis.coordinator import (
+    CoordinatorView,
+    TransactionIdView,
+    rebuild_coordinator,
+)
 from forensics.analysis.producers import PartitionView, rebuild_partition
+from forensics.analysis.replicas import compare_replicas
 from forensics.findings import Finding
 from forensics.layout import Inventory, discover
-from forensics.pipeline.local import is_txn_state, live_partitions, partition_inputs, txn_state_inputs
+from forensics.pipeline.local import (
+    is_txn_state,
+    live_partitions,
+    partition_inputs,
+    txn_state_inputs,
+)
 from forensics.state.coordinator import HistoryEntry
 from forensics.state.producer import TransactionSpan
 
@@ -42,6 +52,7 @@ class StateReport:
         for p in self.partitions:
             out.extend(p.findings)
         out.extend(self.coordinator.findings)
+        out.extend(compare_replicas(self.partitions))
         return out
 
     def coordinator_as_of(self) -> Optional[int]:

@@ -1,0 +1,99 @@
+"""Replicas of one partition compared (several brokers' disks): markers present on one replica and
+missing on another (KAFKA-7408: lost to truncation or an unclean election, spec §13.2) and producer
+state that differs where the logs should agree."""
+
+from __future__ import annotations
+
+from typing import Dict, List, NamedTuple, Sequence, Tuple
+
+from forensics.analysis.producers import PartitionView
+from forensics.findings import Finding, FindingKind
+from forensics.model import TopicPartition
+
+
+class MarkerSeen(NamedTuple):
+    broker_id: int
+    producer_id: int
+    offset: int
+    outcome: str
+    epoch: int
+    coordinator_epoch: int
+    path: str
+    position: int
+
+
+def group_replicas(views: Sequence[PartitionView]) -> Dict[TopicPartition, List[PartitionView]]:
+    groups: Dict[TopicPartition, List[PartitionView]] = {}
+    for v in views:
+        groups.setdefault(v.topic_partition, []).append(v)
+    return groups
+
+
+def markers_of(view: PartitionView) -> Dict[Tuple[int, int], MarkerSeen]:
+    out = {}
+    for pid, spans in view.history.spans.items():
+        for s in spans:
+            if s.marker_offset is not None and s.marker_at is not None:
+                out[(pid, s.marker_offset)] = MarkerSeen(view.inputs.broker_id or -1, pid, s.marker_offset,
+                                                         s.outcome or "", s.marker_epoch or -1,
+                                                         s.coordinator_epoch or -1, s.marker_at.path,
+                                                         s.marker_at.position)
+    return out
+
+
+def markers_elsewhere(replicas: Sequence[PartitionView], here: PartitionView, producer_id: int,
+                      start: int) -> List[MarkerSeen]:
+    """Markers for ``producer_id`` at or after ``start`` that other replicas hold and ``here`` lacks."""
+    mine = markers_of(here)
+    out = []
+    for other in replicas:
+        if other is here:
+            continue
+        for (pid, off), m in markers_of(other).items():
+            if pid == producer_id and off >= start and (pid, off) not in mine:
+                out.append(m)
+    return out
+
+
+def compare_replicas(views: Sequence[PartitionView]) -> List[Finding]:
+    findings: List[Finding] = []
+    for tp, group in group_replicas(views).items():
+        if len(group) < 2:
+            continue
+        all_markers = {v.inputs.broker_id: markers_of(v) for v in group}
+        for v in group:
+            mine = all_markers[v.inputs.broker_id]
+            for other in group:
+                if other is v:
+                    continue
+                for key, m in all_markers[other.inputs.broker_id].items():
+                    if key in mine:
+                        continue
+                    if m.offset < v.log_end_offset:
+                        findings.append(Finding(
+                            FindingKind.REPLICA_DIVERGENCE,
+                            f"{tp}: {m.outcome} marker of producer {m.producer_id} at offset {m.offset} on broker "
+                            f"{m.broker_id} is missing on broker {v.inputs.broker_id}, whose log goes past it: the "
+                            "logs diverged (truncation or unclean leader election, KAFKA-7408)",
+                            m.path, m.position, None, m.offset))
+        findings.extend(_state_differences(tp, group))
+    return findings
+
+
+def _state_differences(tp: TopicPartition, group: Sequence[PartitionView]) -> List[Finding]:
+    """Replicas with the same log end should hold the same producer entries."""
+    out = []
+    by_end: Dict[int, List[PartitionView]] = {}
+    for v in group:
+        by_end.setdefault(v.log_end_offset, []).append(v)
+    for end, same in by_end.items():
+        first = same[0]
+        for other in same[1:]:
+            for pid in sorted(first.entries.keys() | other.entries.keys()):
+                a, b = first.entries.get(pid), other.entries.get(pid)
+                if a != b:
+                    out.append(Finding(FindingKind.REPLICA_DIVERGENCE,
+                                       f"{tp}: producer {pid} differs between broker {first.inputs.broker_id} "
+                                       f"({a}) and broker {other.inputs.broker_id} ({b}) at the same log end {end}",
+                                       other.inputs.path))
+    return out
