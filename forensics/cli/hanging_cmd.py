@@ -10,7 +10,7 @@ import typer
 
 from forensics.cli.app import EXIT_FOUND, EXIT_USAGE, app, error_boundary, fail
 from forensics.cli.options import AS_OF, format_time, parse_time
-from forensics.cli.state_cmd import PARTITIONS, PATHS, PROGRESS, RowFormat, _load
+from forensics.cli.state_cmd import PARTITIONS, PATHS, PROGRESS, _load
 
 HANGING_TABLE = ("topic", "partition", "producerId", "producerEpoch", "coordinatorEpoch", "startOffset",
                  "lastTimestamp", "durationS", "verdict", "reason", "transactionalId")

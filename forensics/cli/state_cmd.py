@@ -9,6 +9,7 @@ from typing import List, Optional, Sequence
 import typer
 
 from forensics.cli.app import app, error_boundary, fail
+from forensics.cli.options import AS_OF, parse_time
 from forensics.cli.progress import byte_progress
 
 EXIT_INPUT = 3
@@ -108,17 +109,19 @@ def list_cli(
 def describe_cli(
     paths: List[str] = PATHS,
     transactional_id: str = typer.Option(..., "--transactional-id", help="The transactional id."),
-    partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, strict: bool = STRICT,
+    as_of: Optional[str] = AS_OF, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, strict: bool = STRICT,
     progress: bool = PROGRESS,
 ) -> None:
     """One transactional id: the coordinator's metadata, then every record of its history."""
     from forensics.render.rows import render_rows
     from forensics.render.state_render import DESCRIBE_TABLE, history_tables
-    from forensics.report.state import describe_rows
+    from forensics.report.state import describe_rows, newest_input_time
 
     with error_boundary():
         rep = _load(paths, progress, data=False, partition_count=partitions)
-        rows = describe_rows(paths, transactional_id, as_of=rep.coordinator_as_of(), report=rep)
+        when = parse_time(as_of)
+        rows = describe_rows(paths, transactional_id, as_of=when if when is not None else newest_input_time(rep).time_ms,
+                             report=rep)
         if not rows:
             raise fail(f"transactional id {transactional_id!r} not found in any __transaction_state partition "
                        "among the inputs", EXIT_INPUT)

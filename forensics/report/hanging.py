@@ -11,9 +11,9 @@ higher) epoch, never an inflated coordinator epoch.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from forensics.analysis.clock import AsOf, newest
+from forensics.analysis.clock import AsOf
 from forensics.analysis.hanging import (
     DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
     Verdict,
@@ -21,29 +21,10 @@ from forensics.analysis.hanging import (
     evidence_of,
 )
 from forensics.analysis.replicas import group_replicas
-from forensics.layout.evidence import broker_file_times
-from forensics.report.state import StateReport, preferred_replica
+from forensics.report.state import StateReport, newest_input_time, preferred_replica
 
 Row = Dict[str, Any]
 BOOTSTRAP_PLACEHOLDER = "<bootstrap-server>"
-
-
-def _time_candidates(report: StateReport) -> Iterator[Tuple[int, str]]:
-    for v in report.partitions:
-        for seg in v.inputs.segments:
-            if seg.max_timestamp is not None:
-                yield seg.max_timestamp, f"newest batch timestamp, in {seg.path}"
-    for cp in report.coordinator.partitions.values():
-        for seg in cp.inputs.segments:
-            if seg.max_timestamp is not None:
-                yield seg.max_timestamp, f"newest batch timestamp, in {seg.path}"
-    for d in report.inventory.log_dirs:
-        for t, path in broker_file_times(d.path):
-            yield t, f"modification time of {path}"
-
-
-def newest_input_time(report: StateReport) -> AsOf:
-    return newest(_time_candidates(report))
 
 
 def leader_views(report: StateReport, topic: Optional[str] = None, partition: Optional[int] = None,

@@ -8,8 +8,9 @@ column names (JSON as is; the table and CSV renderers print them in column order
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from forensics.analysis.clock import AsOf, newest
 from forensics.analysis.coordinator import (
     CoordinatorView,
     TransactionIdView,
@@ -19,6 +20,7 @@ from forensics.analysis.producers import PartitionView, rebuild_partition
 from forensics.analysis.replicas import compare_replicas
 from forensics.findings import Finding
 from forensics.layout import Inventory, discover
+from forensics.layout.evidence import broker_file_times
 from forensics.pipeline.local import (
     is_txn_state,
     live_partitions,
@@ -55,11 +57,6 @@ class StateReport:
         out.extend(compare_replicas(self.partitions))
         return out
 
-    def coordinator_as_of(self) -> Optional[int]:
-        """Newest record timestamp in the ``__transaction_state`` partitions read."""
-        return max((seg.max_timestamp for p in self.coordinator.partitions.values() for seg in p.inputs.segments
-                    if seg.max_timestamp is not None), default=None)
-
     def replicas(self, topic: str, partition: int) -> List[PartitionView]:
         return [p for p in self.partitions if p.topic_partition == (topic, partition)]
 
@@ -82,6 +79,24 @@ def load_state(paths: Sequence[str], *, topic: Optional[str] = None, partition: 
         views.append(rebuild_partition(partition_inputs(log_dir, p, progress)))
     views.sort(key=lambda v: (v.topic_partition.topic, v.topic_partition.partition, v.inputs.broker_id or -1))
     return StateReport(inv, tuple(views), rebuild_coordinator(txn, partition_count))
+
+
+def _time_candidates(report: StateReport) -> Iterator[Tuple[int, str]]:
+    for v in report.partitions:
+        for seg in v.inputs.segments:
+            if seg.max_timestamp is not None:
+                yield seg.max_timestamp, f"newest batch timestamp, in {seg.path}"
+    for cp in report.coordinator.partitions.values():
+        for seg in cp.inputs.segments:
+            if seg.max_timestamp is not None:
+                yield seg.max_timestamp, f"newest batch timestamp, in {seg.path}"
+    for d in report.inventory.log_dirs:
+        for t, path in broker_file_times(d.path):
+            yield t, f"modification time of {path}"
+
+
+def newest_input_time(report: StateReport) -> AsOf:
+    return newest(_time_candidates(report))
 
 
 def preferred_replica(replicas: Sequence[PartitionView]) -> Optional[PartitionView]:
