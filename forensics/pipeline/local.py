@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterator, Optional, Tuple
 
-from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus
+from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus, SegmentFiles
 from forensics.model import TRANSACTION_STATE_TOPIC
 from forensics.pipeline.units import (
     producer_events,
@@ -34,16 +34,22 @@ def _checkpoints(log_dir: Optional[LogDir], p: PartitionDir) -> Tuple[Optional[i
     return start, hw, epoch
 
 
+def _segments(p: PartitionDir, progress: Optional[Progress]) -> Iterator[SegmentFiles]:
+    """The segments that have a ``.log``, in offset order, reporting progress as each is read."""
+    for s in p.segments:
+        if s.log is None:
+            continue
+        yield s
+        if progress is not None:
+            progress(s.log_size or 0)
+
+
 def partition_inputs(log_dir: Optional[LogDir], p: PartitionDir, progress: Optional[Progress] = None) -> PartitionInputs:
     """Run the units of one data-partition replica: segments, snapshots, txn indexes."""
     segments = []
     txn_entries, txn_findings = [], []
-    for s in p.segments:
-        if s.log is None:
-            continue
+    for s in _segments(p, progress):
         segments.append(producer_events(s.log, s.base_offset))
-        if progress is not None:
-            progress(s.log_size or 0)
         if s.txnindex is not None:
             entries, found = read_txn_index(s.txnindex)
             txn_entries.extend(entries)
@@ -61,13 +67,7 @@ def partition_inputs(log_dir: Optional[LogDir], p: PartitionDir, progress: Optio
 
 def txn_state_inputs(log_dir: Optional[LogDir], p: PartitionDir, progress: Optional[Progress] = None) -> TxnStateInputs:
     """Run the units of one ``__transaction_state`` replica."""
-    segments = []
-    for s in p.segments:
-        if s.log is None:
-            continue
-        segments.append(txn_log_records(s.log, s.base_offset))
-        if progress is not None:
-            progress(s.log_size or 0)
+    segments = [txn_log_records(s.log, s.base_offset) for s in _segments(p, progress)]
     start, hw, epoch = _checkpoints(log_dir, p)
     return TxnStateInputs(p.path, p.partition if p.partition is not None else -1,
                           log_dir.broker_id if log_dir is not None else None,
