@@ -69,7 +69,8 @@ def _kafka_9144(view: PartitionView, pid: int, start: int, epoch: int) -> Option
     """A marker at a higher epoch before this transaction's data: the partition had forgotten the
     fencing epoch (early producer-state expiry, spec §13.1) and accepted a zombie's write."""
     for s in view.history.spans.get(pid, ()):
-        if s.marker_offset is not None and s.marker_offset < start and (s.marker_epoch or -1) > epoch:
+        if s.marker_offset is not None and s.marker_offset < start and s.marker_epoch is not None \
+                and s.marker_epoch > epoch:
             return (f"KAFKA-9144 pattern: {s.outcome} marker at offset {s.marker_offset} carried epoch "
                     f"{s.marker_epoch}, yet this transaction's data at offset {start} has epoch {epoch}")
     return None

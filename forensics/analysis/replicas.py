@@ -4,7 +4,7 @@ state that differs where the logs should agree."""
 
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from forensics.analysis.producers import PartitionView
 from forensics.findings import Finding, FindingKind
@@ -22,6 +22,10 @@ class MarkerSeen(NamedTuple):
     position: int
 
 
+def _or_minus_one(value: Optional[int]) -> int:
+    return -1 if value is None else value
+
+
 def group_replicas(views: Sequence[PartitionView]) -> Dict[TopicPartition, List[PartitionView]]:
     groups: Dict[TopicPartition, List[PartitionView]] = {}
     for v in views:
@@ -35,8 +39,8 @@ def markers_of(view: PartitionView) -> Dict[Tuple[int, int], MarkerSeen]:
         for s in spans:
             if s.marker_offset is not None and s.marker_at is not None:
                 out[(pid, s.marker_offset)] = MarkerSeen(view.inputs.broker_id or -1, pid, s.marker_offset,
-                                                         s.outcome or "", s.marker_epoch or -1,
-                                                         s.coordinator_epoch or -1, s.marker_at.path,
+                                                         s.outcome or "", _or_minus_one(s.marker_epoch),
+                                                         _or_minus_one(s.coordinator_epoch), s.marker_at.path,
                                                          s.marker_at.position)
     return out
 
