@@ -153,10 +153,13 @@ def _compacted_away(f: Finding, cleaner_offset: Optional[int]) -> bool:
             and f.first_offset is not None and f.first_offset < cleaner_offset)
 
 
-def _stable_offsets(broker: ProducerFold, log_start: int, hw: int) -> Tuple[Optional[int], int]:
-    """First unstable offset and LSO (``UnifiedLog.lastStableOffset``, §9.5)."""
+def _stable_offsets(broker: ProducerFold, history: ProducerFold, log_start: int, hw: int
+                    ) -> Tuple[Optional[int], int]:
+    """First unstable offset and LSO (``UnifiedLog.lastStableOffset``, §9.5, §9.9 step 4): open
+    transactions, and completed ones whose marker is not below the HW (``unreplicatedTxns``; a
+    snapshot does not keep those, so they come from the full history)."""
     candidates = list(broker.ongoing.values())
-    candidates += [c.first_offset for c in broker.completed if c.last_offset >= hw]
+    candidates += [c.first_offset for c in history.completed if c.last_offset >= hw]
     if not candidates:
         return None, hw
     fuo = max(min(candidates), log_start)
@@ -197,7 +200,7 @@ def rebuild_partition(inputs: PartitionInputs) -> PartitionView:
         findings.append(Finding(FindingKind.ABOVE_HIGH_WATERMARK, f"offsets {hw}..{leo - 1} lie above the high "
                                 f"watermark {hw} (not yet replicated when the copy was taken)", inputs.path,
                                 first_offset=hw, last_offset=leo - 1))
-    fuo, lso = _stable_offsets(broker, log_start, hw)
+    fuo, lso = _stable_offsets(broker, history, log_start, hw)
     max_ts = max((s.max_timestamp for s in inputs.segments if s.max_timestamp is not None), default=None)
     return PartitionView(inputs, log_start, leo, hw, hw_known, broker, history, snap, fuo, lso, max_ts,
                          tuple(read_findings + findings), tuple(findings))
