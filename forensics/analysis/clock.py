@@ -17,6 +17,14 @@ class AsOf:
     source: str  # "--as-of", "newest batch timestamp, in <path>", "modification time of <file>"
 
 
+def input_time(segment_times: Iterable[Tuple[Optional[int], str]], file_times: Iterable[Tuple[int, str]]) -> AsOf:
+    """The newest of the segments' newest batch timestamps ``(max_timestamp, path)`` and the broker
+    files' modification times ``(mtime_ms, path)``, with where it came from."""
+    candidates = [(t, f"newest batch timestamp, in {path}") for t, path in segment_times if t is not None]
+    candidates += [(t, f"modification time of {path}") for t, path in file_times]
+    return newest(candidates)
+
+
 def newest(candidates: Iterable[Tuple[int, str]]) -> AsOf:
     best: Optional[Tuple[int, str]] = None
     for t, source in candidates:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from forensics.analysis.replicas import replica_rank
 from forensics.codec.txnlog import transaction_partition_for
 from forensics.findings import Finding, FindingKind
 from forensics.state.coordinator import (
@@ -77,7 +78,7 @@ class CoordinatorView:
 
 def _preference(r: TxnStateInputs) -> tuple:
     end = max((s.next_offset for s in r.segments if s.next_offset is not None), default=0)
-    return (r.leader_epoch if r.leader_epoch is not None else -1, end, -(r.broker_id or 0))
+    return replica_rank(r.leader_epoch, end, r.broker_id)
 
 
 def _fold(r: TxnStateInputs) -> CoordinatorPartitionState:

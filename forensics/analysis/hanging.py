@@ -49,20 +49,10 @@ class Verdict:
 
     @property
     def abortable(self) -> bool:
-        """Only hanging transactions get an abort command (and unverifiable ones past the age gate)."""
+        """Only hanging transactions get an abort command (and unverifiable ones past the age gate);
+        these are also what ``find-hanging`` shows without ``--all``."""
         return self.verdict == HANGING or (self.verdict == UNVERIFIABLE and self.past_age_gate)
 
-    @property
-    def shown_by_default(self) -> bool:
-        return self.abortable
-
-
-def _open_span(view: PartitionView, pid: int) -> Optional[TransactionSpan]:
-    for spans in (view.history.spans.get(pid, ()), view.broker.spans.get(pid, ())):
-        for s in spans:
-            if s.is_open:
-                return s
-    return None
 
 
 def _kafka_9144(view: PartitionView, pid: int, start: int, epoch: int) -> Optional[str]:
@@ -167,7 +157,7 @@ def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as
                     patterns.append(check)
         duration = as_of - e.last_timestamp if as_of is not None and e.last_timestamp >= 0 else None
         past = duration is not None and duration > max_timeout_ms
-        out.append(Verdict(view, e, start, _open_span(view, pid), verdict,
+        out.append(Verdict(view, e, start, view.open_span(pid), verdict,
                            reason + "".join(f"; {p}" for p in patterns), v.transactional_id if v else None, v,
                            duration, past, tuple(patterns)))
     return out

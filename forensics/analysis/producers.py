@@ -29,6 +29,7 @@ from forensics.state.producer import (
     ProducerFold,
     ProducerState,
     ProducerStateBuilder,
+    TransactionSpan,
 )
 
 _COMPARED = ("producer_epoch", "coordinator_epoch", "last_sequence", "last_offset", "last_timestamp",
@@ -62,6 +63,15 @@ class PartitionView:
     @property
     def open_transactions(self) -> Dict[int, int]:
         return self.broker.ongoing
+
+    def open_span(self, producer_id: int) -> Optional[TransactionSpan]:
+        """The producer's open transaction as seen by the full history (which saw its first batch),
+        else by the broker-equivalent fold (opened in a snapshot)."""
+        for spans in (self.history.spans.get(producer_id, ()), self.broker.spans.get(producer_id, ())):
+            for s in spans:
+                if s.is_open:
+                    return s
+        return None
 
 
 def _log_end(inputs: PartitionInputs) -> int:

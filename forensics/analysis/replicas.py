@@ -22,6 +22,12 @@ class MarkerSeen(NamedTuple):
     position: int
 
 
+def replica_rank(leader_epoch: Optional[int], log_end: int, broker_id: Optional[int]) -> Tuple[int, int, int]:
+    """Sort key of the replica a leader most likely is: highest leader epoch, then longest log, then
+    the lowest broker id (the highest key wins)."""
+    return (leader_epoch if leader_epoch is not None else -1, log_end, -(broker_id or 0))
+
+
 def _or_minus_one(value: Optional[int]) -> int:
     return -1 if value is None else value
 

@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
 from typing import List, Optional
 
 import typer
 
 from forensics.cli.app import EXIT_FOUND, EXIT_USAGE, app, error_boundary, fail
 from forensics.cli.options import AS_OF, format_time, parse_time
-from forensics.cli.state_cmd import PARTITIONS, PATHS, PROGRESS, _load
+from forensics.cli.state_cmd import PARTITIONS, PATHS, PROGRESS, RowFormat, _load
 
 HANGING_TABLE = ("topic", "partition", "producerId", "producerEpoch", "coordinatorEpoch", "startOffset",
                  "lastTimestamp", "durationS", "verdict", "reason", "transactionalId")
 HANGING_HEADERS = ("Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch", "StartOffset",
                    "LastTimestamp", "Duration(s)", "Verdict", "Reason", "TransactionalId")
-
-
-class HangingFormat(str, Enum):
-    table = "table"
-    json = "json"
-    csv = "csv"
 
 
 def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress):
@@ -46,11 +39,11 @@ def find_hanging_cli(
     topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
     show_all: bool = typer.Option(False, "--all", help="Every open transaction with its verdict."),
     partitions: Optional[int] = PARTITIONS,
-    fmt: HangingFormat = typer.Option(HangingFormat.table, "--format", help="table, json or csv."),
+    fmt: RowFormat = typer.Option(RowFormat.table, "--format", help="table, json or csv."),
     progress: bool = PROGRESS,
 ) -> None:
     """Hanging transactions: open on a partition, forgotten by the coordinator. Exit 1 when any hangs."""
-    from forensics.render.rows import kafka_table, render_csv, render_json
+    from forensics.render.rows import render_rows
     from forensics.report.hanging import hanging_rows
 
     if partition is not None and topic is None:
@@ -58,18 +51,13 @@ def find_hanging_cli(
     with error_boundary():
         rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress)
         rows = hanging_rows(verdicts, show_all, when)
-        if fmt is HangingFormat.json:
-            render_json(rows, sys.stdout)
-        elif fmt is HangingFormat.csv:
-            render_csv(rows, HANGING_TABLE, sys.stdout)
-        else:
-            sys.stdout.write(kafka_table(rows, HANGING_TABLE, HANGING_HEADERS))
+        render_rows(fmt.value, rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS)
         sys.stdout.flush()
         sys.stderr.write(f"as of {format_time(when.time_ms)}: {when.source}\n")
         if not rep.coordinator.partitions:
             sys.stderr.write("WARNING: no __transaction_state partition among the inputs: verdicts are UNVERIFIABLE "
                              "and rest on age alone, as Kafka's find-hanging; add the coordinators' disks.\n")
-        hidden = [v for v in verdicts if not v.shown_by_default]
+        hidden = [v for v in verdicts if not v.abortable]
         if hidden and not show_all:
             sys.stderr.write(f"{len(hidden)} other open transaction(s) ({', '.join(sorted({v.verdict for v in hidden}))})"
                              ": see --all\n")
@@ -89,18 +77,10 @@ def abort_commands_cli(
     """A reviewable shell script of kafka-transactions.sh abort lines for the hanging transactions.
     Never runs anything."""
     from forensics.render.abort_script import render_abort_script
-    from forensics.report.hanging import abort_args, hanging_row, start_offset_args
+    from forensics.report.hanging import hanging_row
 
     with error_boundary():
         rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress)
-        rows = []
-        for v in verdicts:
-            if v.verdict == "ongoing":
-                continue
-            row = hanging_row(v)
-            if v.abortable:
-                row["abortArgs"] = abort_args(v, bootstrap, command_config)
-                row["abortArgsStartOffset"] = start_offset_args(v, bootstrap, command_config)
-            rows.append(row)
+        rows = [hanging_row(v, bootstrap, command_config) for v in verdicts if v.verdict != "ongoing"]
         render_abort_script(rows, sys.stdout, as_of=format_time(when.time_ms), inputs=paths)
         sys.stdout.flush()

@@ -70,7 +70,7 @@ def describe_producers_cli(
     """Producer state of one partition replica, as the broker held it (snapshot + replay)."""
     from forensics.render.rows import render_rows
     from forensics.render.state_render import PRODUCER_TABLE, producer_timeline_tables
-    from forensics.report.state import describe_producers_rows, preferred_replica
+    from forensics.report.state import preferred_replica, producer_rows
 
     with error_boundary():
         rep = _load(paths, progress, topic=topic, partition=partition, broker_id=broker_id, data=True)
@@ -78,7 +78,7 @@ def describe_producers_cli(
         if view is None:
             where = f" on broker {broker_id}" if broker_id is not None else ""
             raise fail(f"no replica of {topic}-{partition}{where} among the inputs", EXIT_INPUT)
-        rows = describe_producers_rows(paths, topic, partition, broker_id, report=rep)
+        rows = producer_rows(view)
         render_rows(fmt.value, rows, PRODUCER_TABLE, sys.stdout,
                     producer_timeline_tables if timeline else lambda rows: [])
         sys.stdout.flush()

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import Callable, Iterator, Optional, Tuple
 
-from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus, SegmentFiles
+from forensics.layout import (
+    Inventory,
+    LogDir,
+    PartitionDir,
+    PartitionStatus,
+    SegmentFiles,
+)
 from forensics.model import TRANSACTION_STATE_TOPIC
 from forensics.pipeline.units import (
     producer_events,

@@ -50,13 +50,15 @@ def render_csv(rows: Sequence[Row], columns: Sequence[str], out: TextIO) -> None
 
 
 def render_rows(fmt: str, rows: Sequence[Row], columns: Sequence[str], out: TextIO,
-                extra_tables: Callable[[Sequence[Row]], List[str]] = lambda rows: []) -> None:
-    """Render ``rows`` in format ``fmt``; ``extra_tables`` adds text blocks after a table."""
+                extra_tables: Callable[[Sequence[Row]], List[str]] = lambda rows: [],
+                headers: Sequence[str] = ()) -> None:
+    """Render ``rows`` in format ``fmt``; ``extra_tables`` adds text blocks after a table;
+    ``headers`` overrides the table's column titles."""
     if fmt == "json":
         render_json(rows, out)
     elif fmt == "csv":
         render_csv(rows, columns, out)
     else:
-        out.write(kafka_table(rows, columns))
+        out.write(kafka_table(rows, columns, headers))
         for block in extra_tables(rows):
             out.write("\n" + block)

@@ -50,46 +50,45 @@ def find_hanging(report: StateReport, *, as_of: Optional[int] = None, topic: Opt
     return classify(views, coord, when.time_ms, max_timeout_ms, group_replicas(report.partitions)), when
 
 
-def abort_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
-               command_config: Optional[str] = None) -> List[str]:
-    """Legacy form (any broker >= 0.11 with a 3.x tool; a 4.x tool needs brokers >= 2.8)."""
+def _abort_prefix(v: Verdict, bootstrap: str, command_config: Optional[str]) -> List[str]:
     tp = v.view.topic_partition
-    e = v.entry
     args = ["kafka-transactions.sh", "--bootstrap-server", bootstrap]
     if command_config:
         args += ["--command-config", command_config]
-    return args + ["abort", "--topic", tp.topic, "--partition", str(tp.partition),
-                   "--producer-id", str(e.producer_id), "--producer-epoch", str(e.producer_epoch),
-                   "--coordinator-epoch", str(max(e.coordinator_epoch, 0))]
+    return args + ["abort", "--topic", tp.topic, "--partition", str(tp.partition)]
+
+
+def abort_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
+               command_config: Optional[str] = None) -> List[str]:
+    """Legacy form (any broker >= 0.11 with a 3.x tool; a 4.x tool needs brokers >= 2.8)."""
+    e = v.entry
+    return _abort_prefix(v, bootstrap, command_config) + [
+        "--producer-id", str(e.producer_id), "--producer-epoch", str(e.producer_epoch),
+        "--coordinator-epoch", str(max(e.coordinator_epoch, 0))]
 
 
 def start_offset_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
                       command_config: Optional[str] = None) -> List[str]:
     """``--start-offset`` form (brokers 3.0+: the tool looks the producer up with DescribeProducers)."""
-    tp = v.view.topic_partition
-    args = ["kafka-transactions.sh", "--bootstrap-server", bootstrap]
-    if command_config:
-        args += ["--command-config", command_config]
-    return args + ["abort", "--topic", tp.topic, "--partition", str(tp.partition), "--start-offset",
-                   str(v.start_offset)]
+    return _abort_prefix(v, bootstrap, command_config) + ["--start-offset", str(v.start_offset)]
 
 
-def hanging_row(v: Verdict) -> Row:
+def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: Optional[str] = None) -> Row:
     tp = v.view.topic_partition
     e = v.entry
     return {
         "topic": tp.topic, "partition": tp.partition, "producerId": e.producer_id, "producerEpoch": e.producer_epoch,
         "coordinatorEpoch": e.coordinator_epoch if e.coordinator_epoch >= 0 else -1, "startOffset": v.start_offset,
         "lastTimestamp": e.last_timestamp, "durationMs": v.duration_ms, "verdict": v.verdict, "reason": v.reason, "transactionalId": v.transactional_id,
-        "abortArgs": abort_args(v) if v.abortable else None,
+        "abortArgs": abort_args(v, bootstrap, command_config) if v.abortable else None,
         "evidence": evidence_of(v),
-        "abortArgsStartOffset": start_offset_args(v) if v.abortable else None, "brokerId": v.view.inputs.broker_id,
+        "abortArgsStartOffset": start_offset_args(v, bootstrap, command_config) if v.abortable else None, "brokerId": v.view.inputs.broker_id,
         "durationS": v.duration_ms // 1000 if v.duration_ms is not None else None,
     }
 
 
 def hanging_rows(verdicts: Sequence[Verdict], show_all: bool = False, as_of: Optional[AsOf] = None) -> List[Row]:
-    rows = [hanging_row(v) for v in verdicts if show_all or v.shown_by_default]
+    rows = [hanging_row(v) for v in verdicts if show_all or v.abortable]
     if as_of is not None:
         for r in rows:
             r["asOfMs"], r["asOfSource"] = as_of.time_ms, as_of.source

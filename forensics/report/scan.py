@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass, field, replace
 from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple
 
-from forensics.analysis.clock import AsOf, newest
+from forensics.analysis.clock import AsOf, input_time
 from forensics.analysis.producers import rebuild_partition
 from forensics.codec.compression import codec_name
 from forensics.errors import InputError
@@ -213,8 +213,8 @@ def _partition(log_dir: LogDir, p: PartitionDir, progress: Optional[Progress]) -
     if view.open_transactions:
         pid = next(iter(view.open_transactions))  # ordered by first offset: the oldest first
         last_ts = view.entries[pid].last_timestamp
-        spans = [s for s in view.broker.spans.get(pid, ()) + view.history.spans.get(pid, ()) if s.is_open]
-        start = next((s.first_timestamp for s in spans if s.first_timestamp is not None), last_ts)
+        span = view.open_span(pid)
+        start = span.first_timestamp if span is not None and span.first_timestamp is not None else last_ts
     return replace(summary, last_stable_offset=view.last_stable_offset, open_transactions=len(view.open_transactions),
                    state_findings=view.state_findings, oldest_open_txn_start=start,
                    oldest_open_txn_last_timestamp=last_ts)
@@ -246,12 +246,8 @@ def total_log_bytes(inventory: Inventory) -> int:
 
 def _as_of(dirs: Sequence[LogDirSummary], loose: Sequence[SegmentSummary]) -> AsOf:
     segs = [s for d in dirs for p in d.partitions for s in p.segments] + list(loose)
-    candidates = [(s.max_timestamp, f"newest batch timestamp, in {s.path}") for s in segs
-                  if s.max_timestamp is not None]
-    for d in dirs:
-        if d.path:
-            candidates += [(t, f"modification time of {path}") for t, path in broker_file_times(d.path)]
-    return newest(candidates)
+    return input_time(((s.max_timestamp, s.path) for s in segs),
+                      (ft for d in dirs if d.path for ft in broker_file_times(d.path)))
 
 
 def scan(paths: Sequence[str], progress: Optional[Progress] = None, inventory: Optional[Inventory] = None,

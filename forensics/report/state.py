@@ -8,16 +8,16 @@ column names (JSON as is; the table and CSV renderers print them in column order
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from forensics.analysis.clock import AsOf, newest
+from forensics.analysis.clock import AsOf, input_time
 from forensics.analysis.coordinator import (
     CoordinatorView,
     TransactionIdView,
     rebuild_coordinator,
 )
 from forensics.analysis.producers import PartitionView, rebuild_partition
-from forensics.analysis.replicas import compare_replicas
+from forensics.analysis.replicas import compare_replicas, replica_rank
 from forensics.findings import Finding
 from forensics.layout import Inventory, discover
 from forensics.layout.evidence import broker_file_times
@@ -33,12 +33,6 @@ from forensics.state.producer import TransactionSpan
 Row = Dict[str, Any]
 Progress = Callable[[int], None]
 
-PRODUCER_COLUMNS = ("producerId", "producerEpoch", "latestCoordinatorEpoch", "lastSequence", "lastTimestamp",
-                    "currentTransactionStartOffset")
-LIST_COLUMNS = ("transactionalId", "coordinator", "producerId", "transactionState")
-DESCRIBE_COLUMNS = ("coordinatorId", "transactionalId", "producerId", "producerEpoch", "transactionState",
-                    "transactionTimeoutMs", "currentTransactionStartTimeMs", "transactionDurationMs",
-                    "topicPartitions")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,30 +75,20 @@ def load_state(paths: Sequence[str], *, topic: Optional[str] = None, partition: 
     return StateReport(inv, tuple(views), rebuild_coordinator(txn, partition_count))
 
 
-def _time_candidates(report: StateReport) -> Iterator[Tuple[int, str]]:
-    for v in report.partitions:
-        for seg in v.inputs.segments:
-            if seg.max_timestamp is not None:
-                yield seg.max_timestamp, f"newest batch timestamp, in {seg.path}"
-    for cp in report.coordinator.partitions.values():
-        for seg in cp.inputs.segments:
-            if seg.max_timestamp is not None:
-                yield seg.max_timestamp, f"newest batch timestamp, in {seg.path}"
-    for d in report.inventory.log_dirs:
-        for t, path in broker_file_times(d.path):
-            yield t, f"modification time of {path}"
-
-
 def newest_input_time(report: StateReport) -> AsOf:
-    return newest(_time_candidates(report))
+    """The as-of time of a state report: newest batch timestamp of every partition read (data and
+    coordinator) or broker-file modification time."""
+    segments = [seg for v in report.partitions for seg in v.inputs.segments]
+    segments += [seg for cp in report.coordinator.partitions.values() for seg in cp.inputs.segments]
+    return input_time(((s.max_timestamp, s.path) for s in segments),
+                      (ft for d in report.inventory.log_dirs for ft in broker_file_times(d.path)))
 
 
 def preferred_replica(replicas: Sequence[PartitionView]) -> Optional[PartitionView]:
     """The replica a leader would most likely be: highest leader epoch, then longest log."""
     if not replicas:
         return None
-    return max(replicas, key=lambda v: (v.inputs.leader_epoch if v.inputs.leader_epoch is not None else -1,
-                                        v.log_end_offset, -(v.inputs.broker_id or 0)))
+    return max(replicas, key=lambda v: replica_rank(v.inputs.leader_epoch, v.log_end_offset, v.inputs.broker_id))
 
 
 # -- describe-producers --------------------------------------------------------------------------
