@@ -1,17 +1,21 @@
 """Work units: pure functions of (path, byte range) that read one file and return compact results.
 
-One unit = io + codec for one segment (or snapshot, or txn index): it opens the file read-only,
-splits it into frames, decodes only what the state folds need (61-byte headers for data batches,
-records only for control batches and ``__transaction_state``), and returns picklable tuples plus
-findings. The local executor and the Spark executor call the same functions.
+One unit = io + codec for one segment range (or snapshot, or txn index): it opens the file
+read-only, splits its range into frames, decodes only what is asked (61-byte headers for data
+batches, records only for control batches and ``__transaction_state``) and returns picklable
+tuples plus findings. Data batches leave the unit as *runs* (:class:`DataBatch` with ``batches``
+> 1) so that a unit's result grows with transactions, not with batches. The local executor and
+the Spark executor call the same :func:`run_unit`.
 """
 
 from __future__ import annotations
 
 import struct
-from typing import List, Optional, Tuple
+from bisect import bisect_right
+from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 
 from forensics.codec import batch as v2
+from forensics.codec.compression import codec_name
 from forensics.codec.control import (
     ControlRecordType,
     decode_control_key,
@@ -27,22 +31,146 @@ from forensics.codec.txnlog import TransactionLogKey, decode_key, decode_value
 from forensics.errors import ForensicsError, InputError
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import MappedFile, read_small_file
-from forensics.io.frames import FrameScanner
+from forensics.io.frames import Frame, FrameScanner
+from forensics.pipeline.plan import UnitKind, WorkUnit
 from forensics.state.coordinator import TxnLogRecord
 from forensics.state.events import DataBatch, Marker, ProducerEvent
 from forensics.state.inputs import (
     AbortedTxnEntry,
     SegmentEvents,
+    SegmentSummary,
     SnapshotRead,
     TxnLogSegment,
 )
 
-_MAX_TS = struct.Struct(">q")  # maxTimestamp @35 of a v2 batch
+_V2_FIELDS = struct.Struct(">xhiqqqhii")  # from @20: skip crc's last byte; attributes .. recordsCount
+_LEGACY_ATTR_TS = struct.Struct(">bq")  # attributes @17, timestamp @18 (magic 1)
 _LEGACY_TS = struct.Struct(">q")  # timestamp @18 of a magic-1 entry
+
+
+class SegmentPiece(NamedTuple):
+    """What one unit read from one byte range of a segment."""
+
+    unit: WorkUnit
+    file_size: int
+    summary: Optional[SegmentSummary]  # header statistics (when asked)
+    events: Optional[SegmentEvents]  # data segments
+    txnlog: Optional[TxnLogSegment]  # __transaction_state segments
+    first_base_offset: Optional[int]  # of the range's first frame (to check the seam with the range before)
+    clean: bool  # framed from start to end with no finding: may be joined with its neighbours
+
+
+class TxnIndexRead(NamedTuple):
+    unit: WorkUnit
+    entries: Tuple[AbortedTxnEntry, ...]
+    findings: Tuple[Finding, ...]
+
+
+UnitResult = Union[SegmentPiece, SnapshotRead, TxnIndexRead]
 
 
 def _unreadable(path: str, exc: ForensicsError) -> Finding:
     return Finding(FindingKind.UNREADABLE_FILE, exc.message, path, exc.position)
+
+
+# -- header statistics (scan) ------------------------------------------------------------------
+
+
+class _Stats:
+    __slots__ = ("batches", "records", "tx", "ctl", "invalid", "first", "last", "max_ts", "magics", "codecs")
+
+    def __init__(self) -> None:
+        self.batches = self.records = self.tx = self.ctl = self.invalid = 0
+        self.first: Optional[int] = None
+        self.last: Optional[int] = None
+        self.max_ts: Optional[int] = None
+        self.magics: set = set()
+        self.codecs: set = set()
+
+    def add(self, buf, frame: Frame) -> None:
+        self.batches += 1
+        self.magics.add(frame.magic)
+        if frame.crc_ok is False:
+            self.invalid += 1
+        if frame.magic == 2:
+            attrs, _, _, ts, _, _, _, count = _V2_FIELDS.unpack_from(buf, frame.position + 20)
+            self.records += max(count, 0)
+            self.tx += bool(attrs & 0x10)
+            self.ctl += bool(attrs & 0x20)
+        else:
+            attrs, ts = _LEGACY_ATTR_TS.unpack_from(buf, frame.position + 17)
+            if frame.magic == 0:
+                ts = -1
+            self.records += 1  # inner messages of a wrapper are counted by a deep pass, not here
+        self.codecs.add(codec_name(attrs & 0x07))
+        if self.first is None or frame.base_offset < self.first:
+            self.first = frame.base_offset
+        if self.last is None or frame.last_offset > self.last:
+            self.last = frame.last_offset
+        if self.max_ts is None or ts > self.max_ts:
+            self.max_ts = ts
+
+    def summary(self, path: str, base: Optional[int], size: int, findings: Tuple[Finding, ...]) -> SegmentSummary:
+        base_offset = base if base is not None else (self.first or 0)
+        return SegmentSummary(path, base_offset, size, self.batches, self.records, self.first, self.last,
+                              self.max_ts, frozenset(self.magics), frozenset(self.codecs), self.tx, self.ctl,
+                              self.invalid, findings)
+
+
+# -- producer events, as runs --------------------------------------------------------------------
+
+
+class _Runs:
+    """Producer events of a range in order; consecutive batches of one producer with the same
+    epoch, transactional flag and snapshot bucket become one run (see :class:`DataBatch`)."""
+
+    def __init__(self, cuts: Tuple[int, ...]) -> None:
+        self.cuts = cuts
+        self.events: List[Union[Marker, list]] = []
+        self.open: Dict[int, Tuple[tuple, list]] = {}  # pid -> (run key, run fields)
+        self.txn_open: set = set()  # pids whose transaction this range saw open (no marker since)
+
+    def data(self, h: v2.BatchHeader, pos: int) -> None:
+        pid = h.producer_id
+        key = (h.producer_epoch, h.is_transactional, bisect_right(self.cuts, h.last_offset))
+        current = self.open.get(pid)
+        # inside a transaction this range saw open, a non-transactional batch is an anomaly the fold
+        # reports per batch: keep those single
+        mergeable = h.is_transactional or pid not in self.txn_open
+        if current is not None and current[0] == key and mergeable:
+            run = current[1]
+            run[3], run[5], run[6] = h.last_offset, h.last_sequence, h.max_timestamp
+            run[8] += h.records_count
+            run[9] += h.size
+            run[11] += 1
+            run[13] = h.base_offset
+            return
+        run = [pid, h.producer_epoch, h.base_offset, h.last_offset, h.base_sequence, h.last_sequence,
+               h.max_timestamp, h.is_transactional, h.records_count, h.size, pos, 1, h.max_timestamp, h.base_offset]
+        self.events.append(run)
+        self.open[pid] = (key, run)
+        if h.is_transactional:
+            self.txn_open.add(pid)
+
+    def marker(self, m: Marker) -> None:
+        self.open.pop(m.producer_id, None)
+        self.txn_open.discard(m.producer_id)
+        self.events.append(m)
+
+    def break_all(self) -> None:
+        """Damage: nothing joins across it (the broker's reader stops at the first invalid batch)."""
+        self.open.clear()
+
+    def freeze(self) -> Tuple[ProducerEvent, ...]:
+        out: List[ProducerEvent] = []
+        for ev in self.events:
+            if isinstance(ev, Marker):
+                out.append(ev)
+            elif ev[11] == 1:
+                out.append(DataBatch(*ev[:11]))
+            else:
+                out.append(DataBatch(*ev))
+        return tuple(out)
 
 
 def _marker(buf, pos: int, h: v2.BatchHeader) -> Optional[Marker]:
@@ -57,81 +185,7 @@ def _marker(buf, pos: int, h: v2.BatchHeader) -> Optional[Marker]:
     return None  # a control batch with no record: ignored by the broker
 
 
-def producer_events(path: str, base_offset: Optional[int] = None) -> SegmentEvents:
-    """Producer events of one segment: a header per data batch, the marker of each control batch."""
-    try:
-        mf = MappedFile(path)
-    except InputError as exc:
-        return SegmentEvents(path, base_offset or 0, 0, (), 0, None, None, None, (_unreadable(path, exc),))
-    with mf:
-        buf = mf.data
-        scanner = FrameScanner(buf, path, verify_crc=True, base_offset=base_offset)
-        events: List[ProducerEvent] = []
-        findings: List[Finding] = []
-        batches = 0
-        next_offset: Optional[int] = None
-        max_ts: Optional[int] = None
-        for frame in scanner:
-            if frame.crc_ok is False:
-                continue
-            batches += 1
-            next_offset = max(next_offset or 0, frame.last_offset + 1)
-            if frame.magic != 2:
-                ts = _LEGACY_TS.unpack_from(buf, frame.position + 18)[0] if frame.magic == 1 else -1
-                max_ts = ts if max_ts is None else max(max_ts, ts)
-                continue
-            h = v2.decode_header(buf, frame.position)
-            max_ts = h.max_timestamp if max_ts is None else max(max_ts, h.max_timestamp)
-            if h.producer_id < 0:
-                continue
-            if not h.is_control:
-                events.append(DataBatch(h.producer_id, h.producer_epoch, h.base_offset, h.last_offset,
-                                        h.base_sequence, h.last_sequence, h.max_timestamp, h.is_transactional,
-                                        h.records_count, h.size, frame.position))
-                continue
-            try:
-                marker = _marker(buf, frame.position, h)
-            except ForensicsError as exc:
-                findings.append(Finding(FindingKind.CORRUPT_BATCH, f"control batch does not decode: {exc.message}",
-                                        path, frame.position, frame.end, h.base_offset, h.last_offset))
-                continue
-            if marker is not None:
-                events.append(marker)
-        findings[:0] = scanner.findings
-        return SegmentEvents(path, base_offset if base_offset is not None else 0, mf.size, tuple(events), batches,
-                             next_offset, max_ts, scanner.first_invalid_position, tuple(findings))
-
-
-def txn_log_records(path: str, base_offset: Optional[int] = None) -> TxnLogSegment:
-    """Every ``__transaction_state`` record of one segment, keys and values decoded."""
-    try:
-        mf = MappedFile(path)
-    except InputError as exc:
-        return TxnLogSegment(path, base_offset or 0, 0, (), None, None, (_unreadable(path, exc),))
-    with mf:
-        buf = mf.data
-        scanner = FrameScanner(buf, path, verify_crc=True, base_offset=base_offset)
-        records: List[TxnLogRecord] = []
-        findings: List[Finding] = []
-        next_offset: Optional[int] = None
-        max_ts: Optional[int] = None
-        for frame in scanner:
-            if frame.crc_ok is False or frame.magic != 2:
-                continue
-            next_offset = max(next_offset or 0, frame.last_offset + 1)
-            h = v2.decode_header(buf, frame.position)
-            max_ts = h.max_timestamp if max_ts is None else max(max_ts, h.max_timestamp)
-            if h.is_control:
-                continue
-            try:
-                for rec in v2.iter_records(buf, frame.position, h):
-                    _txn_record(rec, h, frame.position, path, records, findings)
-            except ForensicsError as exc:
-                findings.append(Finding(FindingKind.CORRUPT_BATCH, f"batch records do not decode: {exc.message}",
-                                        path, frame.position, frame.end, h.base_offset, h.last_offset))
-        findings[:0] = scanner.findings
-        return TxnLogSegment(path, base_offset if base_offset is not None else 0, mf.size, tuple(records),
-                             next_offset, max_ts, tuple(findings))
+# -- __transaction_state records -------------------------------------------------------------------
 
 
 def _txn_record(rec, h: v2.BatchHeader, pos: int, path: str, out: List[TxnLogRecord],
@@ -155,6 +209,112 @@ def _txn_record(rec, h: v2.BatchHeader, pos: int, path: str, out: List[TxnLogRec
                                 path, pos, None, rec.offset))
         return
     out.append(TxnLogRecord(key.transactional_id, value, rec.offset, rec.timestamp, h.partition_leader_epoch, pos))
+
+
+# -- one segment range ---------------------------------------------------------------------------
+
+
+class _Reader:
+    """One pass over the frames of a segment range, feeding what the unit asks for."""
+
+    def __init__(self, u: WorkUnit, buf, path: str) -> None:
+        self.u, self.buf, self.path = u, buf, path
+        self.stats = _Stats() if u.stats else None
+        self.runs = _Runs(u.cuts) if u.kind is UnitKind.EVENTS else None
+        self.records: Optional[List[TxnLogRecord]] = [] if u.kind is UnitKind.TXNLOG else None
+        self.findings: List[Finding] = []  # decoding findings (the scanner keeps the framing ones)
+        self.valid = 0
+        self.next_offset: Optional[int] = None
+        self.max_ts: Optional[int] = None
+        self.first_base: Optional[int] = None
+
+    def read(self, scanner: FrameScanner) -> None:
+        seen = 0
+        for frame in scanner:
+            if self.first_base is None:
+                self.first_base = frame.base_offset
+            if len(scanner.findings) != seen:
+                seen = len(scanner.findings)
+                if self.runs is not None:
+                    self.runs.break_all()
+            if self.stats is not None:
+                self.stats.add(self.buf, frame)
+            if frame.crc_ok is False or (self.records is not None and frame.magic != 2):
+                continue
+            self.valid += 1
+            self.next_offset = max(self.next_offset or 0, frame.last_offset + 1)
+            if frame.magic != 2:
+                ts = _LEGACY_TS.unpack_from(self.buf, frame.position + 18)[0] if frame.magic == 1 else -1
+                self.max_ts = ts if self.max_ts is None else max(self.max_ts, ts)
+                continue
+            h = v2.decode_header(self.buf, frame.position)
+            self.max_ts = h.max_timestamp if self.max_ts is None else max(self.max_ts, h.max_timestamp)
+            if self.runs is not None:
+                self._producer(frame, h)
+            elif self.records is not None and not h.is_control:
+                self._txnlog(frame, h)
+
+    def _producer(self, frame: Frame, h: v2.BatchHeader) -> None:
+        if h.producer_id < 0:
+            return
+        if not h.is_control:
+            self.runs.data(h, frame.position)
+            return
+        try:
+            marker = _marker(self.buf, frame.position, h)
+        except ForensicsError as exc:
+            self.findings.append(Finding(FindingKind.CORRUPT_BATCH, f"control batch does not decode: {exc.message}",
+                                         self.path, frame.position, frame.end, h.base_offset, h.last_offset))
+            return
+        if marker is not None:
+            self.runs.marker(marker)
+
+    def _txnlog(self, frame: Frame, h: v2.BatchHeader) -> None:
+        try:
+            for rec in v2.iter_records(self.buf, frame.position, h):
+                _txn_record(rec, h, frame.position, self.path, self.records, self.findings)
+        except ForensicsError as exc:
+            self.findings.append(Finding(FindingKind.CORRUPT_BATCH, f"batch records do not decode: {exc.message}",
+                                         self.path, frame.position, frame.end, h.base_offset, h.last_offset))
+
+
+def _piece(u: WorkUnit, r: _Reader, scanner: FrameScanner, size: int) -> SegmentPiece:
+    base = u.base_offset if u.base_offset is not None else 0
+    framing = tuple(scanner.findings)
+    summary = r.stats.summary(u.path, u.base_offset, size, framing) if r.stats is not None else None
+    events = txnlog = None
+    if r.runs is not None:
+        events = SegmentEvents(u.path, base, size, r.runs.freeze(), r.valid, r.next_offset, r.max_ts,
+                               scanner.first_invalid_position, framing + tuple(r.findings))
+    if r.records is not None:
+        txnlog = TxnLogSegment(u.path, base, size, tuple(r.records), r.next_offset, r.max_ts,
+                               framing + tuple(r.findings))
+    return SegmentPiece(u, size, summary, events, txnlog, r.first_base, not framing and not r.findings)
+
+
+def _unreadable_piece(u: WorkUnit, exc: InputError) -> SegmentPiece:
+    finding = (_unreadable(u.path, exc),)
+    base = u.base_offset or 0
+    summary = SegmentSummary(u.path, base, 0, findings=finding) if u.stats else None
+    events = SegmentEvents(u.path, base, 0, (), 0, None, None, None, finding) if u.kind is UnitKind.EVENTS else None
+    txnlog = TxnLogSegment(u.path, base, 0, (), None, None, finding) if u.kind is UnitKind.TXNLOG else None
+    return SegmentPiece(u, 0, summary, events, txnlog, None, False)
+
+
+def read_segment(u: WorkUnit) -> SegmentPiece:
+    """Run a segment unit (events, txnlog or stats) over its byte range."""
+    try:
+        mf = MappedFile(u.path)
+    except InputError as exc:
+        return _unreadable_piece(u, exc)
+    with mf:
+        scanner = FrameScanner(mf.data, u.path, start=u.start, end=u.end, verify_crc=True, base_offset=u.base_offset)
+        reader = _Reader(u, mf.data, u.path)
+        reader.read(scanner)
+        return _piece(u, reader, scanner, mf.size)
+
+
+# -- snapshots and transaction indexes ---------------------------------------------------------------
 
 
 def read_snapshot(path: str, offset: int) -> SnapshotRead:
@@ -182,3 +342,30 @@ def read_txn_index(path: str) -> Tuple[Tuple[AbortedTxnEntry, ...], Tuple[Findin
     entries = tuple(AbortedTxnEntry(e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset, path,
                                     i * size) for i, e in enumerate(scan.entries))
     return entries, txn_index_findings(scan, path, len(data))
+
+
+def run_unit(u: WorkUnit) -> UnitResult:
+    """The one entry point both executors call."""
+    if u.kind is UnitKind.SNAPSHOT:
+        return read_snapshot(u.path, u.base_offset if u.base_offset is not None else 0)
+    if u.kind is UnitKind.TXNINDEX:
+        entries, findings = read_txn_index(u.path)
+        return TxnIndexRead(u, entries, findings)
+    return read_segment(u)
+
+
+# -- single-file conveniences (tests, dump-style callers) ----------------------------------------------
+
+
+def producer_events(path: str, base_offset: Optional[int] = None) -> SegmentEvents:
+    """Producer events of one whole segment."""
+    piece = read_segment(WorkUnit(UnitKind.EVENTS, path, path, base_offset))
+    assert piece.events is not None
+    return piece.events
+
+
+def txn_log_records(path: str, base_offset: Optional[int] = None) -> TxnLogSegment:
+    """Every ``__transaction_state`` record of one whole segment, keys and values decoded."""
+    piece = read_segment(WorkUnit(UnitKind.TXNLOG, path, path, base_offset))
+    assert piece.txnlog is not None
+    return piece.txnlog

@@ -7,47 +7,27 @@ layout's checkpoints (log start offset, high watermark, topic id); every finding
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field, replace
 from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple
 
 from forensics.analysis.clock import AsOf, input_time
 from forensics.analysis.producers import rebuild_partition
-from forensics.codec.compression import codec_name
-from forensics.errors import InputError
-from forensics.findings import Finding, FindingKind
-from forensics.io.files import MappedFile
-from forensics.io.frames import FrameScanner
+from forensics.findings import Finding
 from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus, discover
 from forensics.layout.evidence import broker_file_times
 from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
-from forensics.pipeline.local import partition_inputs
-
-_V2_FIELDS = struct.Struct(">xhiqqqhii")  # from @20: skip crc's last byte; attributes .. recordsCount
-_LEGACY_ATTR_TS = struct.Struct(">bq")  # attributes @17, timestamp @18 (magic 1)
+from forensics.pipeline.assemble import EMPTY_RESULT, partition_inputs
+from forensics.pipeline.engine import Executor
+from forensics.pipeline.local import LocalExecutor
+from forensics.pipeline.merge import ReplicaResult
+from forensics.pipeline.plan import Scope, UnitKind, WorkUnit, plan
+from forensics.pipeline.units import read_segment
+from forensics.state.inputs import SegmentSummary
 
 Progress = Callable[[int], None]  # called with bytes just scanned
 _NO_PRODUCER_STATE = (TRANSACTION_STATE_TOPIC, CLUSTER_METADATA_TOPIC)  # coordinator / KRaft logs
 LATE_TRANSACTION_BUFFER_MS = 300_000  # ProducerStateManager.LATE_TRANSACTION_BUFFER_MS
 DEFAULT_MAX_TIMEOUT_MS = 900_000  # transaction.max.timeout.ms default
-
-
-@dataclass(frozen=True, slots=True)
-class SegmentSummary:
-    path: str
-    base_offset: int
-    size: int
-    batches: int = 0
-    records: int = 0
-    first_offset: Optional[int] = None
-    last_offset: Optional[int] = None
-    max_timestamp: Optional[int] = None
-    magics: FrozenSet[int] = frozenset()
-    codecs: FrozenSet[str] = frozenset()
-    transactional_batches: int = 0
-    control_batches: int = 0
-    invalid_batches: int = 0
-    findings: Tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,54 +130,16 @@ class ScanReport:
 
 def scan_segment(path: str, base_offset: Optional[int] = None, progress: Optional[Progress] = None) -> SegmentSummary:
     """Header-only summary of one ``.log`` file (never raises on damaged content)."""
-    try:
-        mf = MappedFile(path)
-    except InputError as exc:
-        return SegmentSummary(path, base_offset or 0, 0, findings=(
-            Finding(FindingKind.UNREADABLE_FILE, exc.message, path),))
-    with mf:
-        buf = mf.data
-        scanner = FrameScanner(buf, path, verify_crc=True, base_offset=base_offset)
-        batches = records = tx = ctl = invalid = 0
-        first = last = max_ts = None
-        magics, codecs = set(), set()
-        done = 0
-        for frame in scanner:
-            batches += 1
-            magics.add(frame.magic)
-            if frame.crc_ok is False:
-                invalid += 1
-            if frame.magic == 2:
-                attrs, _, _, ts, _, _, _, count = _V2_FIELDS.unpack_from(buf, frame.position + 20)
-                records += max(count, 0)
-                tx += bool(attrs & 0x10)
-                ctl += bool(attrs & 0x20)
-            else:
-                attrs, ts = _LEGACY_ATTR_TS.unpack_from(buf, frame.position + 17)
-                if frame.magic == 0:
-                    ts = -1
-                records += 1  # inner messages of a wrapper are counted by a deep pass, not here
-            codec = attrs & 0x07
-            codecs.add(codec_name(codec))
-            if first is None or frame.base_offset < first:
-                first = frame.base_offset
-            if last is None or frame.last_offset > last:
-                last = frame.last_offset
-            if max_ts is None or ts > max_ts:
-                max_ts = ts
-            if progress is not None and frame.end - done >= (1 << 24):
-                progress(frame.end - done)
-                done = frame.end
-        if progress is not None and mf.size > done:
-            progress(mf.size - done)
-        base = base_offset if base_offset is not None else (first or 0)
-        return SegmentSummary(path, base, mf.size, batches, records, first, last, max_ts, frozenset(magics),
-                              frozenset(codecs), tx, ctl, invalid, tuple(scanner.findings))
+    piece = read_segment(WorkUnit(UnitKind.STATS, path, path, base_offset, stats=True))
+    if progress is not None:
+        progress(piece.file_size)
+    assert piece.summary is not None
+    return piece.summary
 
 
-def _partition(log_dir: LogDir, p: PartitionDir, progress: Optional[Progress]) -> PartitionSummary:
+def _partition(log_dir: LogDir, p: PartitionDir, r: ReplicaResult) -> PartitionSummary:
     tp = p.topic_partition
-    segments = tuple(scan_segment(s.log, s.base_offset, progress) for s in p.segments if s.log is not None)
+    segments = r.summaries
     lso = log_dir.log_start_offsets.get(tp) if tp is not None else None
     if lso is None and p.segments:
         lso = p.segments[0].base_offset
@@ -208,7 +150,7 @@ def _partition(log_dir: LogDir, p: PartitionDir, progress: Optional[Progress]) -
         return summary
     if not p.snapshots and not any(s.transactional_batches or s.control_batches for s in segments):
         return replace(summary, last_stable_offset=hw if hw is not None else _end(segments))
-    view = rebuild_partition(partition_inputs(log_dir if log_dir.path else None, p))
+    view = rebuild_partition(partition_inputs(log_dir if log_dir.path else None, p, r))
     start = last_ts = None
     if view.open_transactions:
         pid = next(iter(view.open_transactions))  # ordered by first offset: the oldest first
@@ -251,29 +193,38 @@ def _as_of(dirs: Sequence[LogDirSummary], loose: Sequence[SegmentSummary]) -> As
 
 
 def scan(paths: Sequence[str], progress: Optional[Progress] = None, inventory: Optional[Inventory] = None,
-         as_of: Optional[int] = None, max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS) -> ScanReport:
-    report = _scan(paths, progress, inventory)
+         as_of: Optional[int] = None, max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
+         executor: Optional[Executor] = None) -> ScanReport:
+    report = _scan(paths, progress, inventory, executor or LocalExecutor())
     when = AsOf(as_of, "--as-of") if as_of is not None else _as_of(report.log_dirs, report.loose_segments)
     dirs = tuple(replace(d, partitions=tuple(_with_metrics(p, when.time_ms, max_timeout_ms) for p in d.partitions))
                  for d in report.log_dirs)
     return replace(report, log_dirs=dirs, as_of=when)
 
 
-def _scan(paths: Sequence[str], progress: Optional[Progress], inventory: Optional[Inventory]) -> ScanReport:
+SCAN_SCOPE = Scope(stats=True, data=True, coordinator=False, non_live=True)
+
+
+def _scan(paths: Sequence[str], progress: Optional[Progress], inventory: Optional[Inventory],
+          executor: Executor) -> ScanReport:
     inv = inventory if inventory is not None else discover(paths)
+    results = executor.run(plan(inv, SCAN_SCOPE), progress)
     dirs = []
     for d in inv.log_dirs:
-        parts = tuple(_partition(d, p, progress) for p in sorted(d.partitions, key=_partition_order))
+        parts = tuple(_partition(d, p, results.get(p.path, EMPTY_RESULT))
+                      for p in sorted(d.partitions, key=_partition_order))
         dirs.append(LogDirSummary(d.path, d.broker_id, d.cluster_id, d.directory_id, d.had_clean_shutdown, parts,
                                   tuple(d.findings)))
     if inv.partitions:  # partition dirs given directly, outside any log dir
         bare = LogDir(path="", meta=None, clean_shutdown=None)
-        parts = tuple(_partition(bare, p, progress) for p in sorted(inv.partitions, key=_partition_order))
+        parts = tuple(_partition(bare, p, results.get(p.path, EMPTY_RESULT))
+                      for p in sorted(inv.partitions, key=_partition_order))
         dirs.append(LogDirSummary("", None, None, None, False, parts))
     loose, other = [], []
     for f in inv.loose_files:
-        if f.kind.value == "log" and f.temp_suffix is None:
-            loose.append(scan_segment(f.path, f.offset, progress))
+        r = results.get(f.path)
+        if r is not None and r.summaries:
+            loose.append(r.summaries[0])
         else:
             other.append(f.path)
     return ScanReport(tuple(paths), tuple(dirs), tuple(loose), tuple(inv.findings), tuple(other))

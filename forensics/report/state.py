@@ -19,14 +19,18 @@ from forensics.analysis.coordinator import (
 from forensics.analysis.producers import PartitionView, rebuild_partition
 from forensics.analysis.replicas import compare_replicas, replica_rank
 from forensics.findings import Finding
-from forensics.layout import Inventory, discover
+from forensics.layout import Inventory, LogDir, PartitionDir, discover
 from forensics.layout.evidence import broker_file_times
-from forensics.pipeline.local import (
+from forensics.pipeline.assemble import (
+    EMPTY_RESULT,
     is_txn_state,
     live_partitions,
     partition_inputs,
     txn_state_inputs,
 )
+from forensics.pipeline.engine import Executor
+from forensics.pipeline.local import LocalExecutor
+from forensics.pipeline.plan import Scope, plan
 from forensics.state.coordinator import HistoryEntry
 from forensics.state.producer import TransactionSpan
 
@@ -55,22 +59,31 @@ class StateReport:
         return [p for p in self.partitions if p.topic_partition == (topic, partition)]
 
 
+def _selector(topic: Optional[str], partition: Optional[int], broker_id: Optional[int]
+              ) -> Callable[[Optional[LogDir], PartitionDir], bool]:
+    def selected(log_dir: Optional[LogDir], p: PartitionDir) -> bool:
+        if (topic is not None and p.topic != topic) or (partition is not None and p.partition != partition):
+            return False
+        return broker_id is None or (log_dir is not None and log_dir.broker_id == broker_id)
+    return selected
+
+
 def load_state(paths: Sequence[str], *, topic: Optional[str] = None, partition: Optional[int] = None,
                broker_id: Optional[int] = None, partition_count: Optional[int] = None,
                data: bool = True, progress: Optional[Progress] = None,
-               inventory: Optional[Inventory] = None) -> StateReport:
+               inventory: Optional[Inventory] = None, executor: Optional[Executor] = None) -> StateReport:
     """Rebuild producer state (data partitions matching the filters) and coordinator metadata."""
     inv = inventory if inventory is not None else discover(paths)
+    selected = _selector(topic, partition, broker_id)
+    scope = Scope(data=data, coordinator=True, select=selected)
+    results = (executor or LocalExecutor()).run(plan(inv, scope), progress)
     views, txn = [], []
     for log_dir, p in live_partitions(inv):
+        r = results.get(p.path, EMPTY_RESULT)
         if is_txn_state(p):
-            txn.append(txn_state_inputs(log_dir, p, progress))
-            continue
-        if not data or (topic is not None and p.topic != topic) or (partition is not None and p.partition != partition):
-            continue
-        if broker_id is not None and (log_dir is None or log_dir.broker_id != broker_id):
-            continue
-        views.append(rebuild_partition(partition_inputs(log_dir, p, progress)))
+            txn.append(txn_state_inputs(log_dir, p, r))
+        elif data and selected(log_dir, p):
+            views.append(rebuild_partition(partition_inputs(log_dir, p, r)))
     views.sort(key=lambda v: (v.topic_partition.topic, v.topic_partition.partition, v.inputs.broker_id or -1))
     return StateReport(inv, tuple(views), rebuild_coordinator(txn, partition_count))
 

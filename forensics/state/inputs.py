@@ -6,7 +6,7 @@ Plain picklable tuples (they cross process boundaries in the Spark executor), wi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple, Optional, Tuple
+from typing import FrozenSet, NamedTuple, Optional, Tuple
 
 from forensics.codec.checkpoints import EpochEntry
 from forensics.codec.snapshot import ProducerSnapshot
@@ -14,6 +14,26 @@ from forensics.findings import Finding
 from forensics.model import TopicPartition
 from forensics.state.coordinator import TxnLogRecord
 from forensics.state.events import ProducerEvent
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentSummary:
+    """Header statistics of one ``.log`` file (what ``scan`` reports per segment)."""
+
+    path: str
+    base_offset: int
+    size: int
+    batches: int = 0
+    records: int = 0
+    first_offset: Optional[int] = None
+    last_offset: Optional[int] = None
+    max_timestamp: Optional[int] = None
+    magics: FrozenSet[int] = frozenset()
+    codecs: FrozenSet[str] = frozenset()
+    transactional_batches: int = 0
+    control_batches: int = 0
+    invalid_batches: int = 0
+    findings: Tuple[Finding, ...] = ()
 
 
 class SegmentEvents(NamedTuple):

@@ -107,10 +107,10 @@ class _Span:
             self.epochs.append(b.epoch)
         if self.start is None:
             self.start = Provenance(path, b.position)
-            self.first_ts = b.max_timestamp
+            self.first_ts = b.first_max_timestamp
         self.last_data_offset = b.last_offset
         self.last_ts = b.max_timestamp
-        self.batches += 1
+        self.batches += b.batches
         self.records += b.records
         self.bytes += b.size
 
@@ -217,11 +217,12 @@ class ProducerStateBuilder:
                           f"{e.epoch} continues with a batch at epoch {b.epoch}",
                           path, b.position, b.base_offset, b.last_offset)
         e.set_epoch(b.epoch)
-        e.last_seq, e.last_offset, e.offset_delta = b.last_sequence, b.last_offset, b.last_offset - b.base_offset
+        e.last_seq, e.last_offset, e.offset_delta = b.last_sequence, b.last_offset, b.offset_delta
         e.last_ts = b.max_timestamp
         if e.txn_first is not None and not b.transactional:
+            what = "non-transactional batch" if b.batches == 1 else f"{b.batches} consecutive non-transactional batches"
             self._finding(FindingKind.INVALID_TXN_STATE,
-                          f"producer {b.producer_id}: non-transactional batch inside its transaction open since "
+                          f"producer {b.producer_id}: {what} inside its transaction open since "
                           f"offset {e.txn_first} (the broker throws InvalidTxnStateException)",
                           path, b.position, b.base_offset, b.last_offset)
         elif b.transactional:

@@ -1,0 +1,83 @@
+"""Choosing the executor: ``local`` (in-process) or ``spark`` (PySpark), over the same units.
+
+Both take a list of :class:`~forensics.pipeline.plan.WorkUnit` and return the finalized results
+per replica; nothing after that depends on which one ran.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from enum import Enum
+from functools import lru_cache
+from typing import Callable, Dict, Optional, Protocol, Sequence, Tuple
+
+from forensics.pipeline.merge import ReplicaResult
+from forensics.pipeline.plan import WorkUnit
+
+Progress = Callable[[int], None]
+
+
+class EngineName(str, Enum):
+    local = "local"
+    spark = "spark"
+
+
+class Executor(Protocol):
+    name: str
+
+    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None) -> Dict[str, ReplicaResult]:
+        ...
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    name: EngineName = EngineName.local
+    master: Optional[str] = None  # None: local[*] (or what spark-submit configured)
+    conf: Tuple[Tuple[str, str], ...] = ()
+
+
+@lru_cache(maxsize=1)
+def java_runtime() -> Optional[str]:
+    """The ``java`` Spark would start (``JAVA_HOME`` first, then ``PATH``), if it runs."""
+    home = os.environ.get("JAVA_HOME")
+    candidates = [os.path.join(home, "bin", "java")] if home else []
+    found = shutil.which("java")
+    if found:
+        candidates.append(found)
+    for java in candidates:
+        try:
+            done = subprocess.run([java, "-version"], capture_output=True, timeout=30, check=False)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if done.returncode == 0:
+            return java
+    return None
+
+
+def spark_available() -> Tuple[bool, str]:
+    """Whether ``--engine spark`` can run here, and why not."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return False, "PySpark is not installed"
+    if java_runtime() is None:
+        return False, "no Java runtime found (Spark needs Java 17 or later: install one or set JAVA_HOME)"
+    return True, ""
+
+
+def make_executor(spec: EngineSpec, warn: Callable[[str], None]) -> Executor:
+    """The executor for ``spec``; Spark without Java falls back to local, saying so in one line."""
+    from forensics.pipeline.local import LocalExecutor
+
+    if spec.name is EngineName.local:
+        return LocalExecutor()
+    ok, why = spark_available()
+    if not ok:
+        warn(f"{why}; running with --engine local instead")
+        return LocalExecutor()
+    from forensics.pipeline.spark import SparkExecutor
+
+    return SparkExecutor(spec.master, spec.conf)

@@ -1,0 +1,237 @@
+"""The Spark executor: the same work units and merge, run by PySpark on ``local[*]`` or a cluster.
+
+Spark receives only :class:`WorkUnit` tuples (paths and byte ranges), never file contents: each
+task opens its files itself, read-only, so the disks must sit where every executor can read them
+at the same path. Results are merged per replica on the executors (``reduceByKey`` over the
+associative :func:`merge`, then :func:`finalize`), and only those reduced per-replica results
+travel to the driver, which runs the same cross-reference code as the local engine.
+
+Spark's console noise (its log4j output, the JVM's warnings, the stage progress bar) goes to a log
+file in a private temporary directory; our own progress bar follows Spark's progress through an
+accumulator of bytes read. Scratch space (``spark.local.dir``, warehouse) lives in that same
+temporary directory, never next to the evidence.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from forensics.errors import ForensicsError
+from forensics.pipeline.merge import ReplicaResult, finalize, merge, part_of
+from forensics.pipeline.plan import WorkUnit
+from forensics.pipeline.units import run_unit
+
+Progress = Callable[[int], None]
+Conf = Tuple[Tuple[str, str], ...]
+DEFAULT_MASTER = "local[*]"
+_SLICE_BYTES = 64 << 20  # aim for tasks of about this many bytes (balance, progress)
+
+_LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.file.ref = file
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
+"""
+
+
+class SparkError(ForensicsError):
+    """Spark could not start or a job failed (the message names Spark's log file)."""
+
+
+def under_spark_submit() -> bool:
+    """Started by ``spark-submit``: the session (master and settings) is already configured."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+class _Session:
+    """One SparkSession per process (Spark allows one SparkContext), remade when master or conf change."""
+
+    def __init__(self) -> None:
+        self.key: Optional[tuple] = None
+        self.session = None
+        self.workdir: Optional[str] = None
+        self.startup_seconds = 0.0
+
+    def get(self, master: Optional[str], conf: Conf):
+        key = (master, conf)
+        if self.session is not None and self.key == key:
+            return self.session
+        self.stop()
+        started = time.perf_counter()
+        self.workdir = tempfile.mkdtemp(prefix="kafka-forensics-spark-")
+        self.session = _build(master, conf, self.workdir)
+        self.key = key
+        self.startup_seconds = time.perf_counter() - started
+        return self.session
+
+    @property
+    def log_file(self) -> str:
+        return os.path.join(self.workdir or tempfile.gettempdir(), "spark.log")
+
+    def stop(self) -> None:
+        if self.session is not None:
+            try:
+                self.session.stop()
+            except Exception:  # noqa: BLE001 - shutting down; nothing useful to report
+                pass
+            self.session = None
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None
+
+
+_SESSION = _Session()
+atexit.register(_SESSION.stop)
+
+
+def _defaults(workdir: str) -> Dict[str, str]:
+    log4j = os.path.join(workdir, "log4j2.properties")
+    with open(log4j, "w", encoding="utf-8") as fh:
+        fh.write(_LOG4J.format(log=os.path.join(workdir, "spark.log")))
+    java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Djava.io.tmpdir={workdir}"
+    return {
+        "spark.app.name": "kafka-forensics",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.local.dir": os.path.join(workdir, "local"),
+        "spark.sql.warehouse.dir": os.path.join(workdir, "warehouse"),
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+        "spark.python.worker.reuse": "true",
+    }
+
+
+@contextmanager
+def _stderr_to(path: str) -> Iterator[None]:
+    """Point file descriptor 2 at ``path`` while the JVM starts: the JVM and the Python workers it
+    forks keep writing there; our own stderr comes back afterwards."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.dup2(fd, 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+
+
+def _build(master: Optional[str], conf: Conf, workdir: str):
+    from pyspark.sql import SparkSession
+
+    settings = _defaults(workdir)
+    settings.update(dict(conf))
+    builder = SparkSession.builder
+    if master is not None:
+        builder = builder.master(master)
+    elif not under_spark_submit():
+        builder = builder.master(DEFAULT_MASTER)
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    try:
+        if under_spark_submit():
+            return builder.getOrCreate()
+        with _stderr_to(os.path.join(workdir, "spark.log")):
+            return builder.getOrCreate()
+    except Exception as exc:  # noqa: BLE001 - Py4J/JVM failures arrive as many types
+        raise SparkError(f"Spark did not start ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
+                         f"see {os.path.join(workdir, 'spark.log')}") from None
+
+
+def balance(units: Sequence[WorkUnit], slots: int) -> List[List[WorkUnit]]:
+    """Greedy longest-first assignment of units to about ``slots`` bins of similar byte size."""
+    total = sum(u.size for u in units)
+    n = max(1, min(len(units), max(slots * 4, -(-total // _SLICE_BYTES)), 10_000))
+    bins: List[List[WorkUnit]] = [[] for _ in range(n)]
+    loads = [0] * n
+    for u in sorted(units, key=lambda u: (-u.size, u.key, u.path, u.start)):
+        i = loads.index(min(loads))
+        bins[i].append(u)
+        loads[i] += max(u.size, 1)
+    return [b for b in bins if b]
+
+
+def _task(done):
+    def run_bin(units: List[WorkUnit]):
+        for u in units:
+            yield u.key, part_of(run_unit(u))
+            done.add(u.size)
+    return run_bin
+
+
+def _measured(sent):
+    def fin(kv):
+        key, parts = kv
+        result = finalize(parts)
+        sent.add(len(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)))
+        return key, result
+    return fin
+
+
+class SparkExecutor:
+    name = "spark"
+
+    def __init__(self, master: Optional[str] = None, conf: Conf = ()) -> None:
+        self.master = master
+        self.conf = conf
+        self.stats: Dict[str, object] = {}
+
+    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None) -> Dict[str, ReplicaResult]:
+        session = _SESSION.get(self.master, self.conf)
+        sc = session.sparkContext
+        started = time.perf_counter()
+        done, sent = sc.accumulator(0), sc.accumulator(0)
+        bins = balance(units, sc.defaultParallelism)
+        results: Dict[str, ReplicaResult] = {}
+        if bins:
+            rdd = (sc.parallelize(bins, len(bins)).flatMap(_task(done))
+                   .reduceByKey(merge, numPartitions=max(1, min(len(bins), sc.defaultParallelism * 2)))
+                   .map(_measured(sent)))
+            results = dict(self._collect(rdd, done, progress))
+        self.stats = {"engine": "spark", "master": sc.master, "units": len(units), "tasks": len(bins),
+                      "bytesToDriver": sent.value, "startupSeconds": round(_SESSION.startup_seconds, 3),
+                      "runSeconds": round(time.perf_counter() - started, 3),
+                      "inputBytes": sum(u.size for u in units)}
+        return results
+
+    def _collect(self, rdd, done, progress: Optional[Progress]):
+        box: Dict[str, object] = {}
+
+        def work() -> None:
+            try:
+                box["value"] = rdd.collect()
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=work, name="kafka-forensics-spark-job", daemon=True)
+        worker.start()
+        reported = 0
+        while worker.is_alive():
+            worker.join(0.2)
+            if progress is not None and done.value > reported:
+                progress(done.value - reported)
+                reported = done.value
+        if progress is not None and done.value > reported:
+            progress(done.value - reported)
+        if "error" in box:
+            exc = box["error"]
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise SparkError(f"Spark job failed: {first[:300]} (see {_SESSION.log_file})") from None
+        return box["value"]
