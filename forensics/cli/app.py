@@ -34,6 +34,7 @@ EXIT_CODES = {
     3: "input error: a path does not exist, is of the wrong type or cannot be read",
     4: "an input file is not what its name says or is damaged beyond decoding",
     5: "--strict was given and findings were reported",
+    6: "the Spark engine failed: Spark could not start or a job failed (the message names Spark's log)",
     70: "internal error (a bug: please report it with KAFKA_FORENSICS_DEBUG=1 output)",
     130: "interrupted (Ctrl-C)",
 }

@@ -9,6 +9,8 @@ from typing import List, Optional
 import typer
 
 from forensics.cli.app import EXIT_USAGE, app, error_boundary, fail
+from forensics.cli.options import ENGINE_LOCAL
+from forensics.pipeline.engine import EngineName
 from forensics.report.dump import INT32_MAX, DumpOptions, dump_file
 
 
@@ -30,6 +32,7 @@ def dump_cli(
     max_bytes: int = typer.Option(INT32_MAX, "--max-bytes", min=1, help="Read at most this many bytes of each log."),
     fmt: DumpFormat = typer.Option(DumpFormat.text, "--format", help="text (kafka-dump-log lines) or json (one object per line)."),
     strict: bool = typer.Option(False, "--strict", help="Exit 5 when any finding was reported."),
+    engine: EngineName = ENGINE_LOCAL,
 ) -> None:
     """Dump segment, index, snapshot and KRaft checkpoint files like kafka-dump-log.sh does.
 
@@ -46,6 +49,9 @@ def dump_cli(
     options = DumpOptions(deep_iteration=deep_iteration, print_data_log=print_data_log,
                           decoder=decoders[0] if decoders else None, skip_record_metadata=skip_record_metadata,
                           max_bytes=max_bytes)
+    if engine is EngineName.spark:
+        typer.echo("kafka-forensics: note: dump streams each file in order in this process; --engine spark "
+                   "applies to the whole-disk commands", err=True)
     findings = 0
     with error_boundary():
         for path in paths:

@@ -8,8 +8,16 @@ from typing import List, Optional
 import typer
 
 from forensics.cli.app import EXIT_FOUND, EXIT_USAGE, app, error_boundary, fail
-from forensics.cli.options import AS_OF, format_time, parse_time
+from forensics.cli.options import (
+    AS_OF,
+    CONF,
+    ENGINE_SPARK,
+    MASTER,
+    format_time,
+    parse_time,
+)
 from forensics.cli.state_cmd import PARTITIONS, PATHS, PROGRESS, RowFormat, _load
+from forensics.pipeline.engine import EngineName
 
 HANGING_TABLE = ("topic", "partition", "producerId", "producerEpoch", "coordinatorEpoch", "startOffset",
                  "lastTimestamp", "durationS", "verdict", "reason", "transactionalId")
@@ -17,10 +25,10 @@ HANGING_HEADERS = ("Topic", "Partition", "ProducerId", "ProducerEpoch", "Coordin
                    "LastTimestamp", "Duration(s)", "Verdict", "Reason", "TransactionalId")
 
 
-def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress):
+def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress, engine):
     from forensics.report.hanging import find_hanging
 
-    rep = _load(paths, progress, partition_count=partitions)
+    rep = _load(paths, progress, *engine, partition_count=partitions)
     verdicts, when = find_hanging(rep, as_of=parse_time(as_of), topic=topic, partition=partition,
                                   broker_id=broker_id, max_timeout_ms=minutes * 60_000)
     return rep, verdicts, when
@@ -41,6 +49,7 @@ def find_hanging_cli(
     partitions: Optional[int] = PARTITIONS,
     fmt: RowFormat = typer.Option(RowFormat.table, "--format", help="table, json or csv."),
     progress: bool = PROGRESS,
+    engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Hanging transactions: open on a partition, forgotten by the coordinator. Exit 1 when any hangs."""
     from forensics.render.rows import render_rows
@@ -49,7 +58,8 @@ def find_hanging_cli(
     if partition is not None and topic is None:
         raise fail("--partition needs --topic", EXIT_USAGE)
     with error_boundary():
-        rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress)
+        rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress,
+                                           (engine, master, conf))
         rows = hanging_rows(verdicts, show_all, when)
         render_rows(fmt.value, rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS)
         sys.stdout.flush()
@@ -73,6 +83,7 @@ def abort_commands_cli(
     as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT, topic: Optional[str] = TOPIC,
     partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
     partitions: Optional[int] = PARTITIONS, progress: bool = PROGRESS,
+    engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """A reviewable shell script of kafka-transactions.sh abort lines for the hanging transactions.
     Never runs anything."""
@@ -80,7 +91,8 @@ def abort_commands_cli(
     from forensics.report.hanging import hanging_row
 
     with error_boundary():
-        rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress)
+        rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress,
+                                           (engine, master, conf))
         rows = [hanging_row(v, bootstrap, command_config) for v in verdicts if v.verdict != "ongoing"]
         render_abort_script(rows, sys.stdout, as_of=format_time(when.time_ms), inputs=paths)
         sys.stdout.flush()

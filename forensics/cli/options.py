@@ -1,13 +1,16 @@
-"""Options shared by several commands: the analysis time."""
+"""Options shared by several commands: the analysis time and the execution engine."""
 
 from __future__ import annotations
 
+import json
+import os
 from datetime import datetime, timezone
-from typing import Optional
+from typing import List, Optional, Tuple
 
 import typer
 
 from forensics.cli.app import EXIT_USAGE, fail
+from forensics.pipeline.engine import EngineName, EngineSpec, Executor, make_executor
 
 AS_OF = typer.Option(None, "--as-of", help="Analysis time (epoch ms or ISO-8601). Default: the newest timestamp "
                      "on the inputs, never this machine's clock.")
@@ -33,3 +36,48 @@ def format_time(ms: Optional[int]) -> str:
     if ms is None:
         return "unknown"
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds") + f" ({ms})"
+
+
+# -- the execution engine ------------------------------------------------------------------------
+
+_ENGINE_HELP = ("local: in-process, no JVM. spark: PySpark, on --master (default local[*], every core of "
+                "this machine). Without a Java runtime, spark falls back to local with a warning.")
+ENGINE_ENV = "KAFKA_FORENSICS_ENGINE"  # overrides every command's default engine
+ENGINE_SPARK = typer.Option(EngineName.spark, "--engine", envvar=ENGINE_ENV, show_envvar=True,
+                            help=_ENGINE_HELP + " Default here: spark.")
+ENGINE_LOCAL = typer.Option(EngineName.local, "--engine", envvar=ENGINE_ENV, show_envvar=True,
+                            help=_ENGINE_HELP + " Default here: local.")
+MASTER = typer.Option(None, "--master", metavar="URL", help="Spark master: local[N], local[*], spark://HOST:PORT, "
+                      "yarn, k8s://... (default local[*]; under spark-submit, the master it was given).")
+CONF = typer.Option(None, "--conf", metavar="KEY=VALUE", help="A Spark setting, e.g. spark.executor.memory=4g "
+                    "(repeatable).")
+STATS_ENV = "KAFKA_FORENSICS_STATS"  # file to write the engine's statistics to (benchmarks)
+
+
+def _parse_conf(items: Optional[List[str]]) -> Tuple[Tuple[str, str], ...]:
+    out = []
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise fail(f"--conf {item!r}: give KEY=VALUE, e.g. spark.executor.memory=4g", EXIT_USAGE)
+        out.append((key.strip(), value))
+    return tuple(out)
+
+
+def make_engine(engine: EngineName, master: Optional[str], conf: Optional[List[str]]) -> Executor:
+    """The executor the options ask for (a warning on stderr when Spark cannot run here)."""
+    spec = EngineSpec(engine, master, _parse_conf(conf))
+    if engine is EngineName.local and (master or conf):
+        typer.echo("kafka-forensics: warning: --master/--conf apply to --engine spark only", err=True)
+    return make_executor(spec, lambda m: typer.echo(f"kafka-forensics: warning: {m}", err=True))
+
+
+def write_engine_stats(executor: Executor) -> None:
+    """With KAFKA_FORENSICS_STATS=FILE, record what the engine did (units, tasks, bytes to the driver)."""
+    target = os.environ.get(STATS_ENV)
+    stats = getattr(executor, "stats", None)
+    if not target or not stats:
+        return
+    with open(target, "w", encoding="utf-8") as fh:
+        json.dump(stats, fh, indent=2, sort_keys=True)
+        fh.write("\n")

@@ -9,8 +9,17 @@ from typing import List, Optional
 import typer
 
 from forensics.cli.app import app, error_boundary
-from forensics.cli.options import AS_OF, parse_time
+from forensics.cli.options import (
+    AS_OF,
+    CONF,
+    ENGINE_SPARK,
+    MASTER,
+    make_engine,
+    parse_time,
+    write_engine_stats,
+)
 from forensics.cli.progress import byte_progress
+from forensics.pipeline.engine import EngineName
 
 
 class ScanFormat(str, Enum):
@@ -25,6 +34,7 @@ def scan_cli(
     strict: bool = typer.Option(False, "--strict", help="Exit 5 when any finding was reported."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."),
     as_of: Optional[str] = AS_OF,
+    engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Inventory: brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
     from forensics.layout import discover
@@ -32,8 +42,10 @@ def scan_cli(
 
     with error_boundary():
         inventory = discover(paths)
-        with byte_progress(total_log_bytes(inventory), "scanning", enabled=progress) as advance:
-            report = scan(paths, advance, inventory=inventory, as_of=parse_time(as_of))
+        executor = make_engine(engine, master, conf)
+        with byte_progress(total_log_bytes(inventory), f"scanning ({executor.name})", enabled=progress) as advance:
+            report = scan(paths, advance, inventory=inventory, as_of=parse_time(as_of), executor=executor)
+        write_engine_stats(executor)
         if fmt is ScanFormat.json:
             from forensics.render.scan_render import render_scan_json
 

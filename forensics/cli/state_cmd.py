@@ -9,8 +9,18 @@ from typing import List, Optional, Sequence
 import typer
 
 from forensics.cli.app import app, error_boundary, fail
-from forensics.cli.options import AS_OF, parse_time
+from forensics.cli.options import (
+    AS_OF,
+    CONF,
+    ENGINE_LOCAL,
+    ENGINE_SPARK,
+    MASTER,
+    make_engine,
+    parse_time,
+    write_engine_stats,
+)
 from forensics.cli.progress import byte_progress
+from forensics.pipeline.engine import EngineName
 
 EXIT_INPUT = 3
 
@@ -47,14 +57,18 @@ def _report_findings(findings: Sequence, strict: bool) -> None:
         raise typer.Exit(5)
 
 
-def _load(paths: List[str], progress: bool, **kw):
+def _load(paths: List[str], progress: bool, engine: EngineName, master: Optional[str], conf: Optional[List[str]],
+          **kw):
     from forensics.layout import discover
     from forensics.report.scan import total_log_bytes
     from forensics.report.state import load_state
 
     inventory = discover(paths)
-    with byte_progress(total_log_bytes(inventory), "rebuilding state", enabled=progress) as advance:
-        return load_state(paths, progress=advance, inventory=inventory, **kw)
+    executor = make_engine(engine, master, conf)
+    with byte_progress(total_log_bytes(inventory), f"rebuilding state ({executor.name})", enabled=progress) as advance:
+        report = load_state(paths, progress=advance, inventory=inventory, executor=executor, **kw)
+    write_engine_stats(executor)
+    return report
 
 
 @app.command("describe-producers")
@@ -66,6 +80,7 @@ def describe_producers_cli(
                                             "likely leader: highest leader epoch, then longest log)."),
     timeline: bool = typer.Option(False, "--timeline", help="Table format: also print each producer's transactions."),
     fmt: RowFormat = FORMAT, strict: bool = STRICT, progress: bool = PROGRESS,
+    engine: EngineName = ENGINE_LOCAL, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Producer state of one partition replica, as the broker held it (snapshot + replay)."""
     from forensics.render.rows import render_rows
@@ -73,7 +88,8 @@ def describe_producers_cli(
     from forensics.report.state import preferred_replica, producer_rows
 
     with error_boundary():
-        rep = _load(paths, progress, topic=topic, partition=partition, broker_id=broker_id, data=True)
+        rep = _load(paths, progress, engine, master, conf, topic=topic, partition=partition, broker_id=broker_id,
+                    data=True)
         view = preferred_replica(rep.replicas(topic, partition))
         if view is None:
             where = f" on broker {broker_id}" if broker_id is not None else ""
@@ -91,6 +107,7 @@ def list_cli(
     state: Optional[TxnState] = typer.Option(None, "--state", help="Only transactional ids in this state."),
     partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, strict: bool = STRICT,
     progress: bool = PROGRESS,
+    engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Every transactional id the coordinators hold (expired ids only with --state Dead)."""
     from forensics.render.rows import render_rows
@@ -98,7 +115,7 @@ def list_cli(
     from forensics.report.state import list_rows
 
     with error_boundary():
-        rep = _load(paths, progress, data=False, partition_count=partitions)
+        rep = _load(paths, progress, engine, master, conf, data=False, partition_count=partitions)
         rows = list_rows(paths, state.value if state else None, report=rep)
         render_rows(fmt.value, rows, LIST_TABLE, sys.stdout)
         sys.stdout.flush()
@@ -111,6 +128,7 @@ def describe_cli(
     transactional_id: str = typer.Option(..., "--transactional-id", help="The transactional id."),
     as_of: Optional[str] = AS_OF, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, strict: bool = STRICT,
     progress: bool = PROGRESS,
+    engine: EngineName = ENGINE_LOCAL, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """One transactional id: the coordinator's metadata, then every record of its history."""
     from forensics.render.rows import render_rows
@@ -118,7 +136,7 @@ def describe_cli(
     from forensics.report.state import describe_rows, newest_input_time
 
     with error_boundary():
-        rep = _load(paths, progress, data=False, partition_count=partitions)
+        rep = _load(paths, progress, engine, master, conf, data=False, partition_count=partitions)
         when = parse_time(as_of)
         rows = describe_rows(paths, transactional_id, as_of=when if when is not None else newest_input_time(rep).time_ms,
                              report=rep)

@@ -49,6 +49,8 @@ appender.file.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
 class SparkError(ForensicsError):
     """Spark could not start or a job failed (the message names Spark's log file)."""
 
+    exit_code = 6
+
 
 def under_spark_submit() -> bool:
     """Started by ``spark-submit``: the session (master and settings) is already configured."""

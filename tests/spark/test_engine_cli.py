@@ -1,0 +1,100 @@
+"""``--engine``, ``--master`` and ``--conf`` as a user meets them, in real processes: the defaults
+per command, Spark's console noise kept out of our output, the fallback when Java is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from forensics.pipeline.engine import spark_available
+
+pytestmark = pytest.mark.spark
+
+REPO = Path(__file__).resolve().parents[2]
+DISK = str(REPO / "fixtures" / "example-disk")
+CLI = [sys.executable, "-m", "forensics"]
+
+
+def _env(tmp_path: Path, **extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "KAFKA_FORENSICS_ENGINE"}
+    env["KAFKA_FORENSICS_STATS"] = str(tmp_path / "stats.json")
+    env.update(extra)
+    return env
+
+
+def _run(args, env, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run(CLI + args, capture_output=True, text=True, env=env, cwd=cwd or REPO, timeout=600)
+
+
+def _stats(tmp_path: Path) -> dict:
+    return json.loads((tmp_path / "stats.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def local_find_hanging(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("local")
+    return _run(["find-hanging", DISK, "--format", "json", "--engine", "local"], _env(tmp))
+
+
+def test_whole_disk_commands_default_to_spark_quietly(tmp_path: Path, local_find_hanging) -> None:
+    ok, why = spark_available()
+    if not ok:
+        pytest.skip(why)
+    done = _run(["find-hanging", DISK, "--format", "json", "--master", "local[2]"], _env(tmp_path))
+    stats = _stats(tmp_path)
+    assert stats["engine"] == "spark" and stats["master"] == "local[2]"
+    assert done.returncode == local_find_hanging.returncode == 1
+    assert done.stdout == local_find_hanging.stdout
+    # nothing from Spark, log4j or the JVM: the same stderr as the in-process engine
+    assert done.stderr == local_find_hanging.stderr, done.stderr
+    assert not list(Path(DISK).rglob("*spark*")) and not list(Path(DISK).rglob("metastore_db"))
+
+
+def test_lookups_default_to_local(tmp_path: Path) -> None:
+    done = _run(["describe-producers", DISK, "--topic", "orders", "--partition", "0", "--format", "json"],
+                _env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert _stats(tmp_path)["engine"] == "local"
+
+
+def test_without_java_spark_falls_back_to_local_in_one_line(tmp_path: Path, local_find_hanging) -> None:
+    env = _env(tmp_path, PATH=str(Path(sys.executable).parent), JAVA_HOME=str(tmp_path / "no-java"))
+    done = _run(["find-hanging", DISK, "--format", "json", "--engine", "spark"], env)
+    warnings = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "no Java runtime found" in warnings[0] and "--engine local" in warnings[0]
+    assert done.returncode == 1 and done.stdout == local_find_hanging.stdout
+    assert _stats(tmp_path)["engine"] == "local"
+
+
+def test_conf_needs_key_value(tmp_path: Path) -> None:
+    done = _run(["scan", DISK, "--conf", "spark.executor.memory"], _env(tmp_path))
+    assert done.returncode == 2
+    assert "--conf 'spark.executor.memory': give KEY=VALUE" in done.stderr
+
+
+def test_conf_reaches_spark(tmp_path: Path) -> None:
+    ok, why = spark_available()
+    if not ok:
+        pytest.skip(why)
+    done = _run(["scan", DISK, "--format", "json", "--master", "local[1]", "--conf", "spark.default.parallelism=3"],
+                _env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    stats = _stats(tmp_path)
+    assert stats["master"] == "local[1]"
+    assert stats["tasks"] == min(stats["units"], 12)  # 4 tasks per default slot: the setting was applied
+
+
+def test_a_bad_master_is_one_clear_line(tmp_path: Path) -> None:
+    ok, why = spark_available()
+    if not ok:
+        pytest.skip(why)
+    done = _run(["list", DISK, "--master", "nonsense://x"], _env(tmp_path))
+    assert done.returncode != 0 and done.returncode != 70, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kafka-forensics: Spark did not start"), done.stderr
+    assert "Traceback" not in done.stderr
