@@ -65,6 +65,7 @@ class _Session:
         self.session = None
         self.workdir: Optional[str] = None
         self.startup_seconds = 0.0
+        self.keep_log = False  # after a failure: the message points at the log, which must stay
 
     def get(self, master: Optional[str], conf: Conf):
         key = (master, conf)
@@ -73,7 +74,12 @@ class _Session:
         self.stop()
         started = time.perf_counter()
         self.workdir = tempfile.mkdtemp(prefix="kafka-forensics-spark-")
-        self.session = _build(master, conf, self.workdir)
+        try:
+            self.session = _build(master, conf, self.workdir)
+        except Exception as exc:  # noqa: BLE001 - Py4J/JVM failures arrive as many types
+            text = str(exc).strip()
+            raise self.failed(f"Spark did not start ({type(exc).__name__}: {text.splitlines()[0] if text else ''})"
+                              ) from None
         self.key = key
         self.startup_seconds = time.perf_counter() - started
         return self.session
@@ -90,8 +96,20 @@ class _Session:
                 pass
             self.session = None
         if self.workdir is not None:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            if self.keep_log:
+                for name in os.listdir(self.workdir):
+                    if name != "spark.log":
+                        shutil.rmtree(os.path.join(self.workdir, name), ignore_errors=True)
+                        if os.path.isfile(os.path.join(self.workdir, name)):
+                            os.remove(os.path.join(self.workdir, name))
+            else:
+                shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
+
+    def failed(self, message: str) -> SparkError:
+        """A SparkError naming the log, which is then kept after exit."""
+        self.keep_log = True
+        return SparkError(f"{message} (Spark's log: {self.log_file})")
 
 
 _SESSION = _Session()
@@ -147,14 +165,10 @@ def _build(master: Optional[str], conf: Conf, workdir: str):
     for k, v in settings.items():
         builder = builder.config(k, v)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    try:
-        if under_spark_submit():
-            return builder.getOrCreate()
-        with _stderr_to(os.path.join(workdir, "spark.log")):
-            return builder.getOrCreate()
-    except Exception as exc:  # noqa: BLE001 - Py4J/JVM failures arrive as many types
-        raise SparkError(f"Spark did not start ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
-                         f"see {os.path.join(workdir, 'spark.log')}") from None
+    if under_spark_submit():
+        return builder.getOrCreate()
+    with _stderr_to(os.path.join(workdir, "spark.log")):
+        return builder.getOrCreate()
 
 
 def balance(units: Sequence[WorkUnit], slots: int) -> List[List[WorkUnit]]:
@@ -170,9 +184,24 @@ def balance(units: Sequence[WorkUnit], slots: int) -> List[List[WorkUnit]]:
     return [b for b in bins if b]
 
 
-def _task(done):
+class ExecutorCannotReadError(SparkError):
+    """A file the driver listed is not there on an executor: the disks are not shared."""
+
+
+def _task(done, cwd: str):
+    """The function each task runs: the driver's working directory first (relative paths resolve as
+    on the driver), then its units. A file the driver saw but this executor cannot is an error, not
+    a finding: the evidence is not mounted at the same path on every node."""
     def run_bin(units: List[WorkUnit]):
+        if os.path.isdir(cwd):
+            os.chdir(cwd)
         for u in units:
+            if not os.path.exists(u.path):
+                import socket
+
+                raise ExecutorCannotReadError(
+                    f"executor on {socket.gethostname()} cannot see {os.path.join(cwd, u.path)}, which the driver "
+                    "read: the disks must be mounted at the same path on every executor")
             yield u.key, part_of(run_unit(u))
             done.add(u.size)
     return run_bin
@@ -185,6 +214,16 @@ def _measured(sent):
         sent.add(len(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)))
         return key, result
     return fin
+
+
+def _job_error(exc: BaseException) -> str:
+    """The useful line of a failed job: our own error raised on an executor, else Spark's first line."""
+    text = str(exc)
+    marker = "ExecutorCannotReadError: "
+    if marker in text:
+        return text[text.index(marker) + len(marker):].splitlines()[0]
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return first[:300]
 
 
 class SparkExecutor:
@@ -203,7 +242,7 @@ class SparkExecutor:
         bins = balance(units, sc.defaultParallelism)
         results: Dict[str, ReplicaResult] = {}
         if bins:
-            rdd = (sc.parallelize(bins, len(bins)).flatMap(_task(done))
+            rdd = (sc.parallelize(bins, len(bins)).flatMap(_task(done, os.getcwd()))
                    .reduceByKey(merge, numPartitions=max(1, min(len(bins), sc.defaultParallelism * 2)))
                    .map(_measured(sent)))
             results = dict(self._collect(rdd, done, progress))
@@ -233,7 +272,5 @@ class SparkExecutor:
         if progress is not None and done.value > reported:
             progress(done.value - reported)
         if "error" in box:
-            exc = box["error"]
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise SparkError(f"Spark job failed: {first[:300]} (see {_SESSION.log_file})") from None
+            raise _SESSION.failed(f"Spark job failed: {_job_error(box['error'])}") from None
         return box["value"]

@@ -98,3 +98,34 @@ def test_a_bad_master_is_one_clear_line(tmp_path: Path) -> None:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("kafka-forensics: Spark did not start"), done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_java_versions_below_17_do_not_count() -> None:
+    from forensics.pipeline.engine import _java_major
+
+    assert _java_major('openjdk version "17.0.15" 2025-04-15') == 17
+    assert _java_major('openjdk version "21" 2023-09-19') == 21
+    assert _java_major('java version "1.8.0_392"') == 8
+    assert _java_major('openjdk version "11.0.2"') == 11
+    assert _java_major("no version here") is None
+
+
+def test_relative_paths_resolve_on_executors_as_on_the_driver(tmp_path: Path, local_find_hanging) -> None:
+    ok, why = spark_available()
+    if not ok:
+        pytest.skip(why)
+    done = _run(["find-hanging", "example-disk", "--format", "json", "--master", "local[2]"], _env(tmp_path),
+                cwd=REPO / "fixtures")
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)[0]["producerId"] == json.loads(local_find_hanging.stdout)[0]["producerId"]
+
+
+def test_a_failed_job_keeps_the_log_it_names(tmp_path: Path) -> None:
+    ok, why = spark_available()
+    if not ok:
+        pytest.skip(why)
+    done = _run(["list", DISK, "--master", "nonsense://x"], _env(tmp_path))
+    log = done.stderr.strip().rsplit("Spark's log: ", 1)[-1].rstrip(")")
+    assert Path(log).is_file(), done.stderr
+    Path(log).unlink()
+    Path(log).parent.rmdir()

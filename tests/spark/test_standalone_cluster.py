@@ -1,0 +1,102 @@
+"""find-hanging on a real Spark standalone cluster gives what the local engine gives.
+
+The fixture (conftest.py) starts a master and a worker on 127.0.0.1 from the PySpark
+wheel; the CLI runs as a subprocess with ``--master spark://127.0.0.1:<port>``, exactly
+as a user would start it against a cluster, and with ``--engine local``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+REPO = Path(__file__).resolve().parents[2]
+DISK = "fixtures/example-disk"   # relative: both runs print the same paths
+
+
+def _cli() -> list[str]:
+    script = Path(sys.executable).with_name("kafka-forensics")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("kafka-forensics")
+    return [found] if found else [sys.executable, "-m", "forensics"]
+
+
+def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([*_cli(), *args], cwd=REPO, env=env, capture_output=True,
+                          timeout=180, check=False)
+
+
+def _show(proc: subprocess.CompletedProcess) -> str:
+    return (f"exit {proc.returncode}\n--- stdout\n{proc.stdout.decode(errors='replace')[-3000:]}"
+            f"\n--- stderr\n{proc.stderr.decode(errors='replace')[-3000:]}")
+
+
+def _task_ends(event_logs: list[Path]) -> list[dict]:
+    """The SparkListenerTaskEnd events in an application's (uncompressed) event log files."""
+    events = []
+    for path in event_logs:
+        for line in path.read_text(errors="replace").splitlines():
+            if '"SparkListenerTaskEnd"' in line:
+                events.append(json.loads(line))
+    return events
+
+
+def test_find_hanging_on_standalone_cluster_matches_local(
+        standalone_cluster, standalone_cluster_handle, spark_env, tmp_path):
+    cluster = standalone_cluster_handle
+    apps_before = {a["id"] for a in cluster.completed_apps()}
+    dirs_before = set(cluster.app_dirs())
+    events = tmp_path / "events"
+    events.mkdir()
+    common = ["find-hanging", DISK, "--format", "json", "--no-progress"]
+
+    on_spark = _run([*common, "--engine", "spark", "--master", standalone_cluster,
+                     # the driver's event log shows where tasks ran (executor logs may be quiet)
+                     "--conf", "spark.eventLog.enabled=true",
+                     "--conf", f"spark.eventLog.dir={events.as_uri()}",
+                     "--conf", "spark.eventLog.compress=false"], spark_env())
+    local = _run([*common, "--engine", "local"], spark_env())
+
+    # the example disk has one hanging transaction (orders-0, producer 2002): exit 1
+    assert local.returncode == 1, _show(local)
+    assert on_spark.returncode == local.returncode, _show(on_spark)
+    assert on_spark.stdout == local.stdout, (
+        "JSON differs between --engine spark (standalone) and --engine local\n"
+        + _show(on_spark) + "\n" + _show(local))
+
+    # The run really went through the cluster: the master saw one new application finish,
+    deadline = time.monotonic() + 20
+    new_apps: list[dict] = []
+    while time.monotonic() < deadline:
+        new_apps = [a for a in cluster.completed_apps() if a["id"] not in apps_before]
+        if new_apps:
+            break
+        time.sleep(0.25)
+    assert len(new_apps) == 1, ("expected one new completed application on the master "
+                                f"{standalone_cluster}: {cluster.status()}\n" + _show(on_spark))
+    app = new_apps[0]
+    assert app["state"] == "FINISHED", app
+
+    # the worker launched an executor for it,
+    new_dirs = [d for d in cluster.app_dirs() if d not in dirs_before]
+    assert [d.name for d in new_dirs] == [app["id"]], (new_dirs, app)
+    assert sorted(new_dirs[0].glob("*/stderr")), f"no executor directory under {new_dirs[0]}"
+
+    # and that executor, not the driver, ran the tasks, all successfully.
+    # (Spark 4 writes a rolling log, eventlog_v2_<app>/events_<n>_<app>; 3.5 a single <app> file)
+    logs = sorted(p for p in events.rglob("*") if p.is_file() and app["id"] in p.name)
+    assert logs, f"no event log for {app['id']} in {events}: {sorted(events.rglob('*'))}"
+    ends = _task_ends(logs)
+    assert ends, f"{logs} record no finished task"
+    assert {e["Task Info"]["Executor ID"] for e in ends} - {"driver"}, ends[0]["Task Info"]
+    assert all(e["Task End Reason"]["Reason"] == "Success" for e in ends), [
+        e["Task End Reason"] for e in ends if e["Task End Reason"]["Reason"] != "Success"]
