@@ -2,9 +2,10 @@
 
 Spark receives only :class:`WorkUnit` tuples (paths and byte ranges), never file contents: each
 task opens its files itself, read-only, so the disks must sit where every executor can read them
-at the same path. Results are merged per replica on the executors (``reduceByKey`` over the
-associative :func:`merge`, then :func:`finalize`), and only those reduced per-replica results
-travel to the driver, which runs the same cross-reference code as the local engine.
+at the same path. A replica up to a slice (64 MiB) is read by one task, which merges and finalizes
+it; the units of a larger replica are spread over tasks and their parts merged on the driver with
+the same associative :func:`merge`. Only these reduced per-replica results travel to the driver
+(no shuffle), which runs the same cross-reference code as the local engine.
 
 Spark's console noise (its log4j output, the JVM's warnings, the stage progress bar) goes to a log
 file in a private temporary directory; our own progress bar follows Spark's progress through an
@@ -23,10 +24,18 @@ import tempfile
 import threading
 import time
 from contextlib import contextmanager
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from functools import reduce
+from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from forensics.errors import ForensicsError
-from forensics.pipeline.merge import ReplicaResult, finalize, merge, part_of
+from forensics.pipeline.merge import (
+    ReplicaParts,
+    ReplicaResult,
+    finalize,
+    merge,
+    merge_all,
+    part_of,
+)
 from forensics.pipeline.plan import WorkUnit
 from forensics.pipeline.units import run_unit
 
@@ -81,6 +90,7 @@ class _Session:
             raise self.failed(f"Spark did not start ({type(exc).__name__}: {text.splitlines()[0] if text else ''})"
                               ) from None
         self.key = key
+        _warm_workers(self.session.sparkContext)
         self.startup_seconds = time.perf_counter() - started
         return self.session
 
@@ -171,16 +181,54 @@ def _build(master: Optional[str], conf: Conf, workdir: str):
         return builder.getOrCreate()
 
 
-def balance(units: Sequence[WorkUnit], slots: int) -> List[List[WorkUnit]]:
-    """Greedy longest-first assignment of units to about ``slots`` bins of similar byte size."""
-    total = sum(u.size for u in units)
-    n = max(1, min(len(units), max(slots * 4, -(-total // _SLICE_BYTES)), 10_000))
-    bins: List[List[WorkUnit]] = [[] for _ in range(n)]
+class Item(NamedTuple):
+    """What one task slot gets: a whole small replica, or one unit of a large replica."""
+
+    units: Tuple[WorkUnit, ...]
+    size: int
+    whole: bool  # every unit of its replica: the task finalizes it
+
+
+def items(units: Sequence[WorkUnit], slice_bytes: int = _SLICE_BYTES) -> List[Item]:
+    """Small replicas stay whole (finalized in their task, no shuffle); a replica larger than a
+    slice is cut into its units, read in parallel and merged afterwards."""
+    groups: Dict[str, List[WorkUnit]] = {}
+    for u in units:
+        groups.setdefault(u.key, []).append(u)
+    out: List[Item] = []
+    for group in groups.values():
+        size = sum(u.size for u in group)
+        if size <= slice_bytes:
+            out.append(Item(tuple(group), size, True))
+        else:
+            out.extend(Item((u,), u.size, False) for u in group)
+    return out
+
+
+def _load_units(_: int) -> int:
+    import forensics.pipeline.units  # noqa: F401  (the import is the point)
+
+    return os.getpid()
+
+
+def _warm_workers(sc) -> None:
+    """Start the Python workers and import the units once per slot, as part of the session's
+    start-up (so that the first job's time is its own work)."""
+    slots = max(1, sc.defaultParallelism)
+    sc.parallelize(range(slots), slots).map(_load_units).collect()
+
+
+def balance(work: Sequence[Item], slots: int, slice_bytes: int = _SLICE_BYTES) -> List[List[Item]]:
+    """Greedy longest-first assignment of items to bins of similar byte size: at least four per
+    slot (Spark hands the next bin to whichever core is free), about one per ``slice_bytes``."""
+    total = sum(i.size for i in work)
+    n = max(1, min(len(work), max(slots * 4, -(-total // slice_bytes)), 10_000))
+    bins: List[List[Item]] = [[] for _ in range(n)]
     loads = [0] * n
-    for u in sorted(units, key=lambda u: (-u.size, u.key, u.path, u.start)):
-        i = loads.index(min(loads))
-        bins[i].append(u)
-        loads[i] += max(u.size, 1)
+    for item in sorted(work, key=lambda i: (-i.size, i.units[0].key, i.units[0].path, i.units[0].start)):
+        k = loads.index(min(loads))
+        bins[k].append(item)
+        loads[k] += max(item.size, 1)
     return [b for b in bins if b]
 
 
@@ -188,32 +236,36 @@ class ExecutorCannotReadError(SparkError):
     """A file the driver listed is not there on an executor: the disks are not shared."""
 
 
-def _task(done, cwd: str):
+def _check_visible(u: WorkUnit, cwd: str) -> None:
+    if not os.path.exists(u.path):
+        import socket
+
+        raise ExecutorCannotReadError(
+            f"executor on {socket.gethostname()} cannot see {os.path.join(cwd, u.path)}, which the driver "
+            "read: the disks must be mounted at the same path on every executor")
+
+
+def _task(done, sent, cwd: str):
     """The function each task runs: the driver's working directory first (relative paths resolve as
-    on the driver), then its units. A file the driver saw but this executor cannot is an error, not
-    a finding: the evidence is not mounted at the same path on every node."""
-    def run_bin(units: List[WorkUnit]):
+    on the driver), then its items. A file the driver saw but this executor cannot is an error, not
+    a finding: the evidence is not mounted at the same path on every node. Whole replicas leave
+    finalized; units of large replicas leave as parts, merged on the driver."""
+    def run_bin(bin_items: Iterator[List[Item]]):
         if os.path.isdir(cwd):
             os.chdir(cwd)
-        for u in units:
-            if not os.path.exists(u.path):
-                import socket
-
-                raise ExecutorCannotReadError(
-                    f"executor on {socket.gethostname()} cannot see {os.path.join(cwd, u.path)}, which the driver "
-                    "read: the disks must be mounted at the same path on every executor")
-            yield u.key, part_of(run_unit(u))
-            done.add(u.size)
+        for bin_ in bin_items:
+            for item in bin_:
+                parts = []
+                for u in item.units:
+                    _check_visible(u, cwd)
+                    parts.append(part_of(run_unit(u)))
+                    done.add(u.size)
+                merged = merge_all(parts)
+                out = (True, item.units[0].key, finalize(merged)) if item.whole else \
+                    (False, item.units[0].key, merged)
+                sent.add(len(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)))
+                yield out
     return run_bin
-
-
-def _measured(sent):
-    def fin(kv):
-        key, parts = kv
-        result = finalize(parts)
-        sent.add(len(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)))
-        return key, result
-    return fin
 
 
 def _job_error(exc: BaseException) -> str:
@@ -226,12 +278,28 @@ def _job_error(exc: BaseException) -> str:
     return first[:300]
 
 
+def _assemble(collected) -> Dict[str, ReplicaResult]:
+    """Finalized replicas as they are; the parts of large replicas merged (associatively, in any
+    order) and finalized here."""
+    results: Dict[str, ReplicaResult] = {}
+    parts: Dict[str, List[ReplicaParts]] = {}
+    for whole, key, value in collected:
+        if whole:
+            results[key] = value
+        else:
+            parts.setdefault(key, []).append(value)
+    for key, pieces in parts.items():
+        results[key] = finalize(reduce(merge, pieces))
+    return results
+
+
 class SparkExecutor:
     name = "spark"
 
-    def __init__(self, master: Optional[str] = None, conf: Conf = ()) -> None:
+    def __init__(self, master: Optional[str] = None, conf: Conf = (), slice_bytes: int = _SLICE_BYTES) -> None:
         self.master = master
         self.conf = conf
+        self.slice_bytes = slice_bytes
         self.stats: Dict[str, object] = {}
 
     def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None) -> Dict[str, ReplicaResult]:
@@ -239,13 +307,11 @@ class SparkExecutor:
         sc = session.sparkContext
         started = time.perf_counter()
         done, sent = sc.accumulator(0), sc.accumulator(0)
-        bins = balance(units, sc.defaultParallelism)
+        bins = balance(items(units, self.slice_bytes), sc.defaultParallelism, self.slice_bytes)
         results: Dict[str, ReplicaResult] = {}
         if bins:
-            rdd = (sc.parallelize(bins, len(bins)).flatMap(_task(done, os.getcwd()))
-                   .reduceByKey(merge, numPartitions=max(1, min(len(bins), sc.defaultParallelism * 2)))
-                   .map(_measured(sent)))
-            results = dict(self._collect(rdd, done, progress))
+            rdd = sc.parallelize(bins, len(bins)).mapPartitions(_task(done, sent, os.getcwd()))
+            results = _assemble(self._collect(rdd, done, progress))
         self.stats = {"engine": "spark", "master": sc.master, "units": len(units), "tasks": len(bins),
                       "bytesToDriver": sent.value, "startupSeconds": round(_SESSION.startup_seconds, 3),
                       "runSeconds": round(time.perf_counter() - started, 3),

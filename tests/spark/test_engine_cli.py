@@ -81,12 +81,16 @@ def test_conf_reaches_spark(tmp_path: Path) -> None:
     ok, why = spark_available()
     if not ok:
         pytest.skip(why)
-    done = _run(["scan", DISK, "--format", "json", "--master", "local[1]", "--conf", "spark.default.parallelism=3"],
-                _env(tmp_path))
-    assert done.returncode == 0, done.stderr
-    stats = _stats(tmp_path)
-    assert stats["master"] == "local[1]"
-    assert stats["tasks"] == min(stats["units"], 12)  # 4 tasks per default slot: the setting was applied
+    real = str(REPO / "fixtures" / "real" / "kraft-tv2" / "disk")  # 137 replicas: many more than tasks
+    tasks = {}
+    for slots in (1, 3):
+        done = _run(["scan", real, "--format", "json", "--master", "local[1]", "--conf",
+                     f"spark.default.parallelism={slots}"], _env(tmp_path))
+        assert done.returncode == 0, done.stderr
+        stats = _stats(tmp_path)
+        assert stats["master"] == "local[1]"
+        tasks[slots] = stats["tasks"]
+    assert tasks == {1: 4, 3: 12}  # four tasks per slot: the setting reached Spark
 
 
 def test_a_bad_master_is_one_clear_line(tmp_path: Path) -> None:

@@ -160,6 +160,8 @@ def test_split_segments_give_the_results_of_whole_ones_on_both_engines(name: str
     if name == "damaged":
         assert any(s.findings for r in whole.values() for s in r.summaries)
     assert _results(SparkExecutor(MASTER), root, 4096) == split
+    # every replica cut into its units, spread over tasks, parts merged on the driver
+    assert _results(SparkExecutor(MASTER, slice_bytes=1), root, 4096) == split
     assert _results(SparkExecutor(MASTER), root, 1 << 40) == whole
 
 
