@@ -28,6 +28,8 @@ from functools import reduce
 from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from forensics.errors import ForensicsError
+from forensics.pipeline.engine import java_runtime
+from forensics.pipeline.jvm_cache import cds_option
 from forensics.pipeline.merge import (
     ReplicaParts,
     ReplicaResult,
@@ -131,6 +133,8 @@ def _defaults(workdir: str) -> Dict[str, str]:
     with open(log4j, "w", encoding="utf-8") as fh:
         fh.write(_LOG4J.format(log=os.path.join(workdir, "spark.log")))
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Djava.io.tmpdir={workdir}"
+    if not under_spark_submit():  # spark-submit has started the driver JVM already
+        java_opts += " " + cds_option(java_runtime())
     return {
         "spark.app.name": "kafka-forensics",
         "spark.ui.enabled": "false",
@@ -219,10 +223,12 @@ def _warm_workers(sc) -> None:
 
 
 def balance(work: Sequence[Item], slots: int, slice_bytes: int = _SLICE_BYTES) -> List[List[Item]]:
-    """Greedy longest-first assignment of items to bins of similar byte size: at least four per
-    slot (Spark hands the next bin to whichever core is free), about one per ``slice_bytes``."""
+    """Greedy longest-first assignment of items to bins of similar byte size: about four bins per
+    slot (Spark hands the next bin to whichever core is free, which evens out items that cost more
+    per byte), none much smaller than ``slice_bytes``. Few bins matter: every task costs the JVM
+    scheduling work that competes with the Python workers for the same cores."""
     total = sum(i.size for i in work)
-    n = max(1, min(len(work), max(slots * 4, -(-total // slice_bytes)), 10_000))
+    n = max(1, min(len(work), slots * 4, max(slots, -(-total // slice_bytes)), 10_000))
     bins: List[List[Item]] = [[] for _ in range(n)]
     loads = [0] * n
     for item in sorted(work, key=lambda i: (-i.size, i.units[0].key, i.units[0].path, i.units[0].start)):
@@ -261,10 +267,11 @@ def _task(done, sent, cwd: str):
                     parts.append(part_of(run_unit(u)))
                     done.add(u.size)
                 merged = merge_all(parts)
-                out = (True, item.units[0].key, finalize(merged)) if item.whole else \
-                    (False, item.units[0].key, merged)
-                sent.add(len(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)))
-                yield out
+                value = finalize(merged) if item.whole else merged
+                # pickled here, once: the size is exactly what travels to the driver
+                blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+                sent.add(len(blob))
+                yield item.whole, item.units[0].key, blob
     return run_bin
 
 
@@ -283,7 +290,8 @@ def _assemble(collected) -> Dict[str, ReplicaResult]:
     order) and finalized here."""
     results: Dict[str, ReplicaResult] = {}
     parts: Dict[str, List[ReplicaParts]] = {}
-    for whole, key, value in collected:
+    for whole, key, blob in collected:
+        value = pickle.loads(blob)
         if whole:
             results[key] = value
         else:

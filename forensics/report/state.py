@@ -7,7 +7,7 @@ column names (JSON as is; the table and CSV renderers print them in column order
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from forensics.analysis.clock import AsOf, input_time
@@ -68,6 +68,13 @@ def _selector(topic: Optional[str], partition: Optional[int], broker_id: Optiona
     return selected
 
 
+def _without_events(view: PartitionView) -> PartitionView:
+    """The view without its inputs' producer events: the folds have consumed them, nothing after the
+    rebuild reads them, and a driver holding every partition need not keep them."""
+    segments = tuple(s._replace(events=()) for s in view.inputs.segments)
+    return replace(view, inputs=replace(view.inputs, segments=segments))
+
+
 def load_state(paths: Sequence[str], *, topic: Optional[str] = None, partition: Optional[int] = None,
                broker_id: Optional[int] = None, partition_count: Optional[int] = None,
                data: bool = True, progress: Optional[Progress] = None,
@@ -83,7 +90,7 @@ def load_state(paths: Sequence[str], *, topic: Optional[str] = None, partition: 
         if is_txn_state(p):
             txn.append(txn_state_inputs(log_dir, p, r))
         elif data and selected(log_dir, p):
-            views.append(rebuild_partition(partition_inputs(log_dir, p, r)))
+            views.append(_without_events(rebuild_partition(partition_inputs(log_dir, p, r))))
     views.sort(key=lambda v: (v.topic_partition.topic, v.topic_partition.partition, v.inputs.broker_id or -1))
     return StateReport(inv, tuple(views), rebuild_coordinator(txn, partition_count))
 
