@@ -93,6 +93,7 @@ class _Session:
                               ) from None
         self.key = key
         _warm_workers(self.session.sparkContext)
+        _yield_to_workers(self.session.sparkContext)
         self.startup_seconds = time.perf_counter() - started
         return self.session
 
@@ -209,33 +210,66 @@ def items(units: Sequence[WorkUnit], slice_bytes: int = _SLICE_BYTES) -> List[It
     return out
 
 
-def _load_units(_: int) -> int:
-    import forensics.pipeline.units  # noqa: F401  (the import is the point)
-
-    return os.getpid()
-
-
 def _warm_workers(sc) -> None:
-    """Start the Python workers and import the units once per slot, as part of the session's
-    start-up (so that the first job's time is its own work)."""
+    """Start the Python workers, import the units and run the task function once per slot on no
+    work, as part of the session's start-up (so that the first job's time is its own work)."""
     slots = max(1, sc.defaultParallelism)
-    sc.parallelize(range(slots), slots).map(_load_units).collect()
+    done, sent = sc.accumulator(0), sc.accumulator(0)
+    sc.parallelize([[]] * slots, slots).mapPartitions(_task(done, sent, os.getcwd())).collect()
+
+
+JVM_NICENESS = 5
+
+
+def _yield_to_workers(sc) -> None:
+    """In local mode the driver JVM only schedules: the Python workers do the reading. On a
+    machine with as many busy workers as cores, the JVM's threads (JIT, GC, scheduler) compete with
+    them; once the workers are forked (they keep their priority), the JVM's threads step back by a
+    few nice levels. Not done under spark-submit or for a cluster master (its JVM is not ours)."""
+    if under_spark_submit() or not sc.master.startswith("local"):
+        return
+    proc = getattr(getattr(sc, "_gateway", None), "proc", None)
+    pid = getattr(proc, "pid", None)
+    if pid is None:
+        return
+    try:
+        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        tids = [pid]
+    for tid in tids:
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + JVM_NICENESS))
+        except OSError:
+            pass
 
 
 def balance(work: Sequence[Item], slots: int, slice_bytes: int = _SLICE_BYTES) -> List[List[Item]]:
-    """Greedy longest-first assignment of items to bins of similar byte size: about four bins per
-    slot (Spark hands the next bin to whichever core is free, which evens out items that cost more
-    per byte), none much smaller than ``slice_bytes``. Few bins matter: every task costs the JVM
-    scheduling work that competes with the Python workers for the same cores."""
-    total = sum(i.size for i in work)
-    n = max(1, min(len(work), slots * 4, max(slots, -(-total // slice_bytes)), 10_000))
-    bins: List[List[Item]] = [[] for _ in range(n)]
-    loads = [0] * n
-    for item in sorted(work, key=lambda i: (-i.size, i.units[0].key, i.units[0].path, i.units[0].start)):
-        k = loads.index(min(loads))
-        bins[k].append(item)
-        loads[k] += max(item.size, 1)
-    return [b for b in bins if b]
+    """Bins of decreasing size (guided self-scheduling): each takes about half of what remains
+    divided by the slots, down to ``slice_bytes`` / 4. Spark launches them in order on whichever
+    core is free, so the big ones start first and the last ones are small: the cores finish
+    together even though bytes cost differently (a transactional partition costs more per byte
+    than a plain one). Few bins matter too: every task costs the JVM scheduling work on the same
+    cores as the Python workers."""
+    todo = sorted(work, key=lambda i: (-i.size, i.units[0].key, i.units[0].path, i.units[0].start))
+    remaining = sum(i.size for i in todo)
+    floor = max(1, slice_bytes // 4)
+    bins: List[List[Item]] = []
+    lo, hi = 0, len(todo)  # todo[lo:hi] is still to place, largest first
+    while lo < hi:
+        target = max(remaining // (2 * max(1, slots)), floor)
+        bin_, load = [todo[lo]], todo[lo].size
+        lo += 1
+        while lo < hi and load + todo[lo].size <= target:
+            bin_.append(todo[lo])
+            load += todo[lo].size
+            lo += 1
+        while lo < hi and load + todo[hi - 1].size <= target:  # top up with the smallest
+            hi -= 1
+            bin_.append(todo[hi])
+            load += todo[hi].size
+        bins.append(bin_)
+        remaining -= load
+    return bins
 
 
 class ExecutorCannotReadError(SparkError):
@@ -321,6 +355,7 @@ class SparkExecutor:
             rdd = sc.parallelize(bins, len(bins)).mapPartitions(_task(done, sent, os.getcwd()))
             results = _assemble(self._collect(rdd, done, progress))
         self.stats = {"engine": "spark", "master": sc.master, "units": len(units), "tasks": len(bins),
+                      "slots": sc.defaultParallelism,
                       "bytesToDriver": sent.value, "startupSeconds": round(_SESSION.startup_seconds, 3),
                       "runSeconds": round(time.perf_counter() - started, 3),
                       "inputBytes": sum(u.size for u in units)}

@@ -170,8 +170,12 @@ def test_spark_returns_engine_statistics(disks: Dict[str, Path]) -> None:
     from forensics.pipeline.spark import SparkExecutor
 
     ex = SparkExecutor(MASTER)
-    results = _results(ex, disks["real/kraft-tv2"], 1 << 40)
+    inventory = discover([str(disks["real/kraft-tv2"])])
+    units = plan(inventory, Scope(stats=True, non_live=True))
+    seen: List[int] = []
+    results = ex.run(units, seen.append)  # the progress bar's callback: bytes read, as tasks finish
     assert results
+    assert sum(seen) == sum(u.size for u in units) == ex.stats["inputBytes"] > 0
     assert ex.stats["engine"] == "spark" and ex.stats["master"] == MASTER
     assert 0 < ex.stats["tasks"] <= ex.stats["units"]
     assert ex.stats["bytesToDriver"] > 0
