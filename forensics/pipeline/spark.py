@@ -7,29 +7,19 @@ it; the units of a larger replica are spread over tasks and their parts merged o
 the same associative :func:`merge`. Only these reduced per-replica results travel to the driver
 (no shuffle), which runs the same cross-reference code as the local engine.
 
-Spark's console noise (its log4j output, the JVM's warnings, the stage progress bar) goes to a log
-file in a private temporary directory; our own progress bar follows Spark's progress through an
-accumulator of bytes read. Scratch space (``spark.local.dir``, warehouse) lives in that same
-temporary directory, never next to the evidence.
+The session (quiet, scratch in a temp dir, warmed) is :mod:`forensics.pipeline.spark_session`;
+our own progress bar follows Spark's progress through an accumulator of bytes read.
 """
 
 from __future__ import annotations
 
-import atexit
 import os
 import pickle
-import shutil
-import sys
-import tempfile
 import threading
 import time
-from contextlib import contextmanager
 from functools import reduce
 from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
-from forensics.errors import ForensicsError
-from forensics.pipeline.engine import java_runtime
-from forensics.pipeline.jvm_cache import cds_option
 from forensics.pipeline.merge import (
     ReplicaParts,
     ReplicaResult,
@@ -39,151 +29,11 @@ from forensics.pipeline.merge import (
     part_of,
 )
 from forensics.pipeline.plan import WorkUnit
+from forensics.pipeline.spark_session import SESSION, Conf, SparkError
 from forensics.pipeline.units import run_unit
 
 Progress = Callable[[int], None]
-Conf = Tuple[Tuple[str, str], ...]
-DEFAULT_MASTER = "local[*]"
 _SLICE_BYTES = 64 << 20  # aim for tasks of about this many bytes (balance, progress)
-
-_LOG4J = """\
-rootLogger.level = error
-rootLogger.appenderRef.file.ref = file
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = {log}
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
-"""
-
-
-class SparkError(ForensicsError):
-    """Spark could not start or a job failed (the message names Spark's log file)."""
-
-    exit_code = 6
-
-
-def under_spark_submit() -> bool:
-    """Started by ``spark-submit``: the session (master and settings) is already configured."""
-    return "PYSPARK_GATEWAY_PORT" in os.environ
-
-
-class _Session:
-    """One SparkSession per process (Spark allows one SparkContext), remade when master or conf change."""
-
-    def __init__(self) -> None:
-        self.key: Optional[tuple] = None
-        self.session = None
-        self.workdir: Optional[str] = None
-        self.startup_seconds = 0.0
-        self.keep_log = False  # after a failure: the message points at the log, which must stay
-
-    def get(self, master: Optional[str], conf: Conf):
-        key = (master, conf)
-        if self.session is not None and self.key == key:
-            return self.session
-        self.stop()
-        started = time.perf_counter()
-        self.workdir = tempfile.mkdtemp(prefix="kafka-forensics-spark-")
-        try:
-            self.session = _build(master, conf, self.workdir)
-        except Exception as exc:  # noqa: BLE001 - Py4J/JVM failures arrive as many types
-            text = str(exc).strip()
-            raise self.failed(f"Spark did not start ({type(exc).__name__}: {text.splitlines()[0] if text else ''})"
-                              ) from None
-        self.key = key
-        _warm_workers(self.session.sparkContext)
-        _yield_to_workers(self.session.sparkContext)
-        self.startup_seconds = time.perf_counter() - started
-        return self.session
-
-    @property
-    def log_file(self) -> str:
-        return os.path.join(self.workdir or tempfile.gettempdir(), "spark.log")
-
-    def stop(self) -> None:
-        if self.session is not None:
-            try:
-                self.session.stop()
-            except Exception:  # noqa: BLE001 - shutting down; nothing useful to report
-                pass
-            self.session = None
-        if self.workdir is not None:
-            if self.keep_log:
-                for name in os.listdir(self.workdir):
-                    if name != "spark.log":
-                        shutil.rmtree(os.path.join(self.workdir, name), ignore_errors=True)
-                        if os.path.isfile(os.path.join(self.workdir, name)):
-                            os.remove(os.path.join(self.workdir, name))
-            else:
-                shutil.rmtree(self.workdir, ignore_errors=True)
-            self.workdir = None
-
-    def failed(self, message: str) -> SparkError:
-        """A SparkError naming the log, which is then kept after exit."""
-        self.keep_log = True
-        return SparkError(f"{message} (Spark's log: {self.log_file})")
-
-
-_SESSION = _Session()
-atexit.register(_SESSION.stop)
-
-
-def _defaults(workdir: str) -> Dict[str, str]:
-    log4j = os.path.join(workdir, "log4j2.properties")
-    with open(log4j, "w", encoding="utf-8") as fh:
-        fh.write(_LOG4J.format(log=os.path.join(workdir, "spark.log")))
-    java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Djava.io.tmpdir={workdir}"
-    if not under_spark_submit():  # spark-submit has started the driver JVM already
-        java_opts += " " + cds_option(java_runtime())
-    return {
-        "spark.app.name": "kafka-forensics",
-        "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false",
-        "spark.local.dir": os.path.join(workdir, "local"),
-        "spark.sql.warehouse.dir": os.path.join(workdir, "warehouse"),
-        "spark.driver.extraJavaOptions": java_opts,
-        "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
-        "spark.pyspark.python": sys.executable,
-        "spark.pyspark.driver.python": sys.executable,
-        "spark.python.worker.reuse": "true",
-    }
-
-
-@contextmanager
-def _stderr_to(path: str) -> Iterator[None]:
-    """Point file descriptor 2 at ``path`` while the JVM starts: the JVM and the Python workers it
-    forks keep writing there; our own stderr comes back afterwards."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        os.dup2(fd, 2)
-        yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(fd)
-
-
-def _build(master: Optional[str], conf: Conf, workdir: str):
-    from pyspark.sql import SparkSession
-
-    settings = _defaults(workdir)
-    settings.update(dict(conf))
-    builder = SparkSession.builder
-    if master is not None:
-        builder = builder.master(master)
-    elif not under_spark_submit():
-        builder = builder.master(DEFAULT_MASTER)
-    for k, v in settings.items():
-        builder = builder.config(k, v)
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    if under_spark_submit():
-        return builder.getOrCreate()
-    with _stderr_to(os.path.join(workdir, "spark.log")):
-        return builder.getOrCreate()
 
 
 class Item(NamedTuple):
@@ -216,31 +66,6 @@ def _warm_workers(sc) -> None:
     slots = max(1, sc.defaultParallelism)
     done, sent = sc.accumulator(0), sc.accumulator(0)
     sc.parallelize([[]] * slots, slots).mapPartitions(_task(done, sent, os.getcwd())).collect()
-
-
-JVM_NICENESS = 5
-
-
-def _yield_to_workers(sc) -> None:
-    """In local mode the driver JVM only schedules: the Python workers do the reading. On a
-    machine with as many busy workers as cores, the JVM's threads (JIT, GC, scheduler) compete with
-    them; once the workers are forked (they keep their priority), the JVM's threads step back by a
-    few nice levels. Not done under spark-submit or for a cluster master (its JVM is not ours)."""
-    if under_spark_submit() or not sc.master.startswith("local"):
-        return
-    proc = getattr(getattr(sc, "_gateway", None), "proc", None)
-    pid = getattr(proc, "pid", None)
-    if pid is None:
-        return
-    try:
-        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
-    except OSError:
-        tids = [pid]
-    for tid in tids:
-        try:
-            os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + JVM_NICENESS))
-        except OSError:
-            pass
 
 
 def balance(work: Sequence[Item], slots: int, slice_bytes: int = _SLICE_BYTES) -> List[List[Item]]:
@@ -345,7 +170,7 @@ class SparkExecutor:
         self.stats: Dict[str, object] = {}
 
     def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None) -> Dict[str, ReplicaResult]:
-        session = _SESSION.get(self.master, self.conf)
+        session = SESSION.get(self.master, self.conf, _warm_workers)
         sc = session.sparkContext
         started = time.perf_counter()
         done, sent = sc.accumulator(0), sc.accumulator(0)
@@ -356,7 +181,7 @@ class SparkExecutor:
             results = _assemble(self._collect(rdd, done, progress))
         self.stats = {"engine": "spark", "master": sc.master, "units": len(units), "tasks": len(bins),
                       "slots": sc.defaultParallelism,
-                      "bytesToDriver": sent.value, "startupSeconds": round(_SESSION.startup_seconds, 3),
+                      "bytesToDriver": sent.value, "startupSeconds": round(SESSION.startup_seconds, 3),
                       "runSeconds": round(time.perf_counter() - started, 3),
                       "inputBytes": sum(u.size for u in units)}
         return results
@@ -381,5 +206,5 @@ class SparkExecutor:
         if progress is not None and done.value > reported:
             progress(done.value - reported)
         if "error" in box:
-            raise _SESSION.failed(f"Spark job failed: {_job_error(box['error'])}") from None
+            raise SESSION.failed(f"Spark job failed: {_job_error(box['error'])}") from None
         return box["value"]

@@ -1,0 +1,192 @@
+"""The Spark session behind ``--engine spark``: one per process, started quietly and warmed.
+
+Spark's console noise (its log4j output, the JVM's warnings, the stage progress bar) goes to a log
+file in a private temporary directory, removed at exit unless a failure message names it. Scratch
+space (``spark.local.dir``, warehouse, ``java.io.tmpdir``) lives in that same directory, never next
+to the evidence. The driver JVM maps a class-data-sharing archive when there is one
+(:mod:`forensics.pipeline.jvm_cache`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from typing import Callable, Dict, Iterator, Optional, Tuple
+
+from forensics.errors import ForensicsError
+from forensics.pipeline.engine import java_runtime
+from forensics.pipeline.jvm_cache import cds_option
+
+Conf = Tuple[Tuple[str, str], ...]
+DEFAULT_MASTER = "local[*]"
+
+_LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.file.ref = file
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
+"""
+
+
+class SparkError(ForensicsError):
+    """Spark could not start or a job failed (the message names Spark's log file)."""
+
+    exit_code = 6
+
+
+def under_spark_submit() -> bool:
+    """Started by ``spark-submit``: the session (master and settings) is already configured."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+class _Session:
+    """One SparkSession per process (Spark allows one SparkContext), remade when master or conf change."""
+
+    def __init__(self) -> None:
+        self.key: Optional[tuple] = None
+        self.session = None
+        self.workdir: Optional[str] = None
+        self.startup_seconds = 0.0
+        self.keep_log = False  # after a failure: the message points at the log, which must stay
+
+    def get(self, master: Optional[str], conf: Conf, warm: Callable[[object], None] = lambda sc: None):
+        """The session for ``master`` and ``conf``; ``warm(sparkContext)`` runs once, as part of
+        the start-up."""
+        key = (master, conf)
+        if self.session is not None and self.key == key:
+            return self.session
+        self.stop()
+        started = time.perf_counter()
+        self.workdir = tempfile.mkdtemp(prefix="kafka-forensics-spark-")
+        try:
+            self.session = _build(master, conf, self.workdir)
+        except Exception as exc:  # noqa: BLE001 - Py4J/JVM failures arrive as many types
+            text = str(exc).strip()
+            raise self.failed(f"Spark did not start ({type(exc).__name__}: {text.splitlines()[0] if text else ''})"
+                              ) from None
+        self.key = key
+        warm(self.session.sparkContext)
+        _yield_to_workers(self.session.sparkContext)
+        self.startup_seconds = time.perf_counter() - started
+        return self.session
+
+    @property
+    def log_file(self) -> str:
+        return os.path.join(self.workdir or tempfile.gettempdir(), "spark.log")
+
+    def stop(self) -> None:
+        if self.session is not None:
+            try:
+                self.session.stop()
+            except Exception:  # noqa: BLE001 - shutting down; nothing useful to report
+                pass
+            self.session = None
+        if self.workdir is not None:
+            if self.keep_log:
+                for name in os.listdir(self.workdir):
+                    if name != "spark.log":
+                        shutil.rmtree(os.path.join(self.workdir, name), ignore_errors=True)
+                        if os.path.isfile(os.path.join(self.workdir, name)):
+                            os.remove(os.path.join(self.workdir, name))
+            else:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None
+
+    def failed(self, message: str) -> SparkError:
+        """A SparkError naming the log, which is then kept after exit."""
+        self.keep_log = True
+        return SparkError(f"{message} (Spark's log: {self.log_file})")
+
+
+SESSION = _Session()
+atexit.register(SESSION.stop)
+
+
+def _defaults(workdir: str) -> Dict[str, str]:
+    log4j = os.path.join(workdir, "log4j2.properties")
+    with open(log4j, "w", encoding="utf-8") as fh:
+        fh.write(_LOG4J.format(log=os.path.join(workdir, "spark.log")))
+    java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Djava.io.tmpdir={workdir}"
+    if not under_spark_submit():  # spark-submit has started the driver JVM already
+        java_opts += " " + cds_option(java_runtime())
+    return {
+        "spark.app.name": "kafka-forensics",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.local.dir": os.path.join(workdir, "local"),
+        "spark.sql.warehouse.dir": os.path.join(workdir, "warehouse"),
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+        "spark.python.worker.reuse": "true",
+    }
+
+
+@contextmanager
+def _stderr_to(path: str) -> Iterator[None]:
+    """Point file descriptor 2 at ``path`` while the JVM starts: the JVM and the Python workers it
+    forks keep writing there; our own stderr comes back afterwards."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.dup2(fd, 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+
+
+def _build(master: Optional[str], conf: Conf, workdir: str):
+    from pyspark.sql import SparkSession
+
+    settings = _defaults(workdir)
+    settings.update(dict(conf))
+    builder = SparkSession.builder
+    if master is not None:
+        builder = builder.master(master)
+    elif not under_spark_submit():
+        builder = builder.master(DEFAULT_MASTER)
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if under_spark_submit():
+        return builder.getOrCreate()
+    with _stderr_to(os.path.join(workdir, "spark.log")):
+        return builder.getOrCreate()
+
+
+JVM_NICENESS = 5
+
+
+def _yield_to_workers(sc) -> None:
+    """In local mode the driver JVM only schedules: the Python workers do the reading. On a
+    machine with as many busy workers as cores, the JVM's threads (JIT, GC, scheduler) compete with
+    them; once the workers are forked (they keep their priority), the JVM's threads step back by a
+    few nice levels. Not done under spark-submit or for a cluster master (its JVM is not ours)."""
+    if under_spark_submit() or not sc.master.startswith("local"):
+        return
+    proc = getattr(getattr(sc, "_gateway", None), "proc", None)
+    pid = getattr(proc, "pid", None)
+    if pid is None:
+        return
+    try:
+        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        tids = [pid]
+    for tid in tids:
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + JVM_NICENESS))
+        except OSError:
+            pass
