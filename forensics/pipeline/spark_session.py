@@ -132,19 +132,22 @@ def _defaults(workdir: str) -> Dict[str, str]:
 
 
 @contextmanager
-def _stderr_to(path: str) -> Iterator[None]:
-    """Point file descriptor 2 at ``path`` while the JVM starts: the JVM and the Python workers it
-    forks keep writing there; our own stderr comes back afterwards."""
+def _console_to(path: str) -> Iterator[None]:
+    """Point file descriptors 1 and 2 at ``path`` while the JVM starts: the JVM (whose unified
+    logging writes warnings to stdout, even at exit, after our output) and the Python workers it
+    forks keep writing there; our own stdout and stderr come back afterwards."""
+    sys.stdout.flush()
     sys.stderr.flush()
-    saved = os.dup(2)
+    saved = {1: os.dup(1), 2: os.dup(2)}
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
+        os.dup2(fd, 1)
         os.dup2(fd, 2)
         yield
     finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
+        for target, copy in saved.items():
+            os.dup2(copy, target)
+            os.close(copy)
         os.close(fd)
 
 
@@ -163,7 +166,7 @@ def _build(master: Optional[str], conf: Conf, workdir: str):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if under_spark_submit():
         return builder.getOrCreate()
-    with _stderr_to(os.path.join(workdir, "spark.log")):
+    with _console_to(os.path.join(workdir, "spark.log")):
         return builder.getOrCreate()
 
 

@@ -49,10 +49,23 @@ def test_whole_disk_commands_default_to_spark_quietly(tmp_path: Path, local_find
     stats = _stats(tmp_path)
     assert stats["engine"] == "spark" and stats["master"] == "local[2]"
     assert done.returncode == local_find_hanging.returncode == 1
-    assert done.stdout == local_find_hanging.stdout
+    assert done.stdout == local_find_hanging.stdout  # nothing from the JVM (its warnings go to stdout)
     # nothing from Spark, log4j or the JVM: the same stderr as the in-process engine
     assert done.stderr == local_find_hanging.stderr, done.stderr
     assert not list(Path(DISK).rglob("*spark*")) and not list(Path(DISK).rglob("metastore_db"))
+
+
+def test_a_new_jvm_archive_stays_out_of_our_output(tmp_path: Path, local_find_hanging) -> None:
+    """The first run with an empty cache makes the class-data-sharing archive at JVM exit, when the
+    JVM writes warnings to its stdout: they must not land in ours."""
+    ok, why = spark_available()
+    if not ok:
+        pytest.skip(why)
+    env = _env(tmp_path, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    done = _run(["find-hanging", DISK, "--format", "json", "--master", "local[1]"], env)
+    assert done.returncode == 1
+    assert done.stdout == local_find_hanging.stdout
+    assert done.stderr == local_find_hanging.stderr
 
 
 def test_lookups_default_to_local(tmp_path: Path) -> None:
