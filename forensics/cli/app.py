@@ -91,6 +91,8 @@ def main(argv: Optional[List[str]] = None) -> None:
 
     try:
         code = app(args=argv, prog_name="kafka-forensics", standalone_mode=False)
+        if code == EXIT_INTERRUPTED:  # click turns Ctrl-C into a return value without standalone mode
+            typer.echo("kafka-forensics: interrupted", err=True)
     except typer.Exit as exc:
         code = exc.exit_code
     except _CliError as exc:

@@ -198,11 +198,15 @@ class SparkExecutor:
         worker = threading.Thread(target=work, name="kafka-forensics-spark-job", daemon=True)
         worker.start()
         reported = 0
-        while worker.is_alive():
-            worker.join(0.2)
-            if progress is not None and done.value > reported:
-                progress(done.value - reported)
-                reported = done.value
+        try:
+            while worker.is_alive():
+                worker.join(0.2)
+                if progress is not None and done.value > reported:
+                    progress(done.value - reported)
+                    reported = done.value
+        except KeyboardInterrupt:  # Ctrl-C: cancel the job, then let the CLI say "interrupted"
+            SESSION.cancel()
+            raise
         if progress is not None and done.value > reported:
             progress(done.value - reported)
         if "error" in box:

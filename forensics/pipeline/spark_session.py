@@ -10,10 +10,13 @@ to the evidence. The driver JVM maps a class-data-sharing archive when there is 
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from typing import Callable, Dict, Iterator, Optional, Tuple
@@ -81,6 +84,14 @@ class _Session:
     @property
     def log_file(self) -> str:
         return os.path.join(self.workdir or tempfile.gettempdir(), "spark.log")
+
+    def cancel(self) -> None:
+        """Cancel the running jobs (Ctrl-C); the session stops at exit."""
+        if self.session is not None:
+            try:
+                self.session.sparkContext.cancelAllJobs()
+            except Exception:  # noqa: BLE001 - interrupted: the exit stops the JVM anyway
+                pass
 
     def stop(self) -> None:
         if self.session is not None:
@@ -164,10 +175,20 @@ def _build(master: Optional[str], conf: Conf, workdir: str):
     for k, v in settings.items():
         builder = builder.config(k, v)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # Py4J logs a traceback (through the root logger) for a call interrupted by Ctrl-C or cut by a
+    # dying JVM; the CLI reports both in one line, so those logs are silenced
+    for name in ("", "py4j"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     if under_spark_submit():
         return builder.getOrCreate()
     with _console_to(os.path.join(workdir, "spark.log")):
-        return builder.getOrCreate()
+        session = builder.getOrCreate()
+    # PySpark's own SIGINT handler cancels jobs through Py4J from inside the signal handler, which
+    # can re-enter a Py4J call in progress and print tracebacks; Ctrl-C raises KeyboardInterrupt
+    # instead and the executor cancels the job itself.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    return session
 
 
 JVM_NICENESS = 5

@@ -146,3 +146,26 @@ def test_a_failed_job_keeps_the_log_it_names(tmp_path: Path) -> None:
     assert Path(log).is_file(), done.stderr
     Path(log).unlink()
     Path(log).parent.rmdir()
+
+
+@pytest.mark.parametrize("delay", [2.0, 5.0])
+def test_ctrl_c_exits_130_in_one_line_and_leaves_nothing(tmp_path: Path, delay: float) -> None:
+    ok, why = spark_available()
+    if not ok:
+        pytest.skip(why)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = _env(tmp_path, TMPDIR=str(scratch))
+    proc = subprocess.Popen(CLI + ["find-hanging", DISK, "--format", "json", "--master", "local[1]"], cwd=REPO,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    import time
+
+    time.sleep(delay)
+    proc.send_signal(2)  # SIGINT, as Ctrl-C
+    out, err = proc.communicate(timeout=120)
+    if proc.returncode == 1:  # finished before the signal: nothing to check on this machine
+        pytest.skip("the run ended before Ctrl-C")
+    assert proc.returncode == 130, err
+    assert err == "kafka-forensics: interrupted\n" and out == ""
+    time.sleep(2)  # the JVM exits when our process closes its pipe
+    assert [p.name for p in scratch.iterdir()] == []
