@@ -100,6 +100,8 @@ class _Session:
             except Exception:  # noqa: BLE001 - shutting down; nothing useful to report
                 pass
             self.session = None
+        elif self.workdir is not None:  # the start was interrupted or failed: its JVM may be starting still
+            _end_child_jvms()
         if self.workdir is not None:
             if self.keep_log:
                 for name in os.listdir(self.workdir):
@@ -115,6 +117,55 @@ class _Session:
         """A SparkError naming the log, which is then kept after exit."""
         self.keep_log = True
         return SparkError(f"{message} (Spark's log: {self.log_file})")
+
+
+def _child_jvms() -> list:
+    """Our own ``java`` child processes (Linux ``/proc``; elsewhere none are found)."""
+    me, found = os.getpid(), []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        comm, rest = stat[stat.find("(") + 1:stat.rfind(")")], stat[stat.rfind(")") + 2:].split()
+        if comm == "java" and len(rest) > 1 and int(rest[1]) == me:
+            found.append(int(entry))
+    return found
+
+
+def _end_child_jvms(grace: float = 5.0) -> None:
+    """A JVM still starting when we stop (Ctrl-C during start-up) has not yet begun to watch its
+    pipe to us: it would live on and write its log into the scratch directory after we removed it.
+    End it, politely first."""
+    pids = _child_jvms()
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.monotonic() + grace
+    while pids and time.monotonic() < deadline:
+        for pid in list(pids):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                pids.remove(pid)
+        time.sleep(0.05)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
 
 
 SESSION = _Session()
