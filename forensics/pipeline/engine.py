@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
@@ -31,6 +32,15 @@ class Executor(Protocol):
 
     def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None) -> Dict[str, ReplicaResult]:
         ...
+
+
+def engine_stats(engine: str, master: Optional[str], units: Sequence[WorkUnit], tasks: int, slots: int,
+                 started: float, bytes_to_driver: int = 0, startup_seconds: float = 0.0) -> Dict[str, object]:
+    """What an executor did, with the same keys for both (``KAFKA_FORENSICS_STATS``, benchmarks).
+    ``started``: ``time.perf_counter()`` when the job began."""
+    return {"engine": engine, "master": master, "units": len(units), "tasks": tasks, "slots": slots,
+            "bytesToDriver": bytes_to_driver, "startupSeconds": round(startup_seconds, 3),
+            "runSeconds": round(time.perf_counter() - started, 3), "inputBytes": sum(u.size for u in units)}
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import Callable, Dict, Optional, Sequence
 
+from forensics.pipeline.engine import engine_stats
 from forensics.pipeline.merge import ReplicaResult, finalize, merge_all, part_of
 from forensics.pipeline.plan import WorkUnit
 from forensics.pipeline.units import run_unit
@@ -27,8 +28,5 @@ class LocalExecutor:
             if progress is not None:
                 progress(u.size)
         results = {key: finalize(merge_all(parts)) for key, parts in groups.items()}
-        self.stats = {"engine": "local", "master": None, "units": len(units), "tasks": len(units),
-                      "bytesToDriver": 0, "startupSeconds": 0.0,
-                      "runSeconds": round(time.perf_counter() - started, 3),
-                      "inputBytes": sum(u.size for u in units)}
+        self.stats = engine_stats("local", None, units, len(units), 1, started)
         return results

@@ -17,14 +17,13 @@ import os
 import pickle
 import threading
 import time
-from functools import reduce
 from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
+from forensics.pipeline.engine import engine_stats
 from forensics.pipeline.merge import (
     ReplicaParts,
     ReplicaResult,
     finalize,
-    merge,
     merge_all,
     part_of,
 )
@@ -156,7 +155,7 @@ def _assemble(collected) -> Dict[str, ReplicaResult]:
         else:
             parts.setdefault(key, []).append(value)
     for key, pieces in parts.items():
-        results[key] = finalize(reduce(merge, pieces))
+        results[key] = finalize(merge_all(pieces))
     return results
 
 
@@ -179,11 +178,8 @@ class SparkExecutor:
         if bins:
             rdd = sc.parallelize(bins, len(bins)).mapPartitions(_task(done, sent, os.getcwd()))
             results = _assemble(self._collect(rdd, done, progress))
-        self.stats = {"engine": "spark", "master": sc.master, "units": len(units), "tasks": len(bins),
-                      "slots": sc.defaultParallelism,
-                      "bytesToDriver": sent.value, "startupSeconds": round(SESSION.startup_seconds, 3),
-                      "runSeconds": round(time.perf_counter() - started, 3),
-                      "inputBytes": sum(u.size for u in units)}
+        self.stats = engine_stats("spark", sc.master, units, len(bins), sc.defaultParallelism, started,
+                                  sent.value, SESSION.startup_seconds)
         return results
 
     def _collect(self, rdd, done, progress: Optional[Progress]):
