@@ -7,8 +7,11 @@ KAFKA_FORENSICS_DEBUG=1 is set.
 
 from __future__ import annotations
 
+import _thread
 import os
+import signal
 import sys
+import threading
 from contextlib import contextmanager
 from typing import Iterator, List, Optional
 
@@ -66,12 +69,37 @@ def fail(message: str, code: int) -> "typer.Exit":
     return typer.Exit(code)
 
 
+_CTRL_C = threading.Event()  # set by the first Ctrl-C: whatever fails after it was interrupted
+
+
+def _unsafe_to_interrupt(frame) -> bool:
+    """A KeyboardInterrupt raised inside a finalizer (``__del__``: Py4J closes connections there)
+    is swallowed by Python, and one raised inside logging can leave its module lock held, which
+    hangs the next thread that logs. Neither may be where Ctrl-C lands."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "__del__" or code.co_filename.endswith(os.path.join("logging", "__init__.py")):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _on_ctrl_c(signum, frame) -> None:
+    _CTRL_C.set()
+    if _unsafe_to_interrupt(frame):  # come back in a moment, at a safe point
+        threading.Timer(0.05, _thread.interrupt_main).start()
+        return
+    raise KeyboardInterrupt
+
+
 @contextmanager
 def error_boundary() -> Iterator[None]:
     """Turn our errors into one clear line on stderr and a documented exit code."""
     try:
         yield
     except ForensicsError as exc:
+        if _CTRL_C.is_set():  # a Spark job cancelled by Ctrl-C fails as a job: it was interrupted
+            raise KeyboardInterrupt from None
         raise fail(str(exc), exc.exit_code)
     except BrokenPipeError:
         _silence_stdout()
@@ -86,31 +114,56 @@ def _silence_stdout() -> None:
         pass
 
 
-def main(argv: Optional[List[str]] = None) -> None:
-    from forensics.cli import dump_cmd, hanging_cmd, scan_cmd, state_cmd  # noqa: F401  (registers the commands)
+def _interrupted() -> int:
+    typer.echo("kafka-forensics: interrupted", err=True)
+    return EXIT_INTERRUPTED
 
+
+def _run(argv: Optional[List[str]]) -> int:
     try:
         code = app(args=argv, prog_name="kafka-forensics", standalone_mode=False)
         if code == EXIT_INTERRUPTED:  # click turns Ctrl-C into a return value without standalone mode
-            typer.echo("kafka-forensics: interrupted", err=True)
+            return _interrupted()
     except typer.Exit as exc:
         code = exc.exit_code
     except _CliError as exc:
         exc.show()
         code = getattr(exc, "exit_code", EXIT_USAGE)
     except (typer.Abort, KeyboardInterrupt):
-        typer.echo("kafka-forensics: interrupted", err=True)
-        code = EXIT_INTERRUPTED
+        return _interrupted()
     except BrokenPipeError:
         _silence_stdout()
         code = EXIT_OK
-    except ForensicsError as exc:
-        typer.echo(f"kafka-forensics: {exc}", err=True)
-        code = exc.exit_code
     except Exception as exc:  # the last line of defence: one line, never a traceback
+        if _CTRL_C.is_set():  # a call cut short by Ctrl-C fails in its own way (Py4J, Spark)
+            return _interrupted()
+        if isinstance(exc, ForensicsError):
+            typer.echo(f"kafka-forensics: {exc}", err=True)
+            return exc.exit_code
         if os.environ.get("KAFKA_FORENSICS_DEBUG"):
             raise
         typer.echo(f"kafka-forensics: internal error: {type(exc).__name__}: {exc} "
                    "(set KAFKA_FORENSICS_DEBUG=1 for a traceback)", err=True)
         code = EXIT_INTERNAL
-    sys.exit(code if isinstance(code, int) else EXIT_OK)
+    return code if isinstance(code, int) else EXIT_OK
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _on_ctrl_c)
+    _CTRL_C.clear()
+    try:
+        from forensics.cli import dump_cmd, hanging_cmd, scan_cmd, state_cmd  # noqa: F401  (registers the commands)
+        from forensics.pipeline.engine import shutdown
+    except KeyboardInterrupt:
+        sys.exit(_interrupted())
+    code = _run(argv)
+    try:
+        shutdown()  # the Spark session, if one was started: before exit, with our Ctrl-C handling
+    except KeyboardInterrupt:
+        pass
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # all is done: the exit code below is the truth
+    if _CTRL_C.is_set() and code != EXIT_INTERRUPTED:  # Ctrl-C after the work was done, while stopping
+        code = _interrupted()
+    sys.exit(code)

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from enum import Enum
@@ -106,3 +107,11 @@ def make_executor(spec: EngineSpec, warn: Callable[[str], None]) -> Executor:
     from forensics.pipeline.spark import SparkExecutor
 
     return SparkExecutor(spec.master, spec.conf)
+
+
+def shutdown() -> None:
+    """Stop the Spark session if this process started one (the CLI calls it before it exits, so
+    that a Ctrl-C during the stop is handled like any other). Re-raises KeyboardInterrupt."""
+    session = sys.modules.get("forensics.pipeline.spark_session")
+    if session is not None:
+        session.SESSION.stop()

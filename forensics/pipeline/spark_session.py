@@ -18,8 +18,9 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from contextlib import contextmanager
-from typing import Callable, Dict, Iterator, Optional, Tuple
+from typing import Callable, Dict, Iterator, Optional, Set, Tuple
 
 from forensics.errors import ForensicsError
 from forensics.pipeline.engine import java_runtime
@@ -58,6 +59,7 @@ class _Session:
         self.session = None
         self.workdir: Optional[str] = None
         self.startup_seconds = 0.0
+        self._children_before: Set[int] = set()
         self.keep_log = False  # after a failure: the message points at the log, which must stay
 
     def get(self, master: Optional[str], conf: Conf, warm: Callable[[object], None] = lambda sc: None):
@@ -69,6 +71,7 @@ class _Session:
         self.stop()
         started = time.perf_counter()
         self.workdir = tempfile.mkdtemp(prefix="kafka-forensics-spark-")
+        self._children_before = _children()
         try:
             self.session = _build(master, conf, self.workdir)
         except Exception as exc:  # noqa: BLE001 - Py4J/JVM failures arrive as many types
@@ -94,14 +97,20 @@ class _Session:
                 pass
 
     def stop(self) -> None:
-        if self.session is not None:
+        """Stop the session and remove its scratch directory. Ctrl-C while Spark stops gracefully
+        ends its JVM instead; the stop always completes, so nothing is left behind."""
+        stopping, self.session = self.session, None
+        interrupted = False
+        if stopping is not None:
             try:
-                self.session.stop()
+                stopping.stop()
             except Exception:  # noqa: BLE001 - shutting down; nothing useful to report
                 pass
-            self.session = None
-        elif self.workdir is not None:  # the start was interrupted or failed: its JVM may be starting still
-            _end_child_jvms()
+            except KeyboardInterrupt:
+                interrupted = True
+        if self.workdir is not None and (stopping is None or interrupted):
+            # the start was interrupted or failed (Spark may be starting still), or the stop was
+            _end_started_processes(self._children_before, grace=2.0 if interrupted else 5.0)
         if self.workdir is not None:
             if self.keep_log:
                 for name in os.listdir(self.workdir):
@@ -112,6 +121,8 @@ class _Session:
             else:
                 shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
+        if interrupted:
+            raise KeyboardInterrupt
 
     def failed(self, message: str) -> SparkError:
         """A SparkError naming the log, which is then kept after exit."""
@@ -119,53 +130,67 @@ class _Session:
         return SparkError(f"{message} (Spark's log: {self.log_file})")
 
 
-def _child_jvms() -> list:
-    """Our own ``java`` child processes (Linux ``/proc``; elsewhere none are found)."""
-    me, found = os.getpid(), []
+def _process_parents() -> Dict[int, int]:
+    """Every process's parent, from Linux ``/proc`` (elsewhere: none found)."""
+    parents: Dict[int, int] = {}
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return found
+        return parents
     for entry in entries:
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
                 stat = fh.read()
-        except OSError:
+            parents[int(entry)] = int(stat[stat.rfind(")") + 2:].split()[1])
+        except (OSError, IndexError, ValueError):
             continue
-        comm, rest = stat[stat.find("(") + 1:stat.rfind(")")], stat[stat.rfind(")") + 2:].split()
-        if comm == "java" and len(rest) > 1 and int(rest[1]) == me:
-            found.append(int(entry))
+    return parents
+
+
+def _children() -> Set[int]:
+    me = os.getpid()
+    return {pid for pid, parent in _process_parents().items() if parent == me}
+
+
+def _started_since(before: Set[int]) -> Set[int]:
+    """The processes started since ``before`` (our children then): our new children (spark-submit's
+    shell, later the JVM it becomes) and all their descendants (the launcher JVM it runs first)."""
+    parents = _process_parents()
+    me = os.getpid()
+    found = {pid for pid, parent in parents.items() if parent == me and pid not in before}
+    grew = True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in found and pid not in found}
+        found |= more
+        grew = bool(more)
     return found
 
 
-def _end_child_jvms(grace: float = 5.0) -> None:
-    """A JVM still starting when we stop (Ctrl-C during start-up) has not yet begun to watch its
-    pipe to us: it would live on and write its log into the scratch directory after we removed it.
-    End it, politely first."""
-    pids = _child_jvms()
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except OSError:
-            pass
+def _end_started_processes(before: Set[int], grace: float = 5.0) -> None:
+    """Spark still starting when we stop (Ctrl-C during start-up) has not yet begun to watch its
+    pipe to us: its shell and JVMs would live on and write into the scratch directory after we
+    removed it. End them, politely first; the shell may fork again meanwhile, so look again."""
     deadline = time.monotonic() + grace
-    while pids and time.monotonic() < deadline:
-        for pid in list(pids):
+    sig = signal.SIGTERM
+    while True:
+        pids = _started_since(before)
+        if not pids:
+            return
+        for pid in pids:
             try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        for pid in pids:  # reap our own children; the others are reaped by their parents
+            try:
+                os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
-                done = pid
-            if done:
-                pids.remove(pid)
+                pass
+        if time.monotonic() >= deadline:
+            sig = signal.SIGKILL
         time.sleep(0.05)
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except OSError:
-            pass
 
 
 SESSION = _Session()
@@ -232,14 +257,36 @@ def _build(master: Optional[str], conf: Conf, workdir: str):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     if under_spark_submit():
         return builder.getOrCreate()
-    with _console_to(os.path.join(workdir, "spark.log")):
-        session = builder.getOrCreate()
-    # PySpark's own SIGINT handler cancels jobs through Py4J from inside the signal handler, which
-    # can re-enter a Py4J call in progress and print tracebacks; Ctrl-C raises KeyboardInterrupt
-    # instead and the executor cancels the job itself.
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    # PySpark installs its own SIGINT handler, which cancels jobs through Py4J from inside the
+    # signal handler: that can re-enter a Py4J call in progress and print tracebacks. The handler
+    # in place before (the CLI's: KeyboardInterrupt) comes back, and the executor cancels the job.
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
+    try:
+        with _console_to(os.path.join(workdir, "spark.log")):
+            session = builder.getOrCreate()
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous if callable(previous) else signal.default_int_handler)
+    _log_accumulator_errors(session.sparkContext, os.path.join(workdir, "spark.log"))
     return session
+
+
+def _log_accumulator_errors(sc, log: str) -> None:
+    """PySpark's accumulator server prints a traceback on stderr when its connection from the JVM
+    breaks (a JVM ended by Ctrl-C while it stops); it goes to Spark's log instead."""
+    server = getattr(sc, "_accumulatorServer", None)
+    if server is None:
+        return
+
+    def to_log(request, client_address) -> None:
+        try:
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write("accumulator update failed:\n" + traceback.format_exc())
+        except OSError:
+            pass
+
+    server.handle_error = to_log
 
 
 JVM_NICENESS = 5
