@@ -14,6 +14,7 @@ from forensics.codec.compression import decompress
 from forensics.codec.crc import crc32c
 from forensics.codec.primitives import read_varint, read_varlong
 from forensics.errors import CorruptBatchError, CorruptRecordError
+from forensics.speedups import native
 
 # baseOffset            int64   @0
 # batchLength           int32   @8   bytes after this field; batch size = 12 + batchLength
@@ -179,6 +180,11 @@ def _records(data, p: int, end: int, header: BatchHeader, batch_pos: Optional[in
     log_append = header.max_timestamp if header.is_log_append_time else None
     base_seq = header.base_sequence
     count = header.records_count
+    if native is not None:  # the whole batch in C; None: a record breaks a rule, decoded below to say which
+        decoded = native.records(data, p, end, base_offset, base_ts, log_append, base_seq, count)
+        if decoded is not None:
+            yield from decoded
+            return
     if count < 0:
         raise CorruptRecordError(f"negative record count {count}", position=batch_pos, offset=base_offset)
     for i in range(count):
@@ -247,3 +253,7 @@ def _record(data, p: int, end: int, base_offset: int, base_ts: int, log_append: 
     seq = -1 if base_seq == NO_SEQUENCE else increment_sequence(base_seq, offset_delta)
     ts = log_append if log_append is not None else base_ts + ts_delta
     return Record(base_offset + offset_delta, ts, key, value, tuple(headers), seq, attributes, start), body_end
+
+
+if native is not None:
+    native.init_records(Record, Header)
