@@ -46,27 +46,28 @@ def batch_line(row: BatchRow) -> str:
 
 
 def record_line(row: RecordRow, skip_metadata: bool = False) -> str:
-    r, batch = row.record, row.batch
-    parts = []
+    r, batch, text = row.record, row.batch, row.text
+    line = ""
     prefix = "| "
     if not skip_metadata:
+        key, value = r.key, r.value
         line = (
             f"| offset: {r.offset} {batch.header.timestamp_type}: {r.timestamp} "
-            f"keySize: {r.key_size} valueSize: {r.value_size}"
+            f"keySize: {-1 if key is None else len(key)} valueSize: {-1 if value is None else len(value)}"
         )
         if batch.frame.magic >= 2:
-            line += f" sequence: {r.sequence} headerKeys: [{','.join(h.key for h in r.headers)}]"
+            keys = ",".join([h.key for h in r.headers]) if r.headers else ""
+            line += f" sequence: {r.sequence} headerKeys: [{keys}]"
         else:
             line += f" isValid: {_bool(r.is_valid)} crc: {r.crc}}}"
-        if row.text.control is not None:
-            line += " " + row.text.control
-        parts.append(line)
+        if text.control is not None:
+            line += " " + text.control
         prefix = " "
-    if row.text.key is not None:
-        parts.append(f"{prefix}key: {row.text.key}")
-    if row.text.payload is not None:
-        parts.append(f" payload: {row.text.payload}")
-    return "".join(parts)
+    if text.key is not None:
+        line += f"{prefix}key: {text.key}"
+    if text.payload is not None:
+        line += f" payload: {text.payload}"
+    return line
 
 
 def render_dump_text(rows: Iterable, out: TextIO, err: TextIO, skip_metadata: bool = False) -> int:

@@ -20,10 +20,6 @@ from forensics.report.events import BatchRow, DecodedText
 DECODERS = ("transaction-log", "offsets", "cluster-metadata")
 
 
-def _string(data: Optional[bytes]) -> Optional[str]:
-    return None if data is None else data.decode("utf-8", errors="replace")
-
-
 def control_text(key: Optional[bytes], value: Optional[bytes]) -> str:
     ckey = decode_control_key(key)
     t = ckey.type
@@ -37,9 +33,15 @@ def control_text(key: Optional[bytes], value: Optional[bytes]) -> str:
     return format_control_record(ckey.type_id, key or b"", value or b"")
 
 
+def string_texts(key: Optional[bytes], value: Optional[bytes]) -> DecodedText:
+    """Kafka's default ``StringDecoder`` (UTF-8, invalid bytes replaced): the dump's hot path."""
+    return DecodedText(None, None if key is None else key.decode("utf-8", "replace"),
+                       None if value is None else value.decode("utf-8", "replace"))
+
+
 def data_texts(key: Optional[bytes], value: Optional[bytes], offset: int, decoder: Optional[str]) -> DecodedText:
     if decoder is None:
-        return DecodedText(key=_string(key), payload=_string(value))
+        return string_texts(key, value)
     if decoder == "transaction-log":
         from forensics.codec.txnlog import format_record_key_and_value
 

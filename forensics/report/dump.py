@@ -23,9 +23,10 @@ from forensics.errors import (
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import MappedFile
 from forensics.io.frames import FrameScanner
-from forensics.report.decoders import record_texts
+from forensics.report.decoders import record_texts, string_texts
 from forensics.report.events import (
     BatchRow,
+    DecodedText,
     DumpRow,
     FileStart,
     FindingRow,
@@ -38,6 +39,7 @@ from forensics.report.events import (
 _KRAFT_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
 INT32_MAX = 0x7FFFFFFF
+NO_TEXT = DecodedText()
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,14 @@ def _dump_frame(buf, frame, path: str, options: DumpOptions) -> Iterator[DumpRow
     try:
         if frame.magic == 2:
             records = v2.iter_records(buf, frame.position, header)
+            if not header.is_control and options.decoder is None:  # data records: the hot path
+                if options.print_contents:
+                    for record in records:
+                        yield RecordRow(row, record, string_texts(record.key, record.value))
+                else:
+                    for record in records:
+                        yield RecordRow(row, record, NO_TEXT)
+                return
         else:
             records = legacy.iter_deep(header)
         for record in records:
