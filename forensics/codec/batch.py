@@ -13,7 +13,7 @@ from typing import Iterator, NamedTuple, Optional, Tuple
 from forensics.codec.compression import decompress
 from forensics.codec.crc import crc32c
 from forensics.codec.primitives import read_varint, read_varlong
-from forensics.errors import CorruptBatchError, CorruptRecordError
+from forensics.errors import CorruptBatchError, CorruptRecordError, ForensicsError
 from forensics.speedups import native
 
 # baseOffset            int64   @0
@@ -154,24 +154,48 @@ def crc_ok(buf, pos: int, header: BatchHeader) -> bool:
 
 
 def iter_records(buf, pos: int, header: BatchHeader) -> Iterator[Record]:
-    """Decode the records of the v2 batch at ``pos`` lazily (decompressing first if needed).
+    """Decode the records of the v2 batch at ``pos`` (decompressing first if needed).
 
     Applies Kafka's validity rules: every record body is consumed exactly, the declared
     count is read and no bytes remain afterwards. Raises CorruptRecordError (with the byte
-    position inside the file for uncompressed batches, the batch position otherwise).
+    position inside the file for uncompressed batches, the batch position otherwise) while
+    iterating, after the records before the broken one.
+
+    With the C accelerator a healthy batch is decoded at once and an iterator over it returned;
+    anything else (and every batch without it) goes through the lazy pure-Python decoder.
     """
+    if native is not None and pos + header.size <= len(buf):
+        try:
+            data, p, end, _ = _payload(buf, pos, header)
+        except ForensicsError:  # the lazy decoder raises it again, while iterating
+            return _iter_records(buf, pos, header)
+        decoded = native.records(data, p, end, header.base_offset, header.base_timestamp,
+                                 header.max_timestamp if header.is_log_append_time else None,
+                                 header.base_sequence, header.records_count)
+        if decoded is not None:
+            return iter(decoded)
+    return _iter_records(buf, pos, header)
+
+
+def _payload(buf, pos: int, header: BatchHeader) -> Tuple[object, int, int, Optional[int]]:
+    """The records' bytes of the batch at ``pos``: ``(data, start, end, batch_pos)``; batch_pos
+    is the batch's position for compressed batches (errors then name it), None otherwise."""
     end = pos + header.size
     if end > len(buf):
         raise CorruptBatchError("record batch runs past the end of the data", position=pos, offset=header.base_offset)
-    if header.codec:
-        try:
-            with memoryview(buf) as view:
-                data = decompress(header.codec, view[pos + RECORD_BATCH_OVERHEAD : end], magic=2)
-        except CorruptBatchError as exc:
-            raise exc.at(position=pos, offset=header.base_offset) from None
-        yield from _records(data, 0, len(data), header, pos)
-    else:
-        yield from _records(buf, pos + RECORD_BATCH_OVERHEAD, end, header, None)
+    if not header.codec:
+        return buf, pos + RECORD_BATCH_OVERHEAD, end, None
+    try:
+        with memoryview(buf) as view:
+            data = decompress(header.codec, view[pos + RECORD_BATCH_OVERHEAD : end], magic=2)
+    except CorruptBatchError as exc:
+        raise exc.at(position=pos, offset=header.base_offset) from None
+    return data, 0, len(data), pos
+
+
+def _iter_records(buf, pos: int, header: BatchHeader) -> Iterator[Record]:
+    data, p, end, batch_pos = _payload(buf, pos, header)
+    yield from _records(data, p, end, header, batch_pos)
 
 
 def _records(data, p: int, end: int, header: BatchHeader, batch_pos: Optional[int]) -> Iterator[Record]:
@@ -180,11 +204,6 @@ def _records(data, p: int, end: int, header: BatchHeader, batch_pos: Optional[in
     log_append = header.max_timestamp if header.is_log_append_time else None
     base_seq = header.base_sequence
     count = header.records_count
-    if native is not None:  # the whole batch in C; None: a record breaks a rule, decoded below to say which
-        decoded = native.records(data, p, end, base_offset, base_ts, log_append, base_seq, count)
-        if decoded is not None:
-            yield from decoded
-            return
     if count < 0:
         raise CorruptRecordError(f"negative record count {count}", position=batch_pos, offset=base_offset)
     for i in range(count):
