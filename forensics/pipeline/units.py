@@ -43,7 +43,6 @@ from forensics.state.inputs import (
     TxnLogSegment,
 )
 
-_V2_FIELDS = struct.Struct(">xhiqqqhii")  # from @20: skip crc's last byte; attributes .. recordsCount
 _LEGACY_ATTR_TS = struct.Struct(">bq")  # attributes @17, timestamp @18 (magic 1)
 _LEGACY_TS = struct.Struct(">q")  # timestamp @18 of a magic-1 entry
 
@@ -93,7 +92,8 @@ class _Stats:
         if frame.crc_ok is False:
             self.invalid += 1
         if frame.magic == 2:
-            attrs, _, _, ts, _, _, _, count = _V2_FIELDS.unpack_from(buf, frame.position + 20)
+            h = frame.header
+            attrs, ts, count = h.attributes, h.max_timestamp, h.records_count
             self.records += max(count, 0)
             self.tx += bool(attrs & 0x10)
             self.ctl += bool(attrs & 0x20)
@@ -131,25 +131,30 @@ class _Runs:
         self.txn_open: set = set()  # pids whose transaction this range saw open (no marker since)
 
     def data(self, h: v2.BatchHeader, pos: int) -> None:
+        # once per data batch: the header's derived values are computed here, not via properties
         pid = h.producer_id
-        key = (h.producer_epoch, h.is_transactional, bisect_right(self.cuts, h.last_offset))
+        transactional = bool(h.attributes & v2.TRANSACTIONAL_MASK)
+        last_offset = h.base_offset + h.last_offset_delta
+        base_seq = h.base_sequence
+        last_seq = v2.NO_SEQUENCE if base_seq == v2.NO_SEQUENCE else v2.increment_sequence(base_seq, h.last_offset_delta)
+        key = (h.producer_epoch, transactional, bisect_right(self.cuts, last_offset))
         current = self.open.get(pid)
         # inside a transaction this range saw open, a non-transactional batch is an anomaly the fold
         # reports per batch: keep those single
-        mergeable = h.is_transactional or pid not in self.txn_open
+        mergeable = transactional or pid not in self.txn_open
         if current is not None and current[0] == key and mergeable:
             run = current[1]
-            run[3], run[5], run[6] = h.last_offset, h.last_sequence, h.max_timestamp
+            run[3], run[5], run[6] = last_offset, last_seq, h.max_timestamp
             run[8] += h.records_count
-            run[9] += h.size
+            run[9] += v2.LOG_OVERHEAD + h.batch_length
             run[11] += 1
             run[13] = h.base_offset
             return
-        run = [pid, h.producer_epoch, h.base_offset, h.last_offset, h.base_sequence, h.last_sequence,
-               h.max_timestamp, h.is_transactional, h.records_count, h.size, pos, 1, h.max_timestamp, h.base_offset]
+        run = [pid, h.producer_epoch, h.base_offset, last_offset, base_seq, last_seq, h.max_timestamp, transactional,
+               h.records_count, v2.LOG_OVERHEAD + h.batch_length, pos, 1, h.max_timestamp, h.base_offset]
         self.events.append(run)
         self.open[pid] = (key, run)
-        if h.is_transactional:
+        if transactional:
             self.txn_open.add(pid)
 
     def marker(self, m: Marker) -> None:
@@ -247,7 +252,7 @@ class _Reader:
                 ts = _LEGACY_TS.unpack_from(self.buf, frame.position + 18)[0] if frame.magic == 1 else -1
                 self.max_ts = ts if self.max_ts is None else max(self.max_ts, ts)
                 continue
-            h = v2.decode_header(self.buf, frame.position)
+            h = frame.header
             self.max_ts = h.max_timestamp if self.max_ts is None else max(self.max_ts, h.max_timestamp)
             if self.runs is not None:
                 self._producer(frame, h)
@@ -257,7 +262,7 @@ class _Reader:
     def _producer(self, frame: Frame, h: v2.BatchHeader) -> None:
         if h.producer_id < 0:
             return
-        if not h.is_control:
+        if not h.attributes & v2.CONTROL_MASK:
             self.runs.data(h, frame.position)
             return
         try:
@@ -308,7 +313,8 @@ def read_segment(u: WorkUnit) -> SegmentPiece:
     except InputError as exc:
         return _unreadable_piece(u, exc)
     with mf:
-        scanner = FrameScanner(mf.data, u.path, start=u.start, end=u.end, verify_crc=True, base_offset=u.base_offset)
+        scanner = FrameScanner(mf.data, u.path, start=u.start, end=u.end, verify_crc=True, base_offset=u.base_offset,
+                               headers=True)
         reader = _Reader(u, mf.data, u.path)
         reader.read(scanner)
         return _piece(u, reader, scanner, mf.size)

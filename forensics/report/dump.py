@@ -121,7 +121,7 @@ def dump_log(path: str, options: DumpOptions, kind: str = "log") -> Iterator[Dum
     with MappedFile(path) as mf:
         buf = mf.data
         scanner = FrameScanner(buf, path, end=min(mf.size, options.max_bytes), verify_crc=options.verify_crc,
-                               base_offset=base if kind == "log" else None)
+                               base_offset=base if kind == "log" else None, headers=True)
         emitted = 0
         for frame in scanner:
             while emitted < len(scanner.findings):
@@ -136,7 +136,7 @@ def dump_log(path: str, options: DumpOptions, kind: str = "log") -> Iterator[Dum
 
 def _dump_frame(buf, frame, path: str, options: DumpOptions) -> Iterator[DumpRow]:
     try:
-        header = v2.decode_header(buf, frame.position) if frame.magic == 2 else legacy.decode_entry(buf, frame.position)
+        header = frame.header if frame.magic == 2 else legacy.decode_entry(buf, frame.position)
     except ForensicsError as exc:
         yield FindingRow(_finding(exc, path, frame))
         return
