@@ -7,6 +7,7 @@ import json
 from typing import Any, Dict, Iterable, Optional, TextIO
 
 from forensics.codec.compression import codec_name
+from forensics.report.dump import expand_rows
 from forensics.report.events import (
     BatchRow,
     EntryRow,
@@ -104,7 +105,7 @@ def row_obj(row) -> Dict[str, Any]:
 
 def render_dump_json(rows: Iterable, out: TextIO) -> int:
     findings = 0
-    for row in rows:
+    for row in expand_rows(rows):
         if type(row) is FindingRow:
             findings += 1
         out.write(json.dumps(row_obj(row), ensure_ascii=False, default=str) + "\n")

@@ -6,11 +6,12 @@ findings are diagnostics and go to ``err`` as one line each.
 
 from __future__ import annotations
 
-from typing import Iterable, TextIO
+from typing import Iterable, Optional, TextIO
 
 from forensics.codec.compression import codec_name
 from forensics.report.events import (
     BatchRow,
+    DataRecords,
     EntryRow,
     FileStart,
     FindingRow,
@@ -46,27 +47,47 @@ def batch_line(row: BatchRow) -> str:
 
 
 def record_line(row: RecordRow, skip_metadata: bool = False) -> str:
-    r, batch, text = row.record, row.batch, row.text
+    batch, text = row.batch, row.text
+    return _line(row.record, batch.header.timestamp_type, batch.frame.magic, text.control, text.key, text.payload,
+                 skip_metadata)
+
+
+def data_record_lines(row: DataRecords, skip_metadata: bool = False) -> str:
+    """The lines of a batch's data records, joined (one write per batch)."""
+    ts_label, magic = row.batch.header.timestamp_type, row.batch.frame.magic
+    if row.print_contents:
+        lines = [_line(r, ts_label, magic, None,
+                       None if r.key is None else r.key.decode("utf-8", "replace"),
+                       None if r.value is None else r.value.decode("utf-8", "replace"), skip_metadata)
+                 for r in row.records]
+    else:
+        lines = [_line(r, ts_label, magic, None, None, None, skip_metadata) for r in row.records]
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _line(r, ts_label: str, magic: int, control: Optional[str], key_text: Optional[str],
+          payload_text: Optional[str], skip_metadata: bool) -> str:
     line = ""
     prefix = "| "
     if not skip_metadata:
         key, value = r.key, r.value
         line = (
-            f"| offset: {r.offset} {batch.header.timestamp_type}: {r.timestamp} "
+            f"| offset: {r.offset} {ts_label}: {r.timestamp} "
             f"keySize: {-1 if key is None else len(key)} valueSize: {-1 if value is None else len(value)}"
         )
-        if batch.frame.magic >= 2:
+        if magic >= 2:
             keys = ",".join([h.key for h in r.headers]) if r.headers else ""
             line += f" sequence: {r.sequence} headerKeys: [{keys}]"
         else:
             line += f" isValid: {_bool(r.is_valid)} crc: {r.crc}}}"
-        if text.control is not None:
-            line += " " + text.control
+        if control is not None:
+            line += " " + control
         prefix = " "
-    if text.key is not None:
-        line += f"{prefix}key: {text.key}"
-    if text.payload is not None:
-        line += f" payload: {text.payload}"
+    if key_text is not None:
+        line += f"{prefix}key: {key_text}"
+    if payload_text is not None:
+        line += f" payload: {payload_text}"
     return line
 
 
@@ -76,7 +97,9 @@ def render_dump_text(rows: Iterable, out: TextIO, err: TextIO, skip_metadata: bo
     write = out.write
     for row in rows:
         t = type(row)
-        if t is RecordRow:
+        if t is DataRecords:
+            write(data_record_lines(row, skip_metadata))
+        elif t is RecordRow:
             write(record_line(row, skip_metadata) + "\n")
         elif t is BatchRow:
             write(batch_line(row) + "\n")

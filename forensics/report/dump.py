@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Iterable, Iterator, Optional
 
 from forensics.codec import batch as v2
 from forensics.codec import legacy
@@ -26,6 +26,7 @@ from forensics.io.frames import FrameScanner
 from forensics.report.decoders import record_texts, string_texts
 from forensics.report.events import (
     BatchRow,
+    DataRecords,
     DecodedText,
     DumpRow,
     FileStart,
@@ -144,24 +145,50 @@ def _dump_frame(buf, frame, path: str, options: DumpOptions) -> Iterator[DumpRow
     yield row
     if not options.deep:
         return
+    if frame.magic == 2 and not header.is_control and options.decoder is None:  # data records: the hot path
+        yield from _data_records(buf, frame, row, path, options.print_contents)
+        return
     try:
-        if frame.magic == 2:
-            records = v2.iter_records(buf, frame.position, header)
-            if not header.is_control and options.decoder is None:  # data records: the hot path
-                if options.print_contents:
-                    for record in records:
-                        yield RecordRow(row, record, string_texts(record.key, record.value))
-                else:
-                    for record in records:
-                        yield RecordRow(row, record, NO_TEXT)
-                return
-        else:
-            records = legacy.iter_deep(header)
+        records = v2.iter_records(buf, frame.position, header) if frame.magic == 2 else legacy.iter_deep(header)
         for record in records:
             yield RecordRow(row, record, record_texts(row, record, options.decoder, options.print_contents,
                                                       options.skip_record_metadata))
     except ForensicsError as exc:
         yield FindingRow(_finding(exc, path, frame))
+
+
+def _data_records(buf, frame, row: BatchRow, path: str, print_contents: bool) -> Iterator[DumpRow]:
+    """One DataRecords row for the batch; a record that breaks a rule ends it (the good records
+    before it are kept) with a finding, as the per-record path does."""
+    records: list = []
+    try:
+        for record in v2.iter_records(buf, frame.position, row.header):
+            records.append(record)
+    except ForensicsError as exc:
+        if records:
+            yield DataRecords(row, records, print_contents)
+        yield FindingRow(_finding(exc, path, frame))
+        return
+    yield DataRecords(row, records, print_contents)
+
+
+def expand_rows(rows: Iterable[DumpRow]) -> Iterator[DumpRow]:
+    """The rows with every DataRecords row turned into one RecordRow per record."""
+    for row in rows:
+        if type(row) is DataRecords:
+            yield from record_rows(row)
+        else:
+            yield row
+
+
+def record_rows(row: DataRecords) -> Iterator[RecordRow]:
+    batch = row.batch
+    if row.print_contents:
+        for record in row.records:
+            yield RecordRow(batch, record, string_texts(record.key, record.value))
+    else:
+        for record in row.records:
+            yield RecordRow(batch, record, NO_TEXT)
 
 
 def _finding(exc: ForensicsError, path: str, frame) -> Finding:

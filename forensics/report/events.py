@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional, Union
+from typing import List, NamedTuple, Optional, Union
 
 from forensics.codec.batch import BatchHeader, Record
 from forensics.codec.legacy import LegacyRecord
@@ -44,6 +44,17 @@ class RecordRow(NamedTuple):
     text: DecodedText
 
 
+class DataRecords(NamedTuple):
+    """The data records of one v2 batch in one row: the dump's hot path, where a row per record
+    would cost more than decoding it. Key and payload print as Kafka's ``StringDecoder`` does
+    (UTF-8, invalid bytes replaced) when ``print_contents``; ``expand_rows`` turns it into one
+    RecordRow per record for consumers that want them."""
+
+    batch: BatchRow
+    records: List[Record]
+    print_contents: bool
+
+
 class EntryRow(NamedTuple):
     """One entry of an index, time index, txn index or producer snapshot (already formatted)."""
 
@@ -65,4 +76,5 @@ class FindingRow(NamedTuple):
     finding: Finding
 
 
-DumpRow = Union[FileStart, LogStart, KraftSnapshotStart, BatchRow, RecordRow, EntryRow, NoteRow, TrailingBytes, FindingRow]
+DumpRow = Union[FileStart, LogStart, KraftSnapshotStart, BatchRow, RecordRow, DataRecords, EntryRow, NoteRow, TrailingBytes,
+                FindingRow]

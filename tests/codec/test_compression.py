@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka import codec as kc
 
-from tests.kafka_python_support import XXHashModule
 from forensics.codec.compression import CODEC_NAMES, decompress, xxh32
 from forensics.errors import CompressionError, UnsupportedCodecError
+from tests.kafka_python_support import XXHashModule
 
 _RND = random.Random(20240611)
 _RANDOM = _RND.randbytes(100_000)

@@ -29,12 +29,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.record._crc32c import crc as kp_crc32c
 
-from tests.decode_all import decode_frame
-from tests.kafka_python_support import build_seeds, legacy_seed
 from forensics.codec import control, legacy, primitives
 from forensics.codec.batch import crc_ok, decode_header, iter_records
 from forensics.errors import CorruptRecordError, ForensicsError
 from forensics.io.frames import FrameScanner
+from tests.decode_all import decode_frame
+from tests.kafka_python_support import build_seeds, legacy_seed
 
 FUZZ = settings(max_examples=300, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -31,14 +31,18 @@ from kafka.record.memory_records import MemoryRecordsBuilder
 from kafka.record.util import decode_varint as kp_decode_varint
 from kafka.record.util import encode_varint as kp_encode_varint
 
-from forensics.codec import control
-from forensics.codec import legacy
+from forensics.codec import control, legacy
 from forensics.codec.batch import Header, crc_ok, decode_header, iter_records
-from forensics.codec.primitives import encode_varint, encode_varlong, read_varint, read_varlong
+from forensics.codec.primitives import (
+    encode_varint,
+    encode_varlong,
+    read_varint,
+    read_varlong,
+)
 from forensics.errors import CorruptInputError, CorruptRecordError, ForensicsError
-from tests.kafka_python_support import XXHashModule, xxh32_independent
 from forensics.render.dump_text import render_dump_text
 from forensics.report.dump import DumpOptions, dump_file
+from tests.kafka_python_support import XXHashModule, xxh32_independent
 
 CODEC_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 V2_CODECS = [0, 1, 2, 3, 4]

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from forensics.codec import metadata_records as mr
 from forensics.codec.primitives import encode_uvarint
 from forensics.codec.schema import encode_message, java_double
-from tests.oracle import dump_tails, iter_v2_records
 from forensics.errors import CorruptInputError, CorruptRecordError, ForensicsError
+from tests.oracle import dump_tails, iter_v2_records
 
 REAL = Path("/work/shared/real-kafka/4.1.0")
 RUNS = ("kraft-tv2", "kraft-rv3.9-tv0")

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from forensics.codec import offsets as oc
 from forensics.codec.metadata_records import format_control_record
 from forensics.codec.schema import encode_message, json_string
-from tests.oracle import dump_tails, iter_v2_records
 from forensics.errors import CorruptInputError, CorruptRecordError
+from tests.oracle import dump_tails, iter_v2_records
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures" / "real"

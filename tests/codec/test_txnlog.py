@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from forensics.codec import txnlog as tl
 from forensics.codec.primitives import encode_uvarint
-from tests.oracle import iter_v2_records
 from forensics.errors import CorruptTransactionLogError, ForensicsError
+from tests.oracle import iter_v2_records
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures" / "real"

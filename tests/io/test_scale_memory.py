@@ -40,7 +40,7 @@ CHILD = textwrap.dedent("""
 
     from forensics.render.dump_text import render_dump_text
     from forensics.report.dump import DumpOptions, dump_file
-    from forensics.report.events import BatchRow, RecordRow
+    from forensics.report.events import BatchRow, DataRecords, RecordRow
 
     baseline = status()["RssAnon"]
     sys.stdout.write("ready\\n")
@@ -52,6 +52,8 @@ CHILD = textwrap.dedent("""
             t = type(row)
             if t is RecordRow:
                 counts["records"] += 1
+            elif t is DataRecords:
+                counts["records"] += len(row.records)
             elif t is BatchRow:
                 counts["batches"] += 1
             yield row

@@ -10,7 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forensics.codec.checkpoints import EpochEntry, parse_meta_properties, parse_offset_checkpoint
+from forensics.codec.checkpoints import (
+    EpochEntry,
+    parse_meta_properties,
+    parse_offset_checkpoint,
+)
 from forensics.errors import InputError
 from forensics.findings import Finding, FindingKind
 from forensics.layout import evidence

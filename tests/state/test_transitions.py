@@ -5,7 +5,11 @@ from __future__ import annotations
 import itertools
 
 from forensics.codec.txnlog import TransactionStatus as S
-from forensics.state.transitions import PERSISTED, is_valid_transition, transition_problem
+from forensics.state.transitions import (
+    PERSISTED,
+    is_valid_transition,
+    transition_problem,
+)
 
 # Kafka's validPreviousStates, written out independently of the module's table
 KAFKA = {
