@@ -110,7 +110,11 @@ static inline uint32_t be32u(const unsigned char *p) {
 static inline int32_t be32(const unsigned char *p) { return (int32_t)be32u(p); }
 static inline int16_t be16(const unsigned char *p) { return (int16_t)((uint16_t)p[0] << 8 | p[1]); }
 
-/* A new instance of a tuple subclass, as tuple.__new__(type, items) makes it; steals the items. */
+/* A new instance of a tuple subclass, as tuple.__new__(type, items) makes it; steals the items.
+ * Every item given here is atomic (int, bool, None, bytes, str) or a tuple made here, so the
+ * result can never be part of a reference cycle: it is untracked by the garbage collector at once
+ * (CPython does the same to such tuples, later). Without that, the millions of short-lived tuples
+ * of a scan make every young-generation collection walk them. */
 static PyObject *make_tuple(PyTypeObject *type, Py_ssize_t n, PyObject **items) {
     PyObject *t = type->tp_alloc(type, n);
     if (t == NULL) {
@@ -128,6 +132,8 @@ static PyObject *make_tuple(PyTypeObject *type, Py_ssize_t n, PyObject **items) 
     }
     for (Py_ssize_t i = 0; i < n; i++)
         PyTuple_SET_ITEM(t, i, items[i]);
+    if (PyObject_GC_IsTracked(t))
+        PyObject_GC_UnTrack(t);
     return t;
 }
 
@@ -353,6 +359,8 @@ static PyObject *record(const unsigned char *b, Py_ssize_t *p, Py_ssize_t end, l
         *broken = 1;
         goto fail;
     }
+    if (PyObject_GC_IsTracked(headers)) /* holds Header tuples of str and bytes only: no cycle */
+        PyObject_GC_UnTrack(headers);
     long long seq = base_seq == -1 ? -1 : increment_sequence(base_seq, offset_delta);
     PyObject *f[8] = {PyLong_FromLongLong(offset), PyLong_FromLongLong(ts), key, value, headers,
                       PyLong_FromLongLong(seq), PyLong_FromLong(attributes), PyLong_FromSsize_t(start)};

@@ -54,7 +54,7 @@ class Frame(NamedTuple):
 if native is not None:
     native.init_frames(Frame, BatchHeader)
 
-_NATIVE_CHUNK = 4096  # frames per call into the accelerator: bounded memory, few calls
+_NATIVE_CHUNK = 256  # frames per call into the accelerator: few calls, few objects alive at once
 
 
 def _v2_crc_ok(buf, pos: int, size: int) -> bool:
