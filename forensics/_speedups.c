@@ -5,9 +5,9 @@
  * (forensics/io/frames.py, forensics/codec/batch.py), which stay the reference: this module only
  * takes the healthy common case and hands everything else back.
  *
- *  - scan() frames consecutive v2 batches while nothing needs a finding; at the first entry that
- *    does (legacy magic, bad length, checksum mismatch, offset below the base or regressing, the
- *    end of the buffer) it stops and returns, and the Python scanner handles that entry with its
+ *  - scan() frames consecutive entries (v2 batches and legacy messages) while nothing needs a
+ *    finding; at the first entry that does (unknown magic, bad length, checksum mismatch, offset
+ *    below the base or regressing, the end of the buffer) it stops and returns, and the Python scanner handles that entry with its
  *    own rules, then calls scan() again.
  *  - records() decodes a whole batch's records or returns None at the first rule a record
  *    breaks; the Python decoder then runs on the batch and raises its exact error after
@@ -37,39 +37,47 @@ static PyTypeObject *FrameType, *HeaderType, *RecordType, *RecHeaderType;
  * slicing-by-8 tables. Same results as the crc32c package (checked by the tests).
  */
 
-static uint32_t crc_table[8][256];
+static uint32_t crc_table[8][256];  /* CRC-32C (Castagnoli) */
+static uint32_t ieee_table[8][256]; /* CRC-32 (IEEE, zlib's): legacy messages */
 static int have_hw_crc;
 
-static void crc_init(void) {
+static void make_tables(uint32_t table[8][256], uint32_t poly) {
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t c = i;
         for (int k = 0; k < 8; k++)
-            c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-        crc_table[0][i] = c;
+            c = (c & 1) ? (c >> 1) ^ poly : c >> 1;
+        table[0][i] = c;
     }
     for (uint32_t i = 0; i < 256; i++)
         for (int t = 1; t < 8; t++)
-            crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xFF];
+            table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xFF];
+}
+
+static void crc_init(void) {
+    make_tables(crc_table, 0x82F63B78u);
+    make_tables(ieee_table, 0xEDB88320u);
 #ifdef HAVE_X86_CRC
     __builtin_cpu_init();
     have_hw_crc = __builtin_cpu_supports("sse4.2");
 #endif
 }
 
-static uint32_t crc_sw(uint32_t crc, const unsigned char *p, size_t n) {
+/* Slicing-by-8 over a reflected CRC's tables. */
+static uint32_t crc_sw(uint32_t table[8][256], uint32_t crc, const unsigned char *p, size_t n) {
     while (n >= 8) {
         uint32_t lo = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
         lo ^= crc;
-        crc = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^ crc_table[5][(lo >> 16) & 0xFF] ^
-              crc_table[4][lo >> 24] ^ crc_table[3][p[4]] ^ crc_table[2][p[5]] ^ crc_table[1][p[6]] ^
-              crc_table[0][p[7]];
+        crc = table[7][lo & 0xFF] ^ table[6][(lo >> 8) & 0xFF] ^ table[5][(lo >> 16) & 0xFF] ^ table[4][lo >> 24] ^
+              table[3][p[4]] ^ table[2][p[5]] ^ table[1][p[6]] ^ table[0][p[7]];
         p += 8;
         n -= 8;
     }
     while (n--)
-        crc = crc_table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+        crc = table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
     return crc;
 }
+
+static uint32_t crc32_ieee(const unsigned char *p, size_t n) { return crc_sw(ieee_table, 0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu; }
 
 #ifdef HAVE_X86_CRC
 __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t n) {
@@ -95,7 +103,7 @@ static uint32_t crc32c(const unsigned char *p, size_t n) {
     if (have_hw_crc)
         return crc_hw(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
 #endif
-    return crc_sw(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
+    return crc_sw(crc_table, 0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
 }
 
 /* --------------------------------------------------------------------------------------------- */
@@ -152,7 +160,7 @@ static PyObject *batch_header(const unsigned char *p) {
 
 /* scan(buf, pos, end, verify_crc, base_offset|None, next_offset|None, with_headers, limit)
  *   -> (frames, pos, next_offset|None, valid_bytes)
- * Frames the healthy v2 batches from pos on, at most `limit`; stops before the first entry the
+ * Frames the healthy entries (v2 batches, legacy messages) from pos on, at most `limit`; stops before the first entry the
  * Python scanner must look at. The offset rules are FrameScanner._check_offsets'. */
 static PyObject *scan(PyObject *self, PyObject *args) {
     PyObject *bufobj, *base_obj, *next_obj;
@@ -189,21 +197,32 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         const unsigned char *p = b + pos;
         long long offset = be64(p);
         int32_t length = be32(p + 8);
-        if (p[16] != 2 || length < 49 || (long long)pos + 12 + length > (long long)end)
-            break;
+        int magic = p[16];
         Py_ssize_t size = 12 + (Py_ssize_t)length;
-        if (verify && crc32c(p + 21, (size_t)size - 21) != be32u(p + 17))
+        long long last = offset;
+        if (magic == 2) {
+            if (length < 49 || (long long)pos + 12 + length > (long long)end)
+                break;
+            if (verify && crc32c(p + 21, (size_t)size - 21) != be32u(p + 17))
+                break;
+            last = offset + be32(p + 23);
+            if (has_next && offset < next) /* a regression is checked for v2 batches only */
+                break;
+        } else if (magic <= 1) { /* a legacy entry: its offset is its last; CRC-32 from the magic byte */
+            if (length < 14 || (long long)pos + 12 + length > (long long)end)
+                break;
+            if (verify && crc32_ieee(p + 16, (size_t)size - 16) != be32u(p + 12))
+                break;
+        } else {
             break;
-        long long last = offset + be32(p + 23);
+        }
         if (has_base && (offset < base || last - base > INT32_MAX_))
-            break;
-        if (has_next && offset < next)
             break;
         long long following = last + 1;
         next = has_next ? (next > following ? next : following) : (following > 0 ? following : 0);
         has_next = 1;
         PyObject *header = Py_None;
-        if (with_headers) {
+        if (with_headers && magic == 2) {
             header = batch_header(p);
             if (header == NULL)
                 goto fail;
@@ -211,7 +230,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
             Py_INCREF(header);
         }
         Py_INCREF(crc_flag);
-        PyObject *f[7] = {PyLong_FromSsize_t(pos), PyLong_FromSsize_t(size), PyLong_FromLong(2),
+        PyObject *f[7] = {PyLong_FromSsize_t(pos), PyLong_FromSsize_t(size), PyLong_FromLong(magic),
                           PyLong_FromLongLong(offset), PyLong_FromLongLong(last), crc_flag, header};
         PyObject *frame = make_tuple(FrameType, 7, f);
         if (frame == NULL)
@@ -431,6 +450,15 @@ static PyObject *records(PyObject *self, PyObject *args) {
     return out;
 }
 
+static PyObject *py_crc32(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    uint32_t c = crc32_ieee((const unsigned char *)view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    return PyLong_FromUnsignedLong(c);
+}
+
 static PyObject *py_crc32c(PyObject *self, PyObject *arg) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
@@ -477,6 +505,7 @@ static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "Frame the healthy v2 batches from a position on (see the module source)."},
     {"records", records, METH_VARARGS, "Decode a v2 batch's records, or None when one breaks a rule."},
     {"crc32c", py_crc32c, METH_O, "CRC-32C of a bytes-like object."},
+    {"crc32", py_crc32, METH_O, "CRC-32 (IEEE, as zlib.crc32) of a bytes-like object."},
     {"hardware_crc", hardware_crc, METH_NOARGS, "True when CRC-32C uses the CPU's instruction."},
     {NULL, NULL, 0, NULL},
 };

@@ -82,6 +82,17 @@ def test_crc32c_matches_the_package_on_every_length() -> None:
 
 
 @needs_native
+def test_crc32_matches_zlib_on_every_length() -> None:
+    import zlib
+
+    rnd = random.Random(8)
+    for n in list(range(0, 70)) + [1000, 65537]:
+        data = bytes(rnd.randrange(256) for _ in range(n))
+        assert native.crc32(data) == zlib.crc32(data), n
+    assert native.crc32(b"123456789") == 0xCBF43926  # the CRC-32 check value
+
+
+@needs_native
 @pytest.mark.parametrize("path", _segments(), ids=lambda p: str(p.relative_to(p.parents[2])))
 def test_every_segment_frames_and_decodes_the_same_both_ways(path: Path) -> None:
     buf = path.read_bytes()
