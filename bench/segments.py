@@ -152,6 +152,26 @@ def _params(kind: str, batches: int, seed: int) -> dict:
             "generator": "fixtures/generator.py"}
 
 
+class _Sink:
+    """Buffered appends to the segment file: pieces are joined and written every ``_FLUSH`` bytes."""
+
+    def __init__(self, out) -> None:
+        self.out, self.parts, self.pending, self.size = out, [], 0, 0
+
+    def add(self, *pieces: bytes) -> None:
+        self.parts += pieces
+        self.pending += sum(map(len, pieces))
+        if self.pending >= _FLUSH:
+            self.flush()
+
+    def flush(self) -> int:
+        """Write what is pending; returns the bytes written in all."""
+        self.out.write(b"".join(self.parts))
+        self.size += self.pending
+        self.parts, self.pending = [], 0
+        return self.size
+
+
 def _write_v2(out, kind: str, batches: int, seed: int) -> dict:
     """Stream ``batches`` v2 batches; returns the counts for the sidecar."""
     gen = generator()
@@ -159,15 +179,12 @@ def _write_v2(out, kind: str, batches: int, seed: int) -> dict:
     shapes = make_shapes(seed, codec)
     rng = random.Random(f"{seed}:v2:batches")  # the same batches for every codec
     sequences: Dict[int, int] = {}
-    offset, ts, records, markers, txn_batches, in_txn, size = 0, START_MS, 0, 0, 0, 0, 0
-    parts: List[bytes] = []
-    pending = 0
+    offset, ts, records, markers, txn_batches, in_txn = 0, START_MS, 0, 0, 0, 0
+    sink = _Sink(out)
     for _ in range(batches):
         if in_txn == TXN_LENGTH:  # close the open transaction
             ts += 1
-            batch = gen.encode_marker_batch(offset, TXN_PID, TXN_EPOCH, True, 0, ts)
-            parts.append(batch)
-            pending += len(batch)
+            sink.add(gen.encode_marker_batch(offset, TXN_PID, TXN_EPOCH, True, 0, ts))
             offset, records, markers, in_txn = offset + 1, records + 1, markers + 1, 0
         else:
             shape = shapes[rng.randrange(SHAPES)]
@@ -188,16 +205,10 @@ def _write_v2(out, kind: str, batches: int, seed: int) -> dict:
             hdr = _CRC_PART.pack(attrs, n - 1, ts, ts + n - 1, pid, epoch, seq, n)
             payload = shape.payload
             prefix = _PREFIX.pack(offset, 49 + len(payload), 0, 2, crc32c(payload, crc32c(hdr)))
-            parts += (prefix, hdr, payload)
-            pending += 61 + len(payload)
+            sink.add(prefix, hdr, payload)
             offset += n
             records += n
-        if pending >= _FLUSH:
-            out.write(b"".join(parts))
-            size += pending
-            parts, pending = [], 0
-    out.write(b"".join(parts))
-    size += pending
+    size = sink.flush()
     return {"batches": batches, "records": records, "bytes": size, "last_offset": offset - 1,
             "markers": markers, "transactional_batches": txn_batches,
             "mean_records_per_batch": round(records / max(batches, 1), 3), "codec": codec}
@@ -210,8 +221,8 @@ def _write_v1(out, kind: str, batches: int, seed: int) -> dict:
     gen = generator()
     shapes = record_specs(seed)
     rng = random.Random(f"{seed}:{kind}:entries")
-    offset, ts, records, size, pending = 0, START_MS, 0, 0, 0
-    parts: List[bytes] = []
+    offset, ts, records = 0, START_MS, 0
+    sink = _Sink(out)
     if kind == "v1-gzip":
         # a wrapper's inner offsets are relative and its CRC does not cover the offset field:
         # encode each shape's wrapper once, patch the 8-byte offset per entry
@@ -225,23 +236,17 @@ def _write_v1(out, kind: str, batches: int, seed: int) -> dict:
             i = rng.randrange(SHAPES)
             last = offset + counts[i] - 1
             wrapper = wrappers[i]
-            parts += (struct.pack(">q", last), wrapper[8:])
-            n, entry_size = counts[i], len(wrapper)
+            sink.add(struct.pack(">q", last), wrapper[8:])
+            n = counts[i]
         else:
             spec = flat[rng.randrange(len(flat))]
             ts += 1
             body = _LEGACY_HEAD.pack(1, 0, ts) + _sized(spec.key) + _sized(spec.value)
-            parts += (_LEGACY_PREFIX.pack(offset, 4 + len(body), zlib.crc32(body)), body)
-            n, entry_size = 1, 16 + len(body)
+            sink.add(_LEGACY_PREFIX.pack(offset, 4 + len(body), zlib.crc32(body)), body)
+            n = 1
         offset += n
         records += n
-        pending += entry_size
-        if pending >= _FLUSH:
-            out.write(b"".join(parts))
-            size += pending
-            parts, pending = [], 0
-    out.write(b"".join(parts))
-    size += pending
+    size = sink.flush()
     return {"batches": batches, "records": records, "bytes": size, "last_offset": offset - 1,
             "mean_records_per_batch": round(records / max(batches, 1), 3)}
 

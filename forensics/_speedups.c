@@ -450,23 +450,19 @@ static PyObject *records(PyObject *self, PyObject *args) {
     return out;
 }
 
-static PyObject *py_crc32(PyObject *self, PyObject *arg) {
+/* checksum(bytes-like) -> int for one of the two CRCs */
+static PyObject *checksum(PyObject *arg, uint32_t (*fn)(const unsigned char *, size_t)) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
         return NULL;
-    uint32_t c = crc32_ieee((const unsigned char *)view.buf, (size_t)view.len);
+    uint32_t c = fn((const unsigned char *)view.buf, (size_t)view.len);
     PyBuffer_Release(&view);
     return PyLong_FromUnsignedLong(c);
 }
 
-static PyObject *py_crc32c(PyObject *self, PyObject *arg) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    uint32_t c = crc32c((const unsigned char *)view.buf, (size_t)view.len);
-    PyBuffer_Release(&view);
-    return PyLong_FromUnsignedLong(c);
-}
+static PyObject *py_crc32(PyObject *self, PyObject *arg) { return checksum(arg, crc32_ieee); }
+
+static PyObject *py_crc32c(PyObject *self, PyObject *arg) { return checksum(arg, crc32c); }
 
 /* Keep a reference to each tuple subclass given, in the slots named by `targets`. */
 static PyObject *register_types(PyObject *args, PyTypeObject **targets[2]) {
