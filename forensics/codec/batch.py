@@ -164,7 +164,7 @@ def iter_records(buf, pos: int, header: BatchHeader) -> Iterator[Record]:
     With the C accelerator a healthy batch is decoded at once and an iterator over it returned;
     anything else (and every batch without it) goes through the lazy pure-Python decoder.
     """
-    if native is not None and pos + header.size <= len(buf):
+    if native is not None:
         try:
             data, p, end, _ = _payload(buf, pos, header)
         except ForensicsError:  # the lazy decoder raises it again, while iterating

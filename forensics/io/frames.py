@@ -102,7 +102,7 @@ class FrameScanner:
         buf, end = self.buf, self.end
         pos = self.start
         while pos < end:
-            if native is not None:  # the healthy v2 run from here, framed in C; the rest below
+            if native is not None:  # the healthy entries from here, framed in C; the rest below
                 frames, pos, self._next_offset, valid = native.scan(
                     buf, pos, end, self.verify_crc, self.base_offset, self._next_offset, self.headers, _NATIVE_CHUNK)
                 if frames:

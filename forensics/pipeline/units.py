@@ -131,27 +131,23 @@ class _Runs:
         self.txn_open: set = set()  # pids whose transaction this range saw open (no marker since)
 
     def data(self, h: v2.BatchHeader, pos: int) -> None:
-        # once per data batch: the header's derived values are computed here, not via properties
         pid = h.producer_id
-        transactional = bool(h.attributes & v2.TRANSACTIONAL_MASK)
-        last_offset = h.base_offset + h.last_offset_delta
-        base_seq = h.base_sequence
-        last_seq = v2.NO_SEQUENCE if base_seq == v2.NO_SEQUENCE else v2.increment_sequence(base_seq, h.last_offset_delta)
-        key = (h.producer_epoch, transactional, bisect_right(self.cuts, last_offset))
+        transactional = h.is_transactional
+        key = (h.producer_epoch, transactional, bisect_right(self.cuts, h.last_offset))
         current = self.open.get(pid)
         # inside a transaction this range saw open, a non-transactional batch is an anomaly the fold
         # reports per batch: keep those single
         mergeable = transactional or pid not in self.txn_open
         if current is not None and current[0] == key and mergeable:
             run = current[1]
-            run[3], run[5], run[6] = last_offset, last_seq, h.max_timestamp
+            run[3], run[5], run[6] = h.last_offset, h.last_sequence, h.max_timestamp
             run[8] += h.records_count
-            run[9] += v2.LOG_OVERHEAD + h.batch_length
+            run[9] += h.size
             run[11] += 1
             run[13] = h.base_offset
             return
-        run = [pid, h.producer_epoch, h.base_offset, last_offset, base_seq, last_seq, h.max_timestamp, transactional,
-               h.records_count, v2.LOG_OVERHEAD + h.batch_length, pos, 1, h.max_timestamp, h.base_offset]
+        run = [pid, h.producer_epoch, h.base_offset, h.last_offset, h.base_sequence, h.last_sequence,
+               h.max_timestamp, transactional, h.records_count, h.size, pos, 1, h.max_timestamp, h.base_offset]
         self.events.append(run)
         self.open[pid] = (key, run)
         if transactional:
@@ -262,7 +258,7 @@ class _Reader:
     def _producer(self, frame: Frame, h: v2.BatchHeader) -> None:
         if h.producer_id < 0:
             return
-        if not h.attributes & v2.CONTROL_MASK:
+        if not h.is_control:
             self.runs.data(h, frame.position)
             return
         try:

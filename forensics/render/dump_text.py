@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Iterable, Optional, TextIO
 
 from forensics.codec.compression import codec_name
+from forensics.report.decoders import string_text
 from forensics.report.events import (
     BatchRow,
     DataRecords,
@@ -56,9 +57,7 @@ def data_record_lines(row: DataRecords, skip_metadata: bool = False) -> str:
     """The lines of a batch's data records, joined (one write per batch)."""
     ts_label, magic = row.batch.header.timestamp_type, row.batch.frame.magic
     if row.print_contents:
-        lines = [_line(r, ts_label, magic, None,
-                       None if r.key is None else r.key.decode("utf-8", "replace"),
-                       None if r.value is None else r.value.decode("utf-8", "replace"), skip_metadata)
+        lines = [_line(r, ts_label, magic, None, string_text(r.key), string_text(r.value), skip_metadata)
                  for r in row.records]
     else:
         lines = [_line(r, ts_label, magic, None, None, None, skip_metadata) for r in row.records]

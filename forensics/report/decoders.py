@@ -33,10 +33,13 @@ def control_text(key: Optional[bytes], value: Optional[bytes]) -> str:
     return format_control_record(ckey.type_id, key or b"", value or b"")
 
 
+def string_text(data: Optional[bytes]) -> Optional[str]:
+    """Kafka's default ``StringDecoder``: UTF-8, invalid bytes replaced; null stays null."""
+    return None if data is None else data.decode("utf-8", "replace")
+
+
 def string_texts(key: Optional[bytes], value: Optional[bytes]) -> DecodedText:
-    """Kafka's default ``StringDecoder`` (UTF-8, invalid bytes replaced): the dump's hot path."""
-    return DecodedText(None, None if key is None else key.decode("utf-8", "replace"),
-                       None if value is None else value.decode("utf-8", "replace"))
+    return DecodedText(None, string_text(key), string_text(value))
 
 
 def data_texts(key: Optional[bytes], value: Optional[bytes], offset: int, decoder: Optional[str]) -> DecodedText:
