@@ -119,7 +119,23 @@ def _interrupted() -> int:
     return EXIT_INTERRUPTED
 
 
+_COMMAND_LINE: List[str] = []  # as main() was given it, for the evidence manifest
+
+
+def command_line() -> List[str]:
+    """This run's command line (``sys.argv`` when the app was not started through :func:`main`)."""
+    return list(_COMMAND_LINE) or ["kafka-forensics", *sys.argv[1:]]
+
+
 def _run(argv: Optional[List[str]]) -> int:
+    _COMMAND_LINE[:] = ["kafka-forensics", *(sys.argv[1:] if argv is None else argv)]
+    try:
+        return _dispatch(argv)
+    finally:
+        _COMMAND_LINE.clear()
+
+
+def _dispatch(argv: Optional[List[str]]) -> int:
     try:
         code = app(args=argv, prog_name="kafka-forensics", standalone_mode=False)
         if code == EXIT_INTERRUPTED:  # click turns Ctrl-C into a return value without standalone mode
@@ -153,7 +169,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         signal.signal(signal.SIGINT, _on_ctrl_c)
     _CTRL_C.clear()
     try:
-        from forensics.cli import dump_cmd, hanging_cmd, scan_cmd, state_cmd  # noqa: F401  (registers the commands)
+        from forensics.cli import dump_cmd, evidence, hanging_cmd, scan_cmd, state_cmd  # noqa: F401  (registers the commands)
         from forensics.pipeline.engine import shutdown
     except KeyboardInterrupt:
         sys.exit(_interrupted())

@@ -9,6 +9,7 @@ from typing import List, Optional
 import typer
 
 from forensics.cli.app import EXIT_USAGE, app, error_boundary, fail
+from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import ENGINE_LOCAL
 from forensics.pipeline.engine import EngineName
 from forensics.report.dump import INT32_MAX, DumpOptions, dump_file
@@ -32,6 +33,7 @@ def dump_cli(
     max_bytes: int = typer.Option(INT32_MAX, "--max-bytes", min=1, help="Read at most this many bytes of each log."),
     fmt: DumpFormat = typer.Option(DumpFormat.text, "--format", help="text (kafka-dump-log lines) or json (one object per line)."),
     strict: bool = typer.Option(False, "--strict", help="Exit 5 when any finding was reported."),
+    manifest: Optional[str] = MANIFEST,
     engine: EngineName = ENGINE_LOCAL,
 ) -> None:
     """Dump segment, index, snapshot and KRaft checkpoint files like kafka-dump-log.sh does.
@@ -54,6 +56,8 @@ def dump_cli(
                    "applies to the whole-disk commands", err=True)
     findings = 0
     with error_boundary():
+        run = ManifestRun(manifest, "dump", paths, None)
+        run.record_given(paths)
         for path in paths:
             rows = dump_file(path, options)
             if fmt is DumpFormat.json:
@@ -64,6 +68,11 @@ def dump_cli(
                 from forensics.render.dump_text import render_dump_text
 
                 findings += render_dump_text(rows, sys.stdout, sys.stderr, skip_record_metadata)
+        ref = run.finish()
+        if ref is not None and fmt is DumpFormat.json:  # the dump streams: its digest comes last
+            import json
+
+            sys.stdout.write(json.dumps({"type": "manifest", **ref.as_json()}) + "\n")
         sys.stdout.flush()
     if strict and findings:
         raise typer.Exit(5)

@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from forensics.cli.app import EXIT_FOUND, EXIT_USAGE, app, error_boundary, fail
+from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
     AS_OF,
     CONF,
@@ -16,7 +17,14 @@ from forensics.cli.options import (
     format_time,
     parse_time,
 )
-from forensics.cli.state_cmd import PARTITIONS, PATHS, PROGRESS, RowFormat, _load
+from forensics.cli.state_cmd import (
+    PARTITIONS,
+    PATHS,
+    PROGRESS,
+    RowFormat,
+    _finish,
+    _load,
+)
 from forensics.pipeline.engine import EngineName
 
 HANGING_TABLE = ("topic", "partition", "producerId", "producerEpoch", "coordinatorEpoch", "startOffset",
@@ -25,10 +33,10 @@ HANGING_HEADERS = ("Topic", "Partition", "ProducerId", "ProducerEpoch", "Coordin
                    "LastTimestamp", "Duration(s)", "Verdict", "Reason", "TransactionalId")
 
 
-def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress, engine):
+def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress, engine, run):
     from forensics.report.hanging import find_hanging
 
-    rep = _load(paths, progress, *engine, partition_count=partitions)
+    rep = _load(paths, progress, *engine, run, partition_count=partitions)
     verdicts, when = find_hanging(rep, as_of=parse_time(as_of), topic=topic, partition=partition,
                                   broker_id=broker_id, max_timeout_ms=minutes * 60_000)
     return rep, verdicts, when
@@ -48,7 +56,7 @@ def find_hanging_cli(
     show_all: bool = typer.Option(False, "--all", help="Every open transaction with its verdict."),
     partitions: Optional[int] = PARTITIONS,
     fmt: RowFormat = typer.Option(RowFormat.table, "--format", help="table, json or csv."),
-    progress: bool = PROGRESS,
+    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Hanging transactions: open on a partition, forgotten by the coordinator. Exit 1 when any hangs."""
@@ -58,10 +66,11 @@ def find_hanging_cli(
     if partition is not None and topic is None:
         raise fail("--partition needs --topic", EXIT_USAGE)
     with error_boundary():
+        run = ManifestRun(manifest, "find-hanging", paths, engine.value)
         rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress,
-                                           (engine, master, conf))
+                                           (engine, master, conf), run)
         rows = hanging_rows(verdicts, show_all, when)
-        render_rows(fmt.value, rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS)
+        render_rows(fmt.value, rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS, manifest=_finish(run, when))
         sys.stdout.flush()
         sys.stderr.write(f"as of {format_time(when.time_ms)}: {when.source}\n")
         if not rep.coordinator.partitions:
@@ -82,7 +91,7 @@ def abort_commands_cli(
     command_config: Optional[str] = typer.Option(None, "--command-config", help="Client config file for the tool."),
     as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT, topic: Optional[str] = TOPIC,
     partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
-    partitions: Optional[int] = PARTITIONS, progress: bool = PROGRESS,
+    partitions: Optional[int] = PARTITIONS, progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """A reviewable shell script of kafka-transactions.sh abort lines for the hanging transactions.
@@ -91,8 +100,10 @@ def abort_commands_cli(
     from forensics.report.hanging import hanging_row
 
     with error_boundary():
+        run = ManifestRun(manifest, "abort-commands", paths, engine.value)
         rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress,
-                                           (engine, master, conf))
+                                           (engine, master, conf), run)
         rows = [hanging_row(v, bootstrap, command_config) for v in verdicts if v.verdict != "ongoing"]
-        render_abort_script(rows, sys.stdout, as_of=format_time(when.time_ms), inputs=paths)
+        ref = _finish(run, when)
+        render_abort_script(rows, sys.stdout, as_of=format_time(when.time_ms), inputs=paths, manifest=ref)
         sys.stdout.flush()

@@ -9,6 +9,7 @@ from typing import List, Optional
 import typer
 
 from forensics.cli.app import app, error_boundary
+from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
     AS_OF,
     CONF,
@@ -33,7 +34,7 @@ def scan_cli(
     fmt: ScanFormat = typer.Option(ScanFormat.table, "--format", help="table or json."),
     strict: bool = typer.Option(False, "--strict", help="Exit 5 when any finding was reported."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."),
-    as_of: Optional[str] = AS_OF,
+    as_of: Optional[str] = AS_OF, manifest: Optional[str] = MANIFEST,
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Inventory: brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
@@ -41,15 +42,18 @@ def scan_cli(
     from forensics.report.scan import scan, total_log_bytes
 
     with error_boundary():
+        run = ManifestRun(manifest, "scan", paths, engine.value)
         inventory = discover(paths)
         executor = make_engine(engine, master, conf)
+        run.record_inventory(inventory, executor.name)
         with byte_progress(total_log_bytes(inventory), f"scanning ({executor.name})", enabled=progress) as advance:
             report = scan(paths, advance, inventory=inventory, as_of=parse_time(as_of), executor=executor)
         write_engine_stats(executor)
+        ref = run.finish(report.as_of.time_ms, report.as_of.source)
         if fmt is ScanFormat.json:
             from forensics.render.scan_render import render_scan_json
 
-            render_scan_json(report, sys.stdout)
+            render_scan_json(report, sys.stdout, ref.as_json() if ref is not None else None)
         else:
             from forensics.render.scan_render import render_scan_table
 

@@ -8,7 +8,9 @@ from typing import List, Optional, Sequence
 
 import typer
 
+from forensics.analysis.clock import AsOf
 from forensics.cli.app import app, error_boundary, fail
+from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
     AS_OF,
     CONF,
@@ -57,14 +59,21 @@ def _report_findings(findings: Sequence, strict: bool) -> None:
         raise typer.Exit(5)
 
 
+def _finish(run: ManifestRun, clock) -> Optional[dict]:
+    """Write the manifest (if asked for) with the report's as-of time; its reference for JSON output."""
+    ref = run.finish(clock.time_ms, clock.source)
+    return ref.as_json() if ref is not None else None
+
+
 def _load(paths: List[str], progress: bool, engine: EngineName, master: Optional[str], conf: Optional[List[str]],
-          **kw):
+          run: ManifestRun, **kw):
     from forensics.layout import discover
     from forensics.report.scan import total_log_bytes
     from forensics.report.state import load_state
 
     inventory = discover(paths)
     executor = make_engine(engine, master, conf)
+    run.record_inventory(inventory, executor.name)
     with byte_progress(total_log_bytes(inventory), f"rebuilding state ({executor.name})", enabled=progress) as advance:
         report = load_state(paths, progress=advance, inventory=inventory, executor=executor, **kw)
     write_engine_stats(executor)
@@ -79,24 +88,30 @@ def describe_producers_cli(
     broker_id: Optional[int] = typer.Option(None, "--broker-id", help="Replica on this broker (default: the "
                                             "likely leader: highest leader epoch, then longest log)."),
     timeline: bool = typer.Option(False, "--timeline", help="Table format: also print each producer's transactions."),
-    fmt: RowFormat = FORMAT, strict: bool = STRICT, progress: bool = PROGRESS,
+    fmt: RowFormat = FORMAT, strict: bool = STRICT, progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
     engine: EngineName = ENGINE_LOCAL, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Producer state of one partition replica, as the broker held it (snapshot + replay)."""
     from forensics.render.rows import render_rows
     from forensics.render.state_render import PRODUCER_TABLE, producer_timeline_tables
-    from forensics.report.state import preferred_replica, producer_rows
+    from forensics.report.state import (
+        newest_input_time,
+        preferred_replica,
+        producer_rows,
+    )
 
     with error_boundary():
-        rep = _load(paths, progress, engine, master, conf, topic=topic, partition=partition, broker_id=broker_id,
+        run = ManifestRun(manifest, "describe-producers", paths, engine.value)
+        rep = _load(paths, progress, engine, master, conf, run, topic=topic, partition=partition, broker_id=broker_id,
                     data=True)
         view = preferred_replica(rep.replicas(topic, partition))
         if view is None:
             where = f" on broker {broker_id}" if broker_id is not None else ""
             raise fail(f"no replica of {topic}-{partition}{where} among the inputs", EXIT_INPUT)
         rows = producer_rows(view)
+        ref = _finish(run, newest_input_time(rep))
         render_rows(fmt.value, rows, PRODUCER_TABLE, sys.stdout,
-                    producer_timeline_tables if timeline else lambda rows: [])
+                    producer_timeline_tables if timeline else lambda rows: [], manifest=ref)
         sys.stdout.flush()
         _report_findings(view.findings, strict)
 
@@ -106,18 +121,19 @@ def list_cli(
     paths: List[str] = PATHS,
     state: Optional[TxnState] = typer.Option(None, "--state", help="Only transactional ids in this state."),
     partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, strict: bool = STRICT,
-    progress: bool = PROGRESS,
+    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Every transactional id the coordinators hold (expired ids only with --state Dead)."""
     from forensics.render.rows import render_rows
     from forensics.render.state_render import LIST_TABLE
-    from forensics.report.state import list_rows
+    from forensics.report.state import list_rows, newest_input_time
 
     with error_boundary():
-        rep = _load(paths, progress, engine, master, conf, data=False, partition_count=partitions)
+        run = ManifestRun(manifest, "list", paths, engine.value)
+        rep = _load(paths, progress, engine, master, conf, run, data=False, partition_count=partitions)
         rows = list_rows(paths, state.value if state else None, report=rep)
-        render_rows(fmt.value, rows, LIST_TABLE, sys.stdout)
+        render_rows(fmt.value, rows, LIST_TABLE, sys.stdout, manifest=_finish(run, newest_input_time(rep)))
         sys.stdout.flush()
         _report_findings(rep.coordinator.findings, strict)
 
@@ -127,7 +143,7 @@ def describe_cli(
     paths: List[str] = PATHS,
     transactional_id: str = typer.Option(..., "--transactional-id", help="The transactional id."),
     as_of: Optional[str] = AS_OF, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, strict: bool = STRICT,
-    progress: bool = PROGRESS,
+    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
     engine: EngineName = ENGINE_LOCAL, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """One transactional id: the coordinator's metadata, then every record of its history."""
@@ -136,14 +152,15 @@ def describe_cli(
     from forensics.report.state import describe_rows, newest_input_time
 
     with error_boundary():
-        rep = _load(paths, progress, engine, master, conf, data=False, partition_count=partitions)
+        run = ManifestRun(manifest, "describe", paths, engine.value)
+        rep = _load(paths, progress, engine, master, conf, run, data=False, partition_count=partitions)
         when = parse_time(as_of)
-        rows = describe_rows(paths, transactional_id, as_of=when if when is not None else newest_input_time(rep).time_ms,
-                             report=rep)
+        clock = AsOf(when, "--as-of") if when is not None else newest_input_time(rep)
+        rows = describe_rows(paths, transactional_id, as_of=clock.time_ms, report=rep)
         if not rows:
             raise fail(f"transactional id {transactional_id!r} not found in any __transaction_state partition "
                        "among the inputs", EXIT_INPUT)
-        render_rows(fmt.value, rows, DESCRIBE_TABLE, sys.stdout, history_tables)
+        render_rows(fmt.value, rows, DESCRIBE_TABLE, sys.stdout, history_tables, manifest=_finish(run, clock))
         sys.stdout.flush()
         v = rep.coordinator.ids[transactional_id]
         _report_findings([f for f in rep.coordinator.findings if transactional_id in f.message

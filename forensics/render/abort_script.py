@@ -4,7 +4,7 @@ the rows carry the arguments, reasons and evidence, this module only lays them o
 from __future__ import annotations
 
 import shlex
-from typing import Any, Dict, Sequence, TextIO
+from typing import Any, Dict, Optional, Sequence, TextIO
 
 Row = Dict[str, Any]
 
@@ -36,9 +36,12 @@ def _evidence_lines(row: Row) -> str:
     return "\n".join(lines)
 
 
-def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs: Sequence[str]) -> None:
+def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs: Sequence[str],
+                        manifest: Optional[Row] = None) -> None:
     out.write("#!/bin/sh\n# kafka-forensics abort-commands: REVIEW BEFORE RUNNING. Nothing here has been run.\n")
     out.write(f"# inputs: {' '.join(inputs)}\n# as of: {as_of}\n")
+    if manifest is not None:
+        out.write(f"# evidence manifest: {manifest['path']} (sha256 {manifest['sha256']})\n")
     out.write("# An abort discards the open transaction's data on that partition. The arguments follow the\n"
               "# safe rule: producer epoch and coordinator epoch of the partition's own producer entry, never\n"
               "# higher (a higher epoch fences the live producer and the coordinator's later markers).\n"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
-from typing import Any, Callable, Dict, List, Sequence, TextIO
+from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
 
 Row = Dict[str, Any]
 
@@ -37,8 +37,10 @@ def kafka_table(rows: Sequence[Row], columns: Sequence[str], headers: Sequence[s
     return "".join("".join(f"{v:<{w}}\t" for v, w in zip(line, widths)) + "\n" for line in grid)
 
 
-def render_json(rows: Sequence[Row], out: TextIO) -> None:
-    json.dump(list(rows), out, indent=2, sort_keys=False)
+def render_json(rows: Sequence[Row], out: TextIO, manifest: Optional[Row] = None) -> None:
+    """An array of rows; with a manifest reference, ``{"manifest": {...}, "rows": [...]}``."""
+    doc: Any = list(rows) if manifest is None else {"manifest": manifest, "rows": list(rows)}
+    json.dump(doc, out, indent=2, sort_keys=False)
     out.write("\n")
 
 
@@ -51,11 +53,12 @@ def render_csv(rows: Sequence[Row], columns: Sequence[str], out: TextIO) -> None
 
 def render_rows(fmt: str, rows: Sequence[Row], columns: Sequence[str], out: TextIO,
                 extra_tables: Callable[[Sequence[Row]], List[str]] = lambda rows: [],
-                headers: Sequence[str] = ()) -> None:
+                headers: Sequence[str] = (), manifest: Optional[Row] = None) -> None:
     """Render ``rows`` in format ``fmt``; ``extra_tables`` adds text blocks after a table;
-    ``headers`` overrides the table's column titles."""
+    ``headers`` overrides the table's column titles; ``manifest`` (path and digest of the evidence
+    manifest) is embedded in JSON."""
     if fmt == "json":
-        render_json(rows, out)
+        render_json(rows, out, manifest)
     elif fmt == "csv":
         render_csv(rows, columns, out)
     else:

@@ -102,8 +102,9 @@ def _findings(items: List[Finding]) -> List[Dict[str, Any]]:
     return [f.to_dict() for f in items]
 
 
-def render_scan_json(report: ScanReport, out: TextIO) -> None:
-    obj = {
+def render_scan_json(report: ScanReport, out: TextIO, manifest: Optional[Dict[str, Any]] = None) -> None:
+    """One JSON document; ``manifest``: path and digest of the evidence manifest, embedded when given."""
+    obj: Dict[str, Any] = {
         "inputs": list(report.inputs),
         "asOf": {"timeMs": report.as_of.time_ms, "source": report.as_of.source},
         "logDirs": [{
@@ -123,5 +124,7 @@ def render_scan_json(report: ScanReport, out: TextIO) -> None:
             "findings": len(report.all_findings()),
         },
     }
+    if manifest is not None:
+        obj["manifest"] = manifest
     json.dump(obj, out, indent=2, sort_keys=False)
     out.write("\n")

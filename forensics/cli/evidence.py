@@ -1,0 +1,166 @@
+"""``--manifest FILE`` for every command that reads disks, and ``verify-manifest``.
+
+A :class:`ManifestRun` starts with the command: it refuses a manifest path inside the evidence,
+hashes the inputs once discovery has named them (before the analysis reads them), and at the end
+writes the manifest (atomically, next to nowhere but FILE) and returns its digest, which JSON
+reports embed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import sys
+import time
+from dataclasses import dataclass, replace
+from typing import Optional, Sequence
+
+import typer
+
+from forensics import __version__
+from forensics.cli.app import (
+    EXIT_FOUND,
+    EXIT_USAGE,
+    app,
+    command_line,
+    error_boundary,
+    fail,
+)
+from forensics.errors import InputError
+from forensics.layout.evidence_files import EvidenceFile, evidence_files, given_files
+from forensics.layout.records import Inventory
+
+MANIFEST = typer.Option(None, "--manifest", metavar="FILE", help="Write an evidence manifest to FILE: tool "
+                        "version, command line, times, and size, modification time and SHA-256 of every input "
+                        "file (check it later with verify-manifest). JSON reports embed its digest.")
+
+
+@dataclass(frozen=True)
+class ManifestRef:
+    path: str
+    sha256: str
+
+    def as_json(self) -> dict:
+        return {"path": self.path, "sha256": self.sha256}
+
+
+def _inside(path: str, root: str) -> bool:
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def check_outside_evidence(target: str, inputs: Sequence[str], option: str = "--manifest") -> None:
+    """Refuse (exit 2) an output path that lies inside, or is, one of the inputs."""
+    for given in inputs:
+        if os.path.lexists(given) and _inside(target, given):
+            raise fail(f"{option} {target}: lies inside the evidence ({given}); write it elsewhere", EXIT_USAGE)
+
+
+class ManifestRun:
+    """What one run read, hashed; ``target=None`` makes every call a no-op."""
+
+    def __init__(self, target: Optional[str], command: str, inputs: Sequence[str], engine: Optional[str]) -> None:
+        from forensics.report.manifest import Manifest
+
+        self.target = target
+        if target is None:
+            return
+        check_outside_evidence(target, inputs)
+        parent = os.path.dirname(os.path.abspath(target))
+        if not os.path.isdir(parent):
+            raise fail(f"--manifest {target}: directory {parent} does not exist", 3)
+        self.manifest = Manifest(
+            tool_version=__version__, command=command, command_line=tuple(command_line()),
+            working_directory=os.getcwd(), host=socket.gethostname(), engine=engine, inputs=tuple(inputs),
+            started_ms=time.time_ns() // 1_000_000, ended_ms=None, as_of_ms=None, as_of_source=None, files=())
+
+    def record(self, files: Sequence[EvidenceFile]) -> None:
+        if self.target is not None:
+            from forensics.report.manifest import record_inputs
+
+            self.manifest = record_inputs(self.manifest, files)
+
+    def record_inventory(self, inventory: Inventory, engine: Optional[str] = None) -> None:
+        """Hash every file of the inventory; ``engine``: the executor that will really run."""
+        if self.target is not None:
+            if engine is not None:
+                self.manifest = replace(self.manifest, engine=engine)
+            self.record(evidence_files(inventory))
+
+    def record_given(self, paths: Sequence[str]) -> None:
+        if self.target is not None:
+            self.record(given_files(paths))
+
+    def finish(self, as_of_ms: Optional[int] = None, as_of_source: Optional[str] = None) -> Optional[ManifestRef]:
+        """Write the manifest; its digest for the report (None without --manifest)."""
+        if self.target is None:
+            return None
+        from forensics.render.manifest_render import manifest_json
+        from forensics.report.manifest import close_run
+
+        self.manifest = close_run(self.manifest, time.time_ns() // 1_000_000, as_of_ms, as_of_source)
+        data = manifest_json(self.manifest)
+        _write_atomically(self.target, data)
+        for f in self.manifest.files:
+            if f.error is not None:
+                sys.stderr.write(f"kafka-forensics: manifest: {f.path}: not hashed: {f.error}\n")
+            if f.changed_during_run:
+                sys.stderr.write(f"kafka-forensics: manifest: WARNING: {f.path} changed while this run read it\n")
+        ref = ManifestRef(self.target, hashlib.sha256(data).hexdigest())
+        sys.stderr.write(f"manifest: {ref.path} (sha256 {ref.sha256}; {len(self.manifest.files)} file(s), "
+                         f"{self.manifest.total_bytes} bytes hashed)\n")
+        return ref
+
+
+def _write_atomically(target: str, data: bytes) -> None:
+    tmp = f"{target}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise InputError(f"cannot write the manifest: {exc.strerror or exc}", path=target) from None
+
+
+@app.command("verify-manifest")
+def verify_manifest_cli(
+    manifest: str = typer.Argument(..., help="A manifest written by --manifest."),
+    base: Optional[str] = typer.Option(None, "--base", metavar="DIR", help="Resolve the manifest's relative paths "
+                                       "against DIR (evidence moved or mounted elsewhere) instead of the absolute "
+                                       "paths it recorded."),
+    fmt: str = typer.Option("text", "--format", help="text or json."),
+) -> None:
+    """Hash a manifest's input files again and report every difference. Exit 1 when any differ."""
+    import json
+
+    from forensics.io.files import read_small_file
+    from forensics.render.manifest_render import render_verification
+    from forensics.report.manifest import (
+        ManifestFormatError,
+        parse_manifest,
+        verify_manifest,
+    )
+
+    if fmt not in ("text", "json"):
+        raise fail(f"--format {fmt!r}: choose text or json", EXIT_USAGE)
+    with error_boundary():
+        data = read_small_file(manifest, limit=1 << 30)
+        try:
+            obj = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise ManifestFormatError(f"not JSON: {exc}", path=manifest) from None
+        rows = verify_manifest(parse_manifest(obj, manifest), base)
+        render_verification(rows, hashlib.sha256(data).hexdigest(), sys.stdout, fmt)
+        sys.stdout.flush()
+    if any(r.status != "ok" for r in rows):
+        raise typer.Exit(EXIT_FOUND)
+
+
+__all__ = ["MANIFEST", "ManifestRef", "ManifestRun", "check_outside_evidence"]
