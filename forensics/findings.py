@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 
 class Severity(str, Enum):
@@ -64,6 +64,7 @@ class FindingKind(str, Enum):
     ILLEGAL_TRANSITION = "illegal_transition"
     WRONG_COORDINATOR_PARTITION = "wrong_coordinator_partition"  # id not where its hash says
     UNKNOWN_TRANSACTION_STATUS = "unknown_transaction_status"
+    TXN_PARTITION_COUNT = "txn_partition_count"  # __transaction_state partition count vs the disk
 
 
 _DEFAULT_SEVERITY = {
@@ -107,7 +108,19 @@ _DEFAULT_SEVERITY = {
     FindingKind.ILLEGAL_TRANSITION: Severity.WARNING,
     FindingKind.WRONG_COORDINATOR_PARTITION: Severity.WARNING,
     FindingKind.UNKNOWN_TRANSACTION_STATUS: Severity.ERROR,
+    FindingKind.TXN_PARTITION_COUNT: Severity.WARNING,
 }
+
+# findings about the evidence itself (not what it says): inputs that are not Kafka or cannot be read,
+# disks claiming one broker, damaged bytes, a partition count that does not fit. Every command that
+# reads disks shows these, whatever else it leaves to ``scan``.
+EVIDENCE_KINDS = frozenset({
+    FindingKind.TRUNCATED_TAIL, FindingKind.ZERO_FILL, FindingKind.CORRUPT_REGION, FindingKind.CRC_MISMATCH,
+    FindingKind.CORRUPT_BATCH, FindingKind.UNSUPPORTED_MAGIC, FindingKind.UNSUPPORTED_CODEC,
+    FindingKind.CORRUPT_INDEX, FindingKind.CORRUPT_SNAPSHOT, FindingKind.CORRUPT_CHECKPOINT,
+    FindingKind.CORRUPT_TRANSACTION_LOG, FindingKind.UNREADABLE_FILE, FindingKind.NOT_KAFKA,
+    FindingKind.DUPLICATE_BROKER, FindingKind.TXN_PARTITION_COUNT,
+})
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,3 +174,32 @@ class Finding:
         return f"{self.level.value}: {self.kind.value}: {loc}: {self.message}" if loc else (
             f"{self.level.value}: {self.kind.value}: {self.message}"
         )
+
+
+def dedupe(findings: Iterable[Finding]) -> List[Finding]:
+    """Findings in order, each once. A file that cannot be read is reported once (the first
+    report wins: discovery's, which says what the gap costs, before the reader's)."""
+    seen: Set[Tuple] = set()
+    out = []
+    for f in findings:
+        key: Tuple = (f.kind, f.path) if f.kind is FindingKind.UNREADABLE_FILE else (
+            f.kind, f.path, f.position, f.end_position, f.first_offset, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def not_kafka_segment(findings: Sequence[Finding], size: int, batches: int) -> Tuple[Finding, ...]:
+    """A segment in which not one batch frames is not a Kafka segment (a file of another kind
+    named like one, or one overwritten whole): its corrupt region from byte 0 to the end becomes
+    one NOT_KAFKA finding with the same byte range."""
+    if batches or size <= 0:
+        return tuple(findings)
+    out = []
+    for f in findings:
+        if f.kind is FindingKind.CORRUPT_REGION and f.position == 0 and f.end_position == size:
+            f = Finding(FindingKind.NOT_KAFKA, f"not a Kafka segment: no valid batch in any of its {size} bytes "
+                        f"({f.message})", f.path, 0, size, severity=Severity.ERROR)
+        out.append(f)
+    return tuple(out)

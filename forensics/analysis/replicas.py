@@ -1,6 +1,10 @@
 """Replicas of one partition compared (several brokers' disks): markers present on one replica and
 missing on another (KAFKA-7408: lost to truncation or an unclean election, spec §13.2) and producer
-state that differs where the logs should agree."""
+state that differs where the logs should agree.
+
+Replicas are told apart by their directory, never by broker id alone: two disks may claim the same
+broker id (a copy, a rebuilt broker, two clusters; discovery reports it), and broker id 0 is a
+real broker."""
 
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ def markers_of(view: PartitionView) -> Dict[Tuple[int, int], MarkerSeen]:
     for pid, spans in view.history.spans.items():
         for s in spans:
             if s.marker_offset is not None and s.marker_at is not None:
-                out[(pid, s.marker_offset)] = MarkerSeen(view.inputs.broker_id or -1, pid, s.marker_offset,
+                out[(pid, s.marker_offset)] = MarkerSeen(_or_minus_one(view.inputs.broker_id), pid, s.marker_offset,
                                                          s.outcome or "", _or_minus_one(s.marker_epoch),
                                                          _or_minus_one(s.coordinator_epoch), s.marker_at.path,
                                                          s.marker_at.position)
@@ -65,26 +69,34 @@ def markers_elsewhere(replicas: Sequence[PartitionView], here: PartitionView, pr
     return out
 
 
+def replica_name(view: PartitionView, group: Sequence[PartitionView]) -> str:
+    """``broker N``, with the replica's directory when another replica of ``group`` claims N too."""
+    bid = view.inputs.broker_id
+    if any(o is not view and o.inputs.broker_id == bid for o in group):
+        return f"broker {bid} ({view.inputs.path})"
+    return f"broker {bid}"
+
+
 def compare_replicas(views: Sequence[PartitionView]) -> List[Finding]:
     findings: List[Finding] = []
     for tp, group in group_replicas(views).items():
         if len(group) < 2:
             continue
-        all_markers = {v.inputs.broker_id: markers_of(v) for v in group}
-        for v in group:
-            mine = all_markers[v.inputs.broker_id]
-            for other in group:
-                if other is v:
+        all_markers = [markers_of(v) for v in group]  # by position: broker ids may repeat
+        for i, v in enumerate(group):
+            mine = all_markers[i]
+            for j, other in enumerate(group):
+                if j == i:
                     continue
-                for key, m in all_markers[other.inputs.broker_id].items():
+                for key, m in all_markers[j].items():
                     if key in mine:
                         continue
                     if m.offset < v.log_end_offset:
                         findings.append(Finding(
                             FindingKind.REPLICA_DIVERGENCE,
-                            f"{tp}: {m.outcome} marker of producer {m.producer_id} at offset {m.offset} on broker "
-                            f"{m.broker_id} is missing on broker {v.inputs.broker_id}, whose log goes past it: the "
-                            "logs diverged (truncation or unclean leader election, KAFKA-7408)",
+                            f"{tp}: {m.outcome} marker of producer {m.producer_id} at offset {m.offset} on "
+                            f"{replica_name(other, group)} is missing on {replica_name(v, group)}, whose log goes "
+                            "past it: the logs diverged (truncation or unclean leader election, KAFKA-7408)",
                             m.path, m.position, None, m.offset))
         findings.extend(_state_differences(tp, group))
     return findings
@@ -103,7 +115,7 @@ def _state_differences(tp: TopicPartition, group: Sequence[PartitionView]) -> Li
                 a, b = first.entries.get(pid), other.entries.get(pid)
                 if a != b:
                     out.append(Finding(FindingKind.REPLICA_DIVERGENCE,
-                                       f"{tp}: producer {pid} differs between broker {first.inputs.broker_id} "
-                                       f"({a}) and broker {other.inputs.broker_id} ({b}) at the same log end {end}",
+                                       f"{tp}: producer {pid} differs between {replica_name(first, group)} "
+                                       f"({a}) and {replica_name(other, group)} ({b}) at the same log end {end}",
                                        other.inputs.path))
     return out

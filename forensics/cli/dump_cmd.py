@@ -11,6 +11,7 @@ import typer
 from forensics.cli.app import EXIT_USAGE, app, error_boundary, fail
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import ENGINE_LOCAL
+from forensics.errors import InputError
 from forensics.pipeline.engine import EngineName
 from forensics.report.dump import INT32_MAX, DumpOptions, dump_file
 
@@ -55,24 +56,36 @@ def dump_cli(
         typer.echo("kafka-forensics: note: dump streams each file in order in this process; --engine spark "
                    "applies to the whole-disk commands", err=True)
     findings = 0
+    failed = 0  # exit code of the first file that could not be dumped
     with error_boundary():
         run = ManifestRun(manifest, "dump", paths, None)
         run.record_given(paths)
         for path in paths:
-            rows = dump_file(path, options)
-            if fmt is DumpFormat.json:
-                from forensics.render.dump_json import render_dump_json
-
-                findings += render_dump_json(rows, sys.stdout)
-            else:
-                from forensics.render.dump_text import render_dump_text
-
-                findings += render_dump_text(rows, sys.stdout, sys.stderr, skip_record_metadata)
+            try:
+                findings += _dump_one(path, options, fmt)
+            except InputError as exc:  # this file cannot be read: one line, then the other files
+                sys.stdout.flush()
+                typer.echo(f"kafka-forensics: {exc}", err=True)
+                failed = failed or exc.exit_code
         ref = run.finish()
         if ref is not None and fmt is DumpFormat.json:  # the dump streams: its digest comes last
             import json
 
             sys.stdout.write(json.dumps({"type": "manifest", **ref.as_json()}) + "\n")
         sys.stdout.flush()
+    if failed:
+        raise typer.Exit(failed)
     if strict and findings:
         raise typer.Exit(5)
+
+
+def _dump_one(path: str, options: DumpOptions, fmt: DumpFormat) -> int:
+    """Dump one file to stdout (findings to stderr in text); the number of findings."""
+    rows = dump_file(path, options)
+    if fmt is DumpFormat.json:
+        from forensics.render.dump_json import render_dump_json
+
+        return render_dump_json(rows, sys.stdout)
+    from forensics.render.dump_text import render_dump_text
+
+    return render_dump_text(rows, sys.stdout, sys.stderr, options.skip_record_metadata)

@@ -42,6 +42,12 @@ def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, pr
     return rep, verdicts, when
 
 
+def _report_evidence(rep) -> None:
+    """What could not be read, or not as Kafka wrote it: one line each on stderr."""
+    for f in rep.evidence_findings():
+        sys.stderr.write(f.one_line() + "\n")
+
+
 TIMEOUT = typer.Option(15, "--max-transaction-timeout", min=0, help="Age gate in minutes (as Kafka's tool); "
                        "decides only where no coordinator data can.")
 TOPIC = typer.Option(None, "--topic", help="Only this topic.")
@@ -73,6 +79,7 @@ def find_hanging_cli(
         render_rows(fmt.value, rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS, manifest=_finish(run, when))
         sys.stdout.flush()
         sys.stderr.write(f"as of {format_time(when.time_ms)}: {when.source}\n")
+        _report_evidence(rep)
         if not rep.coordinator.partitions:
             sys.stderr.write("WARNING: no __transaction_state partition among the inputs: verdicts are UNVERIFIABLE "
                              "and rest on age alone, as Kafka's find-hanging; add the coordinators' disks.\n")
@@ -107,3 +114,4 @@ def abort_commands_cli(
         ref = _finish(run, when)
         render_abort_script(rows, sys.stdout, as_of=format_time(when.time_ms), inputs=paths, manifest=ref)
         sys.stdout.flush()
+        _report_evidence(rep)

@@ -135,7 +135,7 @@ def list_cli(
         rows = list_rows(paths, state.value if state else None, report=rep)
         render_rows(fmt.value, rows, LIST_TABLE, sys.stdout, manifest=_finish(run, newest_input_time(rep)))
         sys.stdout.flush()
-        _report_findings(rep.coordinator.findings, strict)
+        _report_findings(rep.with_evidence(rep.coordinator.findings), strict)
 
 
 @app.command("describe")

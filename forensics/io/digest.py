@@ -75,7 +75,7 @@ def hash_files(paths: Sequence[str], workers: Optional[int] = None) -> List[File
     """Digests in the order of ``paths``."""
     if not paths:
         return []
-    workers = workers or min(8, (os.cpu_count() or 1) * 2, len(paths))
+    workers = workers or min(8, os.cpu_count() or 1, len(paths))
     if workers <= 1:
         return [hash_file(p) for p in paths]
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sha256") as pool:

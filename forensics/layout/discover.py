@@ -12,8 +12,10 @@ Evidence is only listed, ``stat``-ed and, for small text files (checkpoints,
 read through a read-only descriptor. Segment, index and snapshot files are never opened.
 Symlinks are followed, but each real directory is entered once, so symlink cycles end.
 Damage becomes findings (UNREADABLE_FILE, CORRUPT_CHECKPOINT, UNKNOWN_FILE, ...); only
-unusable *inputs* (a path that does not exist, a file of no Kafka kind) raise
-:class:`~forensics.errors.InputError`.
+unusable *inputs* (a path that does not exist, a broken or looping symlink, a file of no Kafka
+kind, inputs with no Kafka content at all) raise :class:`~forensics.errors.InputError`. Partition
+dirs are read in :mod:`forensics.layout.partition_dir`, the cross-checks (duplicate broker ids,
+truncated topic names) live in :mod:`forensics.layout.checks`.
 
 The effective segment set per partition follows ``LogLoader``; see
 :mod:`forensics.layout.segments` for the rule used for ``.swap`` files.
@@ -22,30 +24,21 @@ The effective segment set per partition follows ``LogLoader``; see
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 from types import MappingProxyType
-from typing import (
-    Callable,
-    Dict,
-    List,
-    Mapping,
-    Optional,
-    Sequence,
-    Set,
-    Tuple,
-    TypeVar,
-)
+from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from forensics.codec import checkpoints as cp
-from forensics.errors import CorruptCheckpointError, InputError
+from forensics.errors import InputError
 from forensics.findings import Finding, FindingKind
-from forensics.layout.evidence import (
-    DirEntry,
-    is_readable,
-    list_dir,
-    read_small_file,
-    unreadable,
+from forensics.layout.checks import (
+    duplicate_brokers,
+    require_kafka_content,
+    resolve_truncated_topics,
+    with_topic,
 )
+from forensics.layout.evidence import DirEntry, is_readable, list_dir, unreadable
 from forensics.layout.names import (
     CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
@@ -55,131 +48,17 @@ from forensics.layout.names import (
     REPLICATION_OFFSET_CHECKPOINT,
     ROOT_FILE_KINDS,
     FileKind,
-    PartitionStatus,
-    TempSuffix,
     classify_file_name,
     classify_loose_file,
     parse_partition_dir_name,
 )
-from forensics.layout.records import (
-    Inventory,
-    KraftSnapshotFile,
-    LogDir,
-    LooseFile,
-    PartitionDir,
-)
-from forensics.layout.segments import NamedFile, SwapNextOffset, resolve_segments
+from forensics.layout.partition_dir import note as _note
+from forensics.layout.partition_dir import read_text_file, scan_partition_dir
+from forensics.layout.records import Inventory, LogDir, LooseFile, PartitionDir
+from forensics.layout.segments import SwapNextOffset
 from forensics.model import TopicPartition
 
 DEFAULT_MAX_DEPTH = 3
-
-_T = TypeVar("_T")
-
-# --------------------------------------------------------------------------- text files
-
-
-def read_text_file(path: str, parser: Callable[[bytes, str], _T], findings: List[Finding]) -> Optional[_T]:
-    """Read and parse one small text file; failures become findings and return None."""
-    try:
-        data = read_small_file(path)
-    except OSError as e:
-        findings.append(unreadable(path, e))
-        return None
-    except ValueError as e:
-        findings.append(Finding(FindingKind.CORRUPT_CHECKPOINT, f"not parsed: {e}", path=path))
-        return None
-    try:
-        return parser(data, path)
-    except CorruptCheckpointError as e:
-        findings.append(Finding(FindingKind.CORRUPT_CHECKPOINT, e.message, path=e.path or path, position=e.position))
-        return None
-
-
-def _note(kind: FindingKind, message: str, path: str) -> Finding:
-    return Finding(kind, message, path=path)
-
-
-# --------------------------------------------------------------------------- partition dirs
-
-
-def scan_partition_dir(
-    path: str,
-    entries: Sequence[DirEntry],
-    swap_next_offset: Optional[SwapNextOffset] = None,
-    listing_findings: Sequence[Finding] = (),
-) -> PartitionDir:
-    """Build a :class:`PartitionDir` from an already listed directory
-    (``listing_findings``: what went wrong while listing it, e.g. dangling symlinks)."""
-    name = os.path.basename(os.path.normpath(path))
-    parsed_name = parse_partition_dir_name(name)
-    findings: List[Finding] = list(listing_findings)
-    offset_files: List[NamedFile] = []
-    kraft: List[KraftSnapshotFile] = []
-    kraft_deleted: List[str] = []
-    epochs: Optional[cp.LeaderEpochCheckpoint] = None
-    metadata: Optional[cp.PartitionMetadata] = None
-    quorum: Optional[cp.QuorumState] = None
-    for e in entries:
-        if e.kind != "file":
-            findings.append(_note(FindingKind.UNKNOWN_FILE, f"unexpected {e.kind} inside a partition dir", e.path))
-            continue
-        parsed = classify_file_name(e.name)
-        if parsed is None or parsed.kind not in PARTITION_FILE_KINDS:
-            findings.append(_note(FindingKind.UNKNOWN_FILE, "not a Kafka partition file", e.path))
-            continue
-        if parsed.temp in (TempSuffix.TMP, TempSuffix.PART):
-            findings.append(_note(FindingKind.STALE_TMP_FILE, "leftover of an interrupted write; ignored", e.path))
-        elif parsed.kind is FileKind.KRAFT_SNAPSHOT:
-            if parsed.temp is TempSuffix.DELETED:
-                kraft_deleted.append(e.path)
-                findings.append(
-                    Finding(
-                        FindingKind.DELETED_FILE,
-                        "KRaft snapshot marked for deletion",
-                        path=e.path,
-                        first_offset=parsed.offset,
-                    )
-                )
-            else:
-                kraft.append(KraftSnapshotFile(parsed.offset or 0, parsed.epoch or 0, e.path, e.size))
-        elif parsed.kind is FileKind.LEADER_EPOCH_CHECKPOINT:
-            epochs = read_text_file(e.path, cp.parse_leader_epoch_checkpoint, findings)
-            if epochs is not None and not epochs.is_monotonic():
-                findings.append(
-                    _note(FindingKind.CORRUPT_CHECKPOINT, "leader epochs / start offsets are not increasing", e.path)
-                )
-        elif parsed.kind is FileKind.PARTITION_METADATA:
-            metadata = read_text_file(e.path, cp.parse_partition_metadata, findings)
-        elif parsed.kind is FileKind.QUORUM_STATE:
-            quorum = read_text_file(e.path, cp.parse_quorum_state, findings)
-        else:
-            offset_files.append(NamedFile(parsed, e))
-            if not is_readable(e.path):
-                findings.append(_note(FindingKind.UNREADABLE_FILE, "no read permission", e.path))
-    res = resolve_segments(offset_files, swap_next_offset)
-    topic = parsed_name.topic if parsed_name else None
-    return PartitionDir(
-        path=path,
-        name=name,
-        topic=topic,
-        partition=parsed_name.partition if parsed_name else None,
-        status=parsed_name.status if parsed_name else PartitionStatus.LIVE,
-        uuid_suffix=parsed_name.uuid_suffix if parsed_name else None,
-        name_topic=topic,
-        topic_id=metadata.topic_id if metadata else None,
-        leader_epochs=epochs.entries if epochs else (),
-        segments=res.segments,
-        snapshots=res.snapshots,
-        kraft_checkpoints=tuple(sorted(kraft, key=lambda k: (k.end_offset, k.epoch))),
-        deleted_files=res.deleted_files + tuple(kraft_deleted),
-        cleaned_files=res.cleaned_files,
-        swap_files=res.swap_files,
-        replaced_files=res.replaced_files,
-        orphan_indexes=res.orphan_indexes,
-        quorum_state=quorum,
-        findings=tuple(findings) + res.findings,
-    )
-
 
 # --------------------------------------------------------------------------- log dirs
 
@@ -251,7 +130,7 @@ class _Walker:
         elif os.path.isfile(given):
             self.add_loose_file(given)
         elif not os.path.exists(given):
-            raise InputError("dangling or looping symbolic link", path=given)
+            raise InputError(_broken_link(given), path=given)
         else:
             raise InputError("not a regular file or directory", path=given)
 
@@ -369,46 +248,23 @@ def _scan_root_files(path: str, entries: Sequence[DirEntry], findings: List[Find
     )
 
 
-# --------------------------------------------------------------------------- cross-checks
+# --------------------------------------------------------------------------- inputs
 
 
-def _resolve_truncated_topics(partitions: Sequence[PartitionDir]) -> Dict[str, str]:
-    """topic id -> topic name, from directories whose names are never truncated."""
-    names: Dict[str, str] = {}
-    for p in partitions:
-        if p.topic_id and p.name_topic and p.status in (PartitionStatus.LIVE, PartitionStatus.FUTURE):
-            names.setdefault(p.topic_id, p.name_topic)
-    return names
-
-
-def _with_topic(p: PartitionDir, names: Dict[str, str]) -> PartitionDir:
-    if p.status not in (PartitionStatus.DELETE, PartitionStatus.STRAY) or not p.topic_id:
-        return p
-    full = names.get(p.topic_id)
-    if full is None or full == p.topic or not full.startswith(p.name_topic or ""):
-        return p
-    return dataclasses.replace(p, topic=full)
-
-
-def _duplicate_brokers(log_dirs: Sequence[LogDir]) -> List[Finding]:
-    """Same node id AND same directory id in two log dirs = a copy of one disk (or a
-    cloned disk). Same node id with different directory ids is JBOD and fine."""
-    groups: Dict[Tuple[int, str], List[LogDir]] = {}
-    for d in log_dirs:
-        if d.broker_id is not None and d.directory_id is not None:
-            groups.setdefault((d.broker_id, d.directory_id), []).append(d)
-    findings = []
-    for (node, dir_id), dirs in groups.items():
-        if len(dirs) > 1:
-            others = ", ".join(d.path for d in dirs[1:])
-            findings.append(
-                Finding(
-                    FindingKind.DUPLICATE_BROKER,
-                    f"broker {node} directory.id {dir_id} also claimed by {others}",
-                    path=dirs[0].path,
-                )
-            )
-    return findings
+def _broken_link(path: str) -> str:
+    """Why a symbolic link given as input leads nowhere."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return ("symbolic link loop, or a chain of links deeper than the system follows "
+                    "(too many levels of symbolic links)")
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        return f"dangling symbolic link (its target {target} does not exist)"
+    return "dangling or looping symbolic link"
 
 
 def discover(
@@ -416,6 +272,7 @@ def discover(
     *,
     max_depth: int = DEFAULT_MAX_DEPTH,
     swap_next_offset: Optional[SwapNextOffset] = None,
+    allow_empty: bool = False,
 ) -> Inventory:
     """Inventory of every Kafka log dir, partition dir and file found at ``paths``.
 
@@ -423,8 +280,10 @@ def discover(
     (last offset + 1, read from its last batch header by the io layer); without it the
     swap coverage is approximated, see :mod:`forensics.layout.segments`.
 
-    Raises :class:`InputError` for a path that does not exist, a dangling symlink, a
-    special file, or a regular file whose name is not of a Kafka kind.
+    Raises :class:`InputError` for a path that does not exist, a dangling or looping symlink, a
+    special file, a regular file whose name is not of a Kafka kind, and, unless ``allow_empty``,
+    when no input holds anything Kafka (an input without Kafka content next to one with some is
+    a NOT_KAFKA finding instead).
     """
     if isinstance(paths, (str, bytes)):
         raise InputError("discover() takes a sequence of paths, not a single string")
@@ -433,15 +292,17 @@ def discover(
         walker.add_path(os.fspath(given))
     loose_partitions = tuple(walker.partitions.values())
     everything = [p for d in walker.log_dirs for p in d.partitions] + list(loose_partitions)
-    names = _resolve_truncated_topics(everything)
+    if not everything and not walker.log_dirs and not walker.loose and not allow_empty:
+        require_kafka_content([os.fspath(p) for p in paths], walker.findings, max_depth)
+    names = resolve_truncated_topics(everything)
     log_dirs = tuple(
-        dataclasses.replace(d, partitions=tuple(_with_topic(p, names) for p in d.partitions)) for d in walker.log_dirs
+        dataclasses.replace(d, partitions=tuple(with_topic(p, names) for p in d.partitions)) for d in walker.log_dirs
     )
     return Inventory(
         log_dirs=log_dirs,
         loose_files=tuple(walker.loose),
-        findings=tuple(walker.findings) + tuple(_duplicate_brokers(log_dirs)),
-        partitions=tuple(_with_topic(p, names) for p in loose_partitions),
+        findings=tuple(walker.findings) + tuple(duplicate_brokers(log_dirs)),
+        partitions=tuple(with_topic(p, names) for p in loose_partitions),
     )
 
 

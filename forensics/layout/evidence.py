@@ -50,7 +50,8 @@ def list_dir(path: str) -> Tuple[Optional[List[DirEntry]], List[Finding]]:
             is_link = e.is_symlink()
             st = os.stat(e.path)  # follows symlinks
         except OSError as err:
-            message = "dangling symlink" if err.errno == errno.ENOENT else "cannot stat"
+            message = {errno.ENOENT: "dangling symlink",
+                       errno.ELOOP: "symlink loop or chain too deep, not followed"}.get(err.errno, "cannot stat")
             findings.append(unreadable(e.path, err, message))
             continue
         if stat.S_ISDIR(st.st_mode):

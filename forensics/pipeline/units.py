@@ -75,8 +75,21 @@ def _unreadable(path: str, exc: ForensicsError) -> Finding:
 # -- header statistics (scan) ------------------------------------------------------------------
 
 
+def _miscounted(path: str, frame: Frame) -> Finding:
+    """A checksum-valid v2 batch that declares more records than its header lets it hold."""
+    h = frame.header
+    room = h.last_offset_delta + 1
+    if h.records_count > room:
+        why = f"its offsets {h.base_offset}-{h.last_offset} hold at most {room}"
+    else:
+        why = f"its {h.batch_length - 49} record bytes hold at most {(h.batch_length - 49) // 7}"
+    return Finding(FindingKind.CORRUPT_BATCH, f"batch declares {h.records_count} records but {why}", path,
+                   frame.position, frame.end, h.base_offset, h.last_offset)
+
+
 class _Stats:
-    __slots__ = ("batches", "records", "tx", "ctl", "invalid", "first", "last", "max_ts", "magics", "codecs")
+    __slots__ = ("batches", "records", "tx", "ctl", "invalid", "first", "last", "max_ts", "magics", "codecs",
+                 "miscounted")
 
     def __init__(self) -> None:
         self.batches = self.records = self.tx = self.ctl = self.invalid = 0
@@ -85,6 +98,7 @@ class _Stats:
         self.max_ts: Optional[int] = None
         self.magics: set = set()
         self.codecs: set = set()
+        self.miscounted: List[Frame] = []  # checksum-valid v2 batches declaring more records than they hold
 
     def add(self, buf, frame: Frame) -> None:
         self.batches += 1
@@ -95,6 +109,10 @@ class _Stats:
             h = frame.header
             attrs, ts, count = h.attributes, h.max_timestamp, h.records_count
             self.records += max(count, 0)
+            # no more records than offsets; uncompressed, no more than the smallest (7-byte) records fit
+            if (count > h.last_offset_delta + 1 or (not attrs & 0x07 and count * 7 > h.batch_length - 49)) \
+                    and frame.crc_ok is not False:
+                self.miscounted.append(frame)
             self.tx += bool(attrs & 0x10)
             self.ctl += bool(attrs & 0x20)
         else:
@@ -112,6 +130,7 @@ class _Stats:
 
     def summary(self, path: str, base: Optional[int], size: int, findings: Tuple[Finding, ...]) -> SegmentSummary:
         base_offset = base if base is not None else (self.first or 0)
+        findings += tuple(_miscounted(path, f) for f in self.miscounted)
         return SegmentSummary(path, base_offset, size, self.batches, self.records, self.first, self.last,
                               self.max_ts, frozenset(self.magics), frozenset(self.codecs), self.tx, self.ctl,
                               self.invalid, findings)

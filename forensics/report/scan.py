@@ -12,7 +12,7 @@ from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple
 
 from forensics.analysis.clock import AsOf, input_time
 from forensics.analysis.producers import rebuild_partition
-from forensics.findings import Finding
+from forensics.findings import Finding, FindingKind, not_kafka_segment
 from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus, discover
 from forensics.layout.evidence import broker_file_times
 from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
@@ -137,9 +137,22 @@ def scan_segment(path: str, base_offset: Optional[int] = None, progress: Optiona
     return piece.summary
 
 
+def _as_read(s: SegmentSummary, unreadable: FrozenSet[str]) -> SegmentSummary:
+    """A segment's findings as reported: a file discovery already named unreadable is not reported a
+    second time by its reader; a file in which not one batch frames is not Kafka."""
+    findings = tuple(f for f in s.findings if f.kind is not FindingKind.UNREADABLE_FILE or f.path not in unreadable)
+    findings = not_kafka_segment(findings, s.size, s.batches)
+    return s if findings == s.findings else replace(s, findings=findings)
+
+
+def _unreadable(findings) -> FrozenSet[str]:
+    return frozenset(f.path for f in findings if f.kind is FindingKind.UNREADABLE_FILE and f.path)
+
+
 def _partition(log_dir: LogDir, p: PartitionDir, r: ReplicaResult) -> PartitionSummary:
     tp = p.topic_partition
-    segments = r.summaries
+    unreadable = _unreadable(p.findings)
+    segments = tuple(_as_read(s, unreadable) for s in r.summaries)
     lso = log_dir.log_start_offsets.get(tp) if tp is not None else None
     if lso is None and p.segments:
         lso = p.segments[0].base_offset
@@ -221,10 +234,11 @@ def _scan(paths: Sequence[str], progress: Optional[Progress], inventory: Optiona
                       for p in sorted(inv.partitions, key=_partition_order))
         dirs.append(LogDirSummary("", None, None, None, False, parts))
     loose, other = [], []
+    unreadable = _unreadable(inv.findings)
     for f in inv.loose_files:
         r = results.get(f.path)
         if r is not None and r.summaries:
-            loose.append(r.summaries[0])
+            loose.append(_as_read(r.summaries[0], unreadable))
         else:
             other.append(f.path)
     return ScanReport(tuple(paths), tuple(dirs), tuple(loose), tuple(inv.findings), tuple(other))

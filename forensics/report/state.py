@@ -8,7 +8,7 @@ column names (JSON as is; the table and CSV renderers print them in column order
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from forensics.analysis.clock import AsOf, input_time
 from forensics.analysis.coordinator import (
@@ -18,7 +18,9 @@ from forensics.analysis.coordinator import (
 )
 from forensics.analysis.producers import PartitionView, rebuild_partition
 from forensics.analysis.replicas import compare_replicas, replica_rank
-from forensics.findings import Finding
+from forensics.codec.txnlog import transaction_partition_for
+from forensics.errors import InputError
+from forensics.findings import EVIDENCE_KINDS, Finding, FindingKind, Severity, dedupe, not_kafka_segment
 from forensics.layout import Inventory, LogDir, PartitionDir, discover
 from forensics.layout.evidence import broker_file_times
 from forensics.pipeline.assemble import (
@@ -32,11 +34,12 @@ from forensics.pipeline.engine import Executor
 from forensics.pipeline.local import LocalExecutor
 from forensics.pipeline.plan import Scope, plan
 from forensics.state.coordinator import HistoryEntry
+from forensics.state.inputs import TxnStateInputs
 from forensics.state.producer import TransactionSpan
 
 Row = Dict[str, Any]
 Progress = Callable[[int], None]
-
+DEFAULT_TXN_STATE_PARTITIONS = 50  # transaction.state.log.num.partitions
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,9 +47,10 @@ class StateReport:
     inventory: Inventory
     partitions: Tuple[PartitionView, ...]
     coordinator: CoordinatorView
+    notes: Tuple[Finding, ...] = ()  # about the inputs as a whole (e.g. single files the state ignores)
 
     def findings(self) -> List[Finding]:
-        out = list(self.inventory.findings)
+        out = list(self.inventory.findings) + list(self.notes)
         for d in self.inventory.log_dirs:
             out.extend(d.findings)
         for p in self.partitions:
@@ -55,8 +59,45 @@ class StateReport:
         out.extend(compare_replicas(self.partitions))
         return out
 
+    def with_evidence(self, findings: Iterable[Finding]) -> List[Finding]:
+        """:meth:`evidence_findings`, then ``findings`` (a command's own), each once."""
+        return _without_whole_file_regions(dedupe(self.evidence_findings() + list(findings)))
+
+    def evidence_findings(self) -> List[Finding]:
+        """What every command must show about the evidence it read, once each (see
+        :data:`~forensics.findings.EVIDENCE_KINDS`): inputs that are not Kafka or cannot be read (the
+        gap they leave), disks claiming one broker id, damaged bytes, a ``__transaction_state``
+        partition count that does not fit the disk. Partitions the command did not read (``list``
+        reads no data partition) are left to ``scan``."""
+        out: List[Finding] = list(self.notes) + list(self.inventory.findings)
+        for d in self.inventory.log_dirs:
+            out.extend(d.findings)
+        for v in self.partitions:  # the data partitions read (with their layout findings)
+            out.extend(_as_read(v.findings, ((s.findings, s.size, s.batches) for s in v.inputs.segments)))
+        out.extend(self.coordinator.findings)  # already as read (see load_state)
+        kept = [f for f in out if f.kind in EVIDENCE_KINDS]
+        return _without_whole_file_regions(dedupe(kept))
+
     def replicas(self, topic: str, partition: int) -> List[PartitionView]:
         return [p for p in self.partitions if p.topic_partition == (topic, partition)]
+
+
+def _as_read(findings: Sequence[Finding], segments: Iterable[Tuple[Sequence[Finding], int, int]]) -> List[Finding]:
+    """``findings`` with the damage of a segment in which no batch frames (its segments given as
+    (findings, size, valid batches)) reported as not Kafka."""
+    replaced: Dict[Finding, Finding] = {}
+    for seg_findings, size, batches in segments:
+        for old, new in zip(seg_findings, not_kafka_segment(seg_findings, size, batches)):
+            if new is not old:
+                replaced[old] = new
+    return [replaced.get(f, f) for f in findings]
+
+
+def _without_whole_file_regions(findings: List[Finding]) -> List[Finding]:
+    """Drop the corrupt region a NOT_KAFKA finding of the same file and bytes replaces."""
+    whole = {(f.path, f.position, f.end_position) for f in findings if f.kind is FindingKind.NOT_KAFKA}
+    return [f for f in findings
+            if f.kind is not FindingKind.CORRUPT_REGION or (f.path, f.position, f.end_position) not in whole]
 
 
 def _selector(topic: Optional[str], partition: Optional[int], broker_id: Optional[int]
@@ -81,6 +122,7 @@ def load_state(paths: Sequence[str], *, topic: Optional[str] = None, partition: 
                inventory: Optional[Inventory] = None, executor: Optional[Executor] = None) -> StateReport:
     """Rebuild producer state (data partitions matching the filters) and coordinator metadata."""
     inv = inventory if inventory is not None else discover(paths)
+    notes = _single_files(inv)
     selected = _selector(topic, partition, broker_id)
     scope = Scope(data=data, coordinator=True, select=selected)
     results = (executor or LocalExecutor()).run(plan(inv, scope), progress)
@@ -91,8 +133,73 @@ def load_state(paths: Sequence[str], *, topic: Optional[str] = None, partition: 
             txn.append(txn_state_inputs(log_dir, p, r))
         elif data and selected(log_dir, p):
             views.append(_without_events(rebuild_partition(partition_inputs(log_dir, p, r))))
-    views.sort(key=lambda v: (v.topic_partition.topic, v.topic_partition.partition, v.inputs.broker_id or -1))
-    return StateReport(inv, tuple(views), rebuild_coordinator(txn, partition_count))
+    views.sort(key=lambda v: (v.topic_partition.topic, v.topic_partition.partition,
+                              -1 if v.inputs.broker_id is None else v.inputs.broker_id, v.inputs.path))
+    count, count_findings = txn_partition_count(txn, partition_count)
+    coordinator = rebuild_coordinator(txn, count or None)
+    read = _as_read(coordinator.findings, ((s.findings, s.size, 0 if s.next_offset is None else 1)
+                                           for c in coordinator.partitions.values() for s in c.inputs.segments))
+    coordinator = replace(coordinator, findings=tuple(dedupe(count_findings + read)))
+    return StateReport(inv, tuple(views), coordinator, notes)
+
+
+def _single_files(inv: Inventory) -> Tuple[Finding, ...]:
+    """Producer and coordinator state live in partition directories: single files given alone are
+    an input error, next to directories a finding (scan and dump read them)."""
+    if not inv.loose_files:
+        return ()
+    first = inv.loose_files[0].path
+    if not inv.log_dirs and not inv.partitions:
+        raise InputError("a file where a log dir or partition dir is expected (this command rebuilds state from "
+                         "partition directories; scan and dump read single files)", path=first)
+    return tuple(Finding(FindingKind.NOT_KAFKA, "a single file, not a log dir or partition dir: ignored here "
+                         "(scan and dump read single files)", path=f.path, severity=Severity.WARNING)
+                 for f in inv.loose_files)
+
+
+# -- the __transaction_state partition count -----------------------------------------------------
+
+
+def _misplaced(stored: Set[Tuple[str, int]], n: int) -> int:
+    return sum(transaction_partition_for(tid, n) != part for tid, part in stored)
+
+
+def txn_partition_count(replicas: Sequence[TxnStateInputs], given: Optional[int] = None
+                        ) -> Tuple[int, List[Finding]]:
+    """The partition count of ``__transaction_state`` (0: no partition among the inputs) and what
+    the disk says against it.
+
+    Not given: the highest partition found + 1, unless the transactional ids stored on the disk do
+    not all sit where ``abs(hash) % that`` puts them but do for Kafka's default of 50 (a broker
+    holding a few partitions of 50): then 50, with a finding, so that the partitions not among the
+    inputs make verdicts unverifiable instead of wrong. Given: a count below the highest partition
+    found, or one that misplaces ids the inferred count places, is a finding."""
+    found = {r.partition for r in replicas if r.partition >= 0}
+    if not found:
+        return given or 0, []
+    low = max(found) + 1
+    stored = {(rec.transactional_id, r.partition) for r in replicas for seg in r.segments for rec in seg.records}
+    fit = next((n for n in dict.fromkeys((low, max(low, DEFAULT_TXN_STATE_PARTITIONS)))
+                if stored and not _misplaced(stored, n)), None)
+    path = next(r.path for r in replicas if r.partition == low - 1)
+    if given is None:
+        if fit is None or fit == low:
+            return low, []
+        return fit, [Finding(FindingKind.TXN_PARTITION_COUNT, f"partition count taken as {fit} (Kafka's default): "
+                             f"all {len(stored)} stored transactional ids sit where abs(hash) % {fit} puts them, not "
+                             f"% {low} (highest partition found + 1); {fit - len(found)} partitions are not among the "
+                             "inputs; give --transaction-state-partitions if the cluster used another count",
+                             severity=Severity.INFO)]
+    hint = f"; the stored transactional ids all fit {fit} partitions" if fit is not None else ""
+    if low > given:
+        return given, [Finding(FindingKind.TXN_PARTITION_COUNT, f"--transaction-state-partitions {given}, but the "
+                               f"inputs hold __transaction_state-{low - 1}: the count is at least {low}{hint}", path)]
+    wrong = _misplaced(stored, given)
+    if wrong and fit is not None:
+        return given, [Finding(FindingKind.TXN_PARTITION_COUNT, f"--transaction-state-partitions {given}: {wrong} of "
+                               f"{len(stored)} stored transactional ids are not where abs(hash) % {given} puts them, "
+                               f"but all are where abs(hash) % {fit} does: the count given is probably wrong")]
+    return given, []
 
 
 def newest_input_time(report: StateReport) -> AsOf:

@@ -456,7 +456,8 @@ def test_kraft_metadata_partition(tmp_path):
 
 def test_several_brokers_under_one_folder(tmp_path):
     write_tree(tmp_path / "case" / "broker-1" / "data", broker(1, "AAAAAAAAAAAAAAAAAAAAEQ"))
-    write_tree(tmp_path / "case" / "broker-1" / "data2", broker(1, "AAAAAAAAAAAAAAAAAAAAEg"))  # JBOD: fine
+    # JBOD: one broker's log dirs hold disjoint partitions; fine
+    write_tree(tmp_path / "case" / "broker-1" / "data2", broker(1, "AAAAAAAAAAAAAAAAAAAAEg", partitions=("orders-1",)))
     write_tree(tmp_path / "case" / "broker-2" / "data", broker(2, "AAAAAAAAAAAAAAAAAAAAIQ"))
     write_tree(tmp_path / "case" / "copy-of-2", broker(2, "AAAAAAAAAAAAAAAAAAAAIQ"))
     write_tree(tmp_path / "case" / "a" / "b" / "c" / "too-deep", broker(3, "AAAAAAAAAAAAAAAAAAAAMQ"))
@@ -472,6 +473,31 @@ def test_several_brokers_under_one_folder(tmp_path):
     assert len(inv.findings) == 1
     deeper = discover([str(tmp_path / "case")], max_depth=4)
     assert len(deeper.log_dirs) == 5
+
+
+def test_same_broker_id_on_two_disks(tmp_path):
+    """Two log dirs claiming one broker id that are not one broker's JBOD dirs: both kept, one finding."""
+    write_tree(tmp_path / "zk-a", broker(0, None, partitions=("orders-0", "orders-1")))  # ZooKeeper era: no dir id
+    write_tree(tmp_path / "zk-b", broker(0, None, partitions=("orders-1", "orders-2")))
+    inv = discover([str(tmp_path / "zk-a"), str(tmp_path / "zk-b")])
+    assert [d.path for d in inv.log_dirs] == [str(tmp_path / "zk-a"), str(tmp_path / "zk-b")]
+    (dup,) = find(inv.findings, FindingKind.DUPLICATE_BROKER)
+    assert dup.path == str(tmp_path / "zk-a") and str(tmp_path / "zk-b") in dup.message
+    assert "broker id 0" in dup.message and "orders-1" in dup.message and "orders-0" not in dup.message
+    # KRaft brokers with different directory ids but the same live partitions: two disks, not JBOD
+    write_tree(tmp_path / "k-a", broker(1, "AAAAAAAAAAAAAAAAAAAAEQ"))
+    write_tree(tmp_path / "k-b", broker(1, "AAAAAAAAAAAAAAAAAAAAEg"))
+    (dup,) = find(discover([str(tmp_path / "k-a"), str(tmp_path / "k-b")]).findings, FindingKind.DUPLICATE_BROKER)
+    assert "broker id 1" in dup.message and "orders-0" in dup.message
+    # without shared partitions: JBOD of an old broker, no finding
+    write_tree(tmp_path / "j", broker(0, None, partitions=("orders-7",)))
+    assert find(discover([str(tmp_path / "zk-a"), str(tmp_path / "j")]).findings, FindingKind.DUPLICATE_BROKER) == []
+    # two clusters using the same broker id
+    other = tmp_path / "other-cluster"
+    write_tree(other, broker(0, None, partitions=("billing-0",)))
+    (other / "meta.properties").write_text(meta(0, None, cluster="T3RoZXItY2x1c3Rlci1pZA"))
+    (dup,) = find(discover([str(tmp_path / "j"), str(other)]).findings, FindingKind.DUPLICATE_BROKER)
+    assert "2 clusters" in dup.message and "T3RoZXItY2x1c3Rlci1pZA" in dup.message
 
 
 def test_log_dir_without_meta_properties(tmp_path):
@@ -545,9 +571,19 @@ def test_file_where_a_dir_is_expected(tmp_path):
 
 
 def test_not_kafka_directory(tmp_path):
-    write_tree(tmp_path, {"a/b.txt": "x"})
-    inv = discover([str(tmp_path)])
-    assert kinds(inv.findings) == [FindingKind.NOT_KAFKA]
+    write_tree(tmp_path / "junk", {"a/b.txt": "x"})
+    write_tree(tmp_path / "d", broker())
+    # nothing Kafka in any input: an input error
+    with pytest.raises(InputError) as info:
+        discover([str(tmp_path / "junk")])
+    assert info.value.path == str(tmp_path / "junk")
+    assert info.value.message == "no Kafka log directory, partition directory or file found within 3 levels"
+    # next to an input with Kafka content: a finding, and the rest is analysed
+    inv = discover([str(tmp_path / "junk"), str(tmp_path / "d")])
+    assert kinds(inv.findings) == [FindingKind.NOT_KAFKA] and inv.findings[0].path == str(tmp_path / "junk")
+    assert len(only_log_dir(inv).partitions) == 1
+    # library callers may ask for the empty inventory
+    assert kinds(discover([str(tmp_path / "junk")], allow_empty=True).findings) == [FindingKind.NOT_KAFKA]
 
 
 def test_symlink_cycle(tmp_path):
@@ -571,7 +607,7 @@ def test_symlink_self_loop_in_partition(tmp_path):
     assert [s.base_offset for s in o0.segments] == [0]
     dangling, loopy = find(o0.findings, FindingKind.UNREADABLE_FILE)
     assert dangling.path.endswith(f"{o(90)}.log") and "dangling" in dangling.message
-    assert loopy.path.endswith("loopy") and "cannot stat" in loopy.message
+    assert loopy.path.endswith("loopy") and "symlink loop" in loopy.message
     with pytest.raises(InputError):
         discover([str(tmp_path / "d" / "orders-0" / "loopy")])
 
@@ -688,7 +724,9 @@ def test_real_disks_together_and_via_parent():
     real_data(RUNS[0])
     inv = discover([str(REAL)])
     assert len(inv.log_dirs) == 2
-    assert not find(inv.findings, FindingKind.DUPLICATE_BROKER)  # same node id, different directory ids
+    # two single-broker clusters, both node 1: kept apart, and said so
+    (dup,) = find(inv.findings, FindingKind.DUPLICATE_BROKER)
+    assert "broker id 1" in dup.message and "2 clusters" in dup.message
     assert {d.broker_id for d in inv.log_dirs} == {1}
 
 

@@ -1,0 +1,138 @@
+"""One partition directory, from its listing: the effective segment set, snapshots, KRaft
+checkpoints, leader epochs, topic id and findings (see :func:`scan_partition_dir`).
+
+Only small text files (``leader-epoch-checkpoint``, ``partition.metadata``, ``quorum-state``) are
+read, through :func:`read_text_file`; segment, index and snapshot files are listed, never opened.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, List, Optional, Sequence, TypeVar
+
+from forensics.codec import checkpoints as cp
+from forensics.errors import CorruptCheckpointError
+from forensics.findings import Finding, FindingKind
+from forensics.layout.checks import unreadable_segment_message
+from forensics.layout.evidence import DirEntry, is_readable, read_small_file, unreadable
+from forensics.layout.names import (
+    PARTITION_FILE_KINDS,
+    FileKind,
+    PartitionStatus,
+    TempSuffix,
+    classify_file_name,
+    parse_partition_dir_name,
+)
+from forensics.layout.records import KraftSnapshotFile, PartitionDir
+from forensics.layout.segments import NamedFile, SwapNextOffset, resolve_segments
+
+_T = TypeVar("_T")
+
+# --------------------------------------------------------------------------- text files
+
+
+def read_text_file(path: str, parser: Callable[[bytes, str], _T], findings: List[Finding]) -> Optional[_T]:
+    """Read and parse one small text file; failures become findings and return None."""
+    try:
+        data = read_small_file(path)
+    except OSError as e:
+        findings.append(unreadable(path, e))
+        return None
+    except ValueError as e:
+        findings.append(Finding(FindingKind.CORRUPT_CHECKPOINT, f"not parsed: {e}", path=path))
+        return None
+    try:
+        return parser(data, path)
+    except CorruptCheckpointError as e:
+        findings.append(Finding(FindingKind.CORRUPT_CHECKPOINT, e.message, path=e.path or path, position=e.position))
+        return None
+
+
+def note(kind: FindingKind, message: str, path: str) -> Finding:
+    return Finding(kind, message, path=path)
+
+
+# --------------------------------------------------------------------------- partition dirs
+
+
+def scan_partition_dir(
+    path: str,
+    entries: Sequence[DirEntry],
+    swap_next_offset: Optional[SwapNextOffset] = None,
+    listing_findings: Sequence[Finding] = (),
+) -> PartitionDir:
+    """Build a :class:`PartitionDir` from an already listed directory
+    (``listing_findings``: what went wrong while listing it, e.g. dangling symlinks)."""
+    name = os.path.basename(os.path.normpath(path))
+    parsed_name = parse_partition_dir_name(name)
+    findings: List[Finding] = list(listing_findings)
+    offset_files: List[NamedFile] = []
+    kraft: List[KraftSnapshotFile] = []
+    kraft_deleted: List[str] = []
+    epochs: Optional[cp.LeaderEpochCheckpoint] = None
+    metadata: Optional[cp.PartitionMetadata] = None
+    quorum: Optional[cp.QuorumState] = None
+    for e in entries:
+        if e.kind != "file":
+            findings.append(note(FindingKind.UNKNOWN_FILE, f"unexpected {e.kind} inside a partition dir", e.path))
+            continue
+        parsed = classify_file_name(e.name)
+        if parsed is None or parsed.kind not in PARTITION_FILE_KINDS:
+            findings.append(note(FindingKind.UNKNOWN_FILE, "not a Kafka partition file", e.path))
+            continue
+        if parsed.temp in (TempSuffix.TMP, TempSuffix.PART):
+            findings.append(note(FindingKind.STALE_TMP_FILE, "leftover of an interrupted write; ignored", e.path))
+        elif parsed.kind is FileKind.KRAFT_SNAPSHOT:
+            if parsed.temp is TempSuffix.DELETED:
+                kraft_deleted.append(e.path)
+                findings.append(
+                    Finding(
+                        FindingKind.DELETED_FILE,
+                        "KRaft snapshot marked for deletion",
+                        path=e.path,
+                        first_offset=parsed.offset,
+                    )
+                )
+            else:
+                kraft.append(KraftSnapshotFile(parsed.offset or 0, parsed.epoch or 0, e.path, e.size))
+        elif parsed.kind is FileKind.LEADER_EPOCH_CHECKPOINT:
+            epochs = read_text_file(e.path, cp.parse_leader_epoch_checkpoint, findings)
+            if epochs is not None and not epochs.is_monotonic():
+                findings.append(
+                    note(FindingKind.CORRUPT_CHECKPOINT, "leader epochs / start offsets are not increasing", e.path)
+                )
+        elif parsed.kind is FileKind.PARTITION_METADATA:
+            metadata = read_text_file(e.path, cp.parse_partition_metadata, findings)
+        elif parsed.kind is FileKind.QUORUM_STATE:
+            quorum = read_text_file(e.path, cp.parse_quorum_state, findings)
+        else:
+            offset_files.append(NamedFile(parsed, e))
+    res = resolve_segments(offset_files, swap_next_offset)
+    for f in offset_files:
+        if not is_readable(f.path):
+            findings.append(note(FindingKind.UNREADABLE_FILE, unreadable_segment_message(res.segments, f.path), f.path))
+    topic = parsed_name.topic if parsed_name else None
+    return PartitionDir(
+        path=path,
+        name=name,
+        topic=topic,
+        partition=parsed_name.partition if parsed_name else None,
+        status=parsed_name.status if parsed_name else PartitionStatus.LIVE,
+        uuid_suffix=parsed_name.uuid_suffix if parsed_name else None,
+        name_topic=topic,
+        topic_id=metadata.topic_id if metadata else None,
+        leader_epochs=epochs.entries if epochs else (),
+        segments=res.segments,
+        snapshots=res.snapshots,
+        kraft_checkpoints=tuple(sorted(kraft, key=lambda k: (k.end_offset, k.epoch))),
+        deleted_files=res.deleted_files + tuple(kraft_deleted),
+        cleaned_files=res.cleaned_files,
+        swap_files=res.swap_files,
+        replaced_files=res.replaced_files,
+        orphan_indexes=res.orphan_indexes,
+        quorum_state=quorum,
+        findings=tuple(findings) + res.findings,
+    )
+
+
+__all__ = ["note", "read_text_file", "scan_partition_dir"]
