@@ -20,7 +20,14 @@ from forensics.analysis.producers import PartitionView, rebuild_partition
 from forensics.analysis.replicas import compare_replicas, replica_rank
 from forensics.codec.txnlog import transaction_partition_for
 from forensics.errors import InputError
-from forensics.findings import EVIDENCE_KINDS, Finding, FindingKind, Severity, dedupe, not_kafka_segment
+from forensics.findings import (
+    EVIDENCE_KINDS,
+    Finding,
+    FindingKind,
+    Severity,
+    dedupe,
+    not_kafka_segment,
+)
 from forensics.layout import Inventory, LogDir, PartitionDir, discover
 from forensics.layout.evidence import broker_file_times
 from forensics.pipeline.assemble import (

@@ -30,8 +30,8 @@ import forensics.cli.hanging_cmd  # noqa: F401
 import forensics.cli.scan_cmd  # noqa: F401
 import forensics.cli.state_cmd  # noqa: F401
 from fixtures.generator import RecordSpec, encode_v2_batch
-from forensics.codec.crc import crc32c
 from forensics.cli.app import EXIT_CODES, app
+from forensics.codec.crc import crc32c
 from tests.readonly_support import without_permission_override
 
 REPO = Path(__file__).resolve().parents[2]

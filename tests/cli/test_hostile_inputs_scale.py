@@ -30,7 +30,6 @@ from tests.cli.test_hostile_inputs import (  # noqa: F401  (baseline: a fixture)
     scan_json,
 )
 
-
 # -- two disks, one broker id ------------------------------------------------------------------
 
 
@@ -76,8 +75,13 @@ WIDE = 10_000
 def _wide_disk(root: Path) -> Path:
     """One log dir: partitions wide-0..9999 with one single-record batch each (the last one an open
     transaction of wide-app), and __transaction_state-0 holding wide-app in CompleteCommit."""
-    from fixtures.generator import (COMPLETE_COMMIT, encode_offset_checkpoint, encode_txn_log_key,
-                                    encode_txn_log_value, write_meta_properties)
+    from fixtures.generator import (
+        COMPLETE_COMMIT,
+        encode_offset_checkpoint,
+        encode_txn_log_key,
+        encode_txn_log_value,
+        write_meta_properties,
+    )
 
     write_meta_properties(root / "meta.properties", 1, "d2lkZS1kaXNrLWNsdXN0ZXI", "AAAAAAAAAAAAAAAAAAAAAQ")
     plain = encode_v2_batch(0, [RecordSpec(key=b"k", value=b"v")])
@@ -153,7 +157,14 @@ def _coordinated_disk(root: Path, partitions: int, ids: Sequence[str] = IDS, kee
     """pay-0/pay-1 and __transaction_state with ``partitions`` partitions (only the first ``keep`` kept,
     as on a broker holding a few of them); every id commits once, then the last one's transaction
     hangs on pay-0 (its coordinator logged only pay-1)."""
-    from fixtures.generator import DiskSpec, Produce, ProducerSpec, TopicSpec, Txn, build_disk
+    from fixtures.generator import (
+        DiskSpec,
+        Produce,
+        ProducerSpec,
+        TopicSpec,
+        Txn,
+        build_disk,
+    )
 
     producers = tuple(ProducerSpec(t, producer_id=100 + k, transactional_id=t) for k, t in enumerate(ids))
     events = tuple(Txn(t, (Produce("pay", 1, 1),)) for t in ids) + (
