@@ -40,15 +40,15 @@ def format_time(ms: Optional[int]) -> str:
 
 # -- the execution engine ------------------------------------------------------------------------
 
-_ENGINE_HELP = ("local: in-process, no JVM. spark: PySpark, on --master (default local[*], every core of "
+_ENGINE_HELP = ("local: in-process, no JVM. spark: PySpark, on --master (default local[*,4], every core of "
                 "this machine). Without a Java runtime, spark falls back to local with a warning.")
 ENGINE_ENV = "KAFKA_FORENSICS_ENGINE"  # overrides every command's default engine
 ENGINE_SPARK = typer.Option(EngineName.spark, "--engine", envvar=ENGINE_ENV, show_envvar=True,
                             help=_ENGINE_HELP + " Default here: spark.")
 ENGINE_LOCAL = typer.Option(EngineName.local, "--engine", envvar=ENGINE_ENV, show_envvar=True,
                             help=_ENGINE_HELP + " Default here: local.")
-MASTER = typer.Option(None, "--master", metavar="URL", help="Spark master: local[N], local[*], spark://HOST:PORT, "
-                      "yarn, k8s://... (default local[*]; under spark-submit, the master it was given).")
+MASTER = typer.Option(None, "--master", metavar="URL", help="Spark master: local[N], local[*], local[N,F], spark://HOST:PORT, "
+                      "yarn, k8s://... (default local[*,4]: a failed task is tried up to 4 times; under spark-submit, the master it was given).")
 CONF = typer.Option(None, "--conf", metavar="KEY=VALUE", help="A Spark setting, e.g. spark.executor.memory=4g "
                     "(repeatable).")
 STATS_ENV = "KAFKA_FORENSICS_STATS"  # file to write the engine's statistics to (benchmarks)

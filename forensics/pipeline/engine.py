@@ -47,7 +47,7 @@ def engine_stats(engine: str, master: Optional[str], units: Sequence[WorkUnit], 
 @dataclass(frozen=True)
 class EngineSpec:
     name: EngineName = EngineName.local
-    master: Optional[str] = None  # None: local[*] (or what spark-submit configured)
+    master: Optional[str] = None  # None: local[*,4] (or what spark-submit configured)
     conf: Tuple[Tuple[str, str], ...] = ()
 
 

@@ -1,4 +1,4 @@
-"""The Spark executor: the same work units and merge, run by PySpark on ``local[*]`` or a cluster.
+"""The Spark executor: the same work units and merge, run by PySpark on ``local[*,4]`` or a cluster.
 
 Spark receives only :class:`WorkUnit` tuples (paths and byte ranges), never file contents: each
 task opens its files itself, read-only, so the disks must sit where every executor can read them
@@ -6,6 +6,10 @@ at the same path. A replica up to a slice (64 MiB) is read by one task, which me
 it; the units of a larger replica are spread over tasks and their parts merged on the driver with
 the same associative :func:`merge`. Only these reduced per-replica results travel to the driver
 (no shuffle), which runs the same cross-reference code as the local engine.
+
+A task only reads and returns a value, so Spark may run it again: a task whose Python worker or
+executor died is retried (on a cluster by Spark's default, locally by the default master
+``local[*,4]``) with the same result; accumulator updates count only the attempt that succeeded.
 
 The session (quiet, scratch in a temp dir, warmed) is :mod:`forensics.pipeline.spark_session`;
 our own progress bar follows Spark's progress through an accumulator of bytes read.
@@ -133,14 +137,25 @@ def _task(done, sent, cwd: str):
     return run_bin
 
 
+_STAGE_FAILURE = "Job aborted due to stage failure: "
+_PYTHON_FAILURE = "An exception was thrown from the Python worker"
+
+
 def _job_error(exc: BaseException) -> str:
-    """The useful line of a failed job: our own error raised on an executor, else Spark's first line."""
+    """The useful line of a failed job: our own error raised on an executor; else why the stage
+    failed (how many attempts, the last one's error); else the exception ending a Python worker's
+    traceback; else Spark's first line."""
     text = str(exc)
     marker = "ExecutorCannotReadError: "
     if marker in text:
         return text[text.index(marker) + len(marker):].splitlines()[0]
-    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-    return first[:300]
+    if _STAGE_FAILURE in text:
+        line = text[text.index(_STAGE_FAILURE) + len(_STAGE_FAILURE):].splitlines()[0]
+        return line.split(" Consider setting ")[0][:300]  # drop Spark's advice on Python tracebacks
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if lines and lines[0].startswith(_PYTHON_FAILURE):
+        return lines[-1][:300]
+    return (lines[0] if lines else type(exc).__name__)[:300]
 
 
 def _assemble(collected) -> Dict[str, ReplicaResult]:

@@ -27,7 +27,13 @@ from forensics.pipeline.engine import java_runtime
 from forensics.pipeline.jvm_cache import cds_option
 
 Conf = Tuple[Tuple[str, str], ...]
-DEFAULT_MASTER = "local[*]"
+# A failed task is tried this many times before the job fails: Spark's own default on a cluster
+# (spark.task.maxFailures). Local mode ignores that setting and fails the job at the first failed
+# task, unless the master says otherwise (local[N,F]): the default master does, so a Python worker
+# killed under it (by the OOM killer, say) costs a retry, not the run. A master given with --master
+# is taken as it is.
+TASK_ATTEMPTS = 4
+DEFAULT_MASTER = f"local[*,{TASK_ATTEMPTS}]"
 
 _LOG4J = """\
 rootLogger.level = error

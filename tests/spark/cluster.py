@@ -10,7 +10,8 @@ Logs, the worker's work dir (one ``app-*`` directory per application, holding ea
 executor's stdout/stderr) and Spark's scratch dirs all go under a directory the caller
 gives, a pytest tmp dir, never the repository. Each daemon is started in its own process
 group; :meth:`StandaloneCluster.stop` kills the whole group, which includes the executor
-JVMs and Python workers the worker spawned.
+JVMs the worker spawned. (PySpark's Python daemons put themselves in a group of their own;
+they and their workers end when their executor JVM's pipe to them closes.)
 
 Run ``python tests/spark/cluster.py`` to start a cluster, run a tiny PySpark job on it
 and stop it again.

@@ -1,8 +1,11 @@
-"""find-hanging on a real Spark standalone cluster gives what the local engine gives.
+"""find-hanging on a real Spark standalone cluster gives what the local engine gives, also when
+an executor JVM or a Python worker is killed in the middle of the job.
 
 The fixture (conftest.py) starts a master and a worker on 127.0.0.1 from the PySpark
 wheel; the CLI runs as a subprocess with ``--master spark://127.0.0.1:<port>``, exactly
-as a user would start it against a cluster, and with ``--engine local``.
+as a user would start it against a cluster, and with ``--engine local``. For the kills,
+``task_gate`` (conftest.py) holds the job's tasks until the victim is dead, and reads
+Spark's event log.
 """
 
 from __future__ import annotations
@@ -100,3 +103,86 @@ def test_find_hanging_on_standalone_cluster_matches_local(
     assert {e["Task Info"]["Executor ID"] for e in ends} - {"driver"}, ends[0]["Task Info"]
     assert all(e["Task End Reason"]["Reason"] == "Success" for e in ends), [
         e["Task End Reason"] for e in ends if e["Task End Reason"]["Reason"] != "Success"]
+
+
+def _finish(proc: subprocess.Popen) -> subprocess.CompletedProcess:
+    """Waits for the CLI (killing it if it overruns) and returns its exit code and output."""
+    try:
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _attempts(ends: list[dict], partition: int) -> list[tuple]:
+    """(attempt, reason, executor) of every finished attempt of one task, from the event log."""
+    return sorted((e["Task Info"]["Attempt"], e["Task End Reason"]["Reason"], e["Task Info"]["Executor ID"])
+                  for e in ends if e["Task Info"]["Partition ID"] == partition)
+
+
+@pytest.mark.parametrize("victim", ["executor-jvm", "python-worker"])
+def test_a_worker_process_killed_mid_job_is_retried(
+        standalone_cluster, standalone_cluster_handle, spark_env, task_gate, tmp_path, victim):
+    """While find-hanging runs on the cluster, its tasks held at their first work unit (task_gate),
+    the executor JVM or the Python worker of a task is SIGKILLed: Spark runs the lost task again
+    and the output is still byte for byte the local engine's."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    common = ["find-hanging", DISK, "--format", "json", "--no-progress"]
+    local = _run([*common, "--engine", "local"], spark_env())
+    proc = subprocess.Popen(
+        [*_cli(), *common, "--engine", "spark", "--master", standalone_cluster, *task_gate.conf()],
+        cwd=REPO, env=task_gate.env(spark_env({"TMPDIR": str(scratch)})),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        held = task_gate.wait_held(proc)
+        executors = task_gate.executor_jvms()
+        assert len(executors) == 1, executors
+        (lost, executor_pid), = executors.items()
+        target = held[0]
+        assert target.attempt == 0 and proc.poll() is None  # the job runs; its tasks wait at the gate
+        # the tag reaches every kind of process of the run: the leftover check below means something
+        assert {h.pid for h in held} | {executor_pid} <= set(task_gate.processes())
+        if victim == "executor-jvm":
+            task_gate.kill(executor_pid)
+            # its Python workers, and the tasks they held, die with it
+            task_gate.wait_gone([h.pid for h in held])
+        else:
+            task_gate.kill(target.pid)
+        assert proc.poll() is None
+        task_gate.open()
+    finally:
+        done = _finish(proc)
+
+    assert local.returncode == 1, _show(local)
+    assert done.returncode == local.returncode, _show(done)
+    assert done.stdout == local.stdout, ("JSON differs from --engine local after the kill\n"
+                                         + _show(done) + "\n" + _show(local))
+    assert done.stderr == local.stderr, _show(done)
+
+    # Spark saw the attempt fail and ran the task again, successfully; every task succeeded.
+    events = task_gate.events()
+    ends = task_gate.task_ends(target.stage)
+    attempts = _attempts(ends, target.partition)
+    assert attempts[0][:2] == (0, "ExecutorLostFailure" if victim == "executor-jvm" else "ExceptionFailure"), attempts
+    assert attempts[-1][:2] == (1, "Success"), attempts
+    failure = next(e["Task End Reason"] for e in ends if e["Task End Reason"]["Reason"] != "Success")
+    if victim == "executor-jvm":
+        assert failure["Executor ID"] == lost, failure
+        assert attempts[-1][2] != lost  # the retry ran on the replacement executor
+        removed = [e for e in events if e["Event"] == "SparkListenerExecutorRemoved"]
+        assert [e["Executor ID"] for e in removed] == [lost], removed
+        assert "code 137" in removed[0]["Removed Reason"], removed  # 128 + SIGKILL: our kill
+    else:
+        assert "Python worker exited unexpectedly" in failure["Description"], failure
+    succeeded = {e["Task Info"]["Partition ID"] for e in ends if e["Task End Reason"]["Reason"] == "Success"}
+    assert succeeded == {e["Task Info"]["Partition ID"] for e in ends}
+    # the retry did the work again: it went through the hook
+    assert (target.stage, target.partition, 1) in {(h.stage, h.partition, h.attempt) for h in task_gate.held()}
+
+    # nothing left: no process of the run (driver JVM, executors, Python workers), no scratch
+    assert task_gate.wait_no_processes() == {}
+    assert list(scratch.iterdir()) == []
+    assert standalone_cluster_handle.alive_workers(standalone_cluster_handle.status()) == 1
