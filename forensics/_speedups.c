@@ -205,7 +205,9 @@ static PyObject *scan(PyObject *self, PyObject *args) {
                 break;
             if (verify && crc32c(p + 21, (size_t)size - 21) != be32u(p + 17))
                 break;
-            last = offset + be32(p + 23);
+            /* offsets at the ends of the int64 range (damage) overflow here: the Python scanner takes them */
+            if (__builtin_add_overflow(offset, (long long)be32(p + 23), &last))
+                break;
             if (has_next && offset < next) /* a regression is checked for v2 batches only */
                 break;
         } else if (magic <= 1) { /* a legacy entry: its offset is its last; CRC-32 from the magic byte */
@@ -216,9 +218,11 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         } else {
             break;
         }
-        if (has_base && (offset < base || last - base > INT32_MAX_))
+        long long above_base, following;
+        if (has_base && (offset < base || __builtin_sub_overflow(last, base, &above_base) || above_base > INT32_MAX_))
             break;
-        long long following = last + 1;
+        if (__builtin_add_overflow(last, 1LL, &following))
+            break;
         next = has_next ? (next > following ? next : following) : (following > 0 ? following : 0);
         has_next = 1;
         PyObject *header = Py_None;

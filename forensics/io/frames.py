@@ -34,6 +34,7 @@ MIN_ENTRY_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
 MIN_V2_LENGTH = 49  # RECORD_BATCH_OVERHEAD - LOG_OVERHEAD
 _NONZERO = re.compile(rb"[^\x00]")
 _ANY_MAGIC = re.compile(rb"[\x00-\x02]")
+_V2_MAGIC = re.compile(rb"\x02")
 INT32_MAX = 0x7FFFFFFF
 
 
@@ -72,6 +73,12 @@ def _make_frame(buf, pos: int, offset: int, size: int, magic: int, crc: Optional
     return Frame(pos, size, magic, offset, last, crc, decode_header(buf, pos) if headers else None)
 
 
+def _int64(value: Optional[int]) -> bool:
+    """Can the accelerator take this offset? (Damaged offsets near the int64 limits make the next
+    expected offset overflow it; a file name may carry a base offset beyond it.)"""
+    return value is None or -(1 << 63) <= value < (1 << 63)
+
+
 def _all_zero(buf, start: int, end: int) -> bool:
     return _NONZERO.search(buf, start, end) is None
 
@@ -102,7 +109,8 @@ class FrameScanner:
         buf, end = self.buf, self.end
         pos = self.start
         while pos < end:
-            if native is not None:  # the healthy entries from here, framed in C; the rest below
+            if native is not None and _int64(self.base_offset) and _int64(self._next_offset):
+                # the healthy entries from here, framed in C; the rest below
                 frames, pos, self._next_offset, valid = native.scan(
                     buf, pos, end, self.verify_crc, self.base_offset, self._next_offset, self.headers, _NATIVE_CHUNK)
                 if frames:
@@ -132,6 +140,8 @@ class FrameScanner:
                     crc = _v2_crc_ok(buf, pos, size) if magic == 2 else _legacy_crc_ok(buf, pos, size)
                 if crc is False and not self._trusted_end(pos + size):
                     problem = "checksum mismatch and no verified entry follows it: its length is not trusted"
+                elif crc is False and self._verified_inside(pos, size, magic):
+                    problem = "checksum mismatch and a verified batch starts inside it: its length is not trusted"
                 else:
                     frame = _make_frame(buf, pos, offset, size, magic, crc, self.headers)
                     if crc is False:
@@ -242,6 +252,26 @@ class FrameScanner:
         if end - pos < LOG_OVERHEAD + MIN_ENTRY_SIZE:
             return False
         return self._verified_at(pos, _PREFIX.unpack_from(buf, pos)[1]) and self._offsets_fit(pos)
+
+    def _verified_inside(self, pos: int, size: int, magic: int) -> bool:
+        """Does an entry that verifies (as for a resync) start inside the entry at ``pos``? Then the
+        length of that entry, whose checksum failed, swallows intact batches: damage that shortened
+        it (deleted bytes) left its claimed end on zeros, the end of the file or a later batch by
+        chance. Inside a legacy entry only v2 batches count: a snappy or lz4 wrapper stores its
+        inner legacy messages literally, and they verify."""
+        buf, stop = self.buf, min(pos + size, self.end)
+        search = (_ANY_MAGIC if magic == 2 else _V2_MAGIC).search
+        at = pos + 1 + 16
+        while True:
+            m = search(buf, at, stop + 16)
+            if m is None:
+                return False
+            cand = m.start() - 16
+            if cand >= stop or cand + LOG_OVERHEAD + MIN_ENTRY_SIZE > self.end:
+                return False
+            if self._verified_at(cand, _PREFIX.unpack_from(buf, cand)[1]) and self._offsets_fit(cand):
+                return True
+            at = m.start() + 1
 
     def _offsets_fit(self, pos: int) -> bool:
         """Kafka's segment invariant for a resync candidate: offsets >= 0 and, when the segment's

@@ -15,7 +15,8 @@ every frame the scanner yields.
 
 Inputs: random bytes, byte-level mutations (flip / set / insert / delete / truncate / splice / zero
 fill) of valid batches written by kafka-python's builders (magic 2 with none/gzip/snappy/lz4/zstd,
-magic 0/1 with none/gzip/snappy/lz4, plus the spec §3.5 COMMIT marker), field overwrites with the CRC
+magic 0/1 with none/gzip/snappy/lz4, plus the spec §3.5 COMMIT marker) and of 80 real Kafka 4.1.0
+batches (``tests/fuzz/real_seeds.py``: every codec, control batches), field overwrites with the CRC
 recomputed (so damage reaches the record decoders), and v2 batches with random headers and
 random-ish records under a valid CRC-32C. Without atheris the generator is ``random.Random(--seed)``,
 so a run is reproducible. Every violating input is written to ``--crash-dir`` (default
@@ -84,10 +85,14 @@ def check_one(buf: bytes) -> None:
 
 
 def build_seeds() -> List[bytes]:
+    """kafka-python's batches of every codec and magic, plus real Kafka 4.1.0 batches (fixtures/real)."""
+    from tests.fuzz.real_seeds import v2_batches
+
     try:
-        return kafka_python_seeds()
+        seeds = kafka_python_seeds()
     except ImportError:  # kafka-python missing: structured generation and the marker still run
-        return [COMMIT_MARKER]
+        seeds = [COMMIT_MARKER]
+    return seeds + list(v2_batches())
 
 
 # -- generators --------------------------------------------------------------------------------

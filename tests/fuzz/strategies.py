@@ -1,0 +1,76 @@
+"""Hypothesis strategies and helpers shared by the decoder fuzz tests (tests/codec/test_fuzz_entry_points.py)."""
+
+from __future__ import annotations
+
+import contextlib
+
+from hypothesis import strategies as st
+
+from forensics.codec import batch, crc
+from forensics.errors import ForensicsError
+from forensics.io import frames
+
+
+@st.composite
+def mutated(draw, seeds):
+    """A real seed with 0-4 byte-level mutations (flip, set, insert, delete, truncate, zero fill, duplicate)."""
+    buf = bytearray(draw(st.sampled_from(seeds)))
+    for _ in range(draw(st.integers(0, 4))):
+        if not buf:
+            buf += draw(st.binary(min_size=1, max_size=8))
+            continue
+        i = draw(st.integers(0, len(buf) - 1))
+        op = draw(st.sampled_from(["flip", "set", "insert", "delete", "truncate", "zero", "dup"]))
+        if op == "flip":
+            buf[i] ^= 1 << draw(st.integers(0, 7))
+        elif op == "set":
+            buf[i] = draw(st.integers(0, 255))
+        elif op == "insert":
+            buf[i:i] = draw(st.binary(min_size=1, max_size=12))
+        elif op == "delete":
+            del buf[i: i + draw(st.integers(1, 12))]
+        elif op == "truncate":
+            del buf[i:]
+        elif op == "zero":
+            n = draw(st.integers(1, 16))
+            buf[i: i + n] = bytes(len(buf[i: i + n]))
+        else:
+            buf[i:i] = buf[i: i + draw(st.integers(1, 24))]
+    return bytes(buf)
+
+
+def maybe_none(strategy):
+    return st.one_of(st.none(), strategy)
+
+
+def ours(fn, *args, **kwargs):
+    """Call ``fn``; a ForensicsError is returned (the contract allows it), anything else propagates."""
+    try:
+        return fn(*args, **kwargs)
+    except ForensicsError as exc:
+        return exc
+
+
+@contextlib.contextmanager
+def pure_python():
+    """The pure-Python scanner and record decoder in this process (the accelerator switched off)."""
+    saved = frames.native, batch.native
+    frames.native = batch.native = None
+    try:
+        yield
+    finally:
+        frames.native, batch.native = saved
+
+
+def recrc(buf: bytearray) -> None:
+    """Recompute a v2 batch's CRC-32C in place, so that damage reaches the record decoders."""
+    if len(buf) >= 61 and buf[16] == 2:
+        buf[17:21] = crc.crc32c(bytes(buf[21:])).to_bytes(4, "big")
+
+
+def outcome(fn):
+    """("ok", result) or (error class, message): comparable across the accelerated and pure paths."""
+    try:
+        return ("ok", fn())
+    except ForensicsError as exc:
+        return (type(exc).__name__, exc.message)
