@@ -60,6 +60,7 @@ def find_hanging_cli(
     paths: List[str] = PATHS, as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT,
     topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
     show_all: bool = typer.Option(False, "--all", help="Every open transaction with its verdict."),
+    redact: bool = typer.Option(False, "--redact", help="JSON: hide record keys in the abort preview."),
     partitions: Optional[int] = PARTITIONS,
     fmt: RowFormat = typer.Option(RowFormat.table, "--format", help="table, json or csv."),
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
@@ -68,6 +69,7 @@ def find_hanging_cli(
     """Hanging transactions: open on a partition, forgotten by the coordinator. Exit 1 when any hangs."""
     from forensics.render.rows import render_rows
     from forensics.report.hanging import hanging_rows
+    from forensics.report.preview import add_previews
 
     if partition is not None and topic is None:
         raise fail("--partition needs --topic", EXIT_USAGE)
@@ -75,7 +77,10 @@ def find_hanging_cli(
         run = ManifestRun(manifest, "find-hanging", paths, engine.value)
         rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress,
                                            (engine, master, conf), run)
-        rows = hanging_rows(verdicts, show_all, when)
+        pairs = hanging_rows(verdicts, show_all, when)
+        if fmt is RowFormat.json:  # what each abort would discard (reads the transactions' batches)
+            add_previews(pairs, rep.inventory, redact)
+        rows = [row for row, _ in pairs]
         render_rows(fmt.value, rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS, manifest=_finish(run, when))
         sys.stdout.flush()
         sys.stderr.write(f"as of {format_time(when.time_ms)}: {when.source}\n")
@@ -99,18 +104,22 @@ def abort_commands_cli(
     as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT, topic: Optional[str] = TOPIC,
     partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
     partitions: Optional[int] = PARTITIONS, progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
+    redact: bool = typer.Option(False, "--redact", help="Hide record keys in the abort preview."),
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """A reviewable shell script of kafka-transactions.sh abort lines for the hanging transactions.
     Never runs anything."""
     from forensics.render.abort_script import render_abort_script
     from forensics.report.hanging import hanging_row
+    from forensics.report.preview import add_previews
 
     with error_boundary():
         run = ManifestRun(manifest, "abort-commands", paths, engine.value)
         rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress,
                                            (engine, master, conf), run)
-        rows = [hanging_row(v, bootstrap, command_config) for v in verdicts if v.verdict != "ongoing"]
+        pairs = [(hanging_row(v, bootstrap, command_config), v) for v in verdicts if v.verdict != "ongoing"]
+        add_previews(pairs, rep.inventory, redact)
+        rows = [row for row, _ in pairs]
         ref = _finish(run, when)
         render_abort_script(rows, sys.stdout, as_of=format_time(when.time_ms), inputs=paths, manifest=ref)
         sys.stdout.flush()

@@ -11,10 +11,35 @@ Row = Dict[str, Any]
 VERSIONS_LEGACY = ("# legacy form: any broker >= 0.11 with message format v2, run with a 3.x (3.0-3.9) "
                    "kafka-transactions.sh;\n#   a 4.x tool no longer speaks WriteTxnMarkers v0 and needs brokers >= 2.8")
 VERSIONS_START = "# --start-offset form: brokers >= 3.0 (the tool looks the producer up with DescribeProducers)"
+VERSIONS_KAFKA_PYTHON = ("# kafka-python admin CLI (pip install kafka-python; 3.x sends WriteTxnMarkers v1+ only): "
+                         "brokers >= 2.8;\n#   the coordinator epoch is always given: its default -1 is rejected "
+                         "once the broker holds one for the producer")
 
 
 def _comment_block(text: str) -> str:
     return "".join(f"#   {line}\n" for line in text.splitlines())
+
+
+def _preview_lines(p: Row) -> str:
+    """What the abort discards and frees (``abortPreview`` of a row)."""
+    keys = p["keys"] if isinstance(p["keys"], str) else ", ".join("null" if k is None else repr(k) for k in p["keys"])
+    lines = [f"the abort DISCARDS this producer's offsets {p['firstOffset']}..{p['lastOffset']}: {p['batches']} "
+             f"batches, {p['records']} records, {p['bytes']} bytes",
+             f"  record timestamps {p['firstTimestamp']} .. {p['lastTimestamp']}; first keys: {keys or '-'}"]
+    if not p["batches"]:
+        lines.append("  (none of its data batches remains in the segments read: below the log start, or deleted)")
+    blocker = p.get("nextBlockingTransaction")
+    then = (f"the next open transaction (producer {blocker['producerId']} from offset {blocker['firstOffset']})"
+            if blocker else "the high watermark (then past the marker)")
+    lines.append(f"LSO {p['lastStableOffset']} -> {p['lsoAfterAbort']}: {then}")
+    groups = p.get("stuckConsumerGroups")
+    if groups is None:
+        lines.append("consumer groups behind it: unknown (no __consumer_offsets among the inputs)")
+    else:
+        names = ", ".join(f"{g['group']} (committed {g['committedOffset']})" for g in groups)
+        lines.append(f"consumer groups committed at the LSO: {names or 'none'}")
+    lines += [f"preview finding: {f}" for f in p.get("findings", ())]
+    return "\n".join(lines)
 
 
 def _evidence_lines(row: Row) -> str:
@@ -55,6 +80,8 @@ def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs:
         out.write(_comment_block(f"reason: {r['reason']}"))
         out.write(_comment_block(f"transactional id: {r.get('transactionalId')}"))
         out.write(_comment_block(_evidence_lines(r)))
+        if r.get("abortPreview"):
+            out.write(_comment_block(_preview_lines(r["abortPreview"])))
         if not r.get("abortArgs"):
             out.write(f"# NOT ABORTED ({r['verdict']}): not proven hanging; leave it to the coordinator.\n")
             continue
@@ -62,5 +89,8 @@ def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs:
         out.write(shlex.join(r["abortArgs"]) + "\n")
         out.write(VERSIONS_START + "\n")
         out.write("# " + shlex.join(r["abortArgsStartOffset"]) + "\n")
+        if r.get("kafkaPythonArgs"):
+            out.write(VERSIONS_KAFKA_PYTHON + "\n")
+            out.write("# " + shlex.join(r["kafkaPythonArgs"]) + "\n")
     if not actionable:
         out.write("\n# nothing to abort\n")

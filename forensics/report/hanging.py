@@ -73,6 +73,15 @@ def start_offset_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
     return _abort_prefix(v, bootstrap, command_config) + ["--start-offset", str(v.start_offset)]
 
 
+def kafka_python_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER) -> List[str]:
+    """kafka-python's admin CLI (``python -m kafka.admin``), always with an explicit coordinator epoch:
+    its default of -1 is rejected by a broker that already holds a coordinator epoch for the producer."""
+    tp, e = v.view.topic_partition, v.entry
+    return ["python", "-m", "kafka.admin", "-b", bootstrap, "transactions", "abort", "-t", tp.topic,
+            "-p", str(tp.partition), "--producer-id", str(e.producer_id), "--producer-epoch", str(e.producer_epoch),
+            "--coordinator-epoch", str(max(e.coordinator_epoch, 0))]
+
+
 def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: Optional[str] = None) -> Row:
     tp = v.view.topic_partition
     e = v.entry
@@ -82,14 +91,17 @@ def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_conf
         "lastTimestamp": e.last_timestamp, "durationMs": v.duration_ms, "verdict": v.verdict, "reason": v.reason, "transactionalId": v.transactional_id,
         "abortArgs": abort_args(v, bootstrap, command_config) if v.abortable else None,
         "evidence": evidence_of(v),
-        "abortArgsStartOffset": start_offset_args(v, bootstrap, command_config) if v.abortable else None, "brokerId": v.view.inputs.broker_id,
+        "abortArgsStartOffset": start_offset_args(v, bootstrap, command_config) if v.abortable else None,
+        "kafkaPythonArgs": kafka_python_args(v, bootstrap) if v.abortable else None, "brokerId": v.view.inputs.broker_id,
         "durationS": v.duration_ms // 1000 if v.duration_ms is not None else None,
     }
 
 
-def hanging_rows(verdicts: Sequence[Verdict], show_all: bool = False, as_of: Optional[AsOf] = None) -> List[Row]:
-    rows = [hanging_row(v) for v in verdicts if show_all or v.abortable]
+def hanging_rows(verdicts: Sequence[Verdict], show_all: bool = False, as_of: Optional[AsOf] = None
+                 ) -> List[Tuple[Row, Verdict]]:
+    """(row, verdict) of every abortable verdict, or of all with ``show_all``."""
+    pairs = [(hanging_row(v), v) for v in verdicts if show_all or v.abortable]
     if as_of is not None:
-        for r in rows:
+        for r, _ in pairs:
             r["asOfMs"], r["asOfSource"] = as_of.time_ms, as_of.source
-    return rows
+    return pairs

@@ -1,0 +1,157 @@
+"""What an administrative abort would discard: read from the partition's own segments.
+
+For one open transaction (producer id, first offset, last data offset) the segments from the one
+holding the first offset on are framed (headers only) and the producer's transactional data
+batches in that range counted; only the first and last of them are decoded, for the first record's
+timestamp and a few keys. The consumer groups stuck behind the transaction come from the
+``__consumer_offsets`` partitions among the inputs: the groups whose newest committed offset for
+the partition sits at its last stable offset (a read_committed consumer cannot pass it). Files are
+opened read-only, one at a time; damage met here is returned as findings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from forensics.codec import batch as v2
+from forensics.codec.offsets import decode_offset_commit
+from forensics.errors import ForensicsError
+from forensics.findings import Finding, FindingKind
+from forensics.io.files import MappedFile
+from forensics.io.frames import FrameScanner
+from forensics.model import TopicPartition
+
+MAX_KEYS = 5
+
+
+@dataclass(frozen=True)
+class DiscardedData:
+    """The producer's data batches of the open transaction on this replica."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: Optional[int]  # last offset of its last data batch (None: no data batch found)
+    batches: int
+    records: int
+    bytes: int
+    first_timestamp: Optional[int]  # the first record's timestamp
+    last_timestamp: Optional[int]  # the last batch's max timestamp
+    keys: Tuple[Optional[bytes], ...]  # the first few distinct record keys, in offset order
+    segments: Tuple[str, ...]  # the segment files that hold them
+    findings: Tuple[Finding, ...] = ()
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.batches = self.records = self.bytes = 0
+        self.last_offset: Optional[int] = None
+        self.first_ts: Optional[int] = None
+        self.last_ts: Optional[int] = None
+        self.keys: List[Optional[bytes]] = []
+        self.segments: List[str] = []
+        self.last: Optional[Tuple[str, int]] = None  # where the newest batch is (path, position)
+
+    def add(self, buf, path: str, pos: int, h: v2.BatchHeader, findings: List[Finding]) -> None:
+        self.batches += 1
+        self.records += max(h.records_count, 0)
+        self.bytes += h.size
+        self.last_offset = h.last_offset
+        self.last_ts = h.max_timestamp
+        if not self.segments or self.segments[-1] != path:
+            self.segments.append(path)
+        if self.first_ts is None or len(self.keys) < MAX_KEYS:
+            for rec in _records(buf, path, pos, h, findings):
+                if self.first_ts is None:
+                    self.first_ts = rec.timestamp
+                if len(self.keys) < MAX_KEYS and rec.key not in self.keys:
+                    self.keys.append(rec.key)
+
+
+def _records(buf, path: str, pos: int, h: v2.BatchHeader, findings: List[Finding]) -> List[v2.Record]:
+    try:
+        return list(v2.iter_records(buf, pos, h))
+    except ForensicsError as exc:
+        findings.append(Finding(FindingKind.CORRUPT_BATCH, f"batch records do not decode: {exc.message}", path, pos,
+                                pos + h.size, h.base_offset, h.last_offset))
+        return []
+
+
+def discarded_data(segments: Sequence[Tuple[str, int]], producer_id: int, first_offset: int,
+                   last_offset: Optional[int]) -> DiscardedData:
+    """Count the producer's transactional data batches with offsets in [first_offset, last_offset]
+    (to the log end when None) in ``segments`` ((path, base offset) in offset order)."""
+    tally, findings = _Tally(), []
+    stop = last_offset if last_offset is not None else float("inf")
+    start = max((i for i, (_, base) in enumerate(segments) if base <= first_offset), default=0)
+    for path, base in segments[start:]:
+        if base > stop:
+            break
+        try:
+            with MappedFile(path) as mf:
+                _scan(mf.data, path, base, producer_id, first_offset, stop, tally, findings)
+        except ForensicsError as exc:
+            findings.append(Finding(FindingKind.UNREADABLE_FILE, exc.message, path))
+    return DiscardedData(producer_id, first_offset, tally.last_offset, tally.batches, tally.records, tally.bytes,
+                         tally.first_ts, tally.last_ts, tuple(tally.keys), tuple(tally.segments), tuple(findings))
+
+
+def _scan(buf, path: str, base: int, pid: int, first: int, stop, tally: _Tally, findings: List[Finding]) -> None:
+    scanner = FrameScanner(buf, path, base_offset=base, headers=True)
+    for frame in scanner:
+        if frame.magic != 2 or frame.crc_ok is False or frame.base_offset < first:
+            continue
+        if frame.base_offset > stop:
+            break
+        h = frame.header
+        if h.producer_id == pid and h.is_transactional and not h.is_control:
+            tally.add(buf, path, frame.position, h, findings)
+
+
+# -- consumer groups behind the transaction ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CommittedOffset:
+    group: str
+    offset: int
+    commit_timestamp: Optional[int]
+
+
+def committed_offsets(segments: Iterable[str], wanted: Iterable[TopicPartition]
+                      ) -> Tuple[Dict[TopicPartition, Dict[str, CommittedOffset]], Tuple[Finding, ...]]:
+    """The newest committed offset of every group for the ``wanted`` partitions, from
+    ``__consumer_offsets`` segment files given in offset order (tombstones delete)."""
+    want = set(wanted)
+    out: Dict[TopicPartition, Dict[str, CommittedOffset]] = {tp: {} for tp in want}
+    findings: List[Finding] = []
+    for path in segments:
+        try:
+            with MappedFile(path) as mf:
+                _fold_commits(mf.data, path, want, out, findings)
+        except ForensicsError as exc:
+            findings.append(Finding(FindingKind.UNREADABLE_FILE, exc.message, path))
+    return out, tuple(findings)
+
+
+def _fold_commits(buf, path: str, want, out, findings: List[Finding]) -> None:
+    for frame in FrameScanner(buf, path, headers=True):
+        if frame.magic != 2 or frame.crc_ok is False or frame.header.is_control:
+            continue
+        for rec in _records(buf, path, frame.position, frame.header, findings):
+            try:
+                commit = decode_offset_commit(rec.key, rec.value)
+            except ForensicsError:
+                continue  # not an offset commit we can read; the dump's offsets decoder shows it
+            if commit is None:
+                continue
+            tp = TopicPartition(commit.topic, commit.partition)
+            if tp not in want:
+                continue
+            if commit.is_tombstone:
+                out[tp].pop(commit.group, None)
+            else:
+                out[tp][commit.group] = CommittedOffset(commit.group, commit.offset, commit.commit_timestamp)
+
+
+__all__ = ["CommittedOffset", "DiscardedData", "committed_offsets", "discarded_data"]
