@@ -32,8 +32,9 @@ EXIT_INTERRUPTED = 130
 EXIT_INTERNAL = 70
 EXIT_CODES = {
     0: "success",
-    1: "the analysis found what the command looks for (find-hanging: a hanging transaction)",
-    2: "usage error (bad option or argument)",
+    1: "the analysis found what the command looks for (find-hanging: a hanging transaction; verify-manifest: a "
+       "file differs from the manifest)",
+    2: "usage error (bad option or argument, an output path inside the evidence)",
     3: "input error: a path does not exist, is of the wrong type or cannot be read",
     4: "an input file is not what its name says or is damaged beyond decoding",
     5: "--strict was given and findings were reported",
