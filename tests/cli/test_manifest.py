@@ -14,32 +14,22 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict
 
 import pytest
-from typer.testing import CliRunner
 
 import forensics.cli.dump_cmd  # noqa: F401  (registers the commands on the app)
 import forensics.cli.evidence  # noqa: F401
 import forensics.cli.hanging_cmd  # noqa: F401
 import forensics.cli.scan_cmd  # noqa: F401
 import forensics.cli.state_cmd  # noqa: F401
-from forensics.cli.app import app
+from tests.cli.test_cli import (
+    run_cli as invoke,  # (args, cwd) -> (exit code, stdout, stderr)
+)
 
 REPO = Path(__file__).resolve().parents[2]
 DISK = REPO / "fixtures" / "example-disk"
 SEGMENT = "broker-1/orders-0/00000000000000000000.log"
-runner = CliRunner()
-
-
-def invoke(args: List[str], cwd: Path) -> Tuple[int, str, str]:
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        r = runner.invoke(app, args, catch_exceptions=False)
-    finally:
-        os.chdir(old)
-    return r.exit_code, r.stdout, r.stderr
 
 
 def sha256(path: Path) -> str:

@@ -34,6 +34,7 @@ from forensics.codec.batch import crc_ok, decode_header, iter_records
 from forensics.errors import CorruptRecordError, ForensicsError
 from forensics.io.frames import FrameScanner
 from tests.decode_all import decode_frame
+from tests.fuzz.strategies import mutate
 from tests.kafka_python_support import build_seeds, legacy_seed
 
 FUZZ = settings(max_examples=300, deadline=None,
@@ -97,31 +98,7 @@ def scan_all(buf, **kwargs):
 def mutated(draw, seeds=SEEDS):
     """A valid batch (or several back to back) with a few byte-level mutations."""
     parts = draw(st.lists(st.sampled_from(seeds), min_size=1, max_size=3))
-    buf = bytearray(b"".join(parts))
-    for _ in range(draw(st.integers(1, 4))):
-        op = draw(st.sampled_from(["flip", "set", "insert", "delete", "truncate", "splice", "zero"]))
-        n = len(buf)
-        if n == 0:
-            buf += draw(st.binary(max_size=8))
-            continue
-        i = draw(st.integers(0, n - 1))
-        if op == "flip":
-            buf[i] ^= 1 << draw(st.integers(0, 7))
-        elif op == "set":
-            buf[i] = draw(st.integers(0, 255))
-        elif op == "insert":
-            buf[i:i] = draw(st.binary(min_size=1, max_size=16))
-        elif op == "delete":
-            del buf[i: i + draw(st.integers(1, 16))]
-        elif op == "truncate":
-            del buf[i:]
-        elif op == "splice":  # a piece of another seed
-            other = draw(st.sampled_from(seeds))
-            j = draw(st.integers(0, len(other) - 1))
-            buf[i:i] = other[j: j + draw(st.integers(1, 64))]
-        else:
-            buf[i: i + draw(st.integers(1, 32))] = bytes(min(32, n - i))
-    return bytes(buf)
+    return mutate(draw, bytearray(b"".join(parts)), draw(st.integers(1, 4)), splice_from=seeds)
 
 
 @st.composite

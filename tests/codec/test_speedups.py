@@ -9,16 +9,14 @@ randomly damaged batches.
 from __future__ import annotations
 
 import random
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, List, Tuple
+from typing import List, Tuple
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import forensics.codec.batch as batch_mod
-import forensics.io.frames as frames_mod
 from forensics.codec.batch import decode_header, iter_records
 from forensics.errors import ForensicsError
 from forensics.io.frames import FrameScanner
@@ -37,14 +35,7 @@ def _segments() -> List[Path]:
     return [p for p in found if p.stat().st_size > 0]
 
 
-@contextmanager
-def _pure() -> Iterator[None]:
-    saved = frames_mod.native, batch_mod.native
-    frames_mod.native = batch_mod.native = None
-    try:
-        yield
-    finally:
-        frames_mod.native, batch_mod.native = saved
+from tests.fuzz.strategies import pure_python as _pure  # noqa: E402  (the accelerator switched off here)
 
 
 def _scan(buf: bytes, verify: bool, headers: bool, base: int = None) -> Tuple[list, list, int, object]:

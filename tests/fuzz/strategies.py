@@ -11,32 +11,42 @@ from forensics.errors import ForensicsError
 from forensics.io import frames
 
 
-@st.composite
-def mutated(draw, seeds):
-    """A real seed with 0-4 byte-level mutations (flip, set, insert, delete, truncate, zero fill, duplicate)."""
-    buf = bytearray(draw(st.sampled_from(seeds)))
-    for _ in range(draw(st.integers(0, 4))):
+def mutate(draw, buf: bytearray, count: int, splice_from=None) -> bytes:
+    """``count`` byte-level mutations of ``buf`` (flip, set, insert, delete, truncate, zero fill,
+    duplicate, and with ``splice_from`` a piece of another seed inserted)."""
+    ops = ["flip", "set", "insert", "delete", "truncate", "zero", "dup"] + (["splice"] if splice_from else [])
+    for _ in range(count):
         if not buf:
             buf += draw(st.binary(min_size=1, max_size=8))
             continue
         i = draw(st.integers(0, len(buf) - 1))
-        op = draw(st.sampled_from(["flip", "set", "insert", "delete", "truncate", "zero", "dup"]))
+        op = draw(st.sampled_from(ops))
         if op == "flip":
             buf[i] ^= 1 << draw(st.integers(0, 7))
         elif op == "set":
             buf[i] = draw(st.integers(0, 255))
         elif op == "insert":
-            buf[i:i] = draw(st.binary(min_size=1, max_size=12))
+            buf[i:i] = draw(st.binary(min_size=1, max_size=16))
         elif op == "delete":
-            del buf[i: i + draw(st.integers(1, 12))]
+            del buf[i: i + draw(st.integers(1, 16))]
         elif op == "truncate":
             del buf[i:]
         elif op == "zero":
-            n = draw(st.integers(1, 16))
+            n = draw(st.integers(1, 32))
             buf[i: i + n] = bytes(len(buf[i: i + n]))
-        else:
+        elif op == "dup":
             buf[i:i] = buf[i: i + draw(st.integers(1, 24))]
+        else:
+            other = draw(st.sampled_from(splice_from))
+            j = draw(st.integers(0, len(other) - 1))
+            buf[i:i] = other[j: j + draw(st.integers(1, 64))]
     return bytes(buf)
+
+
+@st.composite
+def mutated(draw, seeds):
+    """A real seed with 0-4 byte-level mutations (see :func:`mutate`)."""
+    return mutate(draw, bytearray(draw(st.sampled_from(seeds))), draw(st.integers(0, 4)))
 
 
 def maybe_none(strategy):
