@@ -4,16 +4,18 @@ the rows carry the arguments, reasons and evidence, this module only lays them o
 from __future__ import annotations
 
 import shlex
+import textwrap
 from typing import Any, Dict, Optional, Sequence, TextIO
+
+from forensics.report.hanging import COMMAND_FORMS
 
 Row = Dict[str, Any]
 
-VERSIONS_LEGACY = ("# legacy form: any broker >= 0.11 with message format v2, run with a 3.x (3.0-3.9) "
-                   "kafka-transactions.sh;\n#   a 4.x tool no longer speaks WriteTxnMarkers v0 and needs brokers >= 2.8")
-VERSIONS_START = "# --start-offset form: brokers >= 3.0 (the tool looks the producer up with DescribeProducers)"
-VERSIONS_KAFKA_PYTHON = ("# kafka-python admin CLI (pip install kafka-python; 3.x sends WriteTxnMarkers v1+ only): "
-                         "brokers >= 2.8;\n#   the coordinator epoch is always given: its default -1 is rejected "
-                         "once the broker holds one for the producer")
+def _form(key: str) -> str:
+    """The broker versions a command form works on, as comment lines."""
+    text = COMMAND_FORMS[key].replace(">= ", ">=\0")  # a version stays beside its ">="
+    lines = textwrap.wrap(text, 100, initial_indent="# ", subsequent_indent="#   ")
+    return "\n".join(lines).replace("\0", " ")
 
 
 def _comment_block(text: str) -> str:
@@ -85,12 +87,12 @@ def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs:
         if not r.get("abortArgs"):
             out.write(f"# NOT ABORTED ({r['verdict']}): not proven hanging; leave it to the coordinator.\n")
             continue
-        out.write(VERSIONS_LEGACY + "\n")
+        out.write(_form("abortArgs") + "\n")
         out.write(shlex.join(r["abortArgs"]) + "\n")
-        out.write(VERSIONS_START + "\n")
+        out.write(_form("abortArgsStartOffset") + "\n")
         out.write("# " + shlex.join(r["abortArgsStartOffset"]) + "\n")
         if r.get("kafkaPythonArgs"):
-            out.write(VERSIONS_KAFKA_PYTHON + "\n")
+            out.write(_form("kafkaPythonArgs") + "\n")
             out.write("# " + shlex.join(r["kafkaPythonArgs"]) + "\n")
     if not actionable:
         out.write("\n# nothing to abort\n")

@@ -25,6 +25,16 @@ from forensics.report.state import StateReport, newest_input_time, preferred_rep
 
 Row = Dict[str, Any]
 BOOTSTRAP_PLACEHOLDER = "<bootstrap-server>"
+# Which brokers each command form works on (spec §11.5, kafka-versions.md), by the row key holding it.
+COMMAND_FORMS = {
+    "abortArgs": "kafka-transactions.sh, legacy form: any broker >= 0.11 with message format v2, run with a 3.x "
+                 "(3.0-3.9) tool; a 4.x tool no longer speaks WriteTxnMarkers v0 and needs brokers >= 2.8",
+    "abortArgsStartOffset": "kafka-transactions.sh --start-offset form: brokers >= 3.0 (the tool looks the producer "
+                            "up with DescribeProducers)",
+    "kafkaPythonArgs": "kafka-python admin CLI (pip install kafka-python; 3.x sends WriteTxnMarkers v1+ only): "
+                       "brokers >= 2.8; the coordinator epoch is always given: its default -1 is rejected once the "
+                       "broker holds one for the producer",
+}
 
 
 def leader_views(report: StateReport, topic: Optional[str] = None, partition: Optional[int] = None,

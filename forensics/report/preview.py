@@ -12,7 +12,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from forensics.analysis.hanging import Verdict
 from forensics.layout import Inventory, PartitionStatus
 from forensics.model import TopicPartition
-from forensics.pipeline.preview import CommittedOffset, committed_offsets, discarded_data
+from forensics.pipeline.preview import (
+    CommittedOffset,
+    committed_offsets,
+    discarded_data,
+)
 from forensics.report.decoders import string_text
 
 Row = Dict[str, Any]

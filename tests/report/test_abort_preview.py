@@ -181,12 +181,12 @@ def test_the_kafka_python_version_note_matches_its_protocol() -> None:
     request starts at version 1 (v0, the only version brokers before 2.8 speak, is gone)."""
     import importlib.resources
 
-    from forensics.render.abort_script import VERSIONS_KAFKA_PYTHON
+    from forensics.report.hanging import COMMAND_FORMS
 
     schema = importlib.resources.files("kafka.protocol.schemas.resources").joinpath("WriteTxnMarkersRequest.json")
     text = "\n".join(line for line in schema.read_text().splitlines() if not line.strip().startswith("//"))
     low = int(json.loads(text)["validVersions"].split("-")[0])
-    assert low == 1 and "brokers >= 2.8" in VERSIONS_KAFKA_PYTHON
+    assert low == 1 and "brokers >= 2.8" in COMMAND_FORMS["kafkaPythonArgs"]
 
 
 def test_the_lso_stops_at_the_next_open_transaction() -> None:

@@ -1,0 +1,78 @@
+"""``report``: the incident report, one self-contained HTML file (see docs/report.md)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional
+
+import typer
+
+from forensics.cli.app import app, error_boundary, fail
+from forensics.cli.evidence import MANIFEST, ManifestRun, check_outside_evidence
+from forensics.cli.hanging_cmd import TIMEOUT, _report_evidence, _verdicts
+from forensics.cli.options import AS_OF, CONF, ENGINE_SPARK, MASTER, format_time
+from forensics.cli.state_cmd import EXIT_INPUT, PARTITIONS, PATHS, PROGRESS
+from forensics.errors import InputError
+from forensics.pipeline.engine import EngineName
+
+
+def _write(target: str, text: str) -> int:
+    """Write the page atomically (a reader never sees half of it); its size in bytes."""
+    data = text.encode("utf-8", errors="backslashreplace")
+    tmp = f"{target}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise InputError(f"cannot write the report: {exc.strerror or exc}", path=target) from None
+    return len(data)
+
+
+@app.command("report")
+def report_cli(
+    paths: List[str] = PATHS,
+    out: str = typer.Option(..., "--out", metavar="FILE", help="The HTML file to write (outside the evidence)."),
+    as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT, partitions: Optional[int] = PARTITIONS,
+    bootstrap: str = typer.Option("<bootstrap-server>", "--bootstrap-server", metavar="HOST:PORT",
+                                  help="Written into the proposed commands."),
+    command_config: Optional[str] = typer.Option(None, "--command-config", help="Client config file for the tool, "
+                                                 "written into the kafka-transactions.sh commands."),
+    redact: bool = typer.Option(False, "--redact", help="Hide record keys in the abort preview."),
+    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
+    engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+) -> None:
+    """Incident report: inputs and manifest digest, summary, every open transaction with its verdict,
+    evidence and proposed commands, LSO lag per partition and a timeline per transactional id, in one
+    self-contained HTML file (no script, no network). Exit 0 also when something hangs (find-hanging
+    is the command that gates scripts)."""
+    from forensics.render.html_report import html_report
+    from forensics.report.hanging import hanging_row
+    from forensics.report.incident import build_incident
+    from forensics.report.preview import add_previews
+
+    check_outside_evidence(out, paths, "--out")
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        raise fail(f"--out {out}: directory {parent} does not exist", EXIT_INPUT)
+    with error_boundary():
+        run = ManifestRun(manifest, "report", paths, engine.value)
+        rep, verdicts, when = _verdicts(paths, as_of, None, None, None, minutes, partitions, progress,
+                                        (engine, master, conf), run)
+        ref = run.finish(when.time_ms, when.source)
+        pairs = [(hanging_row(v, bootstrap, command_config), v) for v in verdicts]
+        add_previews(pairs, rep.inventory, redact)
+        rows = [r for r, _ in pairs]
+        incident = build_incident(rep, verdicts, when, inputs=paths, rows=rows,
+                                  manifest=(ref.path, ref.sha256) if ref is not None else None)
+        size = _write(out, html_report(incident))
+        s = incident.summary
+        sys.stderr.write(f"report: {out} ({size} bytes): {s.hanging} hanging, {s.open_transactions} open "
+                         f"transaction(s), {s.findings} finding(s); as of {format_time(when.time_ms)}: "
+                         f"{when.source}\n")
+        _report_evidence(rep)

@@ -1,0 +1,263 @@
+"""The incident report as one self-contained HTML page.
+
+Inline CSS, inline SVG, no script, no image, no font and no URL of any kind: the page opens from
+a USB stick on an air-gapped machine and renders the same. A Content-Security-Policy of
+``default-src 'none'`` tells the browser to fetch nothing even if some text slipped through.
+Every text comes from evidence and is escaped (:func:`~forensics.render.html_text.esc`). Knows
+nothing of Kafka rules: it lays out :class:`~forensics.report.incident.Incident`. The same model
+gives byte-identical output.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Iterable, List, Sequence, TextIO, Tuple
+
+from forensics.findings import Finding
+from forensics.render.html_style import CSS, TONES, tone_colour
+from forensics.render.html_svg import lso_bars, timeline_svg
+from forensics.render.html_text import duration, esc, iso, scalar, size
+from forensics.report.incident_model import (
+    Field,
+    Incident,
+    LsoLag,
+    OpenTransaction,
+    Timeline,
+)
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+MAX_LSO_ROWS = 1000
+
+
+def html_report(inc: Incident) -> str:
+    body = [_header(inc), _inputs(inc), _summary(inc), _lso(inc), _timelines(inc), _transactions(inc),
+            _findings(inc), _footer(inc)]
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>Kafka incident report{esc(_title_suffix(inc))}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+            + "\n".join(body) + "\n</body>\n</html>\n")
+
+
+def render_html_report(inc: Incident, out: TextIO) -> None:
+    out.write(html_report(inc))
+
+
+def _title_suffix(inc: Incident) -> str:
+    return f" as of {iso(inc.as_of_ms)}" if inc.as_of_ms is not None else ""
+
+
+def _kv(pairs: Iterable[Tuple[str, str]], cls: str = "kv") -> str:
+    rows = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in pairs)
+    return f'<dl class="{cls}">{rows}</dl>' if rows else ""
+
+
+def _fields(fields: Sequence[Field]) -> str:
+    return _kv((f.key, f'<span class="mono">{esc(scalar(f.value, f.is_time))}</span>') for f in fields)
+
+
+def _table(head: Sequence[str], rows: Iterable[Sequence[str]], nums: Sequence[int] = ()) -> str:
+    """``rows`` hold already-escaped cells; columns in ``nums`` are right-aligned."""
+    th = "".join(f"<th>{esc(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f'<td class="num">{c}</td>' if i in nums else f"<td>{c}</td>"
+                                    for i, c in enumerate(r)) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _badge(text: str, tone: str) -> str:
+    return f'<span class="badge" style="background:{tone_colour(tone)}">{esc(text)}</span>'
+
+
+def _legend(tones: Iterable[str]) -> str:
+    items = "".join(f'<span><span class="swatch" style="background:{TONES[t][0]}"></span>{esc(TONES[t][1])}</span>'
+                    for t in dict.fromkeys(tones) if t in TONES)
+    return f'<div class="legend">{items}</div>'
+
+
+# -- sections ---------------------------------------------------------------------------------------
+
+
+def _header(inc: Incident) -> str:
+    s = inc.summary
+    verdict = (f"{s.hanging} hanging transaction(s)" if s.hanging else "no hanging transaction")
+    links = "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in (
+        ("inputs", "Inputs"), ("summary", "Summary"), ("lso-lag", "LSO lag"), ("timelines", "Timelines"),
+        ("transactions", "Open transactions"), ("findings", "Findings")))
+    return (f'<header><h1>Kafka incident report</h1><div>{esc(verdict)} · as of {esc(iso(inc.as_of_ms))}'
+            f' · {s.findings} finding(s)</div><nav>{links}</nav></header>')
+
+
+def _inputs(inc: Incident) -> str:
+    items = "".join(f"<li><code>{esc(p)}</code></li>" for p in inc.inputs)
+    if inc.manifest_path is not None:
+        manifest = (f"<code>{esc(inc.manifest_path)}</code>, SHA-256 "
+                    f'<code class="digest">{esc(inc.manifest_sha256)}</code> '
+                    '<span class="muted">(check it with <code>kafka-forensics verify-manifest</code>)</span>')
+    else:
+        manifest = ('<span class="muted">none written: run with <code>--manifest FILE</code> to record the '
+                    'SHA-256 of every input file</span>')
+    facts = [("analysis time (as of)", f"{esc(iso(inc.as_of_ms))} <span class=\"muted\">({esc(inc.as_of_source)})"
+                                       "</span>"),
+             ("evidence manifest", manifest), ("tool", f"kafka-forensics {esc(inc.tool_version)}")]
+    return f'<section id="inputs"><h2>Inputs</h2><ul>{items}</ul>{_kv(facts)}</section>'
+
+
+def _card(label: str, value: object, note: str = "", alert: bool = False) -> str:
+    cls = "card alert" if alert else "card"
+    extra = f'<span class="muted">{esc(note)}</span>' if note else ""
+    return f'<div class="{cls}"><span class="n">{esc(value)}</span>{esc(label)}<br>{extra}</div>'
+
+
+def _summary(inc: Incident) -> str:
+    s = inc.summary
+    brokers = ", ".join("?" if b is None else str(b) for b in s.brokers) or "none"
+    cards = [
+        _card("brokers", len(s.brokers), f"ids {brokers}"),
+        _card("partitions", s.partitions, f"{s.topics} topic(s), {s.replicas} replica(s)"),
+        _card("__transaction_state partitions", s.txn_state_partitions, f"of {s.txn_state_partition_count}"),
+        _card("transactional ids", s.transactional_ids),
+        _card("open transactions", s.open_transactions,
+              ", ".join(f"{n} {v}" for v, n in s.verdicts)),
+        _card("hanging", s.hanging, "abortable" if s.hanging else "", alert=s.hanging > 0),
+        _card("findings", s.findings, ", ".join(f"{n} {k}" for k, n in s.findings_by_severity)),
+        _card("log bytes", size(s.log_bytes)),
+    ]
+    if s.batches is not None:
+        cards.append(_card("batches", s.batches, f"{s.records} records in {s.segments} segments"))
+    return f'<section id="summary"><h2>Summary</h2><div class="cards">{"".join(cards)}</div></section>'
+
+
+def _transaction(t: OpenTransaction) -> str:
+    who = f" · transactional id <q>{esc(t.transactional_id)}</q>" if t.transactional_id is not None else ""
+    facts = [("broker", esc(t.broker_id)), ("start offset", esc(t.start_offset)),
+             ("producer id / epoch", f"{esc(t.producer_id)} / {esc(t.producer_epoch)}"),
+             ("coordinator epoch (partition entry)", esc(t.coordinator_epoch)),
+             ("last timestamp", esc(scalar(t.last_timestamp_ms, True))),
+             ("open for (as of)", esc(duration(t.duration_ms)))]
+    parts = [f'<article class="txn tone-{esc(t.tone)}"><h3>{esc(t.topic)}-{esc(t.partition)} · producer '
+             f'{esc(t.producer_id)}{who}{_badge(t.verdict, t.tone)}</h3>',
+             f'<p class="reason">{esc(t.reason)}</p>', _kv(facts)]
+    if t.commands:
+        parts.append("<h4>Proposed commands</h4><p class=\"muted\">Review before running: an abort discards the "
+                     "transaction's data on this partition. Nothing here runs anything.</p>")
+        for c in t.commands:
+            parts.append(f'<div class="muted">{esc(c.label)}</div><pre class="cmd">{esc(shlex.join(c.argv))}</pre>')
+    cols = [f"<div><h4>{esc(g.label)}</h4>{_fields(g.fields)}</div>" for g in t.extras]
+    if t.evidence:
+        cols.append(f"<div><h4>Evidence</h4>{_fields(t.evidence)}</div>")
+    parts.append(f'<div class="cols">{"".join(cols)}</div>')
+    parts.append("</article>")
+    return "".join(parts)
+
+
+def _transactions(inc: Incident) -> str:
+    hanging = [t for t in inc.transactions if t.abortable]
+    others = [t for t in inc.transactions if not t.abortable]
+    parts = ['<section id="transactions"><h2>Hanging transactions</h2>']
+    parts += [_transaction(t) for t in hanging] or ['<p>None: no open transaction needs an abort.</p>']
+    if others:
+        parts.append("<h2>Other open transactions</h2><p class=\"muted\">Not to be aborted from here: the "
+                     "coordinator will finish them, or it is stuck itself (see each reason).</p>")
+        parts += [_transaction(t) for t in others]
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _timeline_table(t: Timeline) -> str:
+    rows: List[Sequence[str]] = [
+        (esc(iso(e.time_ms)), "coordinator", esc(f"offset {e.offset}"), esc(e.state),
+         esc(f"coordinator epoch {e.coordinator_epoch}; producer {e.producer_id} epoch {e.producer_epoch}; "
+             f"partitions {', '.join(e.partitions) or 'none'}")) for e in t.coordinator]
+    for lane in t.lanes:
+        for p in lane.spans:
+            rows.append((esc(iso(p.first_time_ms)), esc(lane.name), esc(f"offsets {p.first_offset}-"
+                                                                        f"{p.last_data_offset}"),
+                         esc(p.outcome or (p.verdict or "open").upper()),
+                         esc(f"producer {p.producer_id}; marker at offset {p.marker_offset}, "
+                             f"{iso(p.marker_time_ms)}" if p.outcome else f"producer {p.producer_id}; no marker")))
+        if not lane.present:
+            rows.append(("", esc(lane.name), "", "", "named by the coordinator, not among the inputs"))
+        if lane.omitted:
+            rows.append(("", esc(lane.name), "", "", esc(f"{lane.omitted} older transaction(s) left out")))
+    rows.sort(key=lambda r: r[0] or "~")
+    return _table(("time (UTC)", "lane", "where", "state / outcome", "details"), rows)
+
+
+def _timeline(t: Timeline, index: int) -> str:
+    tones = ["idle", "open", "prepare", "commit", "abort", "dead", "hanging"]
+    state = f" · coordinator state now: {t.state}" if t.state else ""
+    if t.coordinator_partition is not None:
+        state += f" (__transaction_state-{t.coordinator_partition})"
+    pids = ", ".join(map(str, t.producer_ids))
+    span = (f"{iso(t.start_ms)} to {iso(t.end_ms)} ({duration(t.end_ms - t.start_ms)})"
+            if t.start_ms is not None and t.end_ms is not None else "no timestamps")
+    omitted = (f" The {t.coordinator_omitted} oldest coordinator record(s) are left out."
+               if t.coordinator_omitted else "")
+    flag = _badge("hanging", "hanging") if t.hanging else ""
+    return (f'<figure class="timeline-figure" id="timeline-{index}"><h3>{esc(t.title)}{flag}</h3>'
+            f'<figcaption class="muted">{esc(f"producer id(s) {pids}{state}. {span}.{omitted}")}</figcaption>'
+            f"{timeline_svg(t)}{_legend(tones)}<details><summary>every record of this timeline</summary>"
+            f"{_timeline_table(t)}</details></figure>")
+
+
+def _timelines(inc: Incident) -> str:
+    parts = ['<section id="timelines"><h2>Timelines per transactional id</h2><p class="muted">Top lane: the '
+             "transaction coordinator's records for the id (state, epoch, partitions; dashed lines mark each "
+             "record across the lanes). Below: the id's transactions on each partition, from their first data "
+             "batch to their marker (C commit, A abort); an open transaction runs off the right edge.</p>"]
+    parts += [_timeline(t, k) for k, t in enumerate(inc.timelines, start=1)] or ["<p>No transactional id.</p>"]
+    if inc.timelines_omitted:
+        parts.append(f'<p class="muted">{inc.timelines_omitted} more transactional id(s) not drawn.</p>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _lso_row(i: LsoLag) -> Sequence[str]:
+    hw = f"{i.high_watermark}" + ("" if i.high_watermark_known else " (log end: no checkpoint)")
+    pinned = (f"producer {i.pinned_by} from offset {i.pinned_offset}, since {iso(i.pinned_since_ms)}"
+              if i.pinned_by is not None else "")
+    return (esc(f"{i.topic}-{i.partition}"), esc(i.broker_id), esc(i.log_start_offset), esc(i.last_stable_offset),
+            esc(hw), esc(i.log_end_offset), esc(i.lag_offsets), esc(duration(i.lag_ms) if i.lag_ms is not None
+                                                                   else ""), esc(pinned))
+
+
+def _lso(inc: Incident) -> str:
+    svg, left_out = lso_bars(inc.lso)
+    note = f'<p class="muted">{left_out} partition(s) with smaller lags not drawn.</p>' if left_out else ""
+    rows = [_lso_row(i) for i in inc.lso[:MAX_LSO_ROWS]]
+    more = (f'<p class="muted">{len(inc.lso) - MAX_LSO_ROWS} more partition(s) not listed.</p>'
+            if len(inc.lso) > MAX_LSO_ROWS else "")
+    table = _table(("partition", "broker", "log start", "LSO", "high watermark", "log end", "lag (offsets)",
+                    "lag (time)", "pinned by"), rows, nums=(2, 3, 4, 5, 6))
+    return ('<section id="lso-lag"><h2>LSO lag per partition</h2><p class="muted">High watermark minus last '
+            "stable offset: what read_committed consumers cannot read yet. Time: the partition's newest batch "
+            "minus the first batch of the transaction holding the LSO; stuck: the as-of time minus it.</p>"
+            f"<figure>{svg}{_legend(('hanging', 'open', 'idle'))}</figure>{note}"
+            f"<details><summary>every partition</summary>{table}{more}</details></section>")
+
+
+def _where(f: Finding) -> str:
+    parts = [f.path or ""]
+    if f.position is not None:
+        parts.append(f"byte {f.position}" + (f"-{f.end_position}" if f.end_position not in (None, f.position)
+                                             else ""))
+    if f.first_offset is not None:
+        parts.append(f"offset {f.first_offset}" + (f"-{f.last_offset}" if f.last_offset not in (None, f.first_offset)
+                                                   else ""))
+    return ", ".join(p for p in parts if p)
+
+
+def _findings(inc: Incident) -> str:
+    if not inc.findings:
+        return '<section id="findings"><h2>Findings</h2><p>None: every input read as Kafka wrote it.</p></section>'
+    rows = [(esc(f.level.value), esc(f.kind.value), f'<span class="mono">{esc(_where(f))}</span>', esc(f.message))
+            for f in inc.findings]
+    more = (f'<p class="muted">{inc.findings_omitted} more finding(s): see <code>scan</code> or the JSON '
+            "output.</p>" if inc.findings_omitted else "")
+    return (f'<section id="findings"><h2>Findings</h2>{_table(("severity", "kind", "where", "what"), rows)}'
+            f"{more}</section>")
+
+
+def _footer(inc: Incident) -> str:
+    return (f"<footer>kafka-forensics {esc(inc.tool_version)} · offline analysis of copies of broker disks; "
+            "this page is self-contained (no script, no network).</footer>")

@@ -1,0 +1,200 @@
+"""Inline SVG pictures of the HTML report: the LSO lag bar chart and the per-id timeline.
+
+Pure layout over the incident model (:mod:`forensics.report.incident`): no Kafka rules here. Each
+element carries a ``<title>`` (the browser's tooltip) with the full facts; every text is escaped.
+Coordinates are rounded to 0.1 px so the output is byte-identical for the same model.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple
+
+from forensics.render.html_style import tone_colour
+from forensics.render.html_text import clock, duration, esc, iso
+from forensics.report.incident_model import (
+    CoordinatorEvent,
+    Lane,
+    LsoLag,
+    SpanEvent,
+    Timeline,
+)
+
+WIDTH = 1000
+MAX_BARS = 40
+
+
+def _n(x: float) -> str:
+    text = f"{x:.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _rect(x: float, y: float, w: float, h: float, fill: str, cls: str, title: str, extra: str = "") -> str:
+    return (f'<rect class="{cls}" x="{_n(x)}" y="{_n(y)}" width="{_n(max(w, 0))}" height="{_n(h)}" '
+            f'fill="{fill}"{extra}><title>{esc(title)}</title></rect>')
+
+
+def _text(x: float, y: float, text: str, cls: str = "", anchor: str = "start") -> str:
+    c = f' class="{cls}"' if cls else ""
+    a = f' text-anchor="{anchor}"' if anchor != "start" else ""
+    return f'<text x="{_n(x)}" y="{_n(y)}"{c}{a}>{esc(text)}</text>'
+
+
+def _fits(text: str, width: float) -> bool:
+    return len(text) * 6.3 + 6 <= width
+
+
+def _clip(text: str, width: float) -> str:
+    room = max(int((width - 6) / 6.3), 1)
+    return text if len(text) <= room else text[:max(room - 1, 1)] + "…"
+
+
+# -- LSO lag ----------------------------------------------------------------------------------------
+
+
+def lso_bars(items: Sequence[LsoLag], limit: int = MAX_BARS) -> Tuple[str, int]:
+    """A horizontal bar per partition (the largest lags first, at most ``limit``): high watermark
+    minus LSO in offsets, with the time lag beside it. Returns (svg, partitions left out)."""
+    shown = sorted(items, key=lambda i: (-i.lag_offsets, i.topic, i.partition))[:limit]
+    label_w, bar_w, row_h, top = 220, 520, 24, 8
+    peak = max((i.lag_offsets for i in shown), default=0) or 1
+    height = top * 2 + row_h * max(len(shown), 1)
+    out = [f'<svg class="lso-chart" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" '
+           f'role="img" aria-label="LSO lag per partition">']
+    for k, i in enumerate(shown):
+        y = top + k * row_h
+        name = f"{i.topic}-{i.partition}"
+        out.append(_text(label_w - 8, y + 16, _clip(name, label_w - 8), "lane", "end"))
+        w = bar_w * i.lag_offsets / peak if i.lag_offsets > 0 else 0
+        tip = (f"{name}: high watermark {i.high_watermark} - LSO {i.last_stable_offset} = {i.lag_offsets} offsets"
+               + (f"; pinned by producer {i.pinned_by} from offset {i.pinned_offset} since {iso(i.pinned_since_ms)}"
+                  if i.pinned_by is not None else ""))
+        out.append(_rect(label_w, y + 4, max(w, 2), row_h - 8, tone_colour(i.tone), "bar", tip))
+        note = f"{i.lag_offsets} offset" + ("" if i.lag_offsets == 1 else "s")
+        if i.lag_ms is not None:
+            note += f" · {duration(i.lag_ms)} of data"
+        if i.age_ms is not None:
+            note += f" · stuck {duration(i.age_ms)}"
+        out.append(_text(label_w + max(w, 2) + 6, y + 16, note))
+    if not shown:
+        out.append(_text(10, top + 16, "no data partition among the inputs"))
+    out.append("</svg>")
+    return "".join(out), len(items) - len(shown)
+
+
+# -- timeline ---------------------------------------------------------------------------------------
+
+LABEL_W, RIGHT_W, AXIS_H, LANE_H, BAR_H = 200, 110, 30, 34, 20
+
+
+class _Scale:
+    """Time to x: the timeline's range, padded 3% each side, over the plot area."""
+
+    def __init__(self, start: Optional[int], end: Optional[int]) -> None:
+        lo, hi = (start or 0), (end or 0)
+        if hi <= lo:
+            lo, hi = lo - 500, hi + 500
+        pad = (hi - lo) * 0.03
+        self.lo, self.hi = lo - pad, hi + pad
+        self.x0, self.x1 = LABEL_W, WIDTH - RIGHT_W
+
+    def x(self, t: Optional[int], default: Optional[float] = None) -> float:
+        if t is None or t < 0:
+            return self.x0 if default is None else default
+        return self.x0 + (t - self.lo) / (self.hi - self.lo) * (self.x1 - self.x0)
+
+    def ticks(self, n: int = 5) -> List[Tuple[float, int]]:
+        step = (self.hi - self.lo) / n
+        return [(self.x(int(self.lo + step * k)), int(self.lo + step * k)) for k in range(n + 1)]
+
+
+def _coordinator_lane(events: Sequence[CoordinatorEvent], s: _Scale, y: float) -> List[str]:
+    out = []
+    for k, e in enumerate(events):
+        x = s.x(e.time_ms)
+        nxt = s.x(events[k + 1].time_ms) if k + 1 < len(events) else WIDTH - 14  # holds until now
+        w = max(nxt - x, 3)
+        tip = (f"__transaction_state offset {e.offset} at {iso(e.time_ms)}: {e.state}; coordinator epoch "
+               f"{e.coordinator_epoch}; producer id {e.producer_id} epoch {e.producer_epoch}; partitions "
+               f"{', '.join(e.partitions) or 'none'}")
+        out.append(_rect(x, y, w, BAR_H, tone_colour(e.tone), f"state tone-{e.tone}", tip, ' stroke="#ffffff"'))
+        label = next((t for t in (f"{e.state} [{', '.join(e.partitions)}]", e.state)
+                      if _fits(t, w) and (t == e.state or e.partitions)), None)
+        if label is not None:
+            out.append(_text(x + 3, y + 14, label, "light"))
+    return out
+
+
+def _span_shapes(p: SpanEvent, s: _Scale, y: float) -> List[str]:
+    if p.first_time_ms is None and p.marker_time_ms is None and p.last_time_ms is None:
+        return []  # no time to place it by (listed in the table below the picture)
+    x = s.x(p.first_time_ms, s.x0)
+    end = s.x(p.marker_time_ms) if p.marker_time_ms is not None else WIDTH - 14
+    offsets = f"{p.first_offset}" + (f"-{p.last_data_offset}" if p.last_data_offset not in (None, p.first_offset)
+                                     else "")
+    what = (f"{p.outcome} marker at offset {p.marker_offset}, {iso(p.marker_time_ms)}" if p.outcome else
+            f"no marker: open ({p.verdict or 'open'})")
+    tip = (f"producer {p.producer_id} epochs {','.join(map(str, p.epochs)) or '?'}: data at offsets {offsets} from "
+           f"{iso(p.first_time_ms)}; {what}")
+    colour = tone_colour(p.tone)
+    out = [_rect(x, y + 3, max(end - x, 3), BAR_H - 6, colour, f"span tone-{p.tone}", tip)]
+    if p.outcome is not None:
+        out.append(_rect(end - 2, y - 2, 5, BAR_H + 4, colour, f"marker tone-{p.tone}", tip))
+        out.append(_text(end + 5, y + 14, p.outcome[0]))
+    else:
+        out.append(f'<path class="open-end" d="M{_n(end)} {_n(y)}l10 {_n(BAR_H / 2)}l-10 {_n(BAR_H / 2)}z" '
+                   f'fill="{colour}"><title>{esc(tip)}</title></path>')
+        out.append(_text(end - 4, y - 3, (p.verdict or "open").upper(), "", "end"))
+    if _fits(offsets, end - x):
+        out.append(_text(x + 3, y + 14, offsets, "light"))
+    return out
+
+
+def _named_marks(events: Sequence[CoordinatorEvent], name: str, s: _Scale, y: float) -> List[str]:
+    """A dot on the lane at each coordinator record whose partition set lists the lane's partition."""
+    out = []
+    for e in events:
+        if name in e.partitions:
+            tip = esc(f"coordinator record at offset {e.offset} ({e.state}) lists {name}")
+            out.append(f'<circle class="named tone-{e.tone}" cx="{_n(s.x(e.time_ms))}" cy="{_n(y - 2)}" r="3.5" '
+                       f'fill="{tone_colour(e.tone)}" stroke="#1f2933" stroke-width=".6"><title>{tip}</title></circle>')
+    return out
+
+
+def _lane_label(lane: Lane) -> str:
+    if not lane.present:
+        return f"{lane.name} (not among the inputs)"
+    return lane.name + (f" (broker {lane.broker_id})" if lane.broker_id is not None else "")
+
+
+def timeline_svg(t: Timeline) -> str:
+    """The coordinator's records in the first lane, one lane per partition below; dashed lines at
+    each coordinator record run across every lane; an open transaction runs off the right edge."""
+    s = _Scale(t.start_ms, t.end_ms)
+    rows = 1 + len(t.lanes)
+    height = AXIS_H + rows * LANE_H + 8
+    out = [f'<svg class="timeline" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" '
+           f'aria-label="timeline of {esc(t.title)}">']
+    span = int(s.hi - s.lo)
+    for x, ms in s.ticks():
+        out.append(f'<line class="axis" x1="{_n(x)}" y1="{AXIS_H - 6}" x2="{_n(x)}" y2="{AXIS_H}"/>')
+        out.append(_text(x, AXIS_H - 10, clock(ms, span), "", "middle"))
+    bottom = AXIS_H + rows * LANE_H
+    for e in t.coordinator:
+        x = _n(s.x(e.time_ms))
+        out.append(f'<line class="grid" x1="{x}" y1="{AXIS_H}" x2="{x}" y2="{bottom}"/>')
+    out.append(_text(LABEL_W - 8, AXIS_H + 21, "coordinator", "lane", "end"))
+    if t.coordinator:
+        out.extend(_coordinator_lane(t.coordinator, s, AXIS_H + 7))
+    else:
+        out.append(_text(LABEL_W + 4, AXIS_H + 21, "no coordinator record names this producer", "muted"))
+    for k, lane in enumerate(t.lanes, start=1):
+        y = AXIS_H + k * LANE_H + 7
+        out.append(f'<line class="grid" x1="0" y1="{_n(y - 7)}" x2="{WIDTH}" y2="{_n(y - 7)}"/>')
+        out.append(_text(LABEL_W - 8, y + 14, _clip(_lane_label(lane), LABEL_W - 8), "lane", "end"))
+        out.extend(_named_marks(t.coordinator, lane.name, s, y))
+        for p in lane.spans:
+            out.extend(_span_shapes(p, s, y))
+        if lane.present and not lane.spans:
+            out.append(_text(LABEL_W + 4, y + 14, "no transaction of this producer here", "muted"))
+    out.append("</svg>")
+    return "".join(out)

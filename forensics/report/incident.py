@@ -1,0 +1,293 @@
+"""The incident report's model: what ``kafka-forensics report`` shows, as typed frozen data.
+
+:func:`build_incident` is pure: a :class:`~forensics.report.state.StateReport`, the verdicts and
+the as-of time in, an :class:`Incident` out. Everything that needs Kafka's rules is decided here
+(which replica speaks for a partition, what pins the LSO, which transactions belong to a
+transactional id, what a coordinator state means); :mod:`forensics.render.html_report` only lays
+it out. Times stay epoch milliseconds. The pictures it feeds: **LSO lag** per partition (likely
+leader's replica; ``lag_ms`` = newest batch timestamp minus the first timestamp of the transaction
+holding the LSO, ``age_ms`` = as-of minus it) and a **timeline** per transactional id (its
+coordinator records in one lane, beside one lane per partition with its transactions: first data
+offset and time, marker offset, time and outcome, or open; also partitions the coordinator named
+where it wrote nothing, or that are not among the inputs).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from forensics import __version__
+from forensics.analysis.clock import AsOf
+from forensics.analysis.coordinator import TransactionIdView
+from forensics.analysis.hanging import Verdict
+from forensics.analysis.producers import PartitionView
+from forensics.findings import Finding, dedupe
+from forensics.report.hanging import (
+    BOOTSTRAP_PLACEHOLDER,
+    COMMAND_FORMS,
+    hanging_row,
+    leader_views,
+)
+from forensics.report.incident_model import (
+    ABORT,
+    COMMIT,
+    DEAD,
+    HANGING,
+    IDLE,
+    OPEN,
+    PREPARE,
+    UNKNOWN,
+    CommandLine,
+    CoordinatorEvent,
+    Field,
+    FieldGroup,
+    Incident,
+    Lane,
+    LsoLag,
+    OpenTransaction,
+    Scalar,
+    SpanEvent,
+    Summary,
+    Timeline,
+)
+from forensics.report.scan import ScanReport, total_log_bytes
+from forensics.report.state import StateReport
+from forensics.state.coordinator import HistoryEntry
+from forensics.state.producer import TransactionSpan
+
+Row = Dict[str, Any]
+
+_STATE_TONES = {"Empty": IDLE, "Ongoing": OPEN, "PrepareCommit": PREPARE, "PrepareAbort": PREPARE,
+                "PrepareEpochFence": PREPARE, "CompleteCommit": COMMIT, "CompleteAbort": ABORT, "Dead": DEAD,
+                "<tombstone>": DEAD}
+GROUP_LABELS = {"abortPreview": "What the abort discards, and where the LSO moves", "": "More"}
+_ROW_FACTS = frozenset({"topic", "partition", "producerId", "producerEpoch", "coordinatorEpoch", "startOffset",
+                        "lastTimestamp", "durationMs", "durationS", "verdict", "reason", "transactionalId",
+                        "brokerId", "evidence", "asOfMs", "asOfSource"})
+MAX_TIMELINES = 100
+MAX_SPANS_PER_LANE = 100  # closed transactions kept per lane (the newest); open ones are always kept
+MAX_COORDINATOR_EVENTS = 200
+MAX_FINDINGS = 500
+
+def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf, *, inputs: Sequence[str],
+                   manifest: Optional[Tuple[str, str]] = None, scan: Optional[ScanReport] = None,
+                   rows: Optional[Sequence[Row]] = None, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
+                   command_config: Optional[str] = None, max_timelines: int = MAX_TIMELINES,
+                   max_findings: int = MAX_FINDINGS) -> Incident:
+    """The incident model. ``rows``: one ``hanging_row`` dict per verdict (default: built here);
+    ``manifest``: (path, sha256) of the evidence manifest."""
+    if rows is None:
+        rows = [hanging_row(v, bootstrap, command_config) for v in verdicts]
+    if len(rows) != len(verdicts):
+        raise ValueError(f"{len(rows)} rows for {len(verdicts)} verdicts")
+    views = leader_views(report)
+    findings = dedupe(report.findings())
+    transactions = sorted((_transaction(v, r) for v, r in zip(verdicts, rows, strict=True)),
+                          key=lambda t: (not t.abortable, t.topic, t.partition, t.start_offset, t.producer_id))
+    timelines, omitted = _timelines(report, views, verdicts, max_timelines)
+    return Incident(
+        __version__, tuple(inputs), manifest[0] if manifest else None, manifest[1] if manifest else None,
+        as_of.time_ms, as_of.source, _summary(report, views, verdicts, findings, scan),
+        tuple(_lso_lag(v, verdicts, as_of.time_ms) for v in views), tuple(transactions), timelines, omitted,
+        tuple(findings[:max_findings]), max(0, len(findings) - max_findings))
+
+
+# -- summary ----------------------------------------------------------------------------------------
+
+
+def _counts(items: Iterable[str]) -> Tuple[Tuple[str, int], ...]:
+    return tuple(sorted(Counter(items).items()))
+
+
+def _summary(report: StateReport, views: Sequence[PartitionView], verdicts: Sequence[Verdict],
+             findings: Sequence[Finding], scan: Optional[ScanReport]) -> Summary:
+    inv, coord = report.inventory, report.coordinator
+    parts = [p for d in scan.log_dirs for p in d.partitions] if scan is not None else []
+    return Summary(
+        brokers=tuple(d.broker_id for d in inv.log_dirs), log_dirs=len(inv.log_dirs),
+        topics=len({v.topic_partition.topic for v in views}), partitions=len(views),
+        replicas=len(report.partitions), txn_state_partitions=len(coord.partitions),
+        txn_state_partition_count=coord.partition_count, transactional_ids=len(coord.ids),
+        open_transactions=len(verdicts), hanging=sum(v.abortable for v in verdicts),
+        verdicts=_counts(v.verdict for v in verdicts), findings=len(findings),
+        findings_by_severity=_counts(f.level.value for f in findings), log_bytes=total_log_bytes(inv),
+        segments=sum(len(p.segments) for p in parts) if scan is not None else None,
+        batches=sum(p.batches for p in parts) if scan is not None else None,
+        records=sum(p.records for p in parts) if scan is not None else None)
+
+
+# -- LSO lag ----------------------------------------------------------------------------------------
+
+
+def _all_spans(view: PartitionView, pid: int) -> Tuple[TransactionSpan, ...]:
+    """The producer's transactions on this replica: the full history's, else the broker-equivalent
+    fold's (a producer known only from a snapshot)."""
+    return view.history.spans.get(pid, ()) or view.broker.spans.get(pid, ())
+
+
+def pinning_span(view: PartitionView) -> Optional[TransactionSpan]:
+    """The transaction that holds the LSO back: the open (or not yet replicated) one with the lowest
+    first offset, as ``UnifiedLog.lastStableOffset`` picks it."""
+    if view.first_unstable_offset is None or view.first_unstable_offset >= view.high_watermark:
+        return None
+    candidates = [s for pid in view.open_transactions for s in (view.open_span(pid),) if s is not None]
+    candidates += [s for spans in view.history.spans.values() for s in spans
+                   if s.marker_offset is not None and s.marker_offset >= view.high_watermark]
+    return min(candidates, key=lambda s: s.first_offset, default=None)
+
+
+def _lso_lag(view: PartitionView, verdicts: Sequence[Verdict], as_of: Optional[int]) -> LsoLag:
+    tp = view.topic_partition
+    span = pinning_span(view)
+    since = span.first_timestamp if span is not None else None
+    lagging = view.high_watermark > view.last_stable_offset
+    hangs = span is not None and any(v.abortable and v.view.topic_partition == tp
+                                     and v.entry.producer_id == span.producer_id for v in verdicts)
+    return LsoLag(
+        tp.topic, tp.partition, view.inputs.broker_id, view.log_start_offset, view.last_stable_offset,
+        view.high_watermark, view.high_watermark_known, view.log_end_offset,
+        span.producer_id if span is not None else None, view.first_unstable_offset if span is not None else None,
+        since, view.max_timestamp - since if since is not None and view.max_timestamp is not None else None,
+        as_of - since if since is not None and as_of is not None else None,
+        HANGING if hangs else OPEN if lagging else IDLE)
+
+
+# -- open transactions ------------------------------------------------------------------------------
+
+_TIME_SUFFIXES = ("timestamp", "timems", "startms", "updatems")
+
+
+def is_time_key(key: str) -> bool:
+    """Keys of epoch-millisecond values in our JSON rows (``lastTimestamp``, ``startTimeMs``, ...)."""
+    return key.rsplit(".", 1)[-1].lower().endswith(_TIME_SUFFIXES)
+
+
+def _item(v: Scalar) -> str:
+    return json.dumps(v, ensure_ascii=False) if isinstance(v, str) or v is None or isinstance(v, bool) else str(v)
+
+
+def flatten(value: Any, prefix: str = "") -> List[Field]:
+    """A nested JSON-able value as dotted ``Field`` lines; lists of scalars become one comma-joined line."""
+    if isinstance(value, dict):
+        return [f for k, v in value.items() for f in flatten(v, f"{prefix}.{k}" if prefix else str(k))]
+    if isinstance(value, (list, tuple)):
+        if all(not isinstance(v, (dict, list, tuple)) for v in value):
+            return [Field(prefix, ", ".join(_item(v) for v in value))]
+        return [f for i, v in enumerate(value) for f in flatten(v, f"{prefix}[{i}]")]
+    return [Field(prefix, value, isinstance(value, int) and not isinstance(value, bool) and is_time_key(prefix))]
+
+
+def _commands(row: Row) -> Tuple[List[CommandLine], List[FieldGroup]]:
+    """Every top-level list of strings in ``row`` is a command line; every other key that is not
+    already a fact of the transaction is an extra: a nested record its own group, the rest one
+    group at the end."""
+    commands, groups, loose = [], [], []
+    for key, value in row.items():
+        if key in _ROW_FACTS or value is None:
+            continue
+        if isinstance(value, (list, tuple)) and value and all(isinstance(a, str) for a in value):
+            commands.append(CommandLine(key, COMMAND_FORMS.get(key, key), tuple(value)))
+        elif isinstance(value, dict):
+            groups.append(FieldGroup(key, GROUP_LABELS.get(key, key), tuple(flatten(value))))
+        else:
+            loose.extend(flatten(value, key))
+    if loose:
+        groups.append(FieldGroup("", GROUP_LABELS[""], tuple(loose)))
+    return commands, groups
+
+
+def _tone_of(v: Verdict) -> str:
+    return HANGING if v.abortable else PREPARE if v.verdict == "stuck-coordinator" else OPEN
+
+
+def _transaction(v: Verdict, row: Row) -> OpenTransaction:
+    tp, e = v.view.topic_partition, v.entry
+    commands, extras = _commands(row)
+    return OpenTransaction(
+        tp.topic, tp.partition, v.view.inputs.broker_id, e.producer_id, e.producer_epoch,
+        e.coordinator_epoch if e.coordinator_epoch >= 0 else -1, v.start_offset, v.transactional_id, v.verdict,
+        v.reason, v.abortable, e.last_timestamp if e.last_timestamp >= 0 else None, v.duration_ms, _tone_of(v),
+        tuple(flatten(row.get("evidence") or {})), tuple(commands), tuple(extras))
+
+
+# -- timelines --------------------------------------------------------------------------------------
+
+
+def _producer_ids(v: TransactionIdView) -> Tuple[int, ...]:
+    pids = {h.value.producer_id for h in v.history if h.value is not None}
+    m = v.metadata
+    if m is not None:
+        pids.update(p for p in (m.producer_id, m.previous_producer_id, m.next_producer_id) if p >= 0)
+    return tuple(sorted(p for p in pids if p >= 0))
+
+
+def _coordinator_event(h: HistoryEntry) -> CoordinatorEvent:
+    v = h.value
+    parts = tuple(f"{t.topic}-{p}" for t in (v.partitions or ()) for p in t.partition_ids) if v is not None else ()
+    return CoordinatorEvent(h.timestamp, h.offset, h.state_name, _STATE_TONES.get(h.state_name, UNKNOWN),
+                            v.producer_id if v is not None else None, v.producer_epoch if v is not None else None,
+                            h.leader_epoch, parts)
+
+
+def _span_event(s: TransactionSpan, verdict: Optional[Verdict]) -> SpanEvent:
+    tone = ((COMMIT if s.outcome == "COMMIT" else ABORT) if s.outcome is not None
+            else _tone_of(verdict) if verdict is not None else OPEN)
+    return SpanEvent(s.producer_id, s.first_offset, s.last_data_offset, s.first_timestamp, s.last_timestamp,
+                     s.marker_offset, s.marker_timestamp, s.outcome, s.data_epochs,
+                     verdict.verdict if verdict is not None and s.is_open else None, tone)
+
+
+def _lane(view: PartitionView, pids: Sequence[int], open_verdicts: Dict[Tuple[str, int], Verdict]) -> Lane:
+    spans = sorted((s for pid in pids for s in _all_spans(view, pid)), key=lambda s: (s.first_offset, s.producer_id))
+    closed = [i for i, s in enumerate(spans) if not s.is_open]
+    keep = set(closed[-MAX_SPANS_PER_LANE:]) | {i for i, s in enumerate(spans) if s.is_open}
+    name = str(view.topic_partition)
+    events = tuple(_span_event(s, open_verdicts.get((name, s.producer_id)) if s.is_open else None)
+                   for i, s in enumerate(spans) if i in keep)
+    return Lane(name, view.inputs.broker_id, True, events, len(spans) - len(events))
+
+
+def _time_range(coordinator: Sequence[CoordinatorEvent], lanes: Sequence[Lane]) -> Tuple[Optional[int], Optional[int]]:
+    times = [c.time_ms for c in coordinator if c.time_ms >= 0]
+    times += [t for lane in lanes for s in lane.spans for t in (s.first_time_ms, s.last_time_ms, s.marker_time_ms)
+              if t is not None and t >= 0]
+    return (min(times), max(times)) if times else (None, None)
+
+
+def _timeline(title: str, id_view: Optional[TransactionIdView], pids: Tuple[int, ...],
+              views: Sequence[PartitionView], verdicts: Sequence[Verdict]) -> Timeline:
+    open_verdicts = {(str(v.view.topic_partition), v.entry.producer_id): v for v in verdicts}
+    history = tuple(_coordinator_event(h) for h in (id_view.history if id_view is not None else ()))
+    named = {p for c in history for p in c.partitions}
+    lanes = [lane for lane in (_lane(v, pids, open_verdicts) for v in views) if lane.spans or lane.name in named]
+    present = {lane.name for lane in lanes} | {str(v.topic_partition) for v in views}
+    lanes += [Lane(name, None, False, ()) for name in sorted(named - present)]
+    coordinator = history[-MAX_COORDINATOR_EVENTS:]
+    start, end = _time_range(coordinator, lanes)
+    hangs = any(v.abortable and v.entry.producer_id in pids for v in verdicts)
+    return Timeline(title, id_view.transactional_id if id_view is not None else None, pids,
+                    id_view.partition if id_view is not None else None, id_view.state_name if id_view else "",
+                    coordinator, tuple(lanes), start, end, hangs, len(history) - len(coordinator))
+
+
+def _timelines(report: StateReport, views: Sequence[PartitionView], verdicts: Sequence[Verdict],
+               limit: int) -> Tuple[Tuple[Timeline, ...], int]:
+    """One per transactional id, and one per producer id of an open transaction that no coordinator
+    record names. Those with an abortable transaction come first, then those with any open one, then
+    the rest, each by name; only the first ``limit`` are built."""
+    ids = report.coordinator.ids
+    rank: Dict[Tuple[str, Any], int] = {}
+    for v in verdicts:
+        key = ("id", v.transactional_id) if v.transactional_id in ids else ("pid", v.entry.producer_id)
+        rank[key] = min(rank.get(key, 1), 0 if v.abortable else 1)
+    keys = [("id", tid) for tid in ids] + [k for k in rank if k[0] == "pid"]
+    keys.sort(key=lambda k: (rank.get(k, 2), k[0] == "id", str(k[1]) if k[0] == "id" else f"{k[1]:020d}"))
+
+    def make(key: Tuple[str, Any]) -> Timeline:
+        if key[0] == "id":
+            return _timeline(key[1], ids[key[1]], _producer_ids(ids[key[1]]), views, verdicts)
+        return _timeline(f"producer id {key[1]}", None, (key[1],), views, verdicts)
+
+    return tuple(make(k) for k in keys[:limit]), max(0, len(keys) - limit)

@@ -1,0 +1,168 @@
+"""The incident report's model: plain frozen data that :mod:`forensics.report.incident` builds and
+:mod:`forensics.render.html_report` lays out. Times are epoch milliseconds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple, Union
+
+from forensics.findings import Finding
+
+Scalar = Union[str, int, float, bool, None]
+
+# Tones: what a picture's colour says; the renderer maps each to a colour and a legend entry.
+IDLE, OPEN, PREPARE, COMMIT, ABORT, DEAD, HANGING, UNKNOWN = (
+    "idle", "open", "prepare", "commit", "abort", "dead", "hanging", "unknown")
+
+
+@dataclass(frozen=True, slots=True)
+class Field:  # One fact of a nested record, flattened: ``openTransaction.firstOffset`` = 6.
+    key: str
+    value: Scalar
+    is_time: bool = False  # epoch ms: the renderer shows it as a time
+
+
+@dataclass(frozen=True, slots=True)
+class FieldGroup:  # A nested record of a row (``abortPreview``), or the row's other keys (``key`` "").
+    key: str
+    label: str
+    fields: Tuple[Field, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandLine:
+    key: str  # the row key it came from (abortArgs, ...)
+    label: str
+    argv: Tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    brokers: Tuple[Optional[int], ...]  # broker id of each log dir (None: no meta.properties)
+    log_dirs: int
+    topics: int
+    partitions: int  # data partitions read (distinct topic-partitions)
+    replicas: int
+    txn_state_partitions: int  # __transaction_state partitions among the inputs
+    txn_state_partition_count: int  # the count the analysis used
+    transactional_ids: int
+    open_transactions: int
+    hanging: int  # abortable verdicts (what find-hanging reports)
+    verdicts: Tuple[Tuple[str, int], ...]  # verdict -> count, every open transaction
+    findings: int
+    findings_by_severity: Tuple[Tuple[str, int], ...]
+    log_bytes: int
+    segments: Optional[int] = None  # from a scan, when one was given
+    batches: Optional[int] = None
+    records: Optional[int] = None
+
+
+@dataclass(frozen=True, slots=True)
+class LsoLag:
+    topic: str
+    partition: int
+    broker_id: Optional[int]
+    log_start_offset: int
+    last_stable_offset: int
+    high_watermark: int
+    high_watermark_known: bool  # False: no checkpoint, the log end stands in
+    log_end_offset: int
+    pinned_by: Optional[int]  # producer id of the transaction at the LSO
+    pinned_offset: Optional[int]  # its first offset (the first unstable offset)
+    pinned_since_ms: Optional[int]  # its first data batch's timestamp
+    lag_ms: Optional[int]  # newest batch timestamp of the partition minus pinned_since_ms
+    age_ms: Optional[int]  # as-of minus pinned_since_ms
+    tone: str  # HANGING when the pinning transaction hangs, OPEN when the LSO lags, else IDLE
+
+    @property
+    def lag_offsets(self) -> int:
+        return self.high_watermark - self.last_stable_offset
+
+
+@dataclass(frozen=True, slots=True)
+class OpenTransaction:  # One open transaction and its verdict, with evidence and the proposed commands.
+    topic: str
+    partition: int
+    broker_id: Optional[int]
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    start_offset: int
+    transactional_id: Optional[str]
+    verdict: str
+    reason: str
+    abortable: bool
+    last_timestamp_ms: Optional[int]
+    duration_ms: Optional[int]
+    tone: str
+    evidence: Tuple[Field, ...]
+    commands: Tuple[CommandLine, ...]
+    extras: Tuple[FieldGroup, ...]  # any other row key (e.g. abortPreview), flattened
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorEvent:  # One ``__transaction_state`` record of the id.
+    time_ms: int
+    offset: int
+    state: str
+    tone: str
+    producer_id: Optional[int]
+    producer_epoch: Optional[int]
+    coordinator_epoch: int  # the batch's partitionLeaderEpoch
+    partitions: Tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SpanEvent:  # One transaction of the id on one partition: its data, then its marker (or none: open).
+    producer_id: int
+    first_offset: int
+    last_data_offset: Optional[int]
+    first_time_ms: Optional[int]
+    last_time_ms: Optional[int]
+    marker_offset: Optional[int]
+    marker_time_ms: Optional[int]
+    outcome: Optional[str]  # COMMIT | ABORT | None (open)
+    epochs: Tuple[int, ...]
+    verdict: Optional[str]  # of an open transaction
+    tone: str
+
+
+@dataclass(frozen=True, slots=True)
+class Lane:
+    name: str  # topic-partition
+    broker_id: Optional[int]
+    present: bool  # False: the coordinator named it, but it is not among the inputs
+    spans: Tuple[SpanEvent, ...]
+    omitted: int = 0  # older closed transactions left out
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    title: str  # the transactional id, or "producer id N" when no coordinator record names it
+    transactional_id: Optional[str]
+    producer_ids: Tuple[int, ...]
+    coordinator_partition: Optional[int]
+    state: str  # current coordinator state ("" when unknown)
+    coordinator: Tuple[CoordinatorEvent, ...]
+    lanes: Tuple[Lane, ...]
+    start_ms: Optional[int]  # time range of every known time of the timeline
+    end_ms: Optional[int]
+    hanging: bool
+    coordinator_omitted: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Incident:
+    tool_version: str
+    inputs: Tuple[str, ...]
+    manifest_path: Optional[str]
+    manifest_sha256: Optional[str]
+    as_of_ms: Optional[int]
+    as_of_source: str
+    summary: Summary
+    lso: Tuple[LsoLag, ...]
+    transactions: Tuple[OpenTransaction, ...]  # abortable first
+    timelines: Tuple[Timeline, ...]
+    timelines_omitted: int
+    findings: Tuple[Finding, ...]
+    findings_omitted: int
