@@ -170,7 +170,15 @@ def main(argv: Optional[List[str]] = None) -> None:
         signal.signal(signal.SIGINT, _on_ctrl_c)
     _CTRL_C.clear()
     try:
-        from forensics.cli import dump_cmd, evidence, hanging_cmd, report_cmd, scan_cmd, state_cmd  # noqa: F401  (registers the commands)
+        from forensics.cli import (  # noqa: F401  (registers the commands)
+            dump_cmd,
+            evidence,
+            export_cmd,
+            hanging_cmd,
+            report_cmd,
+            scan_cmd,
+            state_cmd,
+        )
         from forensics.pipeline.engine import shutdown
     except KeyboardInterrupt:
         sys.exit(_interrupted())

@@ -45,7 +45,8 @@ class ManifestRef:
         return {"path": self.path, "sha256": self.sha256}
 
 
-def _inside(path: str, root: str) -> bool:
+def inside(path: str, root: str) -> bool:
+    """Is ``path`` ``root`` or below it (symlinks resolved)?"""
     real, top = os.path.realpath(path), os.path.realpath(root)
     return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
@@ -53,7 +54,7 @@ def _inside(path: str, root: str) -> bool:
 def check_outside_evidence(target: str, inputs: Sequence[str], option: str = "--manifest") -> None:
     """Refuse (exit 2) an output path that lies inside, or is, one of the inputs."""
     for given in inputs:
-        if os.path.lexists(given) and _inside(target, given):
+        if os.path.lexists(given) and inside(target, given):
             raise fail(f"{option} {target}: lies inside the evidence ({given}); write it elsewhere", EXIT_USAGE)
 
 
@@ -163,4 +164,4 @@ def verify_manifest_cli(
         raise typer.Exit(EXIT_FOUND)
 
 
-__all__ = ["MANIFEST", "ManifestRef", "ManifestRun", "check_outside_evidence"]
+__all__ = ["MANIFEST", "ManifestRef", "ManifestRun", "check_outside_evidence", "inside"]

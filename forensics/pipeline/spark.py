@@ -141,7 +141,7 @@ _STAGE_FAILURE = "Job aborted due to stage failure: "
 _PYTHON_FAILURE = "An exception was thrown from the Python worker"
 
 
-def _job_error(exc: BaseException) -> str:
+def job_error(exc: BaseException) -> str:
     """The useful line of a failed job: our own error raised on an executor; else why the stage
     failed (how many attempts, the last one's error); else the exception ending a Python worker's
     traceback; else Spark's first line."""
@@ -221,5 +221,5 @@ class SparkExecutor:
         if progress is not None and done.value > reported:
             progress(done.value - reported)
         if "error" in box:
-            raise SESSION.failed(f"Spark job failed: {_job_error(box['error'])}") from None
+            raise SESSION.failed(f"Spark job failed: {job_error(box['error'])}") from None
         return box["value"]

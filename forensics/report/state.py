@@ -68,7 +68,7 @@ class StateReport:
 
     def with_evidence(self, findings: Iterable[Finding]) -> List[Finding]:
         """:meth:`evidence_findings`, then ``findings`` (a command's own), each once."""
-        return _without_whole_file_regions(dedupe(self.evidence_findings() + list(findings)))
+        return without_whole_file_regions(dedupe(self.evidence_findings() + list(findings)))
 
     def evidence_findings(self) -> List[Finding]:
         """What every command must show about the evidence it read, once each (see
@@ -83,7 +83,7 @@ class StateReport:
             out.extend(_as_read(v.findings, ((s.findings, s.size, s.batches) for s in v.inputs.segments)))
         out.extend(self.coordinator.findings)  # already as read (see load_state)
         kept = [f for f in out if f.kind in EVIDENCE_KINDS]
-        return _without_whole_file_regions(dedupe(kept))
+        return without_whole_file_regions(dedupe(kept))
 
     def replicas(self, topic: str, partition: int) -> List[PartitionView]:
         return [p for p in self.partitions if p.topic_partition == (topic, partition)]
@@ -100,7 +100,7 @@ def _as_read(findings: Sequence[Finding], segments: Iterable[Tuple[Sequence[Find
     return [replaced.get(f, f) for f in findings]
 
 
-def _without_whole_file_regions(findings: List[Finding]) -> List[Finding]:
+def without_whole_file_regions(findings: List[Finding]) -> List[Finding]:
     """Drop the corrupt region a NOT_KAFKA finding of the same file and bytes replaces."""
     whole = {(f.path, f.position, f.end_position) for f in findings if f.kind is FindingKind.NOT_KAFKA}
     return [f for f in findings

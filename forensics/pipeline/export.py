@@ -1,0 +1,160 @@
+"""Writing the export tables as Parquet through Spark (``kafka-forensics export``).
+
+Two kinds of table. ``batches`` grows with the bytes on the disks: it is made on the executors,
+one task per bin of whole segments (:func:`~forensics.pipeline.spark.balance`), each task framing
+its segments (:func:`~forensics.pipeline.export_rows.batch_rows`) and Spark's Parquet writer
+writing the rows where they were made; only a row count travels back. The other tables grow with
+partitions, producers and transactions: the driver has them already (the analysis ran on the
+reduced per-replica results, as every command does) and hands them to Spark as rows.
+
+Every table is a directory of Parquet files (plus Spark's ``_SUCCESS``) under the output
+directory; the caller checks that directory is not the evidence's.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Callable, Dict, List, Optional, Sequence
+
+from forensics.pipeline.export_rows import (
+    BATCHES,
+    NO_CONTEXT,
+    Context,
+    Table,
+    batch_rows,
+)
+from forensics.pipeline.merge import ReplicaResult
+from forensics.pipeline.plan import UnitKind, WorkUnit
+from forensics.pipeline.spark import ExecutorCannotReadError, Item, balance, job_error
+from forensics.pipeline.spark_session import SESSION, Conf
+
+Progress = Callable[[int], None]
+SEGMENT_KINDS = (UnitKind.EVENTS, UnitKind.TXNLOG, UnitKind.STATS)
+
+
+class Reuse:
+    """An executor that returns results computed already: one Spark job reads the disks once for
+    both the scan and the state report (the union of what each plans)."""
+
+    def __init__(self, results: Dict[str, ReplicaResult], name: str = "spark") -> None:
+        self.results = results
+        self.name = name
+
+    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None) -> Dict[str, ReplicaResult]:
+        return self.results
+
+
+def spark_schema(table: Table):
+    from pyspark.sql.types import (
+        ArrayType,
+        BooleanType,
+        ByteType,
+        IntegerType,
+        LongType,
+        ShortType,
+        StringType,
+        StructField,
+        StructType,
+    )
+
+    simple = {"string": StringType(), "boolean": BooleanType(), "byte": ByteType(), "short": ShortType(),
+              "int": IntegerType(), "long": LongType()}
+
+    def spark_type(name: str):
+        if name.startswith("array<"):
+            return ArrayType(simple[name[6:-1]], containsNull=False)
+        return simple[name]
+
+    return StructType([StructField(c.name, spark_type(c.type), c.nullable) for c in table.columns])
+
+
+def _uri(path: str) -> str:
+    return "file://" + os.path.abspath(path)
+
+
+def _run_job(action: Callable[[], None], done, progress: Optional[Progress]) -> None:
+    """Run a Spark action in a thread, reporting ``done`` (bytes read) as it grows; Ctrl-C cancels
+    the job; a failed job is one line naming Spark's log."""
+    box: Dict[str, BaseException] = {}
+
+    def work() -> None:
+        try:
+            action()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="kafka-forensics-export", daemon=True)
+    worker.start()
+    reported = 0
+    try:
+        while worker.is_alive():
+            worker.join(0.2)
+            if progress is not None and done.value > reported:
+                progress(done.value - reported)
+                reported = done.value
+    except KeyboardInterrupt:
+        SESSION.cancel()
+        raise
+    if progress is not None and done.value > reported:
+        progress(done.value - reported)
+    if "error" in box:
+        raise SESSION.failed(f"Spark job failed: {job_error(box['error'])}") from None
+
+
+def _rows_task(contexts, done, count, cwd: str):
+    """Each task: the driver's working directory first (relative paths resolve as on the driver),
+    then the rows of every segment of its bins."""
+    def run(bins):
+        if os.path.isdir(cwd):
+            os.chdir(cwd)
+        ctx = contexts.value
+        for bin_ in bins:
+            for item in bin_:
+                for u in item.units:
+                    if not os.path.exists(u.path):
+                        import socket
+
+                        raise ExecutorCannotReadError(
+                            f"executor on {socket.gethostname()} cannot see {os.path.join(cwd, u.path)}, which the "
+                            "driver read: the disks must be mounted at the same path on every executor")
+                    n = 0
+                    for row in batch_rows(u.path, u.base_offset, ctx.get(u.key, NO_CONTEXT)):
+                        n += 1
+                        yield row
+                    count.add(n)
+                    done.add(u.size)
+    return run
+
+
+class ParquetWriter:
+    """Writes the tables of one export under ``out`` with the session for ``master`` and ``conf``
+    (the one the analysis job started)."""
+
+    def __init__(self, out: str, master: Optional[str], conf: Conf) -> None:
+        self.out = out
+        self.session = SESSION.get(master, conf)
+
+    def write_batches(self, segments: Sequence[WorkUnit], contexts: Dict[str, Context],
+                      progress: Optional[Progress] = None) -> int:
+        """The ``batches`` table, made and written on the executors; its row count."""
+        session = self.session
+        sc = session.sparkContext
+        done, count = sc.accumulator(0), sc.accumulator(0)
+        bins: List[List[Item]] = balance([Item((u,), u.size, True) for u in segments], sc.defaultParallelism)
+        shared = sc.broadcast(contexts)
+        try:
+            rdd = sc.parallelize(bins or [[]], max(1, len(bins))).mapPartitions(
+                _rows_task(shared, done, count, os.getcwd()))
+            frame = session.createDataFrame(rdd, spark_schema(BATCHES), verifySchema=False)
+            _run_job(lambda: frame.write.parquet(_uri(os.path.join(self.out, BATCHES.name))), done, progress)
+        finally:
+            shared.unpersist()
+        return count.value
+
+    def write_table(self, table: Table, rows: Sequence[tuple]) -> int:
+        """A table the driver holds (partitions, producers, transactions, records, findings), as one file."""
+        frame = self.session.createDataFrame(list(rows), spark_schema(table))
+        done = self.session.sparkContext.accumulator(0)
+        _run_job(lambda: frame.coalesce(1).write.parquet(_uri(os.path.join(self.out, table.name))), done, None)
+        return len(rows)

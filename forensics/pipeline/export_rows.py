@@ -1,0 +1,152 @@
+"""The tables ``export`` writes: their columns, declared once, and the executor-side rows of ``batches``.
+
+Each :class:`Table` lists its columns in order with a Spark SQL type and whether it can be null;
+``docs/export.md`` gives every column's meaning (a test keeps the two in step). Names are
+lowerCamelCase, Kafka's own where Kafka has one (``DumpLogSegments``, ``ProducerStateEntry``,
+``TransactionMetadata``), as in the JSON output of the other commands. Times are epoch
+milliseconds (``long``), offsets and byte positions ``long``, raw wire values keep Kafka's widths.
+
+:func:`batch_rows` runs on the executors: one row per record batch header of one segment, framed
+exactly as ``scan`` frames it (CRC verified, record bodies untouched except the one record of a
+control batch), so a table of any size never passes through the driver.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Iterator, NamedTuple, Optional, Tuple
+
+from forensics.codec import batch as v2
+from forensics.codec.compression import codec_name
+from forensics.codec.control import (
+    ControlRecordType,
+    decode_control_key,
+    decode_end_txn_marker,
+)
+from forensics.errors import ForensicsError, InputError
+from forensics.io.files import MappedFile
+from forensics.io.frames import Frame, FrameScanner
+
+
+class Column(NamedTuple):
+    name: str
+    type: str  # Spark SQL: string, boolean, byte, short, int, long, array<short>, array<string>
+    nullable: bool = True
+
+
+class Table(NamedTuple):
+    name: str
+    columns: Tuple[Column, ...]
+
+    @property
+    def names(self) -> Tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+
+def _cols(spec: str) -> Tuple[Column, ...]:
+    """``"name type, name type!"``: ``!`` marks a column that is never null."""
+    out = []
+    for item in spec.split(","):
+        name, typ = item.split()
+        out.append(Column(name, typ.rstrip("!"), not typ.endswith("!")))
+    return tuple(out)
+
+
+_REPLICA = "replicaPath string, logDir string, brokerId int, topic string, partition int"
+
+BATCHES = Table("batches", _cols(
+    "path string!, " + _REPLICA + ", partitionStatus string, segmentBaseOffset long, position long!, size long!, "
+    "magic byte!, baseOffset long!, lastOffset long!, recordsCount int!, crc long!, crcValid boolean!, "
+    "attributes short!, compressionType string!, timestampType string, isTransactional boolean!, "
+    "isControl boolean!, partitionLeaderEpoch int, baseTimestamp long, maxTimestamp long, deleteHorizonMs long, "
+    "producerId long, producerEpoch short, baseSequence int, lastSequence int, controlType string, "
+    "coordinatorEpoch int"))
+
+TRANSACTIONS = Table("transactions", _cols(
+    _REPLICA + ", producerId long!, fold string!, firstOffset long!, lastDataOffset long, dataEpochs array<short>!, "
+    "batches long!, records long!, bytes long!, firstTimestamp long, lastTimestamp long, startPath string, "
+    "startPosition long, isOpen boolean!, markerOffset long, outcome string, markerEpoch short, "
+    "coordinatorEpoch int, markerTimestamp long, markerPath string, markerPosition long, fromSnapshot boolean!"))
+
+PRODUCER_STATES = Table("producer_states", _cols(
+    _REPLICA + ", producerId long!, producerEpoch short!, coordinatorEpoch int!, lastSequence int!, lastOffset long!, "
+    "offsetDelta int!, lastTimestamp long!, currentTxnFirstOffset long"))
+
+PARTITIONS = Table("partitions", _cols(
+    _REPLICA + ", logStartOffset long!, logEndOffset long!, highWatermark long, firstUnstableOffset long, "
+    "lastStableOffset long!, leaderEpoch int, openTransactions int!, producers int!, maxTimestamp long, "
+    "snapshotPath string"))
+
+COORDINATOR_RECORDS = Table("coordinator_records", _cols(
+    "transactionStatePartition int!, replicaPath string!, brokerId int, path string!, position long!, offset long!, "
+    "timestamp long!, coordinatorEpoch int!, transactionalId string!, isTombstone boolean!, "
+    "transactionState string!, valueVersion short, producerId long, producerEpoch short, "
+    "transactionTimeoutMs int, topicPartitions array<string>, lastUpdateTimeMs long, startTimeMs long, "
+    "previousProducerId long, nextProducerId long, nextProducerEpoch short, clientTransactionVersion short"))
+
+FINDINGS = Table("findings", _cols(
+    "kind string!, severity string!, message string!, path string, position long, endPosition long, "
+    "firstOffset long, lastOffset long"))
+
+TABLES = (BATCHES, TRANSACTIONS, PRODUCER_STATES, PARTITIONS, COORDINATOR_RECORDS, FINDINGS)
+
+# -- batches: rows on the executors ------------------------------------------------------------------
+
+Context = Tuple[Optional[str], Optional[str], Optional[int], Optional[str], Optional[int], Optional[str]]
+NO_CONTEXT: Context = (None, None, None, None, None, None)  # a single file given on the command line
+
+_LEGACY_CRC = struct.Struct(">I")  # crc @12 of a magic 0/1 entry
+_LEGACY_TS = struct.Struct(">q")  # timestamp @18 of a magic-1 entry
+_LEGACY_TS_TYPE = 0x08
+
+
+def _control(buf, frame: Frame) -> Tuple[Optional[str], Optional[int]]:
+    """The control record type of a control batch (and the coordinator epoch of an end-transaction
+    marker); (None, None) when its record does not decode (the findings table says why)."""
+    h = frame.header
+    try:
+        for rec in v2.iter_records(buf, frame.position, h):
+            key = decode_control_key(rec.key)
+            if key.type in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+                return key.type_name, decode_end_txn_marker(key, rec.value).coordinator_epoch
+            return key.type_name, None
+    except ForensicsError:
+        pass
+    return None, None
+
+
+def _v2_row(head: tuple, buf, frame: Frame) -> tuple:
+    h = frame.header
+    control, coordinator_epoch = _control(buf, frame) if h.is_control and frame.crc_ok else (None, None)
+    return head + (
+        2, h.base_offset, h.last_offset, h.records_count, h.crc, bool(frame.crc_ok), h.attributes,
+        codec_name(h.codec), h.timestamp_type, h.is_transactional, h.is_control, h.partition_leader_epoch,
+        h.base_timestamp, h.max_timestamp, h.delete_horizon_ms, h.producer_id, h.producer_epoch,
+        h.base_sequence, h.last_sequence, control, coordinator_epoch)
+
+
+def _legacy_row(head: tuple, buf, frame: Frame) -> tuple:
+    pos, magic = frame.position, frame.magic
+    attrs = buf[pos + 17]
+    ts = _LEGACY_TS.unpack_from(buf, pos + 18)[0] if magic == 1 else None
+    ts_type = ("LogAppendTime" if attrs & _LEGACY_TS_TYPE else "CreateTime") if magic == 1 else None
+    return head + (
+        magic, frame.base_offset, frame.last_offset, 1, _LEGACY_CRC.unpack_from(buf, pos + 12)[0],
+        bool(frame.crc_ok), attrs, codec_name(attrs & 0x07), ts_type, False, False, None, None, ts, None,
+        None, None, None, None, None, None)
+
+
+def batch_rows(path: str, base_offset: Optional[int], context: Context) -> Iterator[tuple]:
+    """One :data:`BATCHES` row per frame of the segment at ``path``. A file that cannot be opened
+    gives no row (its ``unreadable_file`` finding is in the findings table)."""
+    try:
+        mf = MappedFile(path)
+    except InputError:
+        return
+    replica, log_dir, broker_id, topic, partition, status = context
+    with mf:
+        buf = mf.data
+        for frame in FrameScanner(buf, path, verify_crc=True, base_offset=base_offset, headers=True):
+            head = (path, replica, log_dir, broker_id, topic, partition, status, base_offset, frame.position,
+                    frame.size)
+            yield _v2_row(head, buf, frame) if frame.magic == 2 else _legacy_row(head, buf, frame)
