@@ -102,7 +102,7 @@ class ManifestRun:
 
         self.manifest = close_run(self.manifest, time.time_ns() // 1_000_000, as_of_ms, as_of_source)
         data = manifest_json(self.manifest)
-        _write_atomically(self.target, data)
+        write_atomically(self.target, data)
         for f in self.manifest.files:
             if f.error is not None:
                 sys.stderr.write(f"kafka-forensics: manifest: {f.path}: not hashed: {f.error}\n")
@@ -114,7 +114,9 @@ class ManifestRun:
         return ref
 
 
-def _write_atomically(target: str, data: bytes) -> None:
+def write_atomically(target: str, data: bytes, what: str = "the manifest") -> None:
+    """Write ``data`` to ``target`` through a temporary file beside it and a rename: a reader never
+    sees half of it; one clear line if it cannot be written."""
     tmp = f"{target}.tmp-{os.getpid()}"
     try:
         with open(tmp, "wb") as fh:
@@ -127,7 +129,7 @@ def _write_atomically(target: str, data: bytes) -> None:
             os.unlink(tmp)
         except OSError:
             pass
-        raise InputError(f"cannot write the manifest: {exc.strerror or exc}", path=target) from None
+        raise InputError(f"cannot write {what}: {exc.strerror or exc}", path=target) from None
 
 
 @app.command("verify-manifest")
@@ -164,4 +166,4 @@ def verify_manifest_cli(
         raise typer.Exit(EXIT_FOUND)
 
 
-__all__ = ["MANIFEST", "ManifestRef", "ManifestRun", "check_outside_evidence", "inside"]
+__all__ = ["MANIFEST", "ManifestRef", "ManifestRun", "check_outside_evidence", "inside", "write_atomically"]

@@ -9,28 +9,22 @@ from typing import List, Optional
 import typer
 
 from forensics.cli.app import app, error_boundary, fail
-from forensics.cli.evidence import MANIFEST, ManifestRun, check_outside_evidence
+from forensics.cli.evidence import (
+    MANIFEST,
+    ManifestRun,
+    check_outside_evidence,
+    write_atomically,
+)
 from forensics.cli.hanging_cmd import TIMEOUT, _report_evidence, _verdicts
 from forensics.cli.options import AS_OF, CONF, ENGINE_SPARK, MASTER, format_time
 from forensics.cli.state_cmd import EXIT_INPUT, PARTITIONS, PATHS, PROGRESS
-from forensics.errors import InputError
 from forensics.pipeline.engine import EngineName
 
 
 def _write(target: str, text: str) -> int:
     """Write the page atomically (a reader never sees half of it); its size in bytes."""
     data = text.encode("utf-8", errors="backslashreplace")
-    tmp = f"{target}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise InputError(f"cannot write the report: {exc.strerror or exc}", path=target) from None
+    write_atomically(target, data, "the report")
     return len(data)
 
 

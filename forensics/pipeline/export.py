@@ -14,7 +14,6 @@ directory; the caller checks that directory is not the evidence's.
 from __future__ import annotations
 
 import os
-import threading
 from typing import Callable, Dict, List, Optional, Sequence
 
 from forensics.pipeline.export_rows import (
@@ -26,7 +25,7 @@ from forensics.pipeline.export_rows import (
 )
 from forensics.pipeline.merge import ReplicaResult
 from forensics.pipeline.plan import UnitKind, WorkUnit
-from forensics.pipeline.spark import ExecutorCannotReadError, Item, balance, job_error
+from forensics.pipeline.spark import ExecutorCannotReadError, Item, balance, run_job
 from forensics.pipeline.spark_session import SESSION, Conf
 
 Progress = Callable[[int], None]
@@ -71,35 +70,6 @@ def spark_schema(table: Table):
 
 def _uri(path: str) -> str:
     return "file://" + os.path.abspath(path)
-
-
-def _run_job(action: Callable[[], None], done, progress: Optional[Progress]) -> None:
-    """Run a Spark action in a thread, reporting ``done`` (bytes read) as it grows; Ctrl-C cancels
-    the job; a failed job is one line naming Spark's log."""
-    box: Dict[str, BaseException] = {}
-
-    def work() -> None:
-        try:
-            action()
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = exc
-
-    worker = threading.Thread(target=work, name="kafka-forensics-export", daemon=True)
-    worker.start()
-    reported = 0
-    try:
-        while worker.is_alive():
-            worker.join(0.2)
-            if progress is not None and done.value > reported:
-                progress(done.value - reported)
-                reported = done.value
-    except KeyboardInterrupt:
-        SESSION.cancel()
-        raise
-    if progress is not None and done.value > reported:
-        progress(done.value - reported)
-    if "error" in box:
-        raise SESSION.failed(f"Spark job failed: {job_error(box['error'])}") from None
 
 
 def _rows_task(contexts, done, count, cwd: str):
@@ -147,7 +117,7 @@ class ParquetWriter:
             rdd = sc.parallelize(bins or [[]], max(1, len(bins))).mapPartitions(
                 _rows_task(shared, done, count, os.getcwd()))
             frame = session.createDataFrame(rdd, spark_schema(BATCHES), verifySchema=False)
-            _run_job(lambda: frame.write.parquet(_uri(os.path.join(self.out, BATCHES.name))), done, progress)
+            run_job(lambda: frame.write.parquet(_uri(os.path.join(self.out, BATCHES.name))), done, progress)
         finally:
             shared.unpersist()
         return count.value
@@ -156,5 +126,5 @@ class ParquetWriter:
         """A table the driver holds (partitions, producers, transactions, records, findings), as one file."""
         frame = self.session.createDataFrame(list(rows), spark_schema(table))
         done = self.session.sparkContext.accumulator(0)
-        _run_job(lambda: frame.coalesce(1).write.parquet(_uri(os.path.join(self.out, table.name))), done, None)
+        run_job(lambda: frame.coalesce(1).write.parquet(_uri(os.path.join(self.out, table.name))), done, None)
         return len(rows)

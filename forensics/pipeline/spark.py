@@ -21,7 +21,18 @@ import os
 import pickle
 import threading
 import time
-from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+    TypeVar,
+)
 
 from forensics.pipeline.engine import engine_stats
 from forensics.pipeline.merge import (
@@ -37,6 +48,8 @@ from forensics.pipeline.units import run_unit
 
 Progress = Callable[[int], None]
 _SLICE_BYTES = 64 << 20  # aim for tasks of about this many bytes (balance, progress)
+
+T = TypeVar("T")
 
 
 class Item(NamedTuple):
@@ -198,28 +211,35 @@ class SparkExecutor:
         return results
 
     def _collect(self, rdd, done, progress: Optional[Progress]):
-        box: Dict[str, object] = {}
+        return run_job(rdd.collect, done, progress)
 
-        def work() -> None:
-            try:
-                box["value"] = rdd.collect()
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-                box["error"] = exc
 
-        worker = threading.Thread(target=work, name="kafka-forensics-spark-job", daemon=True)
-        worker.start()
-        reported = 0
+def run_job(action: Callable[[], T], done, progress: Optional[Progress]) -> T:
+    """Run a Spark action in a thread, reporting ``done`` (an accumulator of bytes read) as it grows;
+    Ctrl-C cancels the job (then the CLI says "interrupted"); a failed job is one line naming
+    Spark's log."""
+    box: Dict[str, Any] = {}
+
+    def work() -> None:
         try:
-            while worker.is_alive():
-                worker.join(0.2)
-                if progress is not None and done.value > reported:
-                    progress(done.value - reported)
-                    reported = done.value
-        except KeyboardInterrupt:  # Ctrl-C: cancel the job, then let the CLI say "interrupted"
-            SESSION.cancel()
-            raise
-        if progress is not None and done.value > reported:
-            progress(done.value - reported)
-        if "error" in box:
-            raise SESSION.failed(f"Spark job failed: {job_error(box['error'])}") from None
-        return box["value"]
+            box["value"] = action()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="kafka-forensics-spark-job", daemon=True)
+    worker.start()
+    reported = 0
+    try:
+        while worker.is_alive():
+            worker.join(0.2)
+            if progress is not None and done.value > reported:
+                progress(done.value - reported)
+                reported = done.value
+    except KeyboardInterrupt:
+        SESSION.cancel()
+        raise
+    if progress is not None and done.value > reported:
+        progress(done.value - reported)
+    if "error" in box:
+        raise SESSION.failed(f"Spark job failed: {job_error(box['error'])}") from None
+    return box["value"]
