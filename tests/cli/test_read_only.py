@@ -2,7 +2,7 @@
 
 The tree (a copy of the example disk: two brokers' log dirs with data, snapshots, indexes,
 checkpoints and ``__transaction_state``) gets mode 0444 on files and 0555 on directories. Each
-command runs as a real process whose working directory is inside the tree (where a careless
+command (``report`` and ``export`` too) runs as a real process whose working directory is inside the tree (where a careless
 Spark would put ``spark-warehouse``, ``derby.log`` or ``metastore_db``), under a user that
 permissions bind: as root, the process runs without CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH, so
 any write into the tree would fail. Afterwards the tree must be identical: the same entries,
@@ -84,6 +84,7 @@ COMMANDS = [
     ("describe", ["describe", "{disk}", "--transactional-id", "reporting-app"]),
     ("describe-producers", ["describe-producers", "{disk}", "--topic", "orders", "--partition", "0"]),
     ("dump", ["dump", "{disk}/" + SEGMENT, "--deep-iteration", "--print-data-log"]),
+    ("report", ["report", "{disk}", "--engine", "local", "--out", "{out}/report.html"]),
     ("dump-all-kinds", ["dump", "{disk}/broker-1/orders-0/00000000000000000000.index",
                         "{disk}/broker-1/orders-0/00000000000000000000.timeindex",
                         "{disk}/broker-1/orders-0/00000000000000000009.txnindex",
@@ -92,6 +93,7 @@ COMMANDS = [
 SPARK_COMMANDS = [
     ("scan", ["scan", "{disk}", "--format", "json", "--engine", "spark", "--master", "local[2]"]),
     ("find-hanging", ["find-hanging", "{disk}", "--engine", "spark", "--master", "local[2]"]),
+    ("export", ["export", "{disk}", "--out", "{out}/export", "--master", "local[2]"]),
 ]
 
 
@@ -101,7 +103,7 @@ def _check(args: List[str], evidence: Path, tmp_path: Path) -> subprocess.Comple
     scratch.mkdir()
     manifest = tmp_path / "manifest.json"
     cwd = evidence / "broker-1"  # inside the evidence: nothing may land here either
-    proc = _cli([a.format(disk=evidence) for a in args] + ["--manifest", str(manifest)], cwd, scratch)
+    proc = _cli([a.format(disk=evidence, out=tmp_path) for a in args] + ["--manifest", str(manifest)], cwd, scratch)
     assert proc.returncode in (0, 1), proc.stderr
     assert "Traceback" not in proc.stderr
     assert snapshot(evidence) == before, "the evidence tree changed"
@@ -127,7 +129,10 @@ def test_the_tree_really_refuses_writes(evidence: Path, tmp_path: Path) -> None:
 def test_command_on_a_read_only_tree_changes_nothing(name: str, args: List[str], evidence: Path,
                                                       tmp_path: Path) -> None:
     proc = _check(args, evidence, tmp_path)
-    assert proc.stdout, proc.stderr
+    if name == "report":  # the page goes to --out, a line about it to stderr
+        assert (tmp_path / "report.html").stat().st_size > 0 and "report: " in proc.stderr
+    else:
+        assert proc.stdout, proc.stderr
 
 
 @pytest.mark.spark
@@ -140,4 +145,6 @@ def test_spark_on_a_read_only_tree_changes_nothing(name: str, args: List[str], e
     if problem:
         pytest.skip(problem)
     proc = _check(args, evidence, tmp_path)
+    if name == "export":
+        assert json.loads((tmp_path / "export" / "_export.json").read_text())["tables"]["batches"]["rows"] > 0
     assert "falls back" not in proc.stderr and "warning" not in proc.stderr, proc.stderr
