@@ -58,6 +58,13 @@ def check_outside_evidence(target: str, inputs: Sequence[str], option: str = "--
             raise fail(f"{option} {target}: lies inside the evidence ({given}); write it elsewhere", EXIT_USAGE)
 
 
+def require_parent_dir(target: str, option: str) -> None:
+    """Refuse (exit 3) an output path whose directory does not exist."""
+    parent = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(parent):
+        raise fail(f"{option} {target}: directory {parent} does not exist", 3)
+
+
 class ManifestRun:
     """What one run read, hashed; ``target=None`` makes every call a no-op."""
 
@@ -68,9 +75,7 @@ class ManifestRun:
         if target is None:
             return
         check_outside_evidence(target, inputs)
-        parent = os.path.dirname(os.path.abspath(target))
-        if not os.path.isdir(parent):
-            raise fail(f"--manifest {target}: directory {parent} does not exist", 3)
+        require_parent_dir(target, "--manifest")
         self.manifest = Manifest(
             tool_version=__version__, command=command, command_line=tuple(command_line()),
             working_directory=os.getcwd(), host=socket.gethostname(), engine=engine, inputs=tuple(inputs),
@@ -166,4 +171,5 @@ def verify_manifest_cli(
         raise typer.Exit(EXIT_FOUND)
 
 
-__all__ = ["MANIFEST", "ManifestRef", "ManifestRun", "check_outside_evidence", "inside", "write_atomically"]
+__all__ = ["MANIFEST", "ManifestRef", "ManifestRun", "check_outside_evidence", "inside", "require_parent_dir",
+           "write_atomically"]

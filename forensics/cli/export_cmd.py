@@ -20,7 +20,13 @@ import typer
 
 from forensics import __version__
 from forensics.cli.app import EXIT_USAGE, app, command_line, error_boundary, fail
-from forensics.cli.evidence import MANIFEST, ManifestRun, check_outside_evidence, inside
+from forensics.cli.evidence import (
+    MANIFEST,
+    ManifestRun,
+    check_outside_evidence,
+    inside,
+    require_parent_dir,
+)
 from forensics.cli.options import CONF, MASTER, make_engine, write_engine_stats
 from forensics.cli.progress import byte_progress
 from forensics.cli.state_cmd import PARTITIONS, PROGRESS, STRICT
@@ -37,7 +43,6 @@ from forensics.report.export import (
     transaction_rows,
 )
 
-EXIT_INPUT = 3
 EXPORT_JSON = "_export.json"  # what was exported, from what, with the manifest's digest
 _OWN = frozenset(t.name for t in TABLES) | {EXPORT_JSON}
 
@@ -56,9 +61,7 @@ def check_out(out: str, inputs: Sequence[str], overwrite: bool, manifest: Option
             raise fail(f"--out {out}: holds the evidence ({given}); write the export elsewhere", EXIT_USAGE)
     if os.path.lexists(out) and not os.path.isdir(out):
         raise fail(f"--out {out}: exists and is not a directory", EXIT_USAGE)
-    parent = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(parent):
-        raise fail(f"--out {out}: directory {parent} does not exist", EXIT_INPUT)
+    require_parent_dir(out, "--out")
     entries = sorted(os.listdir(out)) if os.path.isdir(out) else []
     if entries and not overwrite:
         raise fail(f"--out {out}: not empty (give --overwrite to replace a previous export)", EXIT_USAGE)

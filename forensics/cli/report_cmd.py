@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import List, Optional
 
 import typer
 
-from forensics.cli.app import app, error_boundary, fail
+from forensics.cli.app import app, error_boundary
 from forensics.cli.evidence import (
     MANIFEST,
     ManifestRun,
     check_outside_evidence,
+    require_parent_dir,
     write_atomically,
 )
 from forensics.cli.hanging_cmd import TIMEOUT, _report_evidence, _verdicts
 from forensics.cli.options import AS_OF, CONF, ENGINE_SPARK, MASTER, format_time
-from forensics.cli.state_cmd import EXIT_INPUT, PARTITIONS, PATHS, PROGRESS
+from forensics.cli.state_cmd import PARTITIONS, PATHS, PROGRESS
 from forensics.pipeline.engine import EngineName
 
 
@@ -51,9 +51,7 @@ def report_cli(
     from forensics.report.preview import add_previews
 
     check_outside_evidence(out, paths, "--out")
-    parent = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(parent):
-        raise fail(f"--out {out}: directory {parent} does not exist", EXIT_INPUT)
+    require_parent_dir(out, "--out")
     with error_boundary():
         run = ManifestRun(manifest, "report", paths, engine.value)
         rep, verdicts, when = _verdicts(paths, as_of, None, None, None, minutes, partitions, progress,
