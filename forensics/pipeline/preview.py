@@ -2,8 +2,8 @@
 
 For one open transaction (producer id, first offset, last data offset) the segments from the one
 holding the first offset on are framed (headers only) and the producer's transactional data
-batches in that range counted; only the first and last of them are decoded, for the first record's
-timestamp and a few keys. The consumer groups stuck behind the transaction come from the
+batches in that range counted; their records are decoded only until the first record's timestamp
+and five distinct keys are known (a transaction writing fewer distinct keys is decoded whole). The consumer groups stuck behind the transaction come from the
 ``__consumer_offsets`` partitions among the inputs: the groups whose newest committed offset for
 the partition sits at its last stable offset (a read_committed consumer cannot pass it). Files are
 opened read-only, one at a time; damage met here is returned as findings.
