@@ -190,11 +190,11 @@ def dedupe(findings: Iterable[Finding]) -> List[Finding]:
     return out
 
 
-def not_kafka_segment(findings: Sequence[Finding], size: int) -> Tuple[Finding, ...]:
-    """A segment in which not one batch frames (its corrupt region runs from byte 0 to the end) is
-    not a Kafka segment (a file of another kind named like one, or one overwritten whole): that
-    region becomes one NOT_KAFKA finding with the same byte range."""
-    if size <= 0:
+def not_kafka_segment(findings: Sequence[Finding], size: int, batches: int) -> Tuple[Finding, ...]:
+    """A segment in which not one batch frames is not a Kafka segment (a file of another kind
+    named like one, or one overwritten whole): its corrupt region from byte 0 to the end becomes
+    one NOT_KAFKA finding with the same byte range."""
+    if batches or size <= 0:
         return tuple(findings)
     out = []
     for f in findings:

@@ -29,7 +29,7 @@ from forensics.codec.indexes import (
 from forensics.codec.snapshot import decode_snapshot
 from forensics.codec.txnlog import TransactionLogKey, decode_key, decode_value
 from forensics.errors import ForensicsError, InputError
-from forensics.findings import Finding, FindingKind, not_kafka_segment
+from forensics.findings import Finding, FindingKind
 from forensics.io.files import MappedFile, read_small_file
 from forensics.io.frames import Frame, FrameScanner
 from forensics.pipeline.plan import UnitKind, WorkUnit
@@ -300,7 +300,7 @@ class _Reader:
 
 def _piece(u: WorkUnit, r: _Reader, scanner: FrameScanner, size: int) -> SegmentPiece:
     base = u.base_offset if u.base_offset is not None else 0
-    framing = not_kafka_segment(scanner.findings, size)  # a whole file in which no batch frames
+    framing = tuple(scanner.findings)
     summary = r.stats.summary(u.path, u.base_offset, size, framing) if r.stats is not None else None
     events = txnlog = None
     if r.runs is not None:

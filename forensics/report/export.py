@@ -9,6 +9,7 @@ from typing import Dict, List
 
 from forensics.findings import dedupe
 from forensics.pipeline.export_rows import Context
+from forensics.report.state import without_whole_file_regions
 
 
 def _replica(v) -> tuple:
@@ -71,7 +72,7 @@ def coordinator_rows(report) -> List[tuple]:
 
 def all_findings(scan_report, state_report) -> list:
     """What ``scan`` reports and what the state rebuild adds (coordinator, snapshots, replicas), once each."""
-    return dedupe(scan_report.all_findings() + state_report.findings())
+    return without_whole_file_regions(dedupe(scan_report.all_findings() + state_report.findings()))
 
 
 def finding_rows(findings) -> List[tuple]:

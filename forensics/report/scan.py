@@ -12,7 +12,7 @@ from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple
 
 from forensics.analysis.clock import AsOf, input_time
 from forensics.analysis.producers import rebuild_partition
-from forensics.findings import Finding, FindingKind
+from forensics.findings import Finding, FindingKind, not_kafka_segment
 from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus, discover
 from forensics.layout.evidence import broker_file_times
 from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
@@ -139,8 +139,9 @@ def scan_segment(path: str, base_offset: Optional[int] = None, progress: Optiona
 
 def _as_read(s: SegmentSummary, unreadable: FrozenSet[str]) -> SegmentSummary:
     """A segment's findings as reported: a file discovery already named unreadable is not reported a
-    second time by its reader."""
+    second time by its reader; a file in which not one batch frames is not Kafka."""
     findings = tuple(f for f in s.findings if f.kind is not FindingKind.UNREADABLE_FILE or f.path not in unreadable)
+    findings = not_kafka_segment(findings, s.size, s.batches)
     return s if findings == s.findings else replace(s, findings=findings)
 
 

@@ -26,6 +26,7 @@ from forensics.findings import (
     FindingKind,
     Severity,
     dedupe,
+    not_kafka_segment,
 )
 from forensics.layout import Inventory, LogDir, PartitionDir, discover
 from forensics.layout.evidence import broker_file_times
@@ -67,7 +68,7 @@ class StateReport:
 
     def with_evidence(self, findings: Iterable[Finding]) -> List[Finding]:
         """:meth:`evidence_findings`, then ``findings`` (a command's own), each once."""
-        return dedupe(self.evidence_findings() + list(findings))
+        return without_whole_file_regions(dedupe(self.evidence_findings() + list(findings)))
 
     def evidence_findings(self) -> List[Finding]:
         """What every command must show about the evidence it read, once each (see
@@ -79,12 +80,31 @@ class StateReport:
         for d in self.inventory.log_dirs:
             out.extend(d.findings)
         for v in self.partitions:  # the data partitions read (with their layout findings)
-            out.extend(v.findings)
-        out.extend(self.coordinator.findings)
-        return dedupe(f for f in out if f.kind in EVIDENCE_KINDS)
+            out.extend(_as_read(v.findings, ((s.findings, s.size, s.batches) for s in v.inputs.segments)))
+        out.extend(self.coordinator.findings)  # already as read (see load_state)
+        kept = [f for f in out if f.kind in EVIDENCE_KINDS]
+        return without_whole_file_regions(dedupe(kept))
 
     def replicas(self, topic: str, partition: int) -> List[PartitionView]:
         return [p for p in self.partitions if p.topic_partition == (topic, partition)]
+
+
+def _as_read(findings: Sequence[Finding], segments: Iterable[Tuple[Sequence[Finding], int, int]]) -> List[Finding]:
+    """``findings`` with the damage of a segment in which no batch frames (its segments given as
+    (findings, size, valid batches)) reported as not Kafka."""
+    replaced: Dict[Finding, Finding] = {}
+    for seg_findings, size, batches in segments:
+        for old, new in zip(seg_findings, not_kafka_segment(seg_findings, size, batches)):
+            if new is not old:
+                replaced[old] = new
+    return [replaced.get(f, f) for f in findings]
+
+
+def without_whole_file_regions(findings: List[Finding]) -> List[Finding]:
+    """Drop the corrupt region a NOT_KAFKA finding of the same file and bytes replaces."""
+    whole = {(f.path, f.position, f.end_position) for f in findings if f.kind is FindingKind.NOT_KAFKA}
+    return [f for f in findings
+            if f.kind is not FindingKind.CORRUPT_REGION or (f.path, f.position, f.end_position) not in whole]
 
 
 def _selector(topic: Optional[str], partition: Optional[int], broker_id: Optional[int]
@@ -124,7 +144,9 @@ def load_state(paths: Sequence[str], *, topic: Optional[str] = None, partition: 
                               -1 if v.inputs.broker_id is None else v.inputs.broker_id, v.inputs.path))
     count, count_findings = txn_partition_count(txn, partition_count)
     coordinator = rebuild_coordinator(txn, count or None)
-    coordinator = replace(coordinator, findings=tuple(dedupe(count_findings + list(coordinator.findings))))
+    read = _as_read(coordinator.findings, ((s.findings, s.size, 0 if s.next_offset is None else 1)
+                                           for c in coordinator.partitions.values() for s in c.inputs.segments))
+    coordinator = replace(coordinator, findings=tuple(dedupe(count_findings + read)))
     return StateReport(inv, tuple(views), coordinator, notes)
 
 
