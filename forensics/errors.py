@@ -112,3 +112,10 @@ class CorruptCheckpointError(CorruptInputError):
 
 class CorruptTransactionLogError(CorruptInputError):
     """A __transaction_state key or value cannot be decoded."""
+
+
+class UsageError(ForensicsError):
+    """A value given on the command line that cannot be used: it names nothing in the evidence (a
+    topic, broker, transactional id or cluster that is not there) or contradicts another."""
+
+    exit_code = 2

@@ -7,7 +7,8 @@ from typing import List, Optional
 
 import typer
 
-from forensics.cli.app import EXIT_FOUND, EXIT_USAGE, app, error_boundary, fail
+from forensics.analysis.filters import Filters
+from forensics.cli.app import EXIT_FOUND, app, error_boundary
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
     AS_OF,
@@ -36,7 +37,7 @@ HANGING_HEADERS = ("Topic", "Partition", "ProducerId", "ProducerEpoch", "Coordin
 def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress, engine, run):
     from forensics.report.hanging import find_hanging
 
-    rep = _load(paths, progress, *engine, run, partition_count=partitions)
+    rep = _load(paths, progress, *engine, run, Filters(topic, partition, broker_id), partition_count=partitions)
     verdicts, when = find_hanging(rep, as_of=parse_time(as_of), topic=topic, partition=partition,
                                   broker_id=broker_id, max_timeout_ms=minutes * 60_000)
     return rep, verdicts, when
@@ -71,8 +72,6 @@ def find_hanging_cli(
     from forensics.report.hanging import hanging_rows
     from forensics.report.preview import add_previews
 
-    if partition is not None and topic is None:
-        raise fail("--partition needs --topic", EXIT_USAGE)
     with error_boundary():
         run = ManifestRun(manifest, "find-hanging", paths, engine.value)
         rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress,

@@ -9,6 +9,7 @@ from typing import List, Optional, Sequence
 import typer
 
 from forensics.analysis.clock import AsOf
+from forensics.analysis.filters import STATE_NAMES, Filters, canonical_state, check_filters, states_present
 from forensics.cli.app import app, error_boundary, fail
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
@@ -33,17 +34,6 @@ class RowFormat(str, Enum):
     csv = "csv"
 
 
-class TxnState(str, Enum):
-    Empty = "Empty"
-    Ongoing = "Ongoing"
-    PrepareCommit = "PrepareCommit"
-    PrepareAbort = "PrepareAbort"
-    CompleteCommit = "CompleteCommit"
-    CompleteAbort = "CompleteAbort"
-    Dead = "Dead"
-    PrepareEpochFence = "PrepareEpochFence"
-
-
 PATHS = typer.Argument(..., help="Log dirs, a folder of several brokers' log dirs, or partition dirs.")
 FORMAT = typer.Option(RowFormat.table, "--format", help="table (as kafka-transactions.sh), json or csv.")
 PARTITIONS = typer.Option(None, "--transaction-state-partitions", min=1,
@@ -66,12 +56,15 @@ def _finish(run: ManifestRun, clock) -> Optional[dict]:
 
 
 def _load(paths: List[str], progress: bool, engine: EngineName, master: Optional[str], conf: Optional[List[str]],
-          run: ManifestRun, **kw):
+          run: ManifestRun, filters: Optional[Filters] = None, **kw):
+    """Discover the inputs, check the filters against them (before anything is read), rebuild the state."""
     from forensics.layout import discover
     from forensics.report.scan import total_log_bytes
     from forensics.report.state import load_state
 
     inventory = discover(paths)
+    if filters is not None:
+        check_filters(inventory, filters)
     executor = make_engine(engine, master, conf)
     run.record_inventory(inventory, executor.name)
     with byte_progress(total_log_bytes(inventory), f"rebuilding state ({executor.name})", enabled=progress) as advance:
@@ -102,8 +95,8 @@ def describe_producers_cli(
 
     with error_boundary():
         run = ManifestRun(manifest, "describe-producers", paths, engine.value)
-        rep = _load(paths, progress, engine, master, conf, run, topic=topic, partition=partition, broker_id=broker_id,
-                    data=True)
+        rep = _load(paths, progress, engine, master, conf, run, Filters(topic, partition, broker_id), topic=topic,
+                    partition=partition, broker_id=broker_id, data=True)
         view = preferred_replica(rep.replicas(topic, partition))
         if view is None:
             where = f" on broker {broker_id}" if broker_id is not None else ""
@@ -119,7 +112,8 @@ def describe_producers_cli(
 @app.command("list")
 def list_cli(
     paths: List[str] = PATHS,
-    state: Optional[TxnState] = typer.Option(None, "--state", help="Only transactional ids in this state."),
+    state: Optional[str] = typer.Option(None, "--state", help="Only transactional ids in this state (any case): "
+                                        + ", ".join(STATE_NAMES) + "."),
     partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, strict: bool = STRICT,
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
@@ -130,11 +124,15 @@ def list_cli(
     from forensics.report.state import list_rows, newest_input_time
 
     with error_boundary():
+        wanted = canonical_state(state) if state is not None else None
         run = ManifestRun(manifest, "list", paths, engine.value)
         rep = _load(paths, progress, engine, master, conf, run, data=False, partition_count=partitions)
-        rows = list_rows(paths, state.value if state else None, report=rep)
+        rows = list_rows(paths, wanted, report=rep)
         render_rows(fmt.value, rows, LIST_TABLE, sys.stdout, manifest=_finish(run, newest_input_time(rep)))
         sys.stdout.flush()
+        if wanted is not None and not rows:
+            sys.stderr.write(f"no transactional id is in state {wanted}; states in the evidence: "
+                             f"{states_present(rep.coordinator)}\n")
         _report_findings(rep.with_evidence(rep.coordinator.findings), strict)
 
 
@@ -154,12 +152,10 @@ def describe_cli(
     with error_boundary():
         run = ManifestRun(manifest, "describe", paths, engine.value)
         rep = _load(paths, progress, engine, master, conf, run, data=False, partition_count=partitions)
+        check_filters(rep.inventory, Filters(transactional_id=transactional_id), rep.coordinator)
         when = parse_time(as_of)
         clock = AsOf(when, "--as-of") if when is not None else newest_input_time(rep)
         rows = describe_rows(paths, transactional_id, as_of=clock.time_ms, report=rep)
-        if not rows:
-            raise fail(f"transactional id {transactional_id!r} not found in any __transaction_state partition "
-                       "among the inputs", EXIT_INPUT)
         render_rows(fmt.value, rows, DESCRIBE_TABLE, sys.stdout, history_tables, manifest=_finish(run, clock))
         sys.stdout.flush()
         v = rep.coordinator.ids[transactional_id]
