@@ -80,6 +80,11 @@ class PartitionPlan:
     first_pid: int
     leader_epoch: int
     seed: str
+    txn_batches: Tuple[int, int] = (10, 60)  # data batches per transaction (min, max)
+    txn_count: int = 0  # transactions per transactional partition (0: until target_bytes)
+    max_batch_records: int = 100  # only batch shapes of at most this many records
+    producer_per_txn: bool = False  # each transaction by its own transactional id and producer id
+    lost_every: int = 0  # every Nth transaction loses its marker (0: none)
 
 
 @functools.lru_cache(maxsize=4)
@@ -147,6 +152,7 @@ class PartitionWriter:
         self.segment = Segment(directory, 0)
         self.producers: Dict[int, List[int]] = {}
         self.sequences: Dict[int, int] = {}
+        self.open: Dict[int, int] = {}  # producer id -> first offset of its open transaction
 
     def append_raw(self, parts: Tuple[bytes, ...], size: int, last: int, max_ts: int) -> None:
         if self.segment.size and self.segment.size + size > self.segment_bytes:
@@ -171,14 +177,16 @@ class PartitionWriter:
             st[0:5] = [epoch, seq + n - 1, base + n - 1, n - 1, ts + n - 1]
             if transactional and st[6] < 0:
                 st[6] = base
+                self.open[pid] = base
 
     def marker(self, pid: int, epoch: int, commit: bool) -> int:
         self.clock += 1
         offset, st = self.next_offset, self.producers[pid]
         batch = gen.encode_marker_batch(offset, pid, epoch, commit, TXN_STATE_LEADER_EPOCH, self.clock, self.leader_epoch)
         self.append_raw((batch,), len(batch), offset, self.clock)
-        if not commit:  # one transactional producer per partition: the LSO moves just past the marker
-            self.segment.txn.append(gen.AbortedTxnSpec(pid, st[6], offset, offset + 1))
+        self.open.pop(pid, None)
+        if not commit:  # the LSO moves just past the marker, or to the oldest other open transaction
+            self.segment.txn.append(gen.AbortedTxnSpec(pid, st[6], offset, min(self.open.values(), default=offset + 1)))
         st[5], st[6], st[4] = TXN_STATE_LEADER_EPOCH, -1, self.clock
         return self.clock
 
@@ -232,13 +240,14 @@ def write_non_txn(w: PartitionWriter, plan: PartitionPlan, shapes: Sequence[Shap
 
 
 def one_transaction(w: PartitionWriter, shapes: Sequence[Shape], rng: random.Random, who: tuple,
-                    coord: List[CoordRecord], commit: bool, lost_marker: bool) -> None:
-    """Ongoing, 10-60 data batches (an idempotent producer interleaving), PrepareX, the marker
-    (unless ``lost_marker``: the coordinator completes, the partition never sees it), CompleteX."""
+                    coord: List[CoordRecord], commit: bool, lost_marker: bool,
+                    batches: Tuple[int, int] = (10, 60)) -> None:
+    """Ongoing, ``batches`` (10-60) data batches (an idempotent producer interleaving), PrepareX, the
+    marker (unless ``lost_marker``: the coordinator completes, the partition never sees it), CompleteX."""
     tid, pid, side, epoch, tp = who
     start = w.clock + 1
     coord.append(CoordRecord(start, tid, pid, epoch, gen.ONGOING, (tp,), start, start))
-    for _ in range(rng.randint(10, 60)):
+    for _ in range(rng.randint(*batches)):
         if rng.random() < 0.2:
             w.data(rng.choice(shapes), side, 0)
         w.data(rng.choice(shapes), pid, epoch, transactional=True)
@@ -255,25 +264,32 @@ def one_transaction(w: PartitionWriter, shapes: Sequence[Shape], rng: random.Ran
 
 
 def write_txn(w: PartitionWriter, plan: PartitionPlan, shapes: Sequence[Shape], rng: random.Random) -> tuple:
-    """Transactions of one transactional producer (an idempotent one interleaves); the coordinator
-    records they imply. A ``hanging`` partition ends with one whose marker never arrives."""
+    """Transactions of one transactional producer (an idempotent one interleaves), or with
+    ``producer_per_txn`` each by its own transactional id and producer id; the coordinator records
+    they imply. A ``hanging`` partition ends with one whose marker never arrives; with
+    ``lost_every`` N, every Nth transaction loses its marker too (it stays open)."""
     tid, pid, side = f"{plan.topic}-writer-{plan.partition}", plan.first_pid, plan.first_pid + 1
     epoch, tp = rng.randint(0, 5), (plan.topic, plan.partition)
     coord = [CoordRecord(w.clock, tid, pid, epoch, gen.EMPTY, None, w.clock, -1)]
     count = 0
-    while w.bytes < plan.target_bytes or count == 0:
+    while (count < plan.txn_count if plan.txn_count else w.bytes < plan.target_bytes) or count == 0:
+        if plan.producer_per_txn and count:  # a new id and producer: the coordinator's Empty record first
+            tid, pid, epoch = f"{plan.topic}-writer-{plan.partition}-{count}", plan.first_pid * 1_000_000 + count, 0
+            coord.append(CoordRecord(w.clock, tid, pid, epoch, gen.EMPTY, None, w.clock, -1))
+        lost = bool(plan.lost_every) and (count + 1) % plan.lost_every == 0
         one_transaction(w, shapes, rng, (tid, pid, side, epoch, tp), coord,
-                        commit=rng.random() < 0.85, lost_marker=False)
+                        commit=lost or rng.random() < 0.85, lost_marker=lost, batches=plan.txn_batches)
         count += 1
     if plan.kind == "hanging":
-        one_transaction(w, shapes, rng, (tid, pid, side, epoch, tp), coord, commit=True, lost_marker=True)
+        one_transaction(w, shapes, rng, (tid, pid, side, epoch, tp), coord, commit=True, lost_marker=True,
+                        batches=plan.txn_batches)
         count += 1
     return count, tuple(coord)
 
 
 def write_partition(args: Tuple[Path, PartitionPlan, int, int]) -> PartitionResult:
     root, plan, seed, segment_bytes = args
-    shapes = make_shapes(seed)
+    shapes = [s for s in make_shapes(seed) if s.count <= plan.max_batch_records] or make_shapes(seed)[:1]
     rng = random.Random(plan.seed)
     w = PartitionWriter(root / f"broker-{plan.broker}" / f"{plan.topic}-{plan.partition}", plan.leader_epoch,
                         segment_bytes, START_MS + rng.randrange(60_000))
@@ -354,11 +370,16 @@ def write_broker_files(root: Path, broker: int, log_ends: List[Tuple[str, int, i
 
 def generate(root: Path, size_gb: float, brokers: int, per_broker: int, *, segment_mb: float = 64,
              txn_fraction: float = 0.2, hanging: int = 3, txn_state_partitions: Optional[int] = None,
-             seed: int = 1, jobs: int = 0) -> List[PartitionResult]:
+             seed: int = 1, jobs: int = 0, txn_batches: Tuple[int, int] = (10, 60), txns_per_partition: int = 0,
+             max_batch_records: int = 100, producer_per_txn: bool = False, lost_every: int = 0
+             ) -> List[PartitionResult]:
     """Write the disk under ``root`` (which must not hold a ``broker-*`` dir yet)."""
     if any(root.glob("broker-*")):
         raise FileExistsError(f"{root} already holds broker-* dirs; remove them or pick another OUT_DIR")
-    plans = plan_partitions(int(size_gb * (1 << 30)), brokers, per_broker, txn_fraction, hanging, seed)
+    plans = [dataclasses.replace(p, txn_batches=txn_batches, txn_count=txns_per_partition,
+                                 max_batch_records=max_batch_records, producer_per_txn=producer_per_txn,
+                                 lost_every=lost_every)
+             for p in plan_partitions(int(size_gb * (1 << 30)), brokers, per_broker, txn_fraction, hanging, seed)]
     work = [(root, p, seed, int(segment_mb * (1 << 20))) for p in plans]
     with Pool(jobs or os.cpu_count() or 1) as pool:
         results = pool.map(write_partition, work, chunksize=1)
@@ -394,11 +415,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--txn-state-partitions", type=int, default=None, help="default: 2 per broker")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=0, help="writer processes (default: all cores)")
+    ap.add_argument("--txn-batches", default="10-60", help="data batches per transaction, MIN-MAX")
+    ap.add_argument("--txns-per-partition", type=int, default=0,
+                    help="transactions per transactional partition (default: as many as --size-gb allows)")
+    ap.add_argument("--max-batch-records", type=int, default=100, help="only batches of at most this many records")
+    ap.add_argument("--producer-per-txn", action="store_true",
+                    help="each transaction by its own transactional id and producer id")
+    ap.add_argument("--lost-every", type=int, default=0,
+                    help="every Nth transaction of a partition loses its marker and hangs (with --producer-per-txn)")
     a = ap.parse_args(argv)
+    lo, _, hi = a.txn_batches.partition("-")
     t0 = time.perf_counter()
     results = generate(a.out_dir, a.size_gb, a.brokers, a.partitions_per_broker, segment_mb=a.segment_mb,
                        txn_fraction=a.txn_fraction, hanging=a.hanging, txn_state_partitions=a.txn_state_partitions,
-                       seed=a.seed, jobs=a.jobs)
+                       seed=a.seed, jobs=a.jobs, txn_batches=(int(lo), int(hi or lo)),
+                       txns_per_partition=a.txns_per_partition, max_batch_records=a.max_batch_records,
+                       producer_per_txn=a.producer_per_txn, lost_every=a.lost_every)
     print(f"wrote {a.out_dir}: {summary(results, time.perf_counter() - t0)}")
     return 0
 
