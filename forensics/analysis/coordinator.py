@@ -9,7 +9,7 @@ overrides it. Each transactional id is checked to live where ``abs(javaHash(id))
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from forensics.analysis.replicas import replica_rank
@@ -60,20 +60,30 @@ class CoordinatorView:
     partitions: Dict[int, CoordinatorPartitionView]
     ids: Dict[str, TransactionIdView]
     findings: Tuple[Finding, ...]
+    # producer id -> ids, built once (callers look up one producer per open transaction)
+    _current: Dict[int, Tuple[TransactionIdView, ...]] = field(default_factory=dict, compare=False, repr=False)
+    _ever: Dict[int, Tuple[TransactionIdView, ...]] = field(default_factory=dict, compare=False, repr=False)
 
-    def ids_for_producer(self, producer_id: int) -> List[TransactionIdView]:
-        """Ids whose current (or previous/next, TV2 rotation) producer id is ``producer_id``."""
-        out = []
+    def __post_init__(self) -> None:
+        current: Dict[int, List[TransactionIdView]] = {}
+        ever: Dict[int, List[TransactionIdView]] = {}
         for v in self.ids.values():
             m = v.metadata
-            if m is not None and producer_id in (m.producer_id, m.previous_producer_id, m.next_producer_id):
-                out.append(v)
-        return out
+            if m is not None:
+                for pid in dict.fromkeys((m.producer_id, m.previous_producer_id, m.next_producer_id)):
+                    current.setdefault(pid, []).append(v)
+            for pid in dict.fromkeys(h.value.producer_id for h in v.history if h.value is not None):
+                ever.setdefault(pid, []).append(v)
+        object.__setattr__(self, "_current", {pid: tuple(vs) for pid, vs in current.items()})
+        object.__setattr__(self, "_ever", {pid: tuple(vs) for pid, vs in ever.items()})
+
+    def ids_for_producer(self, producer_id: int) -> List[TransactionIdView]:
+        """Ids whose current (or previous/next, TV2 rotation) producer id is ``producer_id``, in id order."""
+        return list(self._current.get(producer_id, ()))
 
     def ever_used_producer(self, producer_id: int) -> List[TransactionIdView]:
-        """Ids whose history ever carried ``producer_id`` (also tombstoned ones)."""
-        return [v for v in self.ids.values()
-                if any(h.value is not None and h.value.producer_id == producer_id for h in v.history)]
+        """Ids whose history ever carried ``producer_id`` (also tombstoned ones), in id order."""
+        return list(self._ever.get(producer_id, ()))
 
 
 def _preference(r: TxnStateInputs) -> tuple:

@@ -13,6 +13,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 from forensics.analysis.producers import PartitionView
 from forensics.findings import Finding, FindingKind
 from forensics.model import TopicPartition
+from forensics.state.producer import TransactionSpan
 
 
 class MarkerSeen(NamedTuple):
@@ -43,30 +44,34 @@ def group_replicas(views: Sequence[PartitionView]) -> Dict[TopicPartition, List[
     return groups
 
 
+def _marker_seen(view: PartitionView, s: TransactionSpan) -> MarkerSeen:
+    assert s.marker_offset is not None and s.marker_at is not None
+    return MarkerSeen(_or_minus_one(view.inputs.broker_id), s.producer_id, s.marker_offset, s.outcome or "",
+                      _or_minus_one(s.marker_epoch), _or_minus_one(s.coordinator_epoch), s.marker_at.path,
+                      s.marker_at.position)
+
+
+def _has_marker(s: TransactionSpan) -> bool:
+    return s.marker_offset is not None and s.marker_at is not None
+
+
 def markers_of(view: PartitionView) -> Dict[Tuple[int, int], MarkerSeen]:
-    out = {}
-    for pid, spans in view.history.spans.items():
-        for s in spans:
-            if s.marker_offset is not None and s.marker_at is not None:
-                out[(pid, s.marker_offset)] = MarkerSeen(_or_minus_one(view.inputs.broker_id), pid, s.marker_offset,
-                                                         s.outcome or "", _or_minus_one(s.marker_epoch),
-                                                         _or_minus_one(s.coordinator_epoch), s.marker_at.path,
-                                                         s.marker_at.position)
-    return out
+    return {(pid, s.marker_offset): _marker_seen(view, s)
+            for pid, spans in view.history.spans.items() for s in spans if _has_marker(s)}
 
 
 def markers_elsewhere(replicas: Sequence[PartitionView], here: PartitionView, producer_id: int,
                       start: int) -> List[MarkerSeen]:
-    """Markers for ``producer_id`` at or after ``start`` that other replicas hold and ``here`` lacks."""
-    mine = markers_of(here)
-    out = []
-    for other in replicas:
-        if other is here:
-            continue
-        for (pid, off), m in markers_of(other).items():
-            if pid == producer_id and off >= start and (pid, off) not in mine:
-                out.append(m)
-    return out
+    """Markers for ``producer_id`` at or after ``start`` that other replicas hold and ``here`` lacks.
+    Reads only that producer's transactions (called once per open transaction: the cost is the
+    producer's history, never the whole partition's)."""
+    others = [o for o in replicas if o is not here]
+    if not others:
+        return []
+    mine = {s.marker_offset for s in here.history.spans.get(producer_id, ()) if _has_marker(s)}
+    return [_marker_seen(o, s) for o in others for s in o.history.spans.get(producer_id, ())
+            if _has_marker(s) and s.marker_offset is not None and s.marker_offset >= start
+            and s.marker_offset not in mine]
 
 
 def replica_name(view: PartitionView, group: Sequence[PartitionView]) -> str:

@@ -78,26 +78,31 @@ def _records(buf, path: str, pos: int, h: v2.BatchHeader, findings: List[Finding
 
 
 def discarded_data(segments: Sequence[Tuple[str, int]], producer_id: int, first_offset: int,
-                   last_offset: Optional[int]) -> DiscardedData:
+                   last_offset: Optional[int], first_batch: Optional[Tuple[str, int]] = None) -> DiscardedData:
     """Count the producer's transactional data batches with offsets in [first_offset, last_offset]
-    (to the log end when None) in ``segments`` ((path, base offset) in offset order)."""
+    (to the log end when None) in ``segments`` ((path, base offset) in offset order).
+    ``first_batch``: (path, byte position) of the transaction's first batch, where the scan of that
+    segment starts (so that previews of many transactions of one segment do not each read it from
+    its first byte)."""
     tally, findings = _Tally(), []
     stop = last_offset if last_offset is not None else float("inf")
     start = max((i for i, (_, base) in enumerate(segments) if base <= first_offset), default=0)
     for path, base in segments[start:]:
         if base > stop:
             break
+        at = first_batch[1] if first_batch is not None and first_batch[0] == path else 0
         try:
             with MappedFile(path) as mf:
-                _scan(mf.data, path, base, producer_id, first_offset, stop, tally, findings)
+                _scan(mf.data, path, base, producer_id, first_offset, stop, tally, findings, at)
         except ForensicsError as exc:
             findings.append(Finding(FindingKind.UNREADABLE_FILE, exc.message, path))
     return DiscardedData(producer_id, first_offset, tally.last_offset, tally.batches, tally.records, tally.bytes,
                          tally.first_ts, tally.last_ts, tuple(tally.keys), tuple(tally.segments), tuple(findings))
 
 
-def _scan(buf, path: str, base: int, pid: int, first: int, stop, tally: _Tally, findings: List[Finding]) -> None:
-    scanner = FrameScanner(buf, path, base_offset=base, headers=True)
+def _scan(buf, path: str, base: int, pid: int, first: int, stop, tally: _Tally, findings: List[Finding],
+          at: int = 0) -> None:
+    scanner = FrameScanner(buf, path, start=at, base_offset=base, headers=True)
     for frame in scanner:
         if frame.magic != 2 or frame.crc_ok is False or frame.base_offset < first:
             continue

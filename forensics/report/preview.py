@@ -28,11 +28,11 @@ def lso_after_abort(v: Verdict) -> Tuple[int, Optional[Row]]:
     """The last stable offset once this transaction's abort marker is written: the first offset of
     the next open transaction of another producer, else the high watermark (which the marker itself
     then moves past). Returns (offset, the blocking transaction or None)."""
-    others = sorted((first, pid) for pid, first in v.view.open_transactions.items()
-                    if pid != v.entry.producer_id and first is not None)
     hw = v.view.high_watermark
-    if others and others[0][0] < hw:
-        first, pid = others[0]
+    nxt = min(((first, pid) for pid, first in v.view.open_transactions.items()
+               if pid != v.entry.producer_id and first is not None), default=None)
+    if nxt is not None and nxt[0] < hw:
+        first, pid = nxt
         return first, {"producerId": pid, "firstOffset": first}
     return hw, None
 
@@ -69,7 +69,9 @@ def abort_preview(v: Verdict, stuck: Optional[Dict[TopicPartition, List[Committe
     """What aborting ``v`` discards on its partition, and what it frees."""
     last = v.span.last_data_offset if v.span is not None else None
     segments = [(s.path, s.base_offset) for s in v.view.inputs.segments]
-    data = discarded_data(segments, v.entry.producer_id, v.start_offset, last)
+    start = v.span.start if v.span is not None and v.span.first_offset == v.start_offset else None
+    data = discarded_data(segments, v.entry.producer_id, v.start_offset, last,
+                          (start.path, start.position) if start is not None else None)
     after, blocker = lso_after_abort(v)
     tp = v.view.topic_partition
     keys: Any = REDACTED if redact else [string_text(k) for k in data.keys]
