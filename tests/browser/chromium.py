@@ -1,8 +1,7 @@
 """Headless Chromium for the browser tests, driven by its command line only (no DevTools).
 
-* :func:`ensure_chromium` finds Debian's Chromium, or installs it (``apt-get install chromium``)
-  when it is missing and this process may (root, apt-get present): the tests skip only when it is
-  missing and cannot be installed.
+* :func:`find_chromium` finds Debian's Chromium; the tests never install it (``.ci/run`` does): where
+  it is missing they skip, saying so (:data:`MISSING`).
 * The binary is started directly (``/usr/lib/chromium/chromium``), not through Debian's wrapper
   script, which sources ``/etc/chromium.d`` (remote extensions, API keys: background traffic).
 * Every run gets a fresh profile, a proxy that goes nowhere (127.0.0.1:9) and a resolver that
@@ -19,7 +18,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 DIRECT = "/usr/lib/chromium/chromium"
 NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -30,32 +29,14 @@ FLAGS = (
     "--hide-scrollbars", "--force-device-scale-factor=1", "--force-color-profile=srgb",
     "--proxy-server=127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND",
 )
+MISSING = ("chromium is not installed (Debian: apt-get install chromium; .ci/run installs it), "
+           "looked for " + DIRECT + " and " + ", ".join(NAMES) + " on PATH")
 
 
 def find_chromium() -> Optional[str]:
     if os.access(DIRECT, os.X_OK):
         return DIRECT
     return next((p for p in map(shutil.which, NAMES) if p), None)
-
-
-def ensure_chromium() -> Tuple[Optional[str], str]:
-    """(binary, "") or (None, why it is missing and could not be installed)."""
-    found = find_chromium()
-    if found:
-        return found, ""
-    if os.environ.get("KAFKA_FORENSICS_NO_BROWSER_INSTALL"):
-        return None, "chromium is not installed (KAFKA_FORENSICS_NO_BROWSER_INSTALL set: not installing it)"
-    apt = shutil.which("apt-get")
-    if apt is None or os.geteuid() != 0:
-        return None, ("chromium is not installed and cannot be installed here (needs root and apt-get: "
-                      "apt-get install chromium)")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    for cmd in ([apt, "update", "-q"], [apt, "install", "-y", "-q", "--no-install-recommends", "chromium"]):
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
-        if p.returncode != 0:
-            return None, f"chromium is not installed and `{' '.join(cmd)}` failed: {p.stderr.strip()[-300:]}"
-    found = find_chromium()
-    return (found, "") if found else (None, "apt-get installed chromium, but no chromium binary was found")
 
 
 def network_namespace_prefix() -> Optional[List[str]]:

@@ -128,6 +128,7 @@ def _measured(*args) -> Run:
         return Run(os.waitstatus_to_exitcode(status), out.read(), err.read(), seconds, usage.ru_maxrss // 1024)
 
 
+@pytest.mark.slow  # writes and reads 10,000 partition dirs three times
 def test_ten_thousand_partitions(tmp_path):
     disk = _wide_disk(tmp_path / "broker-1")
     runs = {c: _measured(c, *LOCAL, "--format", "json", disk) for c in WHOLE_DISK}

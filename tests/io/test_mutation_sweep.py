@@ -37,6 +37,7 @@ def report() -> sweep.Report:
     return sweep.sweep(range(CASES), SEED)
 
 
+@pytest.mark.slow  # the 10,000-case sweep: about a minute
 def test_no_traceback_no_hang_no_missed_damage_no_lost_batch(report):
     shown = "\n".join(f"case {f.index} [{f.kind}] {f.source}: {f.mutation}\n    {f.problem}" for f in report.failures[:25])
     assert not report.failures, f"{len(report.failures)} problems (replay: python -m tests.fuzz.sweep --seed {SEED} " \
@@ -44,6 +45,7 @@ def test_no_traceback_no_hang_no_missed_damage_no_lost_batch(report):
     assert report.slowest < sweep.DEFAULT_TIME_LIMIT
 
 
+@pytest.mark.slow  # the 10,000-case sweep: about a minute
 def test_every_mutation_kind_ran_and_damaged_something(report):
     assert sum(report.cases.values()) == CASES
     assert set(report.cases) == set(KINDS) and min(report.cases.values()) >= CASES // len(KINDS)
