@@ -45,6 +45,7 @@ class FindingKind(str, Enum):
     SWAP_FILE = "swap_file"
     STALE_TMP_FILE = "stale_tmp_file"
     DUPLICATE_BROKER = "duplicate_broker"
+    NO_CLUSTER_ID = "no_cluster_id"  # an input names no cluster among inputs that do: how its cluster was decided
     ORPHAN_INDEX = "orphan_index"  # index file without its .log
     MISSING_INDEX = "missing_index"
     # producer state (spec §9): anomalies the broker's replication path only warns about
@@ -91,6 +92,7 @@ _DEFAULT_SEVERITY = {
     FindingKind.SWAP_FILE: Severity.INFO,
     FindingKind.STALE_TMP_FILE: Severity.INFO,
     FindingKind.DUPLICATE_BROKER: Severity.WARNING,
+    FindingKind.NO_CLUSTER_ID: Severity.WARNING,
     FindingKind.ORPHAN_INDEX: Severity.INFO,
     FindingKind.MISSING_INDEX: Severity.INFO,
     FindingKind.EPOCH_REGRESSION: Severity.WARNING,
@@ -119,7 +121,7 @@ EVIDENCE_KINDS = frozenset({
     FindingKind.CORRUPT_BATCH, FindingKind.UNSUPPORTED_MAGIC, FindingKind.UNSUPPORTED_CODEC,
     FindingKind.CORRUPT_INDEX, FindingKind.CORRUPT_SNAPSHOT, FindingKind.CORRUPT_CHECKPOINT,
     FindingKind.CORRUPT_TRANSACTION_LOG, FindingKind.UNREADABLE_FILE, FindingKind.NOT_KAFKA,
-    FindingKind.DUPLICATE_BROKER, FindingKind.TXN_PARTITION_COUNT,
+    FindingKind.DUPLICATE_BROKER, FindingKind.TXN_PARTITION_COUNT, FindingKind.NO_CLUSTER_ID,
 })
 
 

@@ -27,7 +27,7 @@ from forensics.cli.evidence import (
     inside,
     require_parent_dir,
 )
-from forensics.cli.options import CONF, MASTER, make_engine, write_engine_stats
+from forensics.cli.options import CLUSTER_ID, CONF, MASTER, discover_inputs, make_engine, write_engine_stats
 from forensics.cli.progress import byte_progress
 from forensics.cli.state_cmd import PARTITIONS, PROGRESS, STRICT
 from forensics.pipeline import export_rows as tables
@@ -143,12 +143,12 @@ def export_cli(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous export in DIR (DIR may hold "
                                    "nothing else)."),
     partitions: Optional[int] = PARTITIONS, strict: bool = STRICT, progress: bool = PROGRESS,
-    manifest: Optional[str] = MANIFEST, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID, master: Optional[str] = MASTER,
+    conf: Optional[List[str]] = CONF,
 ) -> None:
     """Parquet tables (batches, transactions, producer_states, partitions, coordinator_records, findings) for
     Spark SQL or pandas. Always runs on Spark (--master, default local[*,4]); needs Java 17+."""
     from forensics.findings import EVIDENCE_KINDS
-    from forensics.layout import discover
     from forensics.pipeline.engine import spark_available
     from forensics.pipeline.spark_session import SparkError
 
@@ -158,7 +158,7 @@ def export_cli(
         if not ok:
             raise SparkError(f"export writes its tables through Spark, which cannot run here: {why}")
         run = ManifestRun(manifest, "export", paths, EngineName.spark.value)
-        inventory = discover(paths)
+        inventory = discover_inputs(paths, cluster_id)
         executor = make_engine(EngineName.spark, master, conf)
         run.record_inventory(inventory, executor.name)
         scanned, state = _analyse(paths, inventory, executor, partitions, progress)

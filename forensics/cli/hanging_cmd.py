@@ -12,6 +12,7 @@ from forensics.cli.app import EXIT_FOUND, app, error_boundary
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
     AS_OF,
+    CLUSTER_ID,
     CONF,
     ENGINE_SPARK,
     MASTER,
@@ -34,10 +35,11 @@ HANGING_HEADERS = ("Topic", "Partition", "ProducerId", "ProducerEpoch", "Coordin
                    "LastTimestamp", "Duration(s)", "Verdict", "Reason", "TransactionalId")
 
 
-def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress, engine, run):
+def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress, engine, run, cluster_id=None):
     from forensics.report.hanging import find_hanging
 
-    rep = _load(paths, progress, *engine, run, Filters(topic, partition, broker_id), partition_count=partitions)
+    rep = _load(paths, progress, *engine, run, Filters(topic, partition, broker_id), cluster_id,
+                partition_count=partitions)
     verdicts, when = find_hanging(rep, as_of=parse_time(as_of), topic=topic, partition=partition,
                                   broker_id=broker_id, max_timeout_ms=minutes * 60_000)
     return rep, verdicts, when
@@ -64,7 +66,7 @@ def find_hanging_cli(
     redact: bool = typer.Option(False, "--redact", help="JSON: hide record keys in the abort preview."),
     partitions: Optional[int] = PARTITIONS,
     fmt: RowFormat = typer.Option(RowFormat.table, "--format", help="table, json or csv."),
-    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
+    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Hanging transactions: open on a partition, forgotten by the coordinator. Exit 1 when any hangs."""
@@ -75,7 +77,7 @@ def find_hanging_cli(
     with error_boundary():
         run = ManifestRun(manifest, "find-hanging", paths, engine.value)
         rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress,
-                                           (engine, master, conf), run)
+                                           (engine, master, conf), run, cluster_id)
         pairs = hanging_rows(verdicts, show_all, when)
         if fmt is RowFormat.json:  # what each abort would discard (reads the transactions' batches)
             add_previews(pairs, rep.inventory, redact)
@@ -104,6 +106,7 @@ def abort_commands_cli(
     partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
     partitions: Optional[int] = PARTITIONS, progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
     redact: bool = typer.Option(False, "--redact", help="Hide record keys in the abort preview."),
+    cluster_id: Optional[str] = CLUSTER_ID,
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """A reviewable shell script of kafka-transactions.sh abort lines for the hanging transactions.
@@ -115,7 +118,7 @@ def abort_commands_cli(
     with error_boundary():
         run = ManifestRun(manifest, "abort-commands", paths, engine.value)
         rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress,
-                                           (engine, master, conf), run)
+                                           (engine, master, conf), run, cluster_id)
         pairs = [(hanging_row(v, bootstrap, command_config), v) for v in verdicts if v.verdict != "ongoing"]
         add_previews(pairs, rep.inventory, redact)
         rows = [row for row, _ in pairs]

@@ -1,4 +1,4 @@
-"""Options shared by several commands: the analysis time and the execution engine."""
+"""Options shared by several commands: the analysis time, the cluster and the execution engine."""
 
 from __future__ import annotations
 
@@ -30,6 +30,24 @@ def parse_time(text: Optional[str]) -> Optional[int]:
     if t.tzinfo is None:
         t = t.replace(tzinfo=timezone.utc)
     return int(t.timestamp() * 1000)
+
+
+# -- the cluster -----------------------------------------------------------------------------------
+
+CLUSTER_ID = typer.Option(None, "--cluster-id", metavar="ID", help="Analyse only this cluster's log dirs (needed "
+                          "when the inputs hold several clusters: they are never replicas of each other).")
+
+
+def discover_inputs(paths: List[str], cluster_id: Optional[str]):
+    """The inventory of the inputs, one cluster and one copy of each broker's log dir (see
+    :mod:`forensics.layout.clusters`); what was left out, one line each on stderr."""
+    from forensics.layout import discover
+    from forensics.layout.clusters import select_cluster
+
+    selection = select_cluster(discover(paths), cluster_id)
+    for note in selection.notes:
+        typer.echo(f"kafka-forensics: {note}", err=True)
+    return selection.inventory
 
 
 def format_time(ms: Optional[int]) -> str:

@@ -16,7 +16,7 @@ from forensics.cli.evidence import (
     write_atomically,
 )
 from forensics.cli.hanging_cmd import TIMEOUT, _report_evidence, _verdicts
-from forensics.cli.options import AS_OF, CONF, ENGINE_SPARK, MASTER, format_time
+from forensics.cli.options import AS_OF, CLUSTER_ID, CONF, ENGINE_SPARK, MASTER, format_time
 from forensics.cli.state_cmd import PARTITIONS, PATHS, PROGRESS
 from forensics.pipeline.engine import EngineName
 
@@ -38,7 +38,7 @@ def report_cli(
     command_config: Optional[str] = typer.Option(None, "--command-config", help="Client config file for the tool, "
                                                  "written into the kafka-transactions.sh commands."),
     redact: bool = typer.Option(False, "--redact", help="Hide record keys in the abort preview."),
-    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
+    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Incident report: inputs and manifest digest, summary, every open transaction with its verdict,
@@ -55,7 +55,7 @@ def report_cli(
     with error_boundary():
         run = ManifestRun(manifest, "report", paths, engine.value)
         rep, verdicts, when = _verdicts(paths, as_of, None, None, None, minutes, partitions, progress,
-                                        (engine, master, conf), run)
+                                        (engine, master, conf), run, cluster_id)
         ref = run.finish(when.time_ms, when.source)
         pairs = [(hanging_row(v, bootstrap, command_config), v) for v in verdicts]
         add_previews(pairs, rep.inventory, redact)

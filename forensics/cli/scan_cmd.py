@@ -12,9 +12,11 @@ from forensics.cli.app import app, error_boundary
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
     AS_OF,
+    CLUSTER_ID,
     CONF,
     ENGINE_SPARK,
     MASTER,
+    discover_inputs,
     make_engine,
     parse_time,
     write_engine_stats,
@@ -34,16 +36,15 @@ def scan_cli(
     fmt: ScanFormat = typer.Option(ScanFormat.table, "--format", help="table or json."),
     strict: bool = typer.Option(False, "--strict", help="Exit 5 when any finding was reported."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."),
-    as_of: Optional[str] = AS_OF, manifest: Optional[str] = MANIFEST,
+    as_of: Optional[str] = AS_OF, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Inventory: brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
-    from forensics.layout import discover
     from forensics.report.scan import scan, total_log_bytes
 
     with error_boundary():
         run = ManifestRun(manifest, "scan", paths, engine.value)
-        inventory = discover(paths)
+        inventory = discover_inputs(paths, cluster_id)
         executor = make_engine(engine, master, conf)
         run.record_inventory(inventory, executor.name)
         with byte_progress(total_log_bytes(inventory), f"scanning ({executor.name})", enabled=progress) as advance:

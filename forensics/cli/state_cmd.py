@@ -14,10 +14,12 @@ from forensics.cli.app import app, error_boundary, fail
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
     AS_OF,
+    CLUSTER_ID,
     CONF,
     ENGINE_LOCAL,
     ENGINE_SPARK,
     MASTER,
+    discover_inputs,
     make_engine,
     parse_time,
     write_engine_stats,
@@ -56,13 +58,13 @@ def _finish(run: ManifestRun, clock) -> Optional[dict]:
 
 
 def _load(paths: List[str], progress: bool, engine: EngineName, master: Optional[str], conf: Optional[List[str]],
-          run: ManifestRun, filters: Optional[Filters] = None, **kw):
-    """Discover the inputs, check the filters against them (before anything is read), rebuild the state."""
-    from forensics.layout import discover
+          run: ManifestRun, filters: Optional[Filters] = None, cluster_id: Optional[str] = None, **kw):
+    """Discover the inputs (one cluster), check the filters against them (before anything is read),
+    rebuild the state."""
     from forensics.report.scan import total_log_bytes
     from forensics.report.state import load_state
 
-    inventory = discover(paths)
+    inventory = discover_inputs(paths, cluster_id)
     if filters is not None:
         check_filters(inventory, filters)
     executor = make_engine(engine, master, conf)
@@ -82,6 +84,7 @@ def describe_producers_cli(
                                             "likely leader: highest leader epoch, then longest log)."),
     timeline: bool = typer.Option(False, "--timeline", help="Table format: also print each producer's transactions."),
     fmt: RowFormat = FORMAT, strict: bool = STRICT, progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
+    cluster_id: Optional[str] = CLUSTER_ID,
     engine: EngineName = ENGINE_LOCAL, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Producer state of one partition replica, as the broker held it (snapshot + replay)."""
@@ -95,8 +98,8 @@ def describe_producers_cli(
 
     with error_boundary():
         run = ManifestRun(manifest, "describe-producers", paths, engine.value)
-        rep = _load(paths, progress, engine, master, conf, run, Filters(topic, partition, broker_id), topic=topic,
-                    partition=partition, broker_id=broker_id, data=True)
+        rep = _load(paths, progress, engine, master, conf, run, Filters(topic, partition, broker_id), cluster_id,
+                    topic=topic, partition=partition, broker_id=broker_id, data=True)
         view = preferred_replica(rep.replicas(topic, partition))
         if view is None:
             where = f" on broker {broker_id}" if broker_id is not None else ""
@@ -115,7 +118,7 @@ def list_cli(
     state: Optional[str] = typer.Option(None, "--state", help="Only transactional ids in this state (any case): "
                                         + ", ".join(STATE_NAMES) + "."),
     partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, strict: bool = STRICT,
-    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
+    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Every transactional id the coordinators hold (expired ids only with --state Dead)."""
@@ -126,7 +129,8 @@ def list_cli(
     with error_boundary():
         wanted = canonical_state(state) if state is not None else None
         run = ManifestRun(manifest, "list", paths, engine.value)
-        rep = _load(paths, progress, engine, master, conf, run, data=False, partition_count=partitions)
+        rep = _load(paths, progress, engine, master, conf, run, cluster_id=cluster_id, data=False,
+                    partition_count=partitions)
         rows = list_rows(paths, wanted, report=rep)
         render_rows(fmt.value, rows, LIST_TABLE, sys.stdout, manifest=_finish(run, newest_input_time(rep)))
         sys.stdout.flush()
@@ -141,7 +145,7 @@ def describe_cli(
     paths: List[str] = PATHS,
     transactional_id: str = typer.Option(..., "--transactional-id", help="The transactional id."),
     as_of: Optional[str] = AS_OF, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, strict: bool = STRICT,
-    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
+    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: EngineName = ENGINE_LOCAL, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """One transactional id: the coordinator's metadata, then every record of its history."""
@@ -151,7 +155,8 @@ def describe_cli(
 
     with error_boundary():
         run = ManifestRun(manifest, "describe", paths, engine.value)
-        rep = _load(paths, progress, engine, master, conf, run, data=False, partition_count=partitions)
+        rep = _load(paths, progress, engine, master, conf, run, cluster_id=cluster_id, data=False,
+                    partition_count=partitions)
         check_filters(rep.inventory, Filters(transactional_id=transactional_id), rep.coordinator)
         when = parse_time(as_of)
         clock = AsOf(when, "--as-of") if when is not None else newest_input_time(rep)

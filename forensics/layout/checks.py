@@ -4,7 +4,9 @@
 * two log dirs claiming one broker id: a copy of one disk (same ``directory.id``), two clusters
   (different ``cluster.id``), or two disks holding the same partitions (older brokers have no
   ``directory.id``; a broker's own JBOD log dirs never share a live partition). Such log dirs stay
-  apart everywhere (by path); the finding says why two replicas carry the same broker id;
+  apart everywhere (by path); the finding says why two replicas carry the same broker id. The
+  commands first keep one cluster and one copy of each broker (:mod:`forensics.layout.clusters`),
+  so what reaches them is two partial copies of one disk;
 * unreadable segment files: the offsets that cannot be analysed;
 * inputs with no Kafka content at all: an :class:`~forensics.errors.InputError`, not a report on
   nothing.

@@ -34,18 +34,23 @@ from tests.cli.test_hostile_inputs import (  # noqa: F401  (baseline: a fixture)
 
 
 def test_two_disks_with_the_same_broker_id(tmp_path, baseline):  # noqa: F811
+    """Two log dirs of one cluster claiming one broker id and holding the same partitions are copies of
+    one disk, not two replicas: the newer is analysed and one stderr line says which and why (see
+    layout/clusters.py; tests/layout/test_clusters.py covers the refusal when neither is ahead)."""
     from dataclasses import replace
 
     from fixtures.generator import Txn, build_disk, example_spec, write_meta_properties
-    from forensics.report.state import load_state
 
     copy = example(tmp_path, "copy-of-broker-1")  # the same disk twice: same directory.id
-    doc = scan_json(EXAMPLE, copy)
-    assert [(d["brokerId"], d["path"]) for d in doc["logDirs"]] == [(1, str(EXAMPLE)), (1, str(copy))]
-    (dup,) = [f for f in doc["findings"] if f["kind"] == "duplicate_broker"]
-    assert dup["message"] == f"broker 1 directory.id {doc['logDirs'][0]['directoryId']} also claimed by {copy}"
+    code, out, err = cli("scan", *LOCAL, "--format", "json", EXAMPLE, copy)
+    assert code == 0
+    assert [(d["brokerId"], d["path"]) for d in json.loads(out)["logDirs"]] == [(1, str(EXAMPLE))]
+    assert err.splitlines()[0] == (
+        "kafka-forensics: broker 1 of cluster a2Fma2EtZm9yZW5zaWNzLQ is in 2 log dirs holding the same partitions "
+        f"(copies of one disk): using {EXAMPLE} (the copies have the same checkpoints and log sizes); left out {copy}")
+    assert not [f for f in json.loads(out)["findings"] if f["kind"] == "duplicate_broker"]
     assert cli("find-hanging", *LOCAL, EXAMPLE, copy)[:2] == (1, baseline["hanging"])  # one verdict, not two
-    # ZooKeeper-era disks (no directory.id) of two brokers both configured as broker 1; on the second,
+    # ZooKeeper-era disks (no directory.id) both claiming broker 1; on the second, a later copy,
     # reporting-app's COMMIT reached orders-0
     spec = example_spec()
     events = list(spec.events)
@@ -53,18 +58,14 @@ def test_two_disks_with_the_same_broker_id(tmp_path, baseline):  # noqa: F811
     other = build_disk(tmp_path / "other-broker-1", replace(spec, events=tuple(events)))
     for d in (copy, other):
         write_meta_properties(d / "meta.properties", 1, spec.cluster_id, None)
-    doc = scan_json(copy, other)
-    (dup,) = [f for f in doc["findings"] if f["kind"] == "duplicate_broker"]
-    assert dup["message"] == (f"broker id 1 is claimed by 2 log dirs holding the same partitions (__transaction_state"
-                              f"-0, __transaction_state-1, __transaction_state-2 and 3 more): {copy} and {other} (a "
-                              "copy of one disk, a rebuilt broker, or two brokers configured with the same broker.id)"
-                              "; they are analysed as separate replicas, told apart by log dir")
-    opened = {d["path"]: partitions_of({"logDirs": [d]})[("orders", 0)]["openTransactions"] for d in doc["logDirs"]}
-    assert opened == {str(copy): 1, str(other): 0}  # neither merged nor dropped
-    divergence = [f.message for f in load_state([str(copy), str(other)]).findings()
-                  if f.kind.value == "replica_divergence"]
-    assert any(f"on broker 1 ({other / 'orders-0'}) is missing on broker 1 ({copy / 'orders-0'})" in m
-               for m in divergence), divergence
+    code, out, err = cli("scan", *LOCAL, "--format", "json", copy, other)
+    assert code == 0 and [d["path"] for d in json.loads(out)["logDirs"]] == [str(other)]
+    assert err.splitlines()[0] == (
+        "kafka-forensics: broker 1 of cluster a2Fma2EtZm9yZW5zaWNzLQ is in 2 log dirs holding the same partitions "
+        f"(copies of one disk): using {other}, the newer (ahead on 2 of 6 shared partitions, e.g. "
+        f"__transaction_state-0 log bytes 530 vs 522; not behind on any); left out {copy}")
+    assert partitions_of(json.loads(out))[("orders", 0)]["openTransactions"] == 0
+    assert cli("find-hanging", *LOCAL, copy, other)[0] == 0  # the newer copy: nothing hangs
 
 
 # -- ten thousand partitions -----------------------------------------------------------------------

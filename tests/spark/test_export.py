@@ -41,7 +41,9 @@ pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"
 CLI = [sys.executable, "-m", "forensics"]
-# "mixed": two disks in one run (a torn marker; legacy formats before v2), both claiming broker 1
+# "mixed": two disks in one run (a torn marker; legacy formats before v2), both claiming broker 1 with one
+# directory.id; the second holds only its data partitions (two disks holding the same partitions would be
+# copies of one broker, of which only the newer is analysed)
 DISKS = ["example-disk", "hanging/unclean-election", "mixed"]
 MIXED = ("hanging/torn-tail-marker", "scenario/legacy-then-v2")
 
@@ -64,6 +66,9 @@ def _disks(name: str, base: Path) -> List[Path]:
         kind, scenario = one.split("/")
         module = hanging_scenarios if kind == "hanging" else scenarios
         out.append(module.build(scenario, base / kind / scenario))
+    if name == "mixed":
+        for coordinator in Path(out[1]).glob("__transaction_state-*"):
+            shutil.rmtree(coordinator)
     return out
 
 
