@@ -104,6 +104,7 @@ def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_conf
         "abortArgsStartOffset": start_offset_args(v, bootstrap, command_config) if v.abortable else None,
         "kafkaPythonArgs": kafka_python_args(v, bootstrap) if v.abortable else None, "brokerId": v.view.inputs.broker_id,
         "durationS": v.duration_ms // 1000 if v.duration_ms is not None else None,
+        "lastSequence": e.last_sequence,  # with lastTimestamp: what the live guard compares besides the epochs
     }
 
 
