@@ -29,8 +29,8 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence
 
 import pytest
 
-HEAVY_MARKERS = ("spark", "jvm", "browser")  # each implies `slow`: left out of the fast tier
-JVM_MARKERS = ("spark", "jvm")  # a test carrying one of these may start a JVM
+HEAVY_MARKERS = ("spark", "jvm", "broker", "browser")  # each implies `slow`: left out of the fast tier
+JVM_MARKERS = ("spark", "jvm", "broker")  # a test carrying one of these may start a JVM
 BROWSER_MARKERS = ("browser",)  # a test carrying one of these may start Chromium
 
 CHROMIUM_NAMES = frozenset({"chromium", "chromium-browser", "chrome", "google-chrome", "google-chrome-stable",

@@ -123,6 +123,7 @@ def abort_commands_cli(
         add_previews(pairs, rep.inventory, redact)
         rows = [row for row, _ in pairs]
         ref = _finish(run, when)
-        render_abort_script(rows, sys.stdout, as_of=format_time(when.time_ms), inputs=paths, manifest=ref)
+        render_abort_script(rows, sys.stdout, as_of=format_time(when.time_ms), inputs=paths, manifest=ref,
+                            bootstrap=bootstrap, command_config=command_config)
         sys.stdout.flush()
         _report_evidence(rep)

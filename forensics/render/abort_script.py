@@ -7,6 +7,7 @@ import shlex
 import textwrap
 from typing import Any, Dict, Optional, Sequence, TextIO
 
+from forensics.render.live_guard import guard_call, guard_functions
 from forensics.report.hanging import COMMAND_FORMS
 
 Row = Dict[str, Any]
@@ -64,7 +65,8 @@ def _evidence_lines(row: Row) -> str:
 
 
 def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs: Sequence[str],
-                        manifest: Optional[Row] = None) -> None:
+                        manifest: Optional[Row] = None, bootstrap: str = "<bootstrap-server>",
+                        command_config: Optional[str] = None) -> None:
     out.write("#!/bin/sh\n# kafka-forensics abort-commands: REVIEW BEFORE RUNNING. Nothing here has been run.\n")
     out.write(f"# inputs: {' '.join(inputs)}\n# as of: {as_of}\n")
     if manifest is not None:
@@ -76,6 +78,8 @@ def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs:
               "# the disk copy is stale: compare with a live describe-producers before trying other values.\n")
     out.write("set -e\n")
     actionable = [r for r in rows if r.get("abortArgs")]
+    if actionable:
+        out.write("\n" + guard_functions())
     for r in rows:
         out.write(f"\n# {r['topic']}-{r['partition']} producer {r['producerId']} epoch {r['producerEpoch']} "
                   f"from offset {r['startOffset']}: {r['verdict']}\n")
@@ -87,6 +91,7 @@ def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs:
         if not r.get("abortArgs"):
             out.write(f"# NOT ABORTED ({r['verdict']}): not proven hanging; leave it to the coordinator.\n")
             continue
+        out.write(guard_call(r, bootstrap, command_config) + "\n")
         out.write(_form("abortArgs") + "\n")
         out.write(shlex.join(r["abortArgs"]) + "\n")
         out.write(_form("abortArgsStartOffset") + "\n")
