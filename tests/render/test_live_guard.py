@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 import pytest
 
@@ -215,3 +215,38 @@ def test_fresh_copy_that_cannot_be_read_is_refused(tmp_path: Path) -> None:
     assert last.startswith(f"kf_guard: REFUSED orders-0 producer 2002: could not check: kafka-forensics "
                            f"describe-producers {missing} exited ") and last.endswith(
                                " (its message is above). Nothing was aborted.")
+
+
+# ---- the docs show the lines exactly as printed --------------------------------------------------------
+
+def _doc_lines(doc: str, start: str) -> List[str]:
+    return [ln.strip() for ln in (REPO / "docs" / doc).read_text().splitlines() if ln.strip().startswith(start)]
+
+
+def _table(epoch: int, coordinator: int, start: Optional[int], sequence: int, timestamp: int) -> str:
+    """A describe-producers answer for producer 2002 as Kafka's tool lays it out."""
+    cells = [["ProducerId", "ProducerEpoch", "LatestCoordinatorEpoch", "LastSequence", "LastTimestamp",
+              "CurrentTransactionStartOffset"],
+             ["2002", str(epoch), str(coordinator), str(sequence), str(timestamp), "None" if start is None else str(start)]]
+    widths = [max(len(row[i]) for row in cells) for i in range(6)]
+    return "".join("".join(c.ljust(w) + "\t" for c, w in zip(row, widths)) + "\n" for row in cells)
+
+
+def test_docs_show_the_guard_lines_exactly_as_printed(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
+    from forensics.cli.app import app
+
+    script = CliRunner().invoke(app, ["abort-commands", str(EXAMPLE), "--bootstrap-server", "kafka-1:9092",
+                                      "--no-progress"]).stdout
+    [call] = [ln for ln in script.splitlines() if ln.startswith("kf_guard --")]
+    assert _doc_lines("cli.md", "kf_guard --") == [call] and _doc_lines("stuck-lso.md", "kf_guard --") == [call]
+    printed = []
+    for answer, code in ((_table(1, -1, 6, 1, 1767225606251), 0), (_table(1, 0, None, 1, 1767229200000), 0),
+                         ("", 1)):
+        fake_tool(tmp_path / "bin", answer, code)
+        r = run_guard(tmp_path, HANGING, bootstrap="kafka-1:9092")
+        printed.append((r.stdout.splitlines() + r.stderr.splitlines())[0])
+    assert _doc_lines("cli.md", "kf_guard: ") == printed
+    assert _doc_lines("stuck-lso.md", "kf_guard: ") == printed[:2]
