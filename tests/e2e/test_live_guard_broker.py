@@ -23,7 +23,7 @@ the producer wrote after the copy; and when the broker cannot be reached.
 
 from __future__ import annotations
 
-import os
+import json
 import re
 import shutil
 import subprocess
@@ -33,8 +33,6 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Tuple
-
-import json
 
 import pytest
 
