@@ -1,15 +1,21 @@
 """Hanging-transaction verdicts: every open transaction cross-referenced with the coordinators.
 
-Spec §11.4 (Kafka's ``find-hanging``) and §13.4 (our superset). For each open transaction of a
+Kafka's ``find-hanging`` (``TransactionsCommand.FindHangingTransactionsCommand``) judges by age and
+asks the live coordinator; offline the coordinator's own log decides. For each open transaction of a
 partition replica (producer id, first offset, entry epoch E, coordinator epoch C, lastTimestamp):
 
 * ``hanging``: the coordinator's own metadata proves no marker will come (no record for the
   producer id, the id expired, the id's producer id rotated, the id in Empty/CompleteX, or the
-  partition not in its partition set); reasons name the known patterns (KAFKA-9144, KAFKA-7408);
+  partition not in its partition set); reasons name the known patterns (KAFKA-9144, KAFKA-7408).
+  The only verdict whose abort is armed;
 * ``ongoing``: Ongoing with the partition in its set: the coordinator will finish or time it out;
 * ``stuck-coordinator``: PrepareCommit/PrepareAbort with the partition in its set: markers that
   never arrived (never abort a PrepareCommit: it would break atomicity);
-* ``unverifiable``: no coordinator data to decide; then only the age gate decides, as Kafka's tool.
+* ``fenced-coordinator``: the partition holds, for this producer, a coordinator epoch above the
+  coordinator's own (an earlier abort given a too-high ``--coordinator-epoch``): the partition
+  refuses the real coordinator's markers (``ProducerStateManager`` checks the coordinator epoch);
+* ``unverifiable``: the evidence cannot decide: no coordinator data, or the records the verdict
+  rests on are damaged or incomplete (see :mod:`forensics.analysis.evidence_gaps`).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
+from forensics.analysis.evidence_gaps import EvidenceCheck, Gap, describe
 from forensics.analysis.producers import PartitionView
 from forensics.analysis.replicas import markers_elsewhere
 from forensics.codec.txnlog import TransactionStatus as S
@@ -27,8 +34,12 @@ from forensics.state.producer import ProducerState, TransactionSpan
 HANGING = "hanging"
 ONGOING = "ongoing"
 STUCK = "stuck-coordinator"
+FENCED = "fenced-coordinator"
 UNVERIFIABLE = "unverifiable"
 DEFAULT_MAX_TRANSACTION_TIMEOUT_MS = 15 * 60_000
+OVERDUE_GRACE_MS = 60_000  # the coordinator aborts timed-out transactions every 10 s by default
+TORN_OR_LOST = ("a torn or partial copy and a marker really lost look alike on disk: only the live cluster "
+                "tells them apart (the guard in abort-commands compares with describe-producers)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,18 +57,29 @@ class Verdict:
     duration_ms: Optional[int]  # as-of minus the entry's lastTimestamp
     past_age_gate: bool
     patterns: Tuple[str, ...] = ()  # KAFKA-9144, KAFKA-7408, ...
+    gaps: Tuple[Gap, ...] = ()  # incomplete evidence that kept a hanging verdict from being proven
+    overdue_ms: Optional[int] = None  # ongoing: how long past its own timeout (as of), if past it
+    decision: Optional[str] = None  # "COMMIT" / "ABORT": what the coordinator last decided for the id
 
     @property
     def abortable(self) -> bool:
-        """Only hanging transactions get an abort command (and unverifiable ones past the age gate);
-        these are also what ``find-hanging`` shows without ``--all``."""
-        return self.verdict == HANGING or (self.verdict == UNVERIFIABLE and self.past_age_gate)
+        """Proven hanging: the only verdict whose abort command is armed."""
+        return self.verdict == HANGING
 
+    @property
+    def needs_attention(self) -> bool:
+        """Everything but a transaction the coordinator will still finish in time: what ``find-hanging``
+        shows without ``--all``."""
+        return self.verdict != ONGOING or self.overdue_ms is not None
+
+    @property
+    def coordinator_partition(self) -> Optional[int]:
+        return self.id_view.partition if self.id_view is not None else None
 
 
 def _kafka_9144(view: PartitionView, pid: int, start: int, epoch: int) -> Optional[str]:
     """A marker at a higher epoch before this transaction's data: the partition had forgotten the
-    fencing epoch (early producer-state expiry, spec §13.1) and accepted a zombie's write."""
+    fencing epoch (early producer-state expiry) and accepted a zombie's write."""
     for s in view.history.spans.get(pid, ()):
         if s.marker_offset is not None and s.marker_offset < start and s.marker_epoch is not None \
                 and s.marker_epoch > epoch:
@@ -80,9 +102,38 @@ def _missing_partitions(coord: CoordinatorView) -> List[int]:
     return [p for p in range(coord.partition_count) if p not in coord.partitions]
 
 
+def _decision(v: TransactionIdView) -> Optional[str]:
+    """COMMIT or ABORT: the coordinator's last decision for the id (its last Prepare/Complete record)."""
+    for h in reversed(v.history):
+        status = h.value.status if h.value is not None else None
+        if status in (S.PREPARE_COMMIT, S.COMPLETE_COMMIT):
+            return "COMMIT"
+        if status in (S.PREPARE_ABORT, S.COMPLETE_ABORT):
+            return "ABORT"
+    return None
+
+
+def _fenced(view: PartitionView, e: ProducerState, v: TransactionIdView) -> Optional[str]:
+    """The partition's entry holds a coordinator epoch above the coordinator's own: the real
+    coordinator's markers are refused here (``ProducerAppendInfo.checkCoordinatorEpoch``)."""
+    if v.coordinator_epoch < 0 or e.coordinator_epoch <= v.coordinator_epoch:
+        return None
+    marker = next((s for s in reversed(view.history.spans.get(e.producer_id, ()))
+                   if s.coordinator_epoch == e.coordinator_epoch and s.marker_offset is not None), None)
+    where = f" (its {marker.outcome} marker at offset {marker.marker_offset})" if marker else ""
+    return (f"{view.topic_partition} holds coordinator epoch {e.coordinator_epoch} for producer {e.producer_id}"
+            f"{where}, above the coordinator's own epoch {v.coordinator_epoch} (__transaction_state-{v.partition}"
+            f", broker {v.coordinator}): the partition refuses the real coordinator's markers "
+            "(TRANSACTION_COORDINATOR_FENCED), as after an abort given a too-high --coordinator-epoch; or this "
+            f"copy of __transaction_state-{v.partition} lacks its newest leader epoch")
+
+
 def _classify_with_id(view: PartitionView, e: ProducerState, v: TransactionIdView) -> Tuple[str, str]:
     m = v.metadata
     tp = view.topic_partition
+    fenced = _fenced(view, e, v)
+    if fenced is not None:
+        return FENCED, fenced
     if m is None:
         t = v.tombstone
         return HANGING, (f"transactional id {v.transactional_id!r} expired: tombstone at offset "
@@ -114,23 +165,24 @@ def _classify(view: PartitionView, e: ProducerState, coord: Optional[Coordinator
               ) -> Tuple[str, str, Optional[TransactionIdView]]:
     pid = e.producer_id
     if coord is None or not coord.partitions:
-        return UNVERIFIABLE, ("no __transaction_state among the inputs: judged by age alone, as Kafka's "
-                              "find-hanging does"), None
-    current = coord.ids_for_producer(pid)
+        return UNVERIFIABLE, ("no __transaction_state in the inputs: the coordinator may still complete this "
+                              "transaction; judged by age alone, as Kafka's find-hanging does"), None
+    current = coord.ids_for_producer(pid) or coord.ever_used_producer(pid)
     if current:
         v = current[0]
-        verdict, reason = _classify_with_id(view, e, v)
-        return verdict, reason, v
-    former = coord.ever_used_producer(pid)
-    if former:
-        v = former[0]
         verdict, reason = _classify_with_id(view, e, v)
         return verdict, reason, v
     missing = _missing_partitions(coord)
     if missing:
         return UNVERIFIABLE, (f"no coordinator record for producer id {pid}, but __transaction_state partitions "
-                              f"{', '.join(map(str, missing))} are not among the inputs"), None
+                              f"{_numbers(missing)} are not among the inputs: the coordinator may still complete "
+                              "this transaction"), None
     return HANGING, f"no coordinator record for producer id {pid} in any __transaction_state partition", None
+
+
+def _numbers(values: Sequence[int], limit: int = 10) -> str:
+    shown = ", ".join(map(str, values[:limit]))
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
 
 
 def _lost_marker(view: PartitionView, replicas: Sequence[PartitionView], pid: int, start: int) -> Optional[str]:
@@ -142,36 +194,74 @@ def _lost_marker(view: PartitionView, replicas: Sequence[PartitionView], pid: in
             f"{m.offset} (epoch {m.epoch}, coordinatorEpoch {m.coordinator_epoch}) in {m.path} @ byte {m.position}")
 
 
+def _unproven(reason: str, view: PartitionView, span: Optional[TransactionSpan], v: Optional[TransactionIdView],
+              check: EvidenceCheck) -> Tuple[str, Tuple[Gap, ...]]:
+    """``reason`` and the gaps that keep a hanging verdict from being proven, or ``()``."""
+    parts: List[str] = []
+    gaps: List[Gap] = []
+    data = check.data(view, span)
+    if data:
+        parts.append(describe(str(view.topic_partition), data) + ": this transaction's marker may be missing from "
+                     "the copy")
+        gaps.extend(data)
+    wanted = None if v is None else sorted({v.partition, v.expected_partition})
+    for label, found in check.coordinator(wanted):
+        parts.append(describe(label, found) + (": the id's newest record may be missing" if v is not None else
+                                               ": the record of this producer id may be missing"))
+        gaps.extend(found)
+    if not gaps:
+        return reason, ()
+    return f"not proven: {reason}; but {'; '.join(parts)}; {TORN_OR_LOST}", tuple(gaps)
+
+
+def _overdue(verdict: str, v: Optional[TransactionIdView], as_of: Optional[int]) -> Optional[int]:
+    """How long an Ongoing transaction is past its own timeout, when that is more than the grace."""
+    m = v.metadata if v is not None else None
+    if verdict != ONGOING or m is None or as_of is None or m.start_ms < 0:
+        return None
+    late = as_of - (m.start_ms + m.timeout_ms)
+    return late if late > OVERDUE_GRACE_MS else None
+
+
 def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as_of: Optional[int],
                        max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-                       replicas: Sequence[PartitionView] = ()) -> List[Verdict]:
+                       replicas: Sequence[PartitionView] = (), check: Optional[EvidenceCheck] = None
+                       ) -> List[Verdict]:
     out = []
     for pid, start in view.open_transactions.items():
         e = view.entries[pid]
+        span = view.open_span(pid)
         verdict, reason, v = _classify(view, e, coord)
-        patterns = []
+        patterns: List[str] = []
+        gaps: Tuple[Gap, ...] = ()
         if verdict == HANGING:
             lost = _lost_marker(view, replicas, pid, start)
-            for check in (_kafka_9144(view, pid, start, e.producer_epoch), lost or _kafka_7408(view, start)):
-                if check:
-                    patterns.append(check)
+            patterns = [p for p in (_kafka_9144(view, pid, start, e.producer_epoch), lost or _kafka_7408(view, start))
+                        if p]
+            reason = reason + "".join(f"; {p}" for p in patterns)
+            if check is not None:
+                reason, gaps = _unproven(reason, view, span, v, check)
+            if gaps:
+                verdict = UNVERIFIABLE
         duration = as_of - e.last_timestamp if as_of is not None and e.last_timestamp >= 0 else None
         past = duration is not None and duration > max_timeout_ms
-        out.append(Verdict(view, e, start, view.open_span(pid), verdict,
-                           reason + "".join(f"; {p}" for p in patterns), v.transactional_id if v else None, v,
-                           duration, past, tuple(patterns)))
+        out.append(Verdict(view, e, start, span, verdict, reason, v.transactional_id if v else None, v,
+                           duration, past, tuple(patterns), gaps, _overdue(verdict, v, as_of),
+                           _decision(v) if v is not None else None))
     return out
 
 
 def classify(views: Sequence[PartitionView], coord: Optional[CoordinatorView], as_of: Optional[int],
              max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-             replicas: Optional[Dict[TopicPartition, List[PartitionView]]] = None) -> List[Verdict]:
+             replicas: Optional[Dict[TopicPartition, List[PartitionView]]] = None,
+             check: Optional[EvidenceCheck] = None) -> List[Verdict]:
     """Verdicts for the open transactions of ``views`` (one replica per partition: the leader's);
-    ``replicas`` (all replicas by partition) lets a marker found on another replica explain a hang."""
+    ``replicas`` (all replicas by partition) lets a marker found on another replica explain a hang;
+    ``check`` names the gaps in the evidence that keep a hang from being proven."""
     out: List[Verdict] = []
     for view in views:
         others = (replicas or {}).get(view.topic_partition, ())
-        out.extend(classify_partition(view, coord, as_of, max_timeout_ms, others))
+        out.extend(classify_partition(view, coord, as_of, max_timeout_ms, others, check))
     return out
 
 
@@ -194,4 +284,6 @@ def evidence_of(v: Verdict) -> dict:
         ev["coordinatorRecord"] = {"partition": v.id_view.partition, "offset": last.offset,
                                    "state": last.state_name, "timestamp": last.timestamp,
                                    "path": last.at.path, "position": last.at.position}
+    if v.gaps:
+        ev["gaps"] = [g._asdict() for g in v.gaps]
     return ev

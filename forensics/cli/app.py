@@ -28,6 +28,7 @@ from forensics.errors import ForensicsError
 EXIT_OK = 0
 EXIT_FOUND = 1  # reserved for commands that gate scripts (find-hanging: something hangs)
 EXIT_USAGE = 2
+EXIT_UNDECIDED = 7  # find-hanging: open transactions need a person, none is proven hanging
 EXIT_INTERRUPTED = 130
 EXIT_INTERNAL = 70
 EXIT_CODES = {
@@ -39,6 +40,8 @@ EXIT_CODES = {
     4: "an input file is not what its name says or is damaged beyond decoding",
     5: "--strict was given and findings were reported",
     6: "the Spark engine failed: Spark could not start or a job failed (the message names Spark's log)",
+    7: "find-hanging: nothing is proven hanging, but open transactions need a person (unverifiable evidence, a "
+       "coordinator stuck or fenced, an ongoing transaction long past its timeout): neither all clear nor abort these",
     70: "internal error (a bug: please report it with KAFKA_FORENSICS_DEBUG=1 output)",
     130: "interrupted (Ctrl-C)",
 }

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from forensics.analysis.filters import Filters
-from forensics.cli.app import EXIT_FOUND, app, error_boundary
+from forensics.cli.app import EXIT_FOUND, EXIT_OK, EXIT_UNDECIDED, EXIT_USAGE, app, error_boundary, fail
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
     AS_OF,
@@ -28,11 +28,13 @@ from forensics.cli.state_cmd import (
     _load,
 )
 from forensics.pipeline.engine import EngineName
+from forensics.report.hanging import Outcome, evidence_warnings, outcome_of
 
 HANGING_TABLE = ("topic", "partition", "producerId", "producerEpoch", "coordinatorEpoch", "startOffset",
-                 "lastTimestamp", "durationS", "verdict", "reason", "transactionalId")
+                 "lastTimestamp", "durationMin", "verdict", "reason", "transactionalId")
 HANGING_HEADERS = ("Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch", "StartOffset",
-                   "LastTimestamp", "Duration(s)", "Verdict", "Reason", "TransactionalId")
+                   "LastTimestamp", "Duration(min)", "Verdict", "Reason", "TransactionalId")
+OUTCOME_EXIT = {Outcome.CLEAR: EXIT_OK, Outcome.HANGING: EXIT_FOUND, Outcome.UNDECIDED: EXIT_UNDECIDED}
 
 
 def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress, engine, run, cluster_id=None):
@@ -86,15 +88,17 @@ def find_hanging_cli(
         sys.stdout.flush()
         sys.stderr.write(f"as of {format_time(when.time_ms)}: {when.source}\n")
         _report_evidence(rep)
-        if not rep.coordinator.partitions:
-            sys.stderr.write("WARNING: no __transaction_state partition among the inputs: verdicts are UNVERIFIABLE "
-                             "and rest on age alone, as Kafka's find-hanging; add the coordinators' disks.\n")
-        hidden = [v for v in verdicts if not v.abortable]
+        for warning in evidence_warnings(rep):
+            sys.stderr.write(f"WARNING: {warning}\n")
+        hidden = [v for v in verdicts if not v.needs_attention]
         if hidden and not show_all:
-            sys.stderr.write(f"{len(hidden)} other open transaction(s) ({', '.join(sorted({v.verdict for v in hidden}))})"
-                             ": see --all\n")
-    if any(v.abortable for v in verdicts):
-        raise typer.Exit(EXIT_FOUND)
+            kinds = ", ".join(sorted({v.verdict for v in hidden}))
+            sys.stderr.write(f"{len(hidden)} other open transaction(s) ({kinds}): see --all\n")
+        outcome = outcome_of(verdicts)
+        if outcome is Outcome.UNDECIDED:
+            sys.stderr.write("nothing is proven hanging, but the open transaction(s) above need a person (see each "
+                             "reason): exit 7\n")
+    raise typer.Exit(OUTCOME_EXIT[outcome])
 
 
 @app.command("abort-commands")
@@ -107,6 +111,8 @@ def abort_commands_cli(
     partitions: Optional[int] = PARTITIONS, progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
     redact: bool = typer.Option(False, "--redact", help="Hide record keys in the abort preview."),
     cluster_id: Optional[str] = CLUSTER_ID,
+    arm_unverifiable: bool = typer.Option(False, "--arm-unverifiable", help="Also arm the aborts of unverifiable "
+                                          "transactions older than --max-transaction-timeout (default: commented)."),
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """A reviewable shell script of kafka-transactions.sh abort lines for the hanging transactions.
@@ -119,11 +125,13 @@ def abort_commands_cli(
         run = ManifestRun(manifest, "abort-commands", paths, engine.value)
         rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress,
                                            (engine, master, conf), run, cluster_id)
-        pairs = [(hanging_row(v, bootstrap, command_config), v) for v in verdicts if v.verdict != "ongoing"]
+        pairs = [(hanging_row(v, bootstrap, command_config, arm_unverifiable), v) for v in verdicts
+                 if v.needs_attention]
         add_previews(pairs, rep.inventory, redact)
         rows = [row for row, _ in pairs]
         ref = _finish(run, when)
         render_abort_script(rows, sys.stdout, as_of=format_time(when.time_ms), inputs=paths, manifest=ref,
-                            bootstrap=bootstrap, command_config=command_config)
+                            bootstrap=bootstrap, command_config=command_config,
+                            warnings=evidence_warnings(rep))
         sys.stdout.flush()
         _report_evidence(rep)

@@ -64,7 +64,8 @@ def report_cli(
                                   manifest=(ref.path, ref.sha256) if ref is not None else None)
         size = _write(out, html_report(incident))
         s = incident.summary
-        sys.stderr.write(f"report: {out} ({size} bytes): {s.hanging} hanging, {s.open_transactions} open "
+        sys.stderr.write(f"report: {out} ({size} bytes): {s.hanging} hanging, {s.unverifiable} unverifiable, "
+                         f"{s.open_transactions} open "
                          f"transaction(s), {s.findings} finding(s); as of {format_time(when.time_ms)}: "
                          f"{when.source}\n")
         _report_evidence(rep)

@@ -183,3 +183,12 @@ def classify_loose_file(name: str) -> Optional[FileName]:
 def offset_prefix(offset: int) -> str:
     """``LogFileUtils.filenamePrefixFromOffset``: 20-digit zero padded."""
     return f"{offset:020d}"
+
+
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}\Z")
+
+
+def is_legal_topic(name: str) -> bool:
+    """A name Kafka accepts for a topic (``org.apache.kafka.common.internals.Topic.validate``): 1-249 of
+    ``[a-zA-Z0-9._-]``, not ``.`` or ``..``. A partition dir named otherwise was not made by a broker."""
+    return bool(_LEGAL_TOPIC.match(name)) and name not in (".", "..")

@@ -3,11 +3,11 @@ the rows carry the arguments, reasons and evidence, this module only lays them o
 
 from __future__ import annotations
 
-import shlex
 import textwrap
-from typing import Any, Dict, Optional, Sequence, TextIO
+from typing import Any, Dict, List, Optional, Sequence, TextIO
 
 from forensics.render.live_guard import guard_call, guard_functions
+from forensics.render.shell_text import command, comment, commented_command
 from forensics.report.hanging import COMMAND_FORMS
 
 Row = Dict[str, Any]
@@ -19,11 +19,11 @@ def _form(key: str) -> str:
     return "\n".join(lines).replace("\0", " ")
 
 
-def _comment_block(text: str) -> str:
-    return "".join(f"#   {line}\n" for line in text.splitlines())
+def _comment_block(lines: Sequence[str]) -> str:
+    return "".join(comment(line, "#   ") for line in lines)
 
 
-def _preview_lines(p: Row) -> str:
+def _preview_lines(p: Row) -> List[str]:
     """What the abort discards and frees (``abortPreview`` of a row)."""
     keys = p["keys"] if isinstance(p["keys"], str) else ", ".join("null" if k is None else repr(k) for k in p["keys"])
     lines = [f"the abort DISCARDS this producer's offsets {p['firstOffset']}..{p['lastOffset']}: {p['batches']} "
@@ -42,10 +42,10 @@ def _preview_lines(p: Row) -> str:
         names = ", ".join(f"{g['group']} (committed {g['committedOffset']})" for g in groups)
         lines.append(f"consumer groups committed at the LSO: {names or 'none'}")
     lines += [f"preview finding: {f}" for f in p.get("findings", ())]
-    return "\n".join(lines)
+    return lines
 
 
-def _evidence_lines(row: Row) -> str:
+def _evidence_lines(row: Row) -> List[str]:
     ev = row.get("evidence") or {}
     lines = [f"partition dir: {ev.get('partitionDir')} (broker {ev.get('brokerId')})"]
     first = ev.get("firstBatch")
@@ -61,43 +61,70 @@ def _evidence_lines(row: Row) -> str:
     if rec:
         lines.append(f"coordinator: __transaction_state-{rec['partition']} offset {rec['offset']} "
                      f"({rec['state']}) in {rec['path']} @ byte {rec['position']}")
-    return "\n".join(lines)
+    for gap in ev.get("gaps") or ():
+        lines.append(f"gap in the evidence: {gap['path']}: {gap['text']}")
+    return lines
+
+
+_HEADER = """\
+# An abort discards the open transaction's data on that partition. The arguments follow the
+# safe rule: producer epoch and coordinator epoch of the partition's own producer entry, never
+# higher (a higher epoch fences the live producer and the coordinator's later markers).
+# If the broker rejects an abort (INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED)
+# the disk copy is stale: compare with a live describe-producers before trying other values.
+# Only proven hanging transactions are armed; the others are shown as comments with the reason.
+# Nothing runs unless this file is complete: the commands sit in main(), called on the last line.
+"""
+
+
+def _forms(r: Row, armed: bool, bootstrap: str, command_config: Optional[str]) -> str:
+    """The abort command forms of a row: the legacy one active when armed, right after its live guard;
+    every other one commented."""
+    forms = r["abortForms"]
+    out = [_form("abortArgs")]
+    try:
+        if armed:
+            abort = command(forms["abortArgs"])  # raises before anything is written
+            out += [guard_call(r, bootstrap, command_config), abort]
+        else:
+            out.append(commented_command(forms["abortArgs"]).rstrip("\n"))
+    except ValueError as exc:  # never written raw: shown escaped, commented out
+        out.append(comment(f"NOT ARMED: {exc}").rstrip("\n"))
+        out.append(commented_command(forms["abortArgs"]).rstrip("\n"))
+    out += [_form("abortArgsStartOffset"), commented_command(forms["abortArgsStartOffset"]).rstrip("\n"),
+            _form("kafkaPythonArgs"), commented_command(forms["kafkaPythonArgs"]).rstrip("\n")]
+    return "\n".join(out) + "\n"
+
+
+def _row(r: Row, bootstrap: str, command_config: Optional[str]) -> str:
+    out = comment(f"{r['topic']}-{r['partition']} producer {r['producerId']} epoch {r['producerEpoch']} "
+                  f"from offset {r['startOffset']}: {r['verdict']}")
+    out += _comment_block([f"reason: {r['reason']}", f"transactional id: {r.get('transactionalId')}"])
+    out += _comment_block(_evidence_lines(r))
+    if r.get("abortPreview"):
+        out += _comment_block(_preview_lines(r["abortPreview"]))
+    out += _comment_block([f"advice: {line}" for line in r.get("advice") or ()])
+    armed = bool(r.get("armed") and r.get("abortForms"))
+    if not armed:
+        why = r.get("notArmedBecause") or "not proven hanging; leave it to the coordinator"
+        out += comment(f"NOT ARMED ({r['verdict']}): {why}")
+    if r.get("abortForms"):
+        out += _forms(r, armed, bootstrap, command_config)
+    return out
 
 
 def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs: Sequence[str],
-                        manifest: Optional[Row] = None, bootstrap: str = "<bootstrap-server>",
-                        command_config: Optional[str] = None) -> None:
-    out.write("#!/bin/sh\n# kafka-forensics abort-commands: REVIEW BEFORE RUNNING. Nothing here has been run.\n")
-    out.write(f"# inputs: {' '.join(inputs)}\n# as of: {as_of}\n")
+                        manifest: Optional[Row] = None, warnings: Sequence[str] = (),
+                        bootstrap: str = "<bootstrap-server>", command_config: Optional[str] = None) -> None:
+    text = "#!/bin/sh\n# kafka-forensics abort-commands: REVIEW BEFORE RUNNING. Nothing here has been run.\n"
+    text += "".join(comment(f"WARNING: {w}") for w in warnings)
+    text += comment(f"inputs: {' '.join(inputs)}") + comment(f"as of: {as_of}")
     if manifest is not None:
-        out.write(f"# evidence manifest: {manifest['path']} (sha256 {manifest['sha256']})\n")
-    out.write("# An abort discards the open transaction's data on that partition. The arguments follow the\n"
-              "# safe rule: producer epoch and coordinator epoch of the partition's own producer entry, never\n"
-              "# higher (a higher epoch fences the live producer and the coordinator's later markers).\n"
-              "# If the broker rejects an abort (INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED)\n"
-              "# the disk copy is stale: compare with a live describe-producers before trying other values.\n")
-    out.write("set -e\n")
-    actionable = [r for r in rows if r.get("abortArgs")]
-    if actionable:
-        out.write("\n" + guard_functions())
+        text += comment(f"evidence manifest: {manifest['path']} (sha256 {manifest['sha256']})")
+    armed = [r for r in rows if r.get("armed") and r.get("abortForms")]
+    text += _HEADER + "set -eu\n" + ("\n" + guard_functions() if armed else "") + "\nmain() {\n:\n"
     for r in rows:
-        out.write(f"\n# {r['topic']}-{r['partition']} producer {r['producerId']} epoch {r['producerEpoch']} "
-                  f"from offset {r['startOffset']}: {r['verdict']}\n")
-        out.write(_comment_block(f"reason: {r['reason']}"))
-        out.write(_comment_block(f"transactional id: {r.get('transactionalId')}"))
-        out.write(_comment_block(_evidence_lines(r)))
-        if r.get("abortPreview"):
-            out.write(_comment_block(_preview_lines(r["abortPreview"])))
-        if not r.get("abortArgs"):
-            out.write(f"# NOT ABORTED ({r['verdict']}): not proven hanging; leave it to the coordinator.\n")
-            continue
-        out.write(guard_call(r, bootstrap, command_config) + "\n")
-        out.write(_form("abortArgs") + "\n")
-        out.write(shlex.join(r["abortArgs"]) + "\n")
-        out.write(_form("abortArgsStartOffset") + "\n")
-        out.write("# " + shlex.join(r["abortArgsStartOffset"]) + "\n")
-        if r.get("kafkaPythonArgs"):
-            out.write(_form("kafkaPythonArgs") + "\n")
-            out.write("# " + shlex.join(r["kafkaPythonArgs"]) + "\n")
-    if not actionable:
-        out.write("\n# nothing to abort\n")
+        text += "\n" + _row(r, bootstrap, command_config)
+    if not armed:
+        text += "\n# nothing to abort\n"
+    out.write(text + "}\n\nmain \"$@\"\n")

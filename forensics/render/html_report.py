@@ -79,12 +79,17 @@ def _legend(tones: Iterable[str]) -> str:
 
 def _header(inc: Incident) -> str:
     s = inc.summary
-    verdict = (f"{s.hanging} hanging transaction(s)" if s.hanging else "no hanging transaction")
+    verdict = f"{s.hanging} hanging transaction(s)" if s.hanging else "no transaction proven hanging"
+    if s.unverifiable:
+        verdict += f" · {s.unverifiable} unverifiable (not armed)"
+    if s.attention:
+        verdict += f" · {s.attention} stuck, fenced or overdue (not armed)"
+    warnings = "".join(f'<p class="warning">WARNING: {esc(w)}</p>' for w in inc.warnings)
     links = "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in (
         ("inputs", "Inputs"), ("summary", "Summary"), ("lso-lag", "LSO lag"), ("timelines", "Timelines"),
         ("transactions", "Open transactions"), ("findings", "Findings")))
     return (f'<header><h1>Kafka incident report</h1><div>{esc(verdict)} · as of {esc(iso(inc.as_of_ms))}'
-            f' · {s.findings} finding(s)</div><nav>{links}</nav></header>')
+            f' · {s.findings} finding(s)</div><nav>{links}</nav>{warnings}</header>')
 
 
 def _inputs(inc: Incident) -> str:
@@ -102,8 +107,8 @@ def _inputs(inc: Incident) -> str:
     return f'<section id="inputs"><h2>Inputs</h2><ul>{items}</ul>{_kv(facts)}</section>'
 
 
-def _card(label: str, value: object, note: str = "", alert: bool = False) -> str:
-    cls = "card alert" if alert else "card"
+def _card(label: str, value: object, note: str = "", alert: bool = False, caution: bool = False) -> str:
+    cls = "card alert" if alert else "card caution" if caution else "card"
     extra = f'<span class="muted">{esc(note)}</span>' if note else ""
     return f'<div class="{cls}"><span class="n">{esc(value)}</span>{esc(label)}<br>{extra}</div>'
 
@@ -118,7 +123,11 @@ def _summary(inc: Incident) -> str:
         _card("transactional ids", s.transactional_ids),
         _card("open transactions", s.open_transactions,
               ", ".join(f"{n} {v}" for v, n in s.verdicts)),
-        _card("hanging", s.hanging, "abortable" if s.hanging else "", alert=s.hanging > 0),
+        _card("hanging", s.hanging, "proven: abort armed" if s.hanging else "", alert=s.hanging > 0),
+        _card("unverifiable", s.unverifiable, "the evidence cannot decide: not armed" if s.unverifiable else "",
+              caution=s.unverifiable > 0),
+        _card("need a person", s.attention, "stuck, fenced or overdue: not armed" if s.attention else "",
+              caution=s.attention > 0),
         _card("findings", s.findings, ", ".join(f"{n} {k}" for k, n in s.findings_by_severity)),
         _card("log bytes", size(s.log_bytes)),
     ]
@@ -137,9 +146,14 @@ def _transaction(t: OpenTransaction) -> str:
     parts = [f'<article class="txn tone-{esc(t.tone)}"><h3>{esc(t.topic)}-{esc(t.partition)} · producer '
              f'{esc(t.producer_id)}{who}{_badge(t.verdict, t.tone)}</h3>',
              f'<p class="reason">{esc(t.reason)}</p>', _kv(facts)]
-    if t.commands:
+    if t.advice:
+        parts.append("<h4>What to do</h4><ul>" + "".join(f"<li>{esc(a)}</li>" for a in t.advice) + "</ul>")
+    if t.commands and t.armed:
         parts.append("<h4>Proposed commands</h4><p class=\"muted\">Review before running: an abort discards the "
                      "transaction's data on this partition. Nothing here runs anything.</p>")
+    elif t.commands:
+        parts.append(f"<h4>Commands, NOT armed</h4><p class=\"muted\">{esc(t.not_armed_because or '')}</p>")
+    if t.commands:
         for c in t.commands:
             parts.append(f'<div class="muted">{esc(c.label)}</div><pre class="cmd">{esc(shlex.join(c.argv))}</pre>')
     cols = [f"<div><h4>{esc(g.label)}</h4>{_fields(g.fields)}</div>" for g in t.extras]
@@ -152,9 +166,15 @@ def _transaction(t: OpenTransaction) -> str:
 
 def _transactions(inc: Incident) -> str:
     hanging = [t for t in inc.transactions if t.abortable]
-    others = [t for t in inc.transactions if not t.abortable]
+    unverified = [t for t in inc.transactions if not t.abortable and t.tone == "unverified"]
+    others = [t for t in inc.transactions if not t.abortable and t.tone != "unverified"]
     parts = ['<section id="transactions"><h2>Hanging transactions</h2>']
-    parts += [_transaction(t) for t in hanging] or ['<p>None: no open transaction needs an abort.</p>']
+    parts += [_transaction(t) for t in hanging] or ['<p>None proven: no abort is armed.</p>']
+    if unverified:
+        parts.append("<h2>Unverifiable: not armed</h2><p class=\"muted\">The evidence cannot decide: the "
+                     "coordinator's records are missing, or the records a verdict rests on are damaged or "
+                     "incomplete (see each reason). A torn copy and a lost marker look alike on disk.</p>")
+        parts += [_transaction(t) for t in unverified]
     if others:
         parts.append("<h2>Other open transactions</h2><p class=\"muted\">Not to be aborted from here: the "
                      "coordinator will finish them, or it is stuck itself (see each reason).</p>")

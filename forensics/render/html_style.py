@@ -14,6 +14,7 @@ TONES = {
     "abort": ("#7c3aed", "aborted"),
     "dead": ("#4b5563", "expired (tombstone)"),
     "hanging": ("#dc2626", "hanging"),
+    "unverified": ("#ea580c", "unverifiable (not armed)"),
     "unknown": ("#a16207", "unknown state"),
 }
 BACKGROUND = "#ffffff"
@@ -43,9 +44,14 @@ pre.cmd { background: #0f172a; color: #e2e8f0; padding: 8px 10px; border-radius:
 .card .n { font-size: 22px; font-weight: 600; display: block; }
 .card.alert { border-color: #dc2626; background: #fef2f2; }
 .card.alert .n { color: #b91c1c; }
+.card.caution { border-color: #ea580c; background: #fff7ed; }
+.card.caution .n { color: #c2410c; }
+.warning { border: 2px solid #ea580c; background: #fff7ed; color: #7c2d12; border-radius: 6px;
+           padding: 8px 12px; margin: 12px 0; font-weight: 600; }
 article.txn { border: 1px solid #d5dbe1; border-left: 6px solid #9aa5b1; border-radius: 6px; padding: 4px 14px 10px;
               margin: 12px 0; }
 article.txn.tone-hanging { border-left-color: #dc2626; }
+article.txn.tone-unverified { border-left-color: #ea580c; }
 article.txn.tone-prepare { border-left-color: #f59e0b; }
 article.txn.tone-open { border-left-color: #3b82f6; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; color: #fff; font-size: 12px;

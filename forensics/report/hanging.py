@@ -11,16 +11,24 @@ higher) epoch, never an inflated coordinator epoch.
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from forensics.analysis.advice import advice
 from forensics.analysis.clock import AsOf
+from forensics.analysis.evidence_gaps import EvidenceCheck
 from forensics.analysis.hanging import (
     DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+    FENCED,
+    HANGING,
+    STUCK,
+    UNVERIFIABLE,
     Verdict,
     classify,
     evidence_of,
 )
 from forensics.analysis.replicas import group_replicas
+from forensics.layout.names import is_legal_topic
 from forensics.report.state import StateReport, newest_input_time, preferred_replica
 
 Row = Dict[str, Any]
@@ -57,7 +65,8 @@ def find_hanging(report: StateReport, *, as_of: Optional[int] = None, topic: Opt
     when = AsOf(as_of, "--as-of") if as_of is not None else newest_input_time(report)
     views = leader_views(report, topic, partition, broker_id)
     coord = report.coordinator if report.coordinator.partitions else None
-    return classify(views, coord, when.time_ms, max_timeout_ms, group_replicas(report.partitions)), when
+    check = EvidenceCheck(report.inventory, coord)
+    return classify(views, coord, when.time_ms, max_timeout_ms, group_replicas(report.partitions), check), when
 
 
 def _abort_prefix(v: Verdict, bootstrap: str, command_config: Optional[str]) -> List[str]:
@@ -92,27 +101,99 @@ def kafka_python_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER) -> Lis
             "--coordinator-epoch", str(max(e.coordinator_epoch, 0))]
 
 
-def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: Optional[str] = None) -> Row:
+NO_COORDINATOR_WARNING = ("no __transaction_state partition among the inputs: verdicts are UNVERIFIABLE and rest "
+                          "on age alone, as Kafka's find-hanging; add the coordinators' disks.")
+
+
+def evidence_warnings(report: StateReport) -> List[str]:
+    """What weakens every verdict of the run, said first by every output."""
+    return [] if report.coordinator.partitions else [NO_COORDINATOR_WARNING]
+
+
+def abort_candidate(v: Verdict) -> bool:
+    """An abort is a possible operator action: hanging or unverifiable, or a coordinator that decided ABORT
+    but whose marker never arrived (stuck or fenced)."""
+    return v.verdict in (HANGING, UNVERIFIABLE) or (v.verdict in (STUCK, FENCED) and v.decision == "ABORT")
+
+
+def is_armed(v: Verdict, arm_unverifiable: bool = False) -> bool:
+    """The abort line is active: proven hanging, or unverifiable for want of coordinator data (not damage) and
+    past the age gate when the user asked for it with ``--arm-unverifiable``; never for a topic name no broker
+    makes."""
+    if not is_legal_topic(v.view.topic_partition.topic):
+        return False
+    return v.abortable or (arm_unverifiable and v.verdict == UNVERIFIABLE and not v.gaps and v.past_age_gate)
+
+
+def _not_armed_because(v: Verdict, arm_unverifiable: bool) -> Optional[str]:
+    if not is_legal_topic(v.view.topic_partition.topic):
+        return ("the partition dir's topic name is not one Kafka allows (1-249 of a-z A-Z 0-9 . _ -): a forged or "
+                "damaged directory name")
+    if v.verdict == UNVERIFIABLE:
+        if v.gaps:
+            return ("the records it rests on are damaged or incomplete (see the reason): take a fresh copy; "
+                    "--arm-unverifiable does not arm it")
+        if arm_unverifiable:
+            return "younger than the --max-transaction-timeout age gate"
+        return "unverifiable: the evidence cannot prove it hangs (see the reason); --arm-unverifiable arms it"
+    if v.verdict == STUCK:
+        return "the coordinator still holds it: see the advice"
+    if v.verdict == FENCED:
+        return "the partition fences the coordinator: see the advice"
+    return None
+
+
+def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: Optional[str] = None,
+                arm_unverifiable: bool = False) -> Row:
     tp = v.view.topic_partition
     e = v.entry
+    armed = is_armed(v, arm_unverifiable)
+    forms = None
+    if abort_candidate(v):
+        forms = {"abortArgs": abort_args(v, bootstrap, command_config),
+                 "abortArgsStartOffset": start_offset_args(v, bootstrap, command_config),
+                 "kafkaPythonArgs": kafka_python_args(v, bootstrap)}
     return {
         "topic": tp.topic, "partition": tp.partition, "producerId": e.producer_id, "producerEpoch": e.producer_epoch,
         "coordinatorEpoch": e.coordinator_epoch if e.coordinator_epoch >= 0 else -1, "startOffset": v.start_offset,
-        "lastTimestamp": e.last_timestamp, "durationMs": v.duration_ms, "verdict": v.verdict, "reason": v.reason, "transactionalId": v.transactional_id,
-        "abortArgs": abort_args(v, bootstrap, command_config) if v.abortable else None,
+        "lastTimestamp": e.last_timestamp, "durationMs": v.duration_ms, "verdict": v.verdict, "reason": v.reason,
+        "transactionalId": v.transactional_id,
+        "abortArgs": forms["abortArgs"] if armed and forms else None,
         "evidence": evidence_of(v),
-        "abortArgsStartOffset": start_offset_args(v, bootstrap, command_config) if v.abortable else None,
-        "kafkaPythonArgs": kafka_python_args(v, bootstrap) if v.abortable else None, "brokerId": v.view.inputs.broker_id,
+        "abortArgsStartOffset": forms["abortArgsStartOffset"] if armed and forms else None,
+        "kafkaPythonArgs": forms["kafkaPythonArgs"] if armed and forms else None, "brokerId": v.view.inputs.broker_id,
         "durationS": v.duration_ms // 1000 if v.duration_ms is not None else None,
         "lastSequence": e.last_sequence,  # with lastTimestamp: what the live guard compares besides the epochs
+        "durationMin": v.duration_ms // 60_000 if v.duration_ms is not None else None,
+        "armed": armed, "notArmedBecause": None if armed or forms is None else _not_armed_because(v, arm_unverifiable),
+        "abortForms": forms, "advice": list(advice(v)), "coordinatorPartition": v.coordinator_partition,
+        "overdueMs": v.overdue_ms,
     }
 
 
-def hanging_rows(verdicts: Sequence[Verdict], show_all: bool = False, as_of: Optional[AsOf] = None
-                 ) -> List[Tuple[Row, Verdict]]:
-    """(row, verdict) of every abortable verdict, or of all with ``show_all``."""
-    pairs = [(hanging_row(v), v) for v in verdicts if show_all or v.abortable]
+def hanging_rows(verdicts: Sequence[Verdict], show_all: bool = False, as_of: Optional[AsOf] = None,
+                 arm_unverifiable: bool = False) -> List[Tuple[Row, Verdict]]:
+    """(row, verdict) of every verdict that needs attention (all but ongoing in time), or of all with
+    ``show_all``."""
+    pairs = [(hanging_row(v, arm_unverifiable=arm_unverifiable), v) for v in verdicts
+             if show_all or v.needs_attention]
     if as_of is not None:
         for r, _ in pairs:
             r["asOfMs"], r["asOfSource"] = as_of.time_ms, as_of.source
     return pairs
+
+
+class Outcome(str, Enum):
+    """What a run of find-hanging found, as a whole (the command maps it to its exit code)."""
+
+    CLEAR = "clear"  # every open transaction is one its coordinator will finish in time
+    HANGING = "hanging"  # at least one transaction is proven hanging
+    UNDECIDED = "undecided"  # none proven, but some need a person: unverifiable, stuck, fenced, overdue
+
+
+def outcome_of(verdicts: Sequence[Verdict]) -> Outcome:
+    if any(v.abortable for v in verdicts):
+        return Outcome.HANGING
+    if any(v.needs_attention for v in verdicts):
+        return Outcome.UNDECIDED
+    return Outcome.CLEAR

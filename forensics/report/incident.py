@@ -21,12 +21,13 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from forensics import __version__
 from forensics.analysis.clock import AsOf
 from forensics.analysis.coordinator import TransactionIdView
-from forensics.analysis.hanging import Verdict
+from forensics.analysis.hanging import FENCED, STUCK, UNVERIFIABLE, Verdict
 from forensics.analysis.producers import PartitionView
 from forensics.findings import Finding, dedupe
 from forensics.report.hanging import (
     BOOTSTRAP_PLACEHOLDER,
     COMMAND_FORMS,
+    evidence_warnings,
     hanging_row,
     leader_views,
 )
@@ -39,6 +40,7 @@ from forensics.report.incident_model import (
     OPEN,
     PREPARE,
     UNKNOWN,
+    UNVERIFIED,
     CommandLine,
     CoordinatorEvent,
     Field,
@@ -64,8 +66,11 @@ _STATE_TONES = {"Empty": IDLE, "Ongoing": OPEN, "PrepareCommit": PREPARE, "Prepa
                 "<tombstone>": DEAD}
 GROUP_LABELS = {"abortPreview": "What the abort discards, and where the LSO moves", "": "More"}
 _ROW_FACTS = frozenset({"topic", "partition", "producerId", "producerEpoch", "coordinatorEpoch", "startOffset",
-                        "lastTimestamp", "durationMs", "durationS", "verdict", "reason", "transactionalId",
-                        "brokerId", "evidence", "asOfMs", "asOfSource"})
+                        "lastTimestamp", "durationMs", "durationS", "durationMin", "verdict", "reason",
+                        "transactionalId", "brokerId", "evidence", "asOfMs", "asOfSource", "armed",
+                        "notArmedBecause", "advice", "coordinatorPartition", "overdueMs",
+                        # the armed commands repeat abortForms
+                        "abortArgs", "abortArgsStartOffset", "kafkaPythonArgs"})
 MAX_TIMELINES = 100
 MAX_SPANS_PER_LANE = 100  # closed transactions kept per lane (the newest); open ones are always kept
 MAX_COORDINATOR_EVENTS = 200
@@ -91,7 +96,7 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
         __version__, tuple(inputs), manifest[0] if manifest else None, manifest[1] if manifest else None,
         as_of.time_ms, as_of.source, _summary(report, views, verdicts, findings, scan),
         tuple(_lso_lag(v, verdicts, as_of.time_ms) for v in views), tuple(transactions), timelines, omitted,
-        tuple(findings[:max_findings]), max(0, len(findings) - max_findings))
+        tuple(findings[:max_findings]), max(0, len(findings) - max_findings), tuple(evidence_warnings(report)))
 
 
 # -- summary ----------------------------------------------------------------------------------------
@@ -111,6 +116,8 @@ def _summary(report: StateReport, views: Sequence[PartitionView], verdicts: Sequ
         replicas=len(report.partitions), txn_state_partitions=len(coord.partitions),
         txn_state_partition_count=coord.partition_count, transactional_ids=len(coord.ids),
         open_transactions=len(verdicts), hanging=sum(v.abortable for v in verdicts),
+        unverifiable=sum(v.verdict == UNVERIFIABLE for v in verdicts),
+        attention=sum(v.needs_attention and v.verdict not in (UNVERIFIABLE,) and not v.abortable for v in verdicts),
         verdicts=_counts(v.verdict for v in verdicts), findings=len(findings),
         findings_by_severity=_counts(f.level.value for f in findings), log_bytes=total_log_bytes(inv),
         segments=sum(len(p.segments) for p in parts) if scan is not None else None,
@@ -184,8 +191,10 @@ def _commands(row: Row) -> Tuple[List[CommandLine], List[FieldGroup]]:
     already a fact of the transaction is an extra: a nested record its own group, the rest one
     group at the end."""
     commands, groups, loose = [], [], []
+    for key, value in (row.get("abortForms") or {}).items():
+        commands.append(CommandLine(key, COMMAND_FORMS.get(key, key), tuple(value)))
     for key, value in row.items():
-        if key in _ROW_FACTS or value is None:
+        if key in _ROW_FACTS or key == "abortForms" or value is None:
             continue
         if isinstance(value, (list, tuple)) and value and all(isinstance(a, str) for a in value):
             commands.append(CommandLine(key, COMMAND_FORMS.get(key, key), tuple(value)))
@@ -199,7 +208,11 @@ def _commands(row: Row) -> Tuple[List[CommandLine], List[FieldGroup]]:
 
 
 def _tone_of(v: Verdict) -> str:
-    return HANGING if v.abortable else PREPARE if v.verdict == "stuck-coordinator" else OPEN
+    if v.abortable:
+        return HANGING
+    if v.verdict == UNVERIFIABLE:
+        return UNVERIFIED
+    return PREPARE if v.verdict in (STUCK, FENCED) else OPEN
 
 
 def _transaction(v: Verdict, row: Row) -> OpenTransaction:
@@ -208,7 +221,8 @@ def _transaction(v: Verdict, row: Row) -> OpenTransaction:
     return OpenTransaction(
         tp.topic, tp.partition, v.view.inputs.broker_id, e.producer_id, e.producer_epoch,
         e.coordinator_epoch if e.coordinator_epoch >= 0 else -1, v.start_offset, v.transactional_id, v.verdict,
-        v.reason, v.abortable, e.last_timestamp if e.last_timestamp >= 0 else None, v.duration_ms, _tone_of(v),
+        v.reason, v.abortable, bool(row.get("armed")), row.get("notArmedBecause"), tuple(row.get("advice") or ()),
+        e.last_timestamp if e.last_timestamp >= 0 else None, v.duration_ms, _tone_of(v),
         tuple(flatten(row.get("evidence") or {})), tuple(commands), tuple(extras))
 
 

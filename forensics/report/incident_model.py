@@ -11,8 +11,8 @@ from forensics.findings import Finding
 Scalar = Union[str, int, float, bool, None]
 
 # Tones: what a picture's colour says; the renderer maps each to a colour and a legend entry.
-IDLE, OPEN, PREPARE, COMMIT, ABORT, DEAD, HANGING, UNKNOWN = (
-    "idle", "open", "prepare", "commit", "abort", "dead", "hanging", "unknown")
+IDLE, OPEN, PREPARE, COMMIT, ABORT, DEAD, HANGING, UNVERIFIED, UNKNOWN = (
+    "idle", "open", "prepare", "commit", "abort", "dead", "hanging", "unverified", "unknown")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,9 @@ class Summary:
     txn_state_partition_count: int  # the count the analysis used
     transactional_ids: int
     open_transactions: int
-    hanging: int  # abortable verdicts (what find-hanging reports)
+    hanging: int  # proven hanging: the verdicts whose abort is armed
+    unverifiable: int  # open transactions the evidence cannot decide (never armed by the report)
+    attention: int  # stuck or fenced coordinators, ongoing long past their timeout
     verdicts: Tuple[Tuple[str, int], ...]  # verdict -> count, every open transaction
     findings: int
     findings_by_severity: Tuple[Tuple[str, int], ...]
@@ -91,7 +93,10 @@ class OpenTransaction:  # One open transaction and its verdict, with evidence an
     transactional_id: Optional[str]
     verdict: str
     reason: str
-    abortable: bool
+    abortable: bool  # proven hanging
+    armed: bool  # its abort command is proposed for running (else shown, not armed)
+    not_armed_because: Optional[str]
+    advice: Tuple[str, ...]  # what to do when the answer is "do not abort"
     last_timestamp_ms: Optional[int]
     duration_ms: Optional[int]
     tone: str
@@ -166,3 +171,4 @@ class Incident:
     timelines_omitted: int
     findings: Tuple[Finding, ...]
     findings_omitted: int
+    warnings: Tuple[str, ...] = ()  # shown first: what makes every verdict weaker (e.g. no coordinator data)

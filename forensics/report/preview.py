@@ -89,11 +89,11 @@ def abort_preview(v: Verdict, stuck: Optional[Dict[TopicPartition, List[Committe
 
 
 def add_previews(pairs: Sequence[Tuple[Row, Verdict]], inventory: Inventory, redact: bool = False) -> None:
-    """Set ``abortPreview`` on each (row, verdict) pair whose verdict is abortable."""
-    abortable = [v for _, v in pairs if v.abortable]
-    stuck, findings = stuck_groups(inventory, abortable)
+    """Set ``abortPreview`` on each (row, verdict) pair whose row carries abort commands (armed or not)."""
+    candidates = [v for row, v in pairs if row.get("abortForms")]
+    stuck, findings = stuck_groups(inventory, candidates)
     for row, v in pairs:
-        if v.abortable:
+        if row.get("abortForms"):
             row["abortPreview"] = abort_preview(v, stuck, redact)
             row["abortPreview"]["findings"] += [f.one_line() for f in findings]
 

@@ -48,7 +48,7 @@ def test_as_of_sets_duration_and_table_header():
     header, line = r.stdout.splitlines()[:2]
     assert [c.strip() for c in header.split("\t")][:11] == [
         "Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch", "StartOffset", "LastTimestamp",
-        "Duration(s)", "Verdict", "Reason", "TransactionalId"]
+        "Duration(min)", "Verdict", "Reason", "TransactionalId"]
     assert [c.strip() for c in line.split("\t")][7] == "0"
     iso = run("find-hanging", EXAMPLE, "--as-of", "2026-01-01T00:00:16.251Z", "--format", "json", "--no-progress")
     assert json.loads(iso.stdout)[0]["durationMs"] == 10_000
@@ -71,13 +71,35 @@ def test_without_coordinator_data_verdicts_are_unverifiable_and_age_gated(tmp_pa
     part = tmp_path / "orders-0"
     shutil.copytree(EXAMPLE / "broker-1" / "orders-0", part)
     young = run("find-hanging", part, "--as-of", "1767225606251", "--format", "json", "--no-progress")
-    assert young.exit_code == 0 and json.loads(young.stdout) == []
-    assert "UNVERIFIABLE" in young.stderr
-    old = run("find-hanging", part, "--as-of", str(1767225606251 + 16 * 60_000), "--format", "json",
-              "--no-progress")
-    assert old.exit_code == 1
+    assert young.exit_code == 7  # not "all clear": nothing can be verified
+    [row] = json.loads(young.stdout)
+    assert (row["verdict"], row["armed"], row["abortArgs"]) == ("unverifiable", False, None)
+    assert "WARNING: no __transaction_state partition among the inputs: verdicts are UNVERIFIABLE" in young.stderr
+    old_as_of = str(1767225606251 + 16 * 60_000)
+    old = run("find-hanging", part, "--as-of", old_as_of, "--format", "json", "--no-progress")
+    assert old.exit_code == 7  # nor "abort these"
     [row] = json.loads(old.stdout)
-    assert row["verdict"] == "unverifiable" and row["abortArgs"] is not None
+    assert (row["verdict"], row["armed"], row["abortArgs"]) == ("unverifiable", False, None)
+    assert row["reason"].startswith("no __transaction_state in the inputs: the coordinator may still complete "
+                                    "this transaction")
+    assert row["abortForms"]["abortArgs"][-6:] == ["--producer-id", "2002", "--producer-epoch", "1",
+                                                   "--coordinator-epoch", "0"]
+    script = run("abort-commands", part, "--as-of", old_as_of, "--bootstrap-server", "k:9092", "--no-progress")
+    assert script.exit_code == 0 and not [ln for ln in script.stdout.splitlines() if ln.startswith("kafka-")]
+    assert "# NOT ARMED (unverifiable): unverifiable: the evidence cannot prove it hangs (see the reason); " \
+           "--arm-unverifiable arms it\n" in script.stdout
+    assert script.stdout.splitlines()[2] == ("# WARNING: no __transaction_state partition among the inputs: "
+                                             "verdicts are UNVERIFIABLE and rest on age alone, as Kafka's "
+                                             "find-hanging; add the coordinators' disks.")
+    armed = run("abort-commands", part, "--as-of", old_as_of, "--bootstrap-server", "k:9092", "--no-progress",
+                "--arm-unverifiable")
+    assert [ln for ln in armed.stdout.splitlines() if ln.startswith("kafka-")] == [
+        "kafka-transactions.sh --bootstrap-server k:9092 abort --topic orders --partition 0 --producer-id 2002 "
+        "--producer-epoch 1 --coordinator-epoch 0"]
+    young_armed = run("abort-commands", part, "--as-of", "1767225606251", "--bootstrap-server", "k:9092",
+                      "--no-progress", "--arm-unverifiable")
+    assert not [ln for ln in young_armed.stdout.splitlines() if ln.startswith("kafka-")]  # the age gate holds
+    assert "younger than the --max-transaction-timeout age gate" in young_armed.stdout
 
 
 def test_abort_commands_script_never_aborts_non_hanging(tmp_path):

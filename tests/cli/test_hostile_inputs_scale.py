@@ -230,7 +230,7 @@ def test_a_few_partitions_of_fifty_are_not_taken_for_all(tmp_path):
                    "another count\n")
     code, out, err = cli("find-hanging", *LOCAL, "--all", "--format", "json", disk)
     (row,) = json.loads(out)
-    assert (code, row["verdict"]) == (1, "unverifiable")  # older than the age gate: shown, but not "hanging"
+    assert (code, row["verdict"], row["armed"]) == (7, "unverifiable", False)  # shown, neither clear nor armed
     assert row["reason"].startswith(f"no coordinator record for producer id {100 + len(here)}, but "
                                     "__transaction_state partitions 7, 8, 9,")
     code, out, _ = cli("find-hanging", *LOCAL, "--all", "--transaction-state-partitions", 7, "--format", "json", disk)

@@ -298,7 +298,7 @@ def test_a_producer_no_coordinator_record_names_gets_its_own_timeline(scenarios)
     [want] = exp["verdicts"]
     tl = inc.timelines[0]
     assert tl.title == f"producer id {want['producerId']}" and tl.transactional_id is None
-    assert tl.coordinator == () and tl.coordinator_partition is None and tl.hanging
+    assert tl.coordinator == () and tl.coordinator_partition is None and not tl.hanging  # unverifiable
     [lane] = tl.lanes
     assert lane.name == f"{want['topic']}-{want['partition']}"
     assert [(s.first_offset, s.verdict) for s in lane.spans] == [(want["startOffset"], "unverifiable")]

@@ -1,0 +1,115 @@
+"""What to do when the answer is "do not abort" (or "not yet"): the coordinator involved, the
+evidence, what to look for in the broker logs and which operator action exists on which versions.
+
+Grounded in Kafka's own code paths:
+* a coordinator that becomes leader of a ``__transaction_state`` partition reloads it and resends
+  the markers of every transaction in PrepareCommit/PrepareAbort (``TransactionCoordinator.onElection``);
+* a marker refused with TRANSACTION_COORDINATOR_FENCED or INVALID_PRODUCER_EPOCH is dropped by the
+  coordinator, which completes the transaction without it (``TransactionMarkerRequestCompletionHandler``);
+* a producer calling ``initTransactions()`` with the same ``transactional.id`` bumps the epoch and
+  aborts the transaction in flight (``TransactionCoordinator.handleInitProducerId``), on every broker
+  with transactions (0.11+); ``kafka-transactions.sh forceTerminateTransaction`` (Kafka 4.0+, KIP-939)
+  sends that request from the command line.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+from forensics.analysis.hanging import FENCED, ONGOING, STUCK, UNVERIFIABLE, Verdict
+
+
+def _coordinator(v: Verdict) -> str:
+    i = v.id_view
+    if i is None:
+        return "the coordinator"
+    return (f"the coordinator of {i.transactional_id!r}: __transaction_state-{i.partition}, read from broker "
+            f"{i.coordinator} (coordinator epoch {i.coordinator_epoch})")
+
+
+def _leader_log(v: Verdict) -> str:
+    return f"the server.log of the broker leading {v.view.topic_partition}"
+
+
+def _terminate(v: Verdict) -> str:
+    tid = v.transactional_id or "<transactional.id>"
+    return (f"to end it: start a producer with transactional.id {tid!r} and call initTransactions() (any broker "
+            "with transactions: it bumps the epoch and aborts the transaction in flight), or on a Kafka 4.0+ tool "
+            f"kafka-transactions.sh forceTerminateTransaction --transactionalId {tid!r} (the same request); both "
+            "abort: only if the transaction's data may be discarded")
+
+
+def _reload(v: Verdict) -> str:
+    p = v.coordinator_partition
+    broker = v.id_view.coordinator if v.id_view is not None else None
+    return (f"a new leader of __transaction_state-{p} reloads it and resends the pending markers: restart broker "
+            f"{broker} or move that partition's leadership (kafka-leader-election.sh, brokers 2.4+), after making "
+            f"sure {v.view.topic_partition} has a live leader")
+
+
+def _stuck(v: Verdict) -> List[str]:
+    lines = [f"{_coordinator(v)} holds the transaction in {v.id_view.state_name if v.id_view else '?'}; "
+             f"its markers never reached {v.view.topic_partition}",
+             f"check {_leader_log(v)} and the coordinator broker's server.log for WriteTxnMarkers of producer "
+             f"{v.entry.producer_id} (errors such as NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, "
+             "INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED)", _reload(v)]
+    if v.decision == "COMMIT":
+        lines.insert(0, "do NOT abort: the coordinator decided to COMMIT; an abort would discard data committed on "
+                        "the transaction's other partitions")
+    else:
+        lines.append("the coordinator decided to ABORT: the abort below (commented) writes the marker it could not")
+    return lines
+
+
+def _fenced(v: Verdict) -> List[str]:
+    e = v.entry
+    lines = [f"the partition refuses the markers of {_coordinator(v)}: producer {e.producer_id}'s entry holds "
+             f"coordinator epoch {e.coordinator_epoch}",
+             f"check {_leader_log(v)} for TRANSACTION_COORDINATOR_FENCED on WriteTxnMarkers of producer "
+             f"{e.producer_id}, and who ran an abort with --coordinator-epoch {e.coordinator_epoch}"]
+    if v.decision == "COMMIT":
+        lines.insert(0, "do NOT abort: the coordinator's last decision for this id was COMMIT; no tool writes a "
+                        "COMMIT marker, and an abort discards data committed on the other partitions: decide with "
+                        "the data's owners")
+    elif v.decision == "ABORT":
+        lines.append(f"the coordinator's last decision was ABORT: an abort given the partition's own coordinator "
+                     f"epoch {e.coordinator_epoch} (commented below) writes the marker it could not")
+    else:
+        lines.append("the transaction is still Ongoing: whatever the coordinator decides, its marker will be "
+                     "refused here")
+    return lines
+
+
+def _overdue(v: Verdict) -> List[str]:
+    m = v.id_view.metadata if v.id_view is not None else None
+    timeout = f"{m.timeout_ms} ms" if m is not None else "?"
+    return [f"Ongoing {_minutes(v.overdue_ms)} past its own timeout ({timeout}): {_coordinator(v)} should have "
+            "aborted it (it checks every 10 s by default)",
+            f"check that broker {v.id_view.coordinator if v.id_view else '?'} still leads __transaction_state-"
+            f"{v.coordinator_partition} and its server.log for the aborts of timed-out transactions", _terminate(v)]
+
+
+def _unverifiable(v: Verdict) -> List[str]:
+    if v.gaps:
+        paths = sorted({g.partition_dir for g in v.gaps})
+        return [f"take a fresh copy of {', '.join(paths)} and run again; the guard in abort-commands compares "
+                "with the live cluster before any abort"]
+    return ["add the disks holding every __transaction_state partition and run again, or ask the live cluster "
+            "(kafka-transactions.sh describe-producers / find-hanging)"]
+
+
+def _minutes(ms: Optional[int]) -> str:
+    return f"{(ms or 0) // 60_000} min"
+
+
+def advice(v: Verdict) -> Tuple[str, ...]:
+    """Operator guidance for a verdict whose abort is not armed; ``()`` for hanging and in-time ongoing."""
+    if v.verdict == STUCK:
+        return tuple(_stuck(v))
+    if v.verdict == FENCED:
+        return tuple(_fenced(v))
+    if v.verdict == ONGOING and v.overdue_ms is not None:
+        return tuple(_overdue(v))
+    if v.verdict == UNVERIFIABLE:
+        return tuple(_unverifiable(v))
+    return ()

@@ -1,0 +1,170 @@
+"""Where the records a verdict rests on may be incomplete.
+
+A verdict of ``hanging`` says that a marker will never come. It rests on two sets of records: the
+coordinator's (the ``__transaction_state`` partition that holds, or would hold, the transactional
+id) and the data partition's tail after the open transaction (where its marker would be). When
+either carries damage, cannot be read, or ends below what the broker's own files say it held, the
+records that would contradict the verdict may simply be missing from the copy:
+
+* damage findings (torn tail, zero fill, CRC mismatch, corrupt region or batch, unreadable file,
+  a segment that is not Kafka);
+* the log ends below the high watermark (``replication-offset-checkpoint``) or the recovery point
+  (``recovery-point-offset-checkpoint``) of its log dir: the broker had written offsets up to there
+  (``UnifiedLog`` never checkpoints either past its log end);
+* a producer-state snapshot named past the log end (``ProducerStateManager`` names a snapshot by the
+  log end offset when it is taken, and deletes those above the log end when the log is truncated).
+
+A torn copy and a marker really lost look alike on disk; only the live cluster tells them apart.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+
+from forensics.analysis.coordinator import CoordinatorView
+from forensics.analysis.producers import PartitionView
+from forensics.findings import Finding, FindingKind
+from forensics.layout import Inventory, LogDir, PartitionDir
+from forensics.state.producer import TransactionSpan
+
+DAMAGE_KINDS = frozenset({
+    FindingKind.TRUNCATED_TAIL, FindingKind.ZERO_FILL, FindingKind.CORRUPT_REGION, FindingKind.CRC_MISMATCH,
+    FindingKind.CORRUPT_BATCH, FindingKind.UNSUPPORTED_MAGIC, FindingKind.UNSUPPORTED_CODEC,
+    FindingKind.CORRUPT_TRANSACTION_LOG, FindingKind.UNREADABLE_FILE, FindingKind.NOT_KAFKA,
+    FindingKind.OFFSET_REGRESSION, FindingKind.BATCH_BEFORE_BASE,
+})
+_SHOWN = 3  # gaps named in a reason; the rest are counted
+
+
+class Gap(NamedTuple):
+    """One reason why a log may not hold every record the broker wrote."""
+
+    kind: str  # a damage finding's kind, or below_high_watermark / below_recovery_point / snapshot_past_end
+    text: str  # "is damaged at byte 600 of 00000000000000000000.log (crc_mismatch)", "below its high watermark 5"
+    path: str
+    position: Optional[int] = None
+    log_end: Optional[int] = None  # the end gaps: where the log read ends
+    partition_dir: str = ""
+
+
+class LogExtent(NamedTuple):
+    """What one replica's log holds and what the broker's files say it held."""
+
+    label: str  # "__transaction_state-43", "orders-0"
+    path: str  # the partition dir
+    log_end: int  # next offset after the last valid batch read
+    high_watermark: Optional[int]
+    recovery_point: Optional[int]
+    snapshot_offsets: Tuple[int, ...]
+    segments: Tuple[str, ...]  # segment paths in base-offset order
+    findings: Tuple[Finding, ...]  # what reading its files found
+
+
+def _damage_text(f: Finding) -> str:
+    if f.kind is FindingKind.UNREADABLE_FILE:
+        return f"cannot be read ({_file_name(f.path)})"
+    where = f"at byte {f.position} of" if f.position is not None else "in"
+    return f"is damaged {where} {_file_name(f.path)} ({f.kind.value})"
+
+
+def _file_name(path: Optional[str]) -> str:
+    return (path or "?").rsplit("/", 1)[-1]
+
+
+def end_gaps(log: LogExtent) -> List[Gap]:
+    """The log ends below what the broker's own files say it held."""
+    out = []
+    if log.high_watermark is not None and log.log_end < log.high_watermark:
+        out.append(Gap("below_high_watermark", f"below its high watermark {log.high_watermark}", log.path,
+                       log_end=log.log_end, partition_dir=log.path))
+    if log.recovery_point is not None and log.log_end < log.recovery_point:
+        out.append(Gap("below_recovery_point", f"below its recovery point {log.recovery_point}", log.path,
+                       log_end=log.log_end, partition_dir=log.path))
+    beyond = [o for o in log.snapshot_offsets if o > log.log_end]
+    if beyond:
+        out.append(Gap("snapshot_past_end", f"below its producer snapshot {max(beyond):020d}.snapshot", log.path,
+                       log_end=log.log_end, partition_dir=log.path))
+    return out
+
+
+def damage_gaps(log: LogExtent, after: Optional[Tuple[str, int]] = None) -> List[Gap]:
+    """Damage in the log's files; with ``after`` = (segment path, byte), only at or after that point."""
+    order = {path: i for i, path in enumerate(log.segments)}
+    start = (order.get(after[0], -1), after[1]) if after is not None else None
+    out = []
+    for f in log.findings:
+        if f.kind not in DAMAGE_KINDS or f.path is None:
+            continue
+        if start is not None and f.path in order and (order[f.path], f.position or 0) < start:
+            continue
+        out.append(Gap(f.kind.value, _damage_text(f), f.path, f.position, partition_dir=log.path))
+    return out
+
+
+def gaps_of(log: LogExtent, after: Optional[Tuple[str, int]] = None) -> Tuple[Gap, ...]:
+    return tuple(damage_gaps(log, after) + end_gaps(log))
+
+
+def _and(parts: Sequence[str]) -> str:
+    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+
+
+def describe(label: str, gaps: Sequence[Gap]) -> str:
+    """``the log of __transaction_state-43 is damaged at byte 534 of 00000000000000000000.log
+    (truncated_tail) and ends at offset 4, below its high watermark 5 and its recovery point 5``."""
+    damage = [g.text for g in gaps if g.log_end is None]
+    ends = [g for g in gaps if g.log_end is not None]
+    parts = damage[:_SHOWN] + ([f"{len(damage) - _SHOWN} more damaged places"] if len(damage) > _SHOWN else [])
+    if ends:
+        parts.append(f"ends at offset {ends[0].log_end}, {_and([g.text for g in ends])}")
+    return f"the log of {label} {_and(parts)}"
+
+
+class EvidenceExtents:
+    """The :class:`LogExtent` of every partition replica dir read, by path."""
+
+    def __init__(self, inventory: Inventory) -> None:
+        self._dirs: Dict[str, Tuple[Optional[LogDir], PartitionDir]] = {
+            p.path: (d, p) for d, p in inventory.all_partitions()}
+
+    def extent(self, label: str, path: str, log_end: int, high_watermark: Optional[int],
+               segments: Iterable[str], findings: Iterable[Finding]) -> LogExtent:
+        log_dir, part = self._dirs.get(path, (None, None))
+        tp = part.topic_partition if part is not None else None
+        recovery = log_dir.recovery_points.get(tp) if log_dir is not None and tp is not None else None
+        snapshots = tuple(s.offset for s in part.snapshots) if part is not None else ()
+        return LogExtent(label, path, log_end, high_watermark, recovery, snapshots, tuple(segments),
+                         tuple(findings))
+
+
+class EvidenceCheck:
+    """The gaps in the records that verdicts rest on: a data partition's tail after an open
+    transaction, and the coordinator partitions."""
+
+    def __init__(self, inventory: Inventory, coordinator: Optional[CoordinatorView]) -> None:
+        self._extents = EvidenceExtents(inventory)
+        self._coordinator: Dict[int, Tuple[str, Tuple[Gap, ...]]] = {}
+        for part, cp in (coordinator.partitions.items() if coordinator is not None else ()):
+            r = cp.inputs
+            label = f"__transaction_state-{part}"
+            base = r.segments[-1].base_offset if r.segments else 0
+            end = max((s.next_offset for s in r.segments if s.next_offset is not None), default=base)
+            found = list(r.findings) + [f for s in r.segments for f in s.findings]
+            gaps = gaps_of(self._extents.extent(label, r.path, end, r.high_watermark,
+                                                (s.path for s in r.segments), found))
+            if gaps:
+                self._coordinator[part] = (label, gaps)
+
+    def data(self, view: PartitionView, span: Optional[TransactionSpan]) -> Tuple[Gap, ...]:
+        """Gaps of the data partition from the open transaction's first batch on (everywhere when
+        that batch was not seen)."""
+        i = view.inputs
+        extent = self._extents.extent(str(view.topic_partition), i.path, view.log_end_offset, i.high_watermark,
+                                      (s.path for s in i.segments), view.findings)
+        start = span.start if span is not None else None
+        return gaps_of(extent, (start.path, start.position) if start is not None else None)
+
+    def coordinator(self, partitions: Optional[Sequence[int]]) -> List[Tuple[str, Tuple[Gap, ...]]]:
+        """(label, gaps) of the coordinator partitions given (None: all of them) that have gaps."""
+        wanted = sorted(self._coordinator) if partitions is None else [p for p in partitions if p in self._coordinator]
+        return [self._coordinator[p] for p in wanted]
