@@ -223,6 +223,43 @@ def _overdue(verdict: str, v: Optional[TransactionIdView], as_of: Optional[int])
     return late if late > OVERDUE_GRACE_MS else None
 
 
+def _snapshot_only(view: PartitionView) -> List[Tuple[ProducerState, int, str]]:
+    """Open transactions the newest producer snapshot shows that the log read no longer does (its data
+    damaged, cut or missing) and that no marker seen closes: (entry, first offset, snapshot path). The
+    snapshot is the broker's own record of what holds the LSO, so such a transaction stays a row."""
+    snaps = [s for s in view.inputs.snapshots if s.snapshot is not None]
+    if not snaps:
+        return []
+    newest = max(snaps, key=lambda s: s.offset)
+    out = []
+    for s in newest.snapshot.entries:  # type: ignore[union-attr]
+        first = s.current_txn_first_offset
+        if first is None or s.producer_id in view.open_transactions:
+            continue
+        if any(t.first_offset == first and not t.is_open for t in view.history.spans.get(s.producer_id, ())):
+            continue
+        b = s.batch_metadata
+        entry = ProducerState(s.producer_id, s.producer_epoch, s.coordinator_epoch, b.last_seq if b else -1,
+                              b.last_offset if b else -1, b.offset_delta if b else 0, s.last_timestamp, first)
+        out.append((entry, first, newest.path))
+    return out
+
+
+def _lost_from_log(view: PartitionView, coord: Optional[CoordinatorView], check: Optional[EvidenceCheck]
+                   ) -> List[Tuple[ProducerState, int, str, str, Optional[TransactionIdView], Tuple[Gap, ...]]]:
+    """(entry, first offset, verdict, reason, id view, gaps) of the snapshot-only open transactions:
+    unverifiable whatever the coordinator says, since the records that would decide are gone."""
+    out = []
+    for entry, first, path in _snapshot_only(view):
+        _, said, v = _classify(view, entry, coord)
+        gaps = check.data(view, None) if check is not None else ()
+        damage = f"; {describe(str(view.topic_partition), gaps)}" if gaps else ""
+        reason = (f"open since offset {first} in the producer snapshot {path.rsplit('/', 1)[-1]}, but the log read "
+                  f"does not show it{damage}: what holds the LSO there cannot be read; the coordinator: {said}")
+        out.append((entry, first, UNVERIFIABLE, reason, v, tuple(gaps)))
+    return out
+
+
 def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as_of: Optional[int],
                        max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
                        replicas: Sequence[PartitionView] = (), check: Optional[EvidenceCheck] = None
@@ -247,6 +284,11 @@ def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as
         past = duration is not None and duration > max_timeout_ms
         out.append(Verdict(view, e, start, span, verdict, reason, v.transactional_id if v else None, v,
                            duration, past, tuple(patterns), gaps, _overdue(verdict, v, as_of),
+                           _decision(v) if v is not None else None))
+    for e, start, verdict, reason, v, gaps in _lost_from_log(view, coord, check):
+        duration = as_of - e.last_timestamp if as_of is not None and e.last_timestamp >= 0 else None
+        out.append(Verdict(view, e, start, None, verdict, reason, v.transactional_id if v else None, v, duration,
+                           duration is not None and duration > max_timeout_ms, (), gaps, None,
                            _decision(v) if v is not None else None))
     return out
 

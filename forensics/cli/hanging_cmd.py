@@ -118,8 +118,13 @@ def abort_commands_cli(
     """A reviewable shell script of kafka-transactions.sh abort lines for the hanging transactions.
     Never runs anything."""
     from forensics.render.abort_script import render_abort_script
+    from forensics.render.shell_text import has_hidden, visible
     from forensics.report.hanging import hanging_row
     from forensics.report.preview import add_previews
+
+    for name, value in (("--bootstrap-server", bootstrap), ("--command-config", command_config)):
+        if value is not None and has_hidden(value):  # written into the script's commands: never raw
+            raise fail(f"{name}: a control character in '{visible(value)}'", EXIT_USAGE)
 
     with error_boundary():
         run = ManifestRun(manifest, "abort-commands", paths, engine.value)

@@ -73,8 +73,12 @@ _HEADER = """\
 # If the broker rejects an abort (INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED)
 # the disk copy is stale: compare with a live describe-producers before trying other values.
 # Only proven hanging transactions are armed; the others are shown as comments with the reason.
-# Nothing runs unless this file is complete: the commands sit in main(), called on the last line.
+# Nothing runs unless this file is complete: the commands sit in main(), which runs only when
+# called as the last line does.
 """
+_LAST_LINE = "main end-of-script"
+_MAIN = ("\nmain() {\n"
+         "if [ \"${1:-}\" != end-of-script ]; then echo 'incomplete script: nothing run' >&2; exit 2; fi\n")
 
 
 def _forms(r: Row, armed: bool, bootstrap: str, command_config: Optional[str]) -> str:
@@ -121,10 +125,8 @@ def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs:
     text += comment(f"inputs: {' '.join(inputs)}") + comment(f"as of: {as_of}")
     if manifest is not None:
         text += comment(f"evidence manifest: {manifest['path']} (sha256 {manifest['sha256']})")
-    armed = [r for r in rows if r.get("armed") and r.get("abortForms")]
-    text += _HEADER + "set -eu\n" + ("\n" + guard_functions() if armed else "") + "\nmain() {\n:\n"
     for r in rows:
         text += "\n" + _row(r, bootstrap, command_config)
     if not armed:
         text += "\n# nothing to abort\n"
-    out.write(text + "}\n\nmain \"$@\"\n")
+    out.write(text + f"}}\n\n{_LAST_LINE}\n")
