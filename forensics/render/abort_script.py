@@ -125,6 +125,8 @@ def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs:
     text += comment(f"inputs: {' '.join(inputs)}") + comment(f"as of: {as_of}")
     if manifest is not None:
         text += comment(f"evidence manifest: {manifest['path']} (sha256 {manifest['sha256']})")
+    armed = [r for r in rows if r.get("armed") and r.get("abortForms")]
+    text += _HEADER + "set -eu\n" + ("\n" + guard_functions() if armed else "") + _MAIN
     for r in rows:
         text += "\n" + _row(r, bootstrap, command_config)
     if not armed:
