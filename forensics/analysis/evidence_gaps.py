@@ -19,6 +19,7 @@ A torn copy and a marker really lost look alike on disk; only the live cluster t
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from forensics.analysis.coordinator import CoordinatorView
@@ -87,22 +88,36 @@ def end_gaps(log: LogExtent) -> List[Gap]:
     return out
 
 
-def damage_gaps(log: LogExtent, after: Optional[Tuple[str, int]] = None) -> List[Gap]:
-    """Damage in the log's files; with ``after`` = (segment path, byte), only at or after that point."""
-    order = {path: i for i, path in enumerate(log.segments)}
-    start = (order.get(after[0], -1), after[1]) if after is not None else None
-    out = []
-    for f in log.findings:
-        if f.kind not in DAMAGE_KINDS or f.path is None:
-            continue
-        if start is not None and f.path in order and (order[f.path], f.position or 0) < start:
-            continue
-        out.append(Gap(f.kind.value, _damage_text(f), f.path, f.position, partition_dir=log.path))
-    return out
+class LogGaps:
+    """The gaps of one log, indexed once: its damage in (segment, byte) order and its end gaps."""
+
+    def __init__(self, log: LogExtent) -> None:
+        order = {path: i for i, path in enumerate(log.segments)}
+        placed, self._elsewhere = [], []
+        for f in log.findings:
+            if f.kind not in DAMAGE_KINDS or f.path is None:
+                continue
+            gap = Gap(f.kind.value, _damage_text(f), f.path, f.position, partition_dir=log.path)
+            if f.path in order:
+                placed.append(((order[f.path], f.position or 0), gap))
+            else:
+                self._elsewhere.append(gap)
+        placed.sort(key=lambda kg: kg[0])
+        self._keys = [k for k, _ in placed]
+        self._placed = [g for _, g in placed]
+        self._order = order
+        self._ends = end_gaps(log)
+
+    def from_(self, after: Optional[Tuple[str, int]] = None) -> Tuple[Gap, ...]:
+        """Every gap; with ``after`` = (segment path, byte), only the damage at or after that point."""
+        first = 0
+        if after is not None:
+            first = bisect_left(self._keys, (self._order.get(after[0], -1), after[1]))
+        return tuple(self._placed[first:] + self._elsewhere + self._ends)
 
 
 def gaps_of(log: LogExtent, after: Optional[Tuple[str, int]] = None) -> Tuple[Gap, ...]:
-    return tuple(damage_gaps(log, after) + end_gaps(log))
+    return LogGaps(log).from_(after)
 
 
 def _and(parts: Sequence[str]) -> str:
@@ -143,6 +158,7 @@ class EvidenceCheck:
 
     def __init__(self, inventory: Inventory, coordinator: Optional[CoordinatorView]) -> None:
         self._extents = EvidenceExtents(inventory)
+        self._data: Dict[str, LogGaps] = {}  # by partition dir: built once, however many rows it has
         self._coordinator: Dict[int, Tuple[str, Tuple[Gap, ...]]] = {}
         for part, cp in (coordinator.partitions.items() if coordinator is not None else ()):
             r = cp.inputs
@@ -159,10 +175,13 @@ class EvidenceCheck:
         """Gaps of the data partition from the open transaction's first batch on (everywhere when
         that batch was not seen)."""
         i = view.inputs
-        extent = self._extents.extent(str(view.topic_partition), i.path, view.log_end_offset, i.high_watermark,
-                                      (s.path for s in i.segments), view.findings)
+        gaps = self._data.get(i.path)
+        if gaps is None:
+            gaps = self._data[i.path] = LogGaps(self._extents.extent(
+                str(view.topic_partition), i.path, view.log_end_offset, i.high_watermark,
+                (s.path for s in i.segments), view.findings))
         start = span.start if span is not None else None
-        return gaps_of(extent, (start.path, start.position) if start is not None else None)
+        return gaps.from_((start.path, start.position) if start is not None else None)
 
     def coordinator(self, partitions: Optional[Sequence[int]]) -> List[Tuple[str, Tuple[Gap, ...]]]:
         """(label, gaps) of the coordinator partitions given (None: all of them) that have gaps."""
