@@ -22,6 +22,7 @@ from fixtures.generator import Expire, Produce, Sleep, TopicSpec, Txn
 from fixtures.hanging_scenarios import _single
 from fixtures.scenario_specs import DAY_MS, disk, txn_producer
 from forensics.cli.app import app
+from forensics.render.live_guard import guard_functions
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"
@@ -37,21 +38,31 @@ def _script(root: Path, *extra: str) -> str:
     return r.stdout
 
 
-def _run(script: str, tmp_path: Path) -> List[str]:
-    """Run ``script`` with bash in a fresh dir; the argument lists the stubs recorded."""
+# what the live guard's describe-producers sees: the disk copy's entry of producer 900, unchanged
+LIVE_TABLE = ("ProducerId\tProducerEpoch\tLatestCoordinatorEpoch\tLastSequence\tLastTimestamp\t"
+              "CurrentTransactionStartOffset\t\n900\t0\t-1\t0\t1767225600300\t0\t\n")
+
+
+def _run(script: str, tmp_path: Path, live: str = LIVE_TABLE) -> List[str]:
+    """Run ``script`` with bash in a fresh dir; the argument lists the stubs recorded (the guard's
+    describe-producers is answered with :data:`LIVE_TABLE`)."""
     work = tmp_path / "run"
     shutil.rmtree(work, ignore_errors=True)
     (work / "bin").mkdir(parents=True)
+    (tmp_path / "live.txt").write_text(live)
     for name in ("kafka-transactions.sh", "python"):
         stub = work / "bin" / name
-        stub.write_text(f'#!/bin/sh\nprintf "%s\\n" "{name} $*" >> "$CALLS"\n')
+        stub.write_text(f'#!/bin/sh\nprintf "%s\\n" "{name} $*" >> "$CALLS"\n'
+                        'case "$*" in *describe-producers*) cat "$LIVE" ;; esac\n')
         stub.chmod(0o755)
     (work / "s.sh").write_text(script)
-    env = {"PATH": f"{work / 'bin'}:/usr/bin:/bin", "CALLS": str(work / "calls"), "HOME": str(work)}
+    env = {"PATH": f"{work / 'bin'}:/usr/bin:/bin", "CALLS": str(work / "calls"), "HOME": str(work),
+           "LIVE": str(tmp_path / "live.txt")}
     subprocess.run(["bash", "s.sh"], cwd=work, env=env, capture_output=True, timeout=30)
     assert sorted(p.name for p in work.iterdir()) in (["bin", "s.sh"], ["bin", "calls", "s.sh"]), \
         "the script created a file"
-    return (work / "calls").read_text().splitlines() if (work / "calls").exists() else []
+    calls = (work / "calls").read_text().splitlines() if (work / "calls").exists() else []
+    return [c for c in calls if "describe-producers" not in c]  # the guard's reads change nothing
 
 
 def _hostile_id_disk(root: Path) -> Path:
@@ -63,9 +74,13 @@ def _hostile_id_disk(root: Path) -> Path:
 
 
 def _shape(script: str) -> None:
-    """Every line is a comment, blank, or one of the lines we write ourselves."""
-    code = [ln for ln in script.splitlines() if ln and not ln.startswith("#")]
-    allowed = ("set -eu", "main() {", "}", "main end-of-script", "kafka-transactions.sh --bootstrap-server k:9092 ")
+    """Every line is a comment, blank, or one of the lines we write ourselves (the guard's function
+    is ours, written once when something is armed)."""
+    guard = guard_functions()
+    assert script.count(guard) <= 1
+    code = [ln for ln in script.replace(guard, "").splitlines() if ln and not ln.startswith("#")]
+    allowed = ("set -eu", "main() {", "}", "main end-of-script", "kafka-transactions.sh --bootstrap-server k:9092 ",
+               "kf_guard --bootstrap-server k:9092 --topic exp --partition 0 ProducerId=900 ")
     assert all(ln.startswith(allowed) or ln.startswith('if [ "${1:-}" != end-of-script ]') for ln in code), code
     assert not any(c in script for c in "\x1b\x07\r\u202e")
 
@@ -88,6 +103,12 @@ def test_a_hostile_transactional_id_is_only_ever_shown_escaped(tmp_path):
     assert _run(script, tmp_path) == [
         "kafka-transactions.sh --bootstrap-server k:9092 abort --topic exp --partition 0 --producer-id 900 "
         "--producer-epoch 0 --coordinator-epoch 0"]
+
+
+def test_the_guard_stands_between_a_changed_broker_and_the_abort(tmp_path):
+    script = _script(_hostile_id_disk(tmp_path / "disk"))
+    moved_on = LIVE_TABLE.replace("900\t0\t-1", "900\t1\t-1")  # the producer bumped its epoch since the copy
+    assert _run(script, tmp_path, moved_on) == []
 
 
 def test_a_cut_script_runs_nothing(tmp_path):
