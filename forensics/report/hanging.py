@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from forensics.analysis.clock import AsOf
+from forensics.analysis.clock import AsOf, given
 from forensics.analysis.hanging import (
     DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
     Verdict,
@@ -54,7 +54,7 @@ def leader_views(report: StateReport, topic: Optional[str] = None, partition: Op
 def find_hanging(report: StateReport, *, as_of: Optional[int] = None, topic: Optional[str] = None,
                  partition: Optional[int] = None, broker_id: Optional[int] = None,
                  max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS) -> Tuple[List[Verdict], AsOf]:
-    when = AsOf(as_of, "--as-of") if as_of is not None else newest_input_time(report)
+    when = given(as_of) if as_of is not None else newest_input_time(report)
     views = leader_views(report, topic, partition, broker_id)
     coord = report.coordinator if report.coordinator.partitions else None
     return classify(views, coord, when.time_ms, max_timeout_ms, group_replicas(report.partitions)), when
