@@ -132,8 +132,11 @@ def modification_times(paths: Iterable[str]) -> List[Tuple[int, str]]:
 
 def input_file_times(inventory: Inventory) -> List[Tuple[int, str]]:
     """The file times the incident clock compares its record time with (see analysis/clock.py): the
-    broker-written files of every log dir, the segments of partition dirs given outside one, and
-    single files given."""
-    out = [ft for d in inventory.log_dirs for ft in broker_file_times(d.path)]
+    broker-written files of every log dir (its segments when it has none of them), the segments of
+    partition dirs given outside one, and single files given."""
+    out: List[Tuple[int, str]] = []
+    for d in inventory.log_dirs:
+        out += broker_file_times(d.path) or modification_times(s.log for p in d.partitions for s in p.segments
+                                                               if s.log)
     out += modification_times(s.log for p in inventory.partitions for s in p.segments if s.log)
     return out + modification_times(f.path for f in inventory.loose_files)

@@ -216,3 +216,26 @@ def test_forged_far_future_batch_is_not_the_clock(tmp_path):
         {"kind": "future_timestamp", "severity": "warning", "path": str(forged),
          "message": finding.split(f"{forged}: ", 1)[1]}]
     assert cli("scan", *LOCAL, "--strict", disk)[0] == 5
+
+
+def test_forged_batch_in_a_copy_without_the_broker_files(tmp_path):
+    """No checkpoint or clean-shutdown file left in the copy: the segments' own times bound the records."""
+    src = REAL / "kraft-tv2" / "disk"
+    newest, newest_log = newest_batch(src)
+    disk = copied(src, tmp_path / "data", newest + COPY_GAP_MS)
+    for name in ("recovery-point-offset-checkpoint", "replication-offset-checkpoint", "log-start-offset-checkpoint",
+                 "cleaner-offset-checkpoint", ".kafka_cleanshutdown"):
+        (disk / name).unlink()
+    forged = disk / "c-plain-0" / "00000000000000000000.log"
+    forge_max_timestamp(forged, FAR_FUTURE)
+    os.utime(forged, ns=((newest + COPY_GAP_MS) * 1_000_000,) * 2)
+    code, out, err = cli("find-hanging", *LOCAL, "--all", "--format", "json", disk)
+    newest_file = max(disk.glob("*/*.log"))  # every file has the copy time: the last path is named
+    assert (code, err.splitlines()) == (0, [
+        as_of_line(newest, f"newest batch timestamp, in {disk / '__cluster_metadata-0' / newest_log.name}; file times "
+                   "ignored (copy times)"),
+        COPY_NOTE,
+        f"warning: future_timestamp: {forged}: batch timestamp {FAR_FUTURE} is more than 1 h after the newest file "
+        f"time of the inputs ({newest + COPY_GAP_MS}, {newest_file}): not used for the as-of time (a damaged or "
+        "forged record, or a producer clock far ahead)"])
+    assert [r["durationMs"] for r in json.loads(out)] == [newest - ONGOING_LAST_TIMESTAMP["kraft-tv2"]] * 2
