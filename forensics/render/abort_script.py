@@ -68,7 +68,8 @@ def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs:
                         manifest: Optional[Row] = None, bootstrap: str = "<bootstrap-server>",
                         command_config: Optional[str] = None) -> None:
     out.write("#!/bin/sh\n# kafka-forensics abort-commands: REVIEW BEFORE RUNNING. Nothing here has been run.\n")
-    out.write(f"# inputs: {' '.join(inputs)}\n# as of: {as_of}\n")
+    out.write(f"# inputs: {' '.join(inputs)}\n")
+    out.write("".join(f"# {line}\n" for line in f"as of: {as_of}".splitlines()))  # its source names a path
     if manifest is not None:
         out.write(f"# evidence manifest: {manifest['path']} (sha256 {manifest['sha256']})\n")
     out.write("# An abort discards the open transaction's data on that partition. The arguments follow the\n"

@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import struct
+import subprocess
 import time
 from pathlib import Path
 from typing import List, Tuple
@@ -239,3 +240,20 @@ def test_forged_batch_in_a_copy_without_the_broker_files(tmp_path):
         f"time of the inputs ({newest + COPY_GAP_MS}, {newest_file}): not used for the as-of time (a damaged or "
         "forged record, or a producer clock far ahead)"])
     assert [r["durationMs"] for r in json.loads(out)] == [newest - ONGOING_LAST_TIMESTAMP["kraft-tv2"]] * 2
+
+
+def test_the_script_keeps_a_hostile_path_in_its_as_of_comment(tmp_path):
+    """The as-of source names a file of the evidence: a directory name holding a newline stays inside
+    the abort script's comment (sh -n clean, no line of it runs)."""
+    evil = "broker-1\necho PWNED; touch PWNED"
+    newest, _ = newest_batch(EXAMPLE)
+    disk = copied(EXAMPLE, tmp_path / "disks" / evil, newest)
+    code, out, err = cli("abort-commands", *LOCAL, "--bootstrap-server", "localhost:9092", tmp_path / "disks")
+    assert code == 0, err
+    lines = out.splitlines()
+    at = lines.index(f"# as of: {iso_ms(newest)} ({newest}): newest batch timestamp, in {tmp_path / 'disks'}/broker-1")
+    assert lines[at + 1] == ("# echo PWNED; touch PWNED/orders-0/00000000000000000015.log; file times agree (within "
+                             "1 h); clean shutdown recorded (.kafka_cleanshutdown)")
+    assert not any(line.startswith("echo PWNED") for line in lines)
+    assert subprocess.run(["sh", "-n"], input=out, text=True, capture_output=True).returncode == 0
+    assert str(disk).endswith(evil)
