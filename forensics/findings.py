@@ -66,6 +66,8 @@ class FindingKind(str, Enum):
     WRONG_COORDINATOR_PARTITION = "wrong_coordinator_partition"  # id not where its hash says
     UNKNOWN_TRANSACTION_STATUS = "unknown_transaction_status"
     TXN_PARTITION_COUNT = "txn_partition_count"  # __transaction_state partition count vs the disk
+    # the incident clock (analysis/clock.py)
+    FUTURE_TIMESTAMP = "future_timestamp"  # a record time after every file time: not used as the as-of
 
 
 _DEFAULT_SEVERITY = {
@@ -111,6 +113,7 @@ _DEFAULT_SEVERITY = {
     FindingKind.WRONG_COORDINATOR_PARTITION: Severity.WARNING,
     FindingKind.UNKNOWN_TRANSACTION_STATUS: Severity.ERROR,
     FindingKind.TXN_PARTITION_COUNT: Severity.WARNING,
+    FindingKind.FUTURE_TIMESTAMP: Severity.WARNING,
 }
 
 # findings about the evidence itself (not what it says): inputs that are not Kafka or cannot be read,
@@ -122,6 +125,7 @@ EVIDENCE_KINDS = frozenset({
     FindingKind.CORRUPT_INDEX, FindingKind.CORRUPT_SNAPSHOT, FindingKind.CORRUPT_CHECKPOINT,
     FindingKind.CORRUPT_TRANSACTION_LOG, FindingKind.UNREADABLE_FILE, FindingKind.NOT_KAFKA,
     FindingKind.DUPLICATE_BROKER, FindingKind.TXN_PARTITION_COUNT, FindingKind.NO_CLUSTER_ID,
+    FindingKind.FUTURE_TIMESTAMP,
 })
 
 

@@ -1,33 +1,127 @@
-"""The analysis time ("as of"): never the analysing machine's clock.
+"""The incident clock ("as of"): the evidence's own newest record, never the analysing machine's clock.
 
-It is the newest of the timestamps the inputs carry (batch timestamps of every partition,
-``__cluster_metadata`` and ``__transaction_state`` included, and the modification times of the
-checkpoint and clean-shutdown files), or the time the user gives.
+Default as-of = the newest record time among the inputs of one cluster (see docs/cli.md, "The as-of
+time"): the max timestamp of every batch read (data partitions, ``__transaction_state``,
+``__cluster_metadata``: on a KRaft node the active controller appends a NoOpRecord every
+``metadata.max.idle.interval.ms``, 500 ms by default, so that log ends within a second of the stop),
+the ``txnLastUpdateTimestamp`` of every ``__transaction_state`` value and the ``lastTimestamp`` of every
+producer-snapshot entry.
+
+File modification times only corroborate it: a copy made with ``cp -r``, a git checkout or most
+archive tools sets them to the copy time. The newest file time of the inputs is compared with the
+newest record:
+
+* within :data:`FILE_TIME_BOUND_MS` (1 h): they agree (said in the source text);
+* more than that after it: copy times, ignored (:class:`FileTimes` ``COPY``, one line for the user);
+* every record more than that after it: the file times cannot be right (an archive's 1980 dates, a
+  ``touch``), ignored, and the record times stay unchecked (``OLDER``).
+
+A record time more than 1 h after the newest file time is impossible for an honest disk (no file
+holds a record written after the file was last changed; 1 h as Kafka 4's default
+``message.timestamp.after.max.ms``, ``ServerLogConfigs.LOG_MESSAGE_TIMESTAMP_AFTER_MAX_MS_DEFAULT``,
+allows for a producer clock running ahead): a forged or damaged batch dated in the year 9999 is set
+aside with a FUTURE_TIMESTAMP finding instead of becoming the clock. Record times are compared per
+file (a segment's max timestamp, a snapshot's newest lastTimestamp), so the other records of a file
+set aside do not count either.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from typing import Iterable, Optional, Tuple
+from enum import Enum
+from typing import Dict, Iterable, List, NamedTuple, Optional, Tuple
+
+from forensics.findings import Finding, FindingKind
+
+FILE_TIME_BOUND_MS = 3_600_000  # 1 h
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+
+
+class RecordTime(NamedTuple):
+    """The newest time of one kind that one file holds."""
+
+    time_ms: int
+    path: str
+    what: str = "batch timestamp"  # "txnLastUpdateTimestamp", "producer lastTimestamp"
+
+
+class FileTimes(str, Enum):
+    NONE = "none"  # no file time among the inputs (or --as-of)
+    AGREE = "agree"  # the newest file time lies within 1 h of the newest record
+    COPY = "copy"  # more than 1 h after it: copy times, ignored
+    OLDER = "older"  # more than 1 h before every record: not the files' real times, ignored
 
 
 @dataclass(frozen=True, slots=True)
 class AsOf:
     time_ms: Optional[int]
-    source: str  # "--as-of", "newest batch timestamp, in <path>", "modification time of <file>"
+    source: str  # "--as-of", "newest batch timestamp, in <path>; file times agree (within 1 h)", ...
+    file_time_ms: Optional[int] = None  # the newest modification time among the inputs' files
+    file_time_path: Optional[str] = None
+    file_times: FileTimes = FileTimes.NONE  # what the file times say about the record time
+    clean_shutdown: Tuple[str, ...] = ()  # the .kafka_cleanshutdown files among the inputs
+    set_aside: Tuple[Finding, ...] = ()  # record times not used: after every file time + 1 h
+
+    @property
+    def file_offset_ms(self) -> Optional[int]:
+        """The newest file time minus the as-of time (positive: the files are later)."""
+        if self.file_time_ms is None or self.time_ms is None:
+            return None
+        return self.file_time_ms - self.time_ms
 
 
-def input_time(segment_times: Iterable[Tuple[Optional[int], str]], file_times: Iterable[Tuple[int, str]]) -> AsOf:
-    """The newest of the segments' newest batch timestamps ``(max_timestamp, path)`` and the broker
-    files' modification times ``(mtime_ms, path)``, with where it came from."""
-    candidates = [(t, f"newest batch timestamp, in {path}") for t, path in segment_times if t is not None]
-    candidates += [(t, f"modification time of {path}") for t, path in file_times]
-    return newest(candidates)
+def given(time_ms: int) -> AsOf:
+    return AsOf(time_ms, "--as-of")
 
 
-def newest(candidates: Iterable[Tuple[int, str]]) -> AsOf:
-    best: Optional[Tuple[int, str]] = None
-    for t, source in candidates:
-        if best is None or t > best[0]:
-            best = (t, source)
-    return AsOf(best[0], best[1]) if best is not None else AsOf(None, "no timestamp on the inputs")
+def incident_clock(records: Iterable[RecordTime], files: Iterable[Tuple[int, str]]) -> AsOf:
+    """The as-of time of one cluster's inputs: its newest plausible record time, checked against the
+    newest of ``files`` (``(mtime_ms, path)``). Pure: the same inputs give the same answer."""
+    recs = [r for r in records if r.time_ms >= 0]  # -1: no timestamp (magic 0, empty batch)
+    files = list(files)
+    newest_file = max(files) if files else None
+    clean = tuple(sorted(p for _, p in files if os.path.basename(p) == CLEAN_SHUTDOWN_FILE))
+    ceiling = newest_file[0] + FILE_TIME_BOUND_MS if newest_file is not None else None
+    older = ceiling is not None and bool(recs) and all(r.time_ms > ceiling for r in recs)
+    if older:
+        ceiling = None
+    kept = [r for r in recs if ceiling is None or r.time_ms <= ceiling]
+    aside = tuple(_future(r, newest_file) for r in recs if ceiling is not None and r.time_ms > ceiling)
+    best = max(kept, key=lambda r: (r.time_ms, r.path)) if kept else None
+    if best is None:
+        return AsOf(None, "no timestamp on the inputs", *(newest_file or (None, None)), FileTimes.NONE, clean, aside)
+    verdict = _file_verdict(best.time_ms, newest_file, older)
+    source = f"newest {best.what}, in {best.path}{_SUFFIX[verdict]}"
+    if clean:
+        source += f"; clean shutdown recorded ({CLEAN_SHUTDOWN_FILE})"
+    return AsOf(best.time_ms, source, *(newest_file or (None, None)), verdict, clean, aside)
+
+
+_SUFFIX = {FileTimes.NONE: "", FileTimes.AGREE: "; file times agree (within 1 h)",
+           FileTimes.COPY: "; file times ignored (copy times)",
+           FileTimes.OLDER: "; file times ignored (older than the records)"}
+
+
+def _file_verdict(record_ms: int, newest_file: Optional[Tuple[int, str]], older: bool) -> FileTimes:
+    if newest_file is None:
+        return FileTimes.NONE
+    if older:
+        return FileTimes.OLDER
+    return FileTimes.COPY if newest_file[0] - record_ms > FILE_TIME_BOUND_MS else FileTimes.AGREE
+
+
+def _future(r: RecordTime, newest_file: Tuple[int, str]) -> Finding:
+    return Finding(FindingKind.FUTURE_TIMESTAMP,
+                   f"{r.what} {r.time_ms} is more than 1 h after the newest file time of the inputs "
+                   f"({newest_file[0]}, {newest_file[1]}): not used for the as-of time (a damaged or forged "
+                   "record, or a producer clock far ahead)", path=r.path)
+
+
+def newest_per_file(times: Iterable[Tuple[Optional[int], str]], what: str = "batch timestamp") -> List[RecordTime]:
+    """``(time, path)`` pairs folded to one :class:`RecordTime` per path (its newest); ``None`` skipped."""
+    best: Dict[str, int] = {}
+    for t, path in times:
+        if t is not None and (path not in best or t > best[path]):
+            best[path] = t
+    return [RecordTime(t, path, what) for path, t in best.items()]

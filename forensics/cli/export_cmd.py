@@ -20,6 +20,7 @@ import typer
 
 from forensics import __version__
 from forensics.cli.app import EXIT_USAGE, app, command_line, error_boundary, fail
+from forensics.cli.as_of import write_clock
 from forensics.cli.evidence import (
     MANIFEST,
     ManifestRun,
@@ -166,6 +167,7 @@ def export_cli(
         counts = _write(out, inventory, state, findings, executor, progress)
         ref = run.finish(scanned.as_of.time_ms, scanned.as_of.source)
         _summary(out, paths, counts, scanned.as_of, ref)
+        write_clock(scanned.as_of, as_of_line=False, set_aside=False)  # set-aside times are findings
         for name, n in counts.items():
             sys.stdout.write(f"{name:<20} {n:>10} rows  {os.path.join(out, name)}\n")
         sys.stdout.flush()

@@ -9,6 +9,7 @@ import typer
 
 from forensics.analysis.filters import Filters
 from forensics.cli.app import EXIT_FOUND, EXIT_OK, EXIT_UNDECIDED, EXIT_USAGE, app, error_boundary, fail
+from forensics.cli.as_of import as_of_text, write_clock
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
     AS_OF,
@@ -16,7 +17,6 @@ from forensics.cli.options import (
     CONF,
     ENGINE_SPARK,
     MASTER,
-    format_time,
     parse_time,
 )
 from forensics.cli.state_cmd import (
@@ -86,7 +86,7 @@ def find_hanging_cli(
         rows = [row for row, _ in pairs]
         render_rows(fmt.value, rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS, manifest=_finish(run, when))
         sys.stdout.flush()
-        sys.stderr.write(f"as of {format_time(when.time_ms)}: {when.source}\n")
+        write_clock(when)
         _report_evidence(rep)
         for warning in evidence_warnings(rep):
             sys.stderr.write(f"WARNING: {warning}\n")
@@ -135,8 +135,9 @@ def abort_commands_cli(
         add_previews(pairs, rep.inventory, redact)
         rows = [row for row, _ in pairs]
         ref = _finish(run, when)
-        render_abort_script(rows, sys.stdout, as_of=format_time(when.time_ms), inputs=paths, manifest=ref,
+        render_abort_script(rows, sys.stdout, as_of=as_of_text(when), inputs=paths, manifest=ref,
                             bootstrap=bootstrap, command_config=command_config,
                             warnings=evidence_warnings(rep))
         sys.stdout.flush()
+        write_clock(when, as_of_line=False)
         _report_evidence(rep)

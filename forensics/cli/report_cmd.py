@@ -16,7 +16,8 @@ from forensics.cli.evidence import (
     write_atomically,
 )
 from forensics.cli.hanging_cmd import TIMEOUT, _report_evidence, _verdicts
-from forensics.cli.options import AS_OF, CLUSTER_ID, CONF, ENGINE_SPARK, MASTER, format_time
+from forensics.cli.as_of import as_of_text, write_clock
+from forensics.cli.options import AS_OF, CLUSTER_ID, CONF, ENGINE_SPARK, MASTER
 from forensics.cli.state_cmd import PARTITIONS, PATHS, PROGRESS
 from forensics.pipeline.engine import EngineName
 
@@ -65,7 +66,7 @@ def report_cli(
         size = _write(out, html_report(incident))
         s = incident.summary
         sys.stderr.write(f"report: {out} ({size} bytes): {s.hanging} hanging, {s.unverifiable} unverifiable, "
-                         f"{s.open_transactions} open "
-                         f"transaction(s), {s.findings} finding(s); as of {format_time(when.time_ms)}: "
-                         f"{when.source}\n")
+                         f"{s.open_transactions} open transaction(s), {s.findings} finding(s); "
+                         f"as of {as_of_text(when)}\n")
+        write_clock(when, as_of_line=False)
         _report_evidence(rep)

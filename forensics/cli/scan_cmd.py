@@ -9,6 +9,7 @@ from typing import List, Optional
 import typer
 
 from forensics.cli.app import app, error_boundary
+from forensics.cli.as_of import write_clock
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
     AS_OF,
@@ -60,5 +61,6 @@ def scan_cli(
 
             render_scan_table(report, sys.stdout)
         sys.stdout.flush()
+        write_clock(report.as_of, as_of_line=False, set_aside=False)  # the set-aside times are scan findings
     if strict and report.all_findings():
         raise typer.Exit(5)

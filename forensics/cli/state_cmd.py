@@ -8,9 +8,10 @@ from typing import List, Optional, Sequence
 
 import typer
 
-from forensics.analysis.clock import AsOf
+from forensics.analysis.clock import given
 from forensics.analysis.filters import STATE_NAMES, Filters, canonical_state, check_filters, states_present
 from forensics.cli.app import app, error_boundary, fail
+from forensics.cli.as_of import write_clock
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
     AS_OF,
@@ -159,10 +160,11 @@ def describe_cli(
                     partition_count=partitions)
         check_filters(rep.inventory, Filters(transactional_id=transactional_id), rep.coordinator)
         when = parse_time(as_of)
-        clock = AsOf(when, "--as-of") if when is not None else newest_input_time(rep)
+        clock = given(when) if when is not None else newest_input_time(rep)
         rows = describe_rows(paths, transactional_id, as_of=clock.time_ms, report=rep)
         render_rows(fmt.value, rows, DESCRIBE_TABLE, sys.stdout, history_tables, manifest=_finish(run, clock))
         sys.stdout.flush()
+        write_clock(clock, as_of_line=False)
         v = rep.coordinator.ids[transactional_id]
         _report_findings([f for f in rep.coordinator.findings if transactional_id in f.message
                           or f.path == v.history[0].at.path], strict)

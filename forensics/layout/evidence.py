@@ -11,9 +11,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Iterable, List, NamedTuple, Optional, Tuple
 
 from forensics.findings import Finding, FindingKind
+
+if TYPE_CHECKING:  # pragma: no cover
+    from forensics.layout.records import Inventory
 
 MAX_TEXT_BYTES = 64 * 1024 * 1024  # text checkpoints of ~1M partitions stay well below this
 
@@ -111,9 +114,13 @@ BROKER_TIME_FILES = ("recovery-point-offset-checkpoint", "replication-offset-che
 
 def broker_file_times(log_dir: str) -> List[Tuple[int, str]]:
     """(mtime in epoch ms, path) of the broker-written files of a log dir that exist."""
+    return modification_times(os.path.join(log_dir, name) for name in BROKER_TIME_FILES)
+
+
+def modification_times(paths: Iterable[str]) -> List[Tuple[int, str]]:
+    """(mtime in epoch ms, path) of those of ``paths`` that are regular files."""
     out = []
-    for name in BROKER_TIME_FILES:
-        path = os.path.join(log_dir, name)
+    for path in paths:
         try:
             st = os.stat(path)
         except OSError:
@@ -121,3 +128,15 @@ def broker_file_times(log_dir: str) -> List[Tuple[int, str]]:
         if stat.S_ISREG(st.st_mode):
             out.append((st.st_mtime_ns // 1_000_000, path))
     return out
+
+
+def input_file_times(inventory: Inventory) -> List[Tuple[int, str]]:
+    """The file times the incident clock compares its record time with (see analysis/clock.py): the
+    broker-written files of every log dir (its segments when it has none of them), the segments of
+    partition dirs given outside one, and single files given."""
+    out: List[Tuple[int, str]] = []
+    for d in inventory.log_dirs:
+        out += broker_file_times(d.path) or modification_times(s.log for p in d.partitions for s in p.segments
+                                                               if s.log)
+    out += modification_times(s.log for p in inventory.partitions for s in p.segments if s.log)
+    return out + modification_times(f.path for f in inventory.loose_files)

@@ -8,7 +8,7 @@ assembles the analysis inputs from the inventory (:mod:`forensics.pipeline.assem
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
 
@@ -59,6 +59,7 @@ class Scope:
     data: bool = True  # producer state of data partitions
     coordinator: bool = True  # __transaction_state records
     non_live: bool = False  # -delete/-stray/-future copies and internal logs (statistics only)
+    metadata_tail: bool = False  # statistics of __cluster_metadata's newest segment (the incident clock)
     select: Optional[Callable[[Optional[LogDir], PartitionDir], bool]] = None  # data partitions to rebuild
     split_bytes: int = DEFAULT_SPLIT_BYTES
 
@@ -72,6 +73,8 @@ def _kind(p: PartitionDir, scope: Scope, log_dir: Optional[LogDir]) -> Optional[
     if live and p.topic != CLUSTER_METADATA_TOPIC and scope.data and (scope.select is None or
                                                                         scope.select(log_dir, p)):
         return UnitKind.EVENTS
+    if live and p.topic == CLUSTER_METADATA_TOPIC and scope.metadata_tail and not scope.stats:
+        return UnitKind.STATS
     return UnitKind.STATS if scope.stats and (live or scope.non_live) else None
 
 
@@ -122,7 +125,11 @@ def partition_units(log_dir: Optional[LogDir], p: PartitionDir, scope: Scope) ->
         return
     key = p.path
     cuts = tuple(f.offset for f in p.snapshots) if kind is UnitKind.EVENTS else ()
-    for s in p.segments:
+    segments = p.segments
+    if scope.metadata_tail and not scope.stats and p.topic == CLUSTER_METADATA_TOPIC:
+        segments = [s for s in segments if s.log is not None and s.log_size][-1:]  # the clock needs its newest batch
+        scope = replace(scope, stats=True)
+    for s in segments:
         if s.log is None:
             continue
         yield from _segment_units(key, s, kind, scope, cuts)

@@ -122,7 +122,8 @@ def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs:
                         bootstrap: str = "<bootstrap-server>", command_config: Optional[str] = None) -> None:
     text = "#!/bin/sh\n# kafka-forensics abort-commands: REVIEW BEFORE RUNNING. Nothing here has been run.\n"
     text += "".join(comment(f"WARNING: {w}") for w in warnings)
-    text += comment(f"inputs: {' '.join(inputs)}") + comment(f"as of: {as_of}")
+    text += comment(f"inputs: {' '.join(inputs)}")
+    text += "".join(comment(line) for line in f"as of: {as_of}".split("\n"))  # its source names a path
     if manifest is not None:
         text += comment(f"evidence manifest: {manifest['path']} (sha256 {manifest['sha256']})")
     armed = [r for r in rows if r.get("armed") and r.get("abortForms")]

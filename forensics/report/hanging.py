@@ -15,7 +15,7 @@ from enum import Enum
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from forensics.analysis.advice import advice
-from forensics.analysis.clock import AsOf
+from forensics.analysis.clock import AsOf, given
 from forensics.analysis.evidence_gaps import EvidenceCheck
 from forensics.analysis.hanging import (
     DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
@@ -62,7 +62,7 @@ def leader_views(report: StateReport, topic: Optional[str] = None, partition: Op
 def find_hanging(report: StateReport, *, as_of: Optional[int] = None, topic: Optional[str] = None,
                  partition: Optional[int] = None, broker_id: Optional[int] = None,
                  max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS) -> Tuple[List[Verdict], AsOf]:
-    when = AsOf(as_of, "--as-of") if as_of is not None else newest_input_time(report)
+    when = given(as_of) if as_of is not None else newest_input_time(report)
     views = leader_views(report, topic, partition, broker_id)
     coord = report.coordinator if report.coordinator.partitions else None
     check = EvidenceCheck(report.inventory, coord)

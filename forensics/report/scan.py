@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple
 
-from forensics.analysis.clock import AsOf, input_time
+from forensics.analysis.clock import AsOf, given, incident_clock, newest_per_file
 from forensics.analysis.producers import rebuild_partition
 from forensics.findings import Finding, FindingKind, not_kafka_segment
 from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus, discover
-from forensics.layout.evidence import broker_file_times
+from forensics.layout.evidence import input_file_times
 from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from forensics.pipeline.assemble import EMPTY_RESULT, partition_inputs
 from forensics.pipeline.engine import Executor
@@ -199,28 +199,29 @@ def total_log_bytes(inventory: Inventory) -> int:
     return total + sum(f.size for f in inventory.loose_files if f.kind.value == "log")
 
 
-def _as_of(dirs: Sequence[LogDirSummary], loose: Sequence[SegmentSummary]) -> AsOf:
-    segs = [s for d in dirs for p in d.partitions for s in p.segments] + list(loose)
-    return input_time(((s.max_timestamp, s.path) for s in segs),
-                      (ft for d in dirs if d.path for ft in broker_file_times(d.path)))
+def scan_clock(report: ScanReport, file_times: Sequence[Tuple[int, str]]) -> AsOf:
+    """The incident clock of a scan (see analysis/clock.py): the newest batch timestamp of every segment
+    scanned (``__transaction_state`` and ``__cluster_metadata`` included), checked against the inputs'
+    file times."""
+    segs = [s for d in report.log_dirs for p in d.partitions for s in p.segments] + list(report.loose_segments)
+    return incident_clock(newest_per_file((s.max_timestamp, s.path) for s in segs), file_times)
 
 
 def scan(paths: Sequence[str], progress: Optional[Progress] = None, inventory: Optional[Inventory] = None,
          as_of: Optional[int] = None, max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
          executor: Optional[Executor] = None) -> ScanReport:
-    report = _scan(paths, progress, inventory, executor or LocalExecutor())
-    when = AsOf(as_of, "--as-of") if as_of is not None else _as_of(report.log_dirs, report.loose_segments)
+    inv = inventory if inventory is not None else discover(paths)
+    report = _scan(paths, progress, inv, executor or LocalExecutor())
+    when = given(as_of) if as_of is not None else scan_clock(report, input_file_times(inv))
     dirs = tuple(replace(d, partitions=tuple(_with_metrics(p, when.time_ms, max_timeout_ms) for p in d.partitions))
                  for d in report.log_dirs)
-    return replace(report, log_dirs=dirs, as_of=when)
+    return replace(report, log_dirs=dirs, as_of=when, findings=report.findings + when.set_aside)
 
 
 SCAN_SCOPE = Scope(stats=True, data=True, coordinator=False, non_live=True)
 
 
-def _scan(paths: Sequence[str], progress: Optional[Progress], inventory: Optional[Inventory],
-          executor: Executor) -> ScanReport:
-    inv = inventory if inventory is not None else discover(paths)
+def _scan(paths: Sequence[str], progress: Optional[Progress], inv: Inventory, executor: Executor) -> ScanReport:
     results = executor.run(plan(inv, SCAN_SCOPE), progress)
     dirs = []
     for d in inv.log_dirs:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from forensics.analysis.clock import AsOf, input_time
+from forensics.analysis.clock import AsOf, RecordTime, incident_clock, newest_per_file
 from forensics.analysis.coordinator import (
     CoordinatorView,
     TransactionIdView,
@@ -29,7 +29,8 @@ from forensics.findings import (
     not_kafka_segment,
 )
 from forensics.layout import Inventory, LogDir, PartitionDir, discover
-from forensics.layout.evidence import broker_file_times
+from forensics.layout.evidence import input_file_times
+from forensics.model import CLUSTER_METADATA_TOPIC
 from forensics.pipeline.assemble import (
     EMPTY_RESULT,
     is_txn_state,
@@ -41,7 +42,7 @@ from forensics.pipeline.engine import Executor
 from forensics.pipeline.local import LocalExecutor
 from forensics.pipeline.plan import Scope, plan
 from forensics.state.coordinator import HistoryEntry
-from forensics.state.inputs import TxnStateInputs
+from forensics.state.inputs import SegmentSummary, TxnStateInputs
 from forensics.state.producer import TransactionSpan
 
 Row = Dict[str, Any]
@@ -55,6 +56,7 @@ class StateReport:
     partitions: Tuple[PartitionView, ...]
     coordinator: CoordinatorView
     notes: Tuple[Finding, ...] = ()  # about the inputs as a whole (e.g. single files the state ignores)
+    metadata: Tuple[SegmentSummary, ...] = ()  # newest __cluster_metadata segment of each replica (the clock)
 
     def findings(self) -> List[Finding]:
         out = list(self.inventory.findings) + list(self.notes)
@@ -131,12 +133,14 @@ def load_state(paths: Sequence[str], *, topic: Optional[str] = None, partition: 
     inv = inventory if inventory is not None else discover(paths)
     notes = _single_files(inv)
     selected = _selector(topic, partition, broker_id)
-    scope = Scope(data=data, coordinator=True, select=selected)
+    scope = Scope(data=data, coordinator=True, select=selected, metadata_tail=True)
     results = (executor or LocalExecutor()).run(plan(inv, scope), progress)
-    views, txn = [], []
+    views, txn, metadata = [], [], []
     for log_dir, p in live_partitions(inv):
         r = results.get(p.path, EMPTY_RESULT)
-        if is_txn_state(p):
+        if p.topic == CLUSTER_METADATA_TOPIC:
+            metadata.extend(r.summaries)
+        elif is_txn_state(p):
             txn.append(txn_state_inputs(log_dir, p, r))
         elif data and selected(log_dir, p):
             views.append(_without_events(rebuild_partition(partition_inputs(log_dir, p, r))))
@@ -147,7 +151,7 @@ def load_state(paths: Sequence[str], *, topic: Optional[str] = None, partition: 
     read = _as_read(coordinator.findings, ((s.findings, s.size, 0 if s.next_offset is None else 1)
                                            for c in coordinator.partitions.values() for s in c.inputs.segments))
     coordinator = replace(coordinator, findings=tuple(dedupe(count_findings + read)))
-    return StateReport(inv, tuple(views), coordinator, notes)
+    return StateReport(inv, tuple(views), coordinator, notes, tuple(metadata))
 
 
 def _single_files(inv: Inventory) -> Tuple[Finding, ...]:
@@ -210,12 +214,23 @@ def txn_partition_count(replicas: Sequence[TxnStateInputs], given: Optional[int]
 
 
 def newest_input_time(report: StateReport) -> AsOf:
-    """The as-of time of a state report: newest batch timestamp of every partition read (data and
-    coordinator) or broker-file modification time."""
-    segments = [seg for v in report.partitions for seg in v.inputs.segments]
-    segments += [seg for cp in report.coordinator.partitions.values() for seg in cp.inputs.segments]
-    return input_time(((s.max_timestamp, s.path) for s in segments),
-                      (ft for d in report.inventory.log_dirs for ft in broker_file_times(d.path)))
+    """The as-of time of a state report (see analysis/clock.py): its newest record time, checked
+    against the inputs' file times. Call it on one cluster's report."""
+    return incident_clock(clock_records(report), input_file_times(report.inventory))
+
+
+def clock_records(report: StateReport) -> List[RecordTime]:
+    """Every file's newest record time: batch max timestamps of the data partitions read, of
+    ``__transaction_state`` and of ``__cluster_metadata``, the coordinator values' txnLastUpdateTimestamp
+    and the producer snapshots' lastTimestamp."""
+    txn = [seg for cp in report.coordinator.partitions.values() for seg in cp.inputs.segments]
+    segments = [(s.max_timestamp, s.path) for v in report.partitions for s in v.inputs.segments]
+    segments += [(s.max_timestamp, s.path) for s in txn] + [(s.max_timestamp, s.path) for s in report.metadata]
+    updates = ((r.value.last_update_timestamp_ms, s.path) for s in txn for r in s.records if r.value is not None)
+    snapshots = ((e.last_timestamp, r.path) for v in report.partitions for r in v.inputs.snapshots
+                 if r.snapshot is not None and r.snapshot.crc_valid for e in r.snapshot.entries)
+    return (newest_per_file(segments) + newest_per_file(updates, "txnLastUpdateTimestamp")
+            + newest_per_file(snapshots, "producer lastTimestamp"))
 
 
 def preferred_replica(replicas: Sequence[PartitionView]) -> Optional[PartitionView]:

@@ -55,8 +55,6 @@ def test_as_of_sets_duration_and_table_header():
     assert run("find-hanging", EXAMPLE, "--as-of", "yesterday").exit_code == 2
 
 
-@pytest.mark.xfail(strict=True, reason="until the as-of comes from the evidence's records: today it is the mtime of "
-                   "a checkpoint file, i.e. the checkout time, which puts d-tx-ongoing days past its own timeout (exit 7)")
 @pytest.mark.parametrize("run_name", ["kraft-tv2", "kraft-rv3.9-tv0"])
 def test_real_disks_have_nothing_hanging_and_d_is_ongoing(run_name):
     r = run("find-hanging", REAL / run_name / "disk", "--all", "--format", "json", "--no-progress")

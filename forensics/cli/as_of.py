@@ -1,0 +1,54 @@
+"""The as-of lines of every command: the time and where it comes from, what the file times say about
+it, and the record times set aside (see analysis/clock.py and docs/cli.md, "The as-of time")."""
+
+from __future__ import annotations
+
+import sys
+from typing import List, Optional, TextIO
+
+from forensics.analysis.clock import AsOf, FileTimes
+from forensics.cli.options import format_time
+from forensics.render.html_text import duration
+
+
+def as_of_time(ms: Optional[int]) -> str:
+    """``2026-11-20T21:51:00.338+00:00 (1795211460338)``; a time no calendar holds as its number."""
+    try:
+        return format_time(ms)
+    except (OverflowError, OSError, ValueError):
+        return f"{ms} ms since the epoch (not a calendar date)"
+
+
+def as_of_text(when: AsOf) -> str:
+    """``<time>: <source>``, as the as-of line and the abort script print it."""
+    return f"{as_of_time(when.time_ms)}: {when.source}"
+
+
+def file_times_note(when: AsOf) -> Optional[str]:
+    """One line when the file times were ignored: copy times, or older than every record."""
+    gap = when.file_offset_ms
+    if gap is None:
+        return None
+    if when.file_times is FileTimes.COPY:
+        return f"file times look like copy times: {duration(gap)} after the newest record; using the newest record time"
+    if when.file_times is FileTimes.OLDER:
+        return (f"file times look wrong: {duration(-gap)} before the newest record; using the newest record time, "
+                "unchecked")
+    return None
+
+
+def clock_lines(when: AsOf, *, as_of_line: bool = True, set_aside: bool = True) -> List[str]:
+    lines = [f"as of {as_of_text(when)}"] if as_of_line else []
+    note = file_times_note(when)
+    if note is not None:
+        lines.append(note)
+    if set_aside:
+        lines += [f.one_line() for f in when.set_aside]
+    return lines
+
+
+def write_clock(when: AsOf, out: Optional[TextIO] = None, **kw) -> None:
+    """Print :func:`clock_lines` (stderr by default)."""
+    stream = out if out is not None else sys.stderr
+    for line in clock_lines(when, **kw):
+        stream.write(line + "\n")
