@@ -6,9 +6,9 @@ from __future__ import annotations
 import sys
 from typing import List, Optional, TextIO
 
-from forensics.analysis.clock import AsOf, FileTimes
+from forensics.analysis.clock import AsOf
 from forensics.cli.options import format_time
-from forensics.render.html_text import duration
+from forensics.render.clock_text import file_times_note
 
 
 def as_of_time(ms: Optional[int]) -> str:
@@ -22,19 +22,6 @@ def as_of_time(ms: Optional[int]) -> str:
 def as_of_text(when: AsOf) -> str:
     """``<time>: <source>``, as the as-of line and the abort script print it."""
     return f"{as_of_time(when.time_ms)}: {when.source}"
-
-
-def file_times_note(when: AsOf) -> Optional[str]:
-    """One line when the file times were ignored: copy times, or older than every record."""
-    gap = when.file_offset_ms
-    if gap is None:
-        return None
-    if when.file_times is FileTimes.COPY:
-        return f"file times look like copy times: {duration(gap)} after the newest record; using the newest record time"
-    if when.file_times is FileTimes.OLDER:
-        return (f"file times look wrong: {duration(-gap)} before the newest record; using the newest record time, "
-                "unchecked")
-    return None
 
 
 def clock_lines(when: AsOf, *, as_of_line: bool = True, set_aside: bool = True) -> List[str]:

@@ -14,6 +14,7 @@ import shlex
 from typing import Iterable, List, Sequence, TextIO, Tuple
 
 from forensics.findings import Finding
+from forensics.render.clock_text import file_times_note
 from forensics.render.html_style import CSS, TONES, tone_colour
 from forensics.render.html_svg import lso_bars, timeline_svg
 from forensics.render.html_text import duration, esc, iso, scalar, size
@@ -84,7 +85,8 @@ def _header(inc: Incident) -> str:
         verdict += f" · {s.unverifiable} unverifiable (not armed)"
     if s.attention:
         verdict += f" · {s.attention} stuck, fenced or overdue (not armed)"
-    warnings = "".join(f'<p class="warning">WARNING: {esc(w)}</p>' for w in inc.warnings)
+    note = file_times_note(inc.clock) if inc.clock is not None else None
+    warnings = "".join(f'<p class="warning">WARNING: {esc(w)}</p>' for w in inc.warnings + ((note,) if note else ()))
     links = "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in (
         ("inputs", "Inputs"), ("summary", "Summary"), ("lso-lag", "LSO lag"), ("timelines", "Timelines"),
         ("transactions", "Open transactions"), ("findings", "Findings")))

@@ -96,7 +96,8 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
         __version__, tuple(inputs), manifest[0] if manifest else None, manifest[1] if manifest else None,
         as_of.time_ms, as_of.source, _summary(report, views, verdicts, findings, scan),
         tuple(_lso_lag(v, verdicts, as_of.time_ms) for v in views), tuple(transactions), timelines, omitted,
-        tuple(findings[:max_findings]), max(0, len(findings) - max_findings), tuple(evidence_warnings(report)))
+        tuple(findings[:max_findings]), max(0, len(findings) - max_findings), tuple(evidence_warnings(report)),
+        as_of)
 
 
 # -- summary ----------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple, Union
 
+from forensics.analysis.clock import AsOf
 from forensics.findings import Finding
 
 Scalar = Union[str, int, float, bool, None]
@@ -172,3 +173,4 @@ class Incident:
     findings: Tuple[Finding, ...]
     findings_omitted: int
     warnings: Tuple[str, ...] = ()  # shown first: what makes every verdict weaker (e.g. no coordinator data)
+    clock: Optional[AsOf] = None  # the as-of time with what the file times say about it

@@ -104,3 +104,24 @@ def test_read_only_evidence_stays_untouched_and_the_manifest_verifies(tmp_path):
     finally:
         for p in [evidence, *evidence.rglob("*")]:
             p.chmod(0o755 if p.is_dir() else 0o644)
+
+
+def test_the_report_opens_with_the_warnings_find_hanging_prints(tmp_path):
+    """Copy times and a missing coordinator weaken every verdict: the report says so first, and
+    separates what is proven hanging from what cannot be verified."""
+    disk = tmp_path / "disk"
+    shutil.copytree(EXAMPLE / "broker-1" / "orders-0", disk / "orders-0")
+    for p in [disk, *disk.rglob("*")]:
+        os.utime(p, (1767232800, 1767232800))  # touched two hours after the newest record
+    out = tmp_path / "report.html"
+    r = run(disk, "--out", out)
+    assert r.exit_code == 0, r.output
+    page = out.read_text(encoding="utf-8")
+    header = page[page.index("<header>"):page.index("</header>")]
+    assert ("no transaction proven hanging · 1 unverifiable (not armed)") in header
+    assert ('<p class="warning">WARNING: no __transaction_state partition among the inputs: verdicts are '
+            "UNVERIFIABLE and rest on age alone, as Kafka&#x27;s find-hanging; add the coordinators&#x27; disks.</p>"
+            in header)
+    assert '<p class="warning">WARNING: file times look like copy times: 1 h 59 min after the newest' in header
+    assert "<h2>Unverifiable: not armed</h2>" in page and "<h4>Commands, NOT armed</h4>" in page
+    assert "1 hanging" not in r.stderr and "0 hanging, 1 unverifiable" in r.stderr
