@@ -101,18 +101,15 @@ SHAPES: Dict[str, Shape] = {s.name: s for s in (
 
 
 def _status(pid: int) -> Tuple[int, str]:
-    """(RssAnon KiB, name) of a process; (0, '') once it is gone."""
+    """(RssAnon KiB, what) of a process: what is ``java``, ``python`` or its name; (0, '') once gone."""
     try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv0 = os.path.basename(f.read().split(b"\0")[0]).decode("utf-8", "replace")
         with open(f"/proc/{pid}/status", "rb") as f:
-            name, anon = "", 0
-            for line in f:
-                if line.startswith(b"Name:"):
-                    name = line.split()[1].decode()
-                elif line.startswith(b"RssAnon:"):
-                    anon = int(line.split()[1])
-            return anon, name
+            anon = next((int(line.split()[1]) for line in f if line.startswith(b"RssAnon:")), 0)
     except OSError:
         return 0, ""
+    return anon, "java" if argv0 == "java" else "python" if argv0.startswith("python") else argv0
 
 
 @dataclass
@@ -168,7 +165,7 @@ def measure(shape: Shape, size: float, twin: bool, label: str, args: Sequence[st
     wall, cpu, rc, peaks, tail = run_once(cmd, out.with_suffix(".out"))
     root = peaks.pop(-1)[0]
     driver = peaks.get(root, (0, ""))[0]
-    workers = [a for q, (a, name) in peaks.items() if q != root and name != "java"]
+    workers = [a for q, (a, name) in peaks.items() if q != root and name == "python"]
     jvm = [a for q, (a, name) in peaks.items() if name == "java"]
     size_out = out.with_suffix(".out").stat().st_size
     return Run(shape.name, size, twin, label, engine, rnd, wall, cpu, rc, driver / 1024, max(workers, default=0) / 1024,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 
 class Severity(str, Enum):
@@ -139,6 +139,8 @@ class Finding:
     first_offset: Optional[int] = None
     last_offset: Optional[int] = None
     severity: Optional[Severity] = None
+    count: int = 1  # more than 1: an aggregate standing for that many findings (see FindingRuns)
+    last_position: Optional[int] = None  # an aggregate's: first byte of the last finding it stands for
 
     @property
     def level(self) -> Severity:
@@ -160,6 +162,10 @@ class Finding:
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
+        if self.count > 1:
+            out["count"] = self.count
+            if self.last_position is not None:
+                out["last_position"] = self.last_position
         return out
 
     def one_line(self) -> str:
@@ -167,8 +173,9 @@ class Finding:
         if self.path:
             where.append(self.path)
         if self.position is not None:
-            if self.end_position is not None and self.end_position != self.position:
-                where.append(f"bytes {self.position}-{self.end_position}")
+            end = self.end_position if self.last_position is None else self.last_position
+            if end is not None and end != self.position:
+                where.append(f"bytes {self.position}-{end}")
             else:
                 where.append(f"byte {self.position}")
         if self.first_offset is not None:
@@ -180,6 +187,91 @@ class Finding:
         return f"{self.level.value}: {self.kind.value}: {loc}: {self.message}" if loc else (
             f"{self.level.value}: {self.kind.value}: {self.message}"
         )
+
+
+def total(findings: Iterable[Finding]) -> int:
+    """How many findings these stand for (an aggregate counts as many as it stands for)."""
+    return sum(f.count for f in findings)
+
+
+def level_counts(findings: Iterable[Finding]) -> Dict[str, int]:
+    """Findings per severity, aggregates counted as many as they stand for."""
+    out: Dict[str, int] = {}
+    for f in findings:
+        out[f.level.value] = out.get(f.level.value, 0) + f.count
+    return out
+
+
+AGGREGATE_AFTER = 3  # findings of one kind about one subject shown whole before the rest are counted
+
+
+class _Aggregate:
+    """The findings of one kind about one subject in one file past the first few: a count and the
+    offset and byte ranges they cover."""
+
+    __slots__ = ("first", "count", "first_offset", "last_offset", "position", "last_position")
+
+    def __init__(self, f: Finding) -> None:
+        self.first, self.count = f, 1
+        self.first_offset, self.last_offset = f.first_offset, _last_offset(f)
+        self.position = self.last_position = f.position
+
+    def add(self, f: Finding) -> None:
+        self.count += 1
+        self.first_offset = _opt(min, self.first_offset, f.first_offset)
+        self.last_offset = _opt(max, self.last_offset, _last_offset(f))
+        self.position = _opt(min, self.position, f.position)
+        self.last_position = _opt(max, self.last_position, f.position)
+
+    def finding(self, subject: str, shown: int) -> Finding:
+        if self.count == 1:
+            return self.first
+        f, where = self.first, []
+        if self.first_offset is not None:
+            where.append(f"at offsets {self.first_offset}..{self.last_offset}")
+        if self.position is not None:
+            where.append(f"in batches starting at bytes {self.position}..{self.last_position}")
+        message = (f"{subject}: {f.kind.value} x {self.count:,} more{', ' if where else ''}{', '.join(where)} "
+                   f"(aggregated: the first {shown} are listed one by one)")
+        return Finding(f.kind, message, f.path, self.position, None, self.first_offset, self.last_offset, f.severity,
+                       self.count, self.last_position)
+
+
+def _last_offset(f: Finding) -> Optional[int]:
+    return f.last_offset if f.last_offset is not None else f.first_offset
+
+
+def _opt(pick, a: Optional[int], b: Optional[int]) -> Optional[int]:
+    return b if a is None else a if b is None else pick(a, b)
+
+
+class FindingRuns:
+    """Findings collected as they are made, aggregated: of the findings of one kind about one
+    subject (a producer, a transactional id), the first ``keep`` are kept whole, and the rest become,
+    per file, one aggregate (:attr:`Finding.count`, offset range, first and last byte) placed where
+    the first of them was. Memory stays flat however many findings a log yields."""
+
+    def __init__(self, keep: int = AGGREGATE_AFTER) -> None:
+        self.keep = keep
+        self._out: List[Union[Finding, Tuple[str, _Aggregate]]] = []
+        self._seen: Dict[Tuple[FindingKind, str], int] = {}
+        self._aggregates: Dict[Tuple[FindingKind, str, Optional[str]], _Aggregate] = {}
+
+    def add(self, f: Finding, subject: str) -> None:
+        key = (f.kind, subject)
+        n = self._seen[key] = self._seen.get(key, 0) + 1
+        if n <= self.keep:
+            self._out.append(f)
+            return
+        agg = self._aggregates.get((f.kind, subject, f.path))
+        if agg is None:
+            agg = self._aggregates[(f.kind, subject, f.path)] = _Aggregate(f)
+            self._out.append((subject, agg))
+        else:
+            agg.add(f)
+
+    def findings(self) -> Tuple[Finding, ...]:
+        return tuple(x if isinstance(x, Finding) else x[1].finding(x[0], self.keep) for x in self._out)
 
 
 def dedupe(findings: Iterable[Finding]) -> List[Finding]:

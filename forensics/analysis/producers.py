@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from forensics.findings import Finding, FindingKind
+from forensics.findings import Finding, FindingKind, FindingRuns
 from forensics.model import TopicPartition
 from forensics.state.events import Marker, ProducerEvent
 from forensics.state.inputs import (
@@ -95,6 +95,13 @@ def _broker_events(segments: Sequence[SegmentEvents], start: int) -> Iterable[Tu
             return
 
 
+def _replays_everything(segments: Sequence[SegmentEvents]) -> bool:
+    """Whether the broker-equivalent replay from offset 0 (no snapshot) meets every event: no
+    invalid batch stops it and no offset lies below 0."""
+    return all(seg.first_invalid_position is None for seg in segments) and all(
+        (ev.offset if isinstance(ev, Marker) else ev.last_offset) >= 0 for seg in segments for ev in seg.events)
+
+
 def _choose_snapshot(inputs: PartitionInputs, log_start: int, leo: int,
                      findings: List[Finding]) -> Optional[SnapshotRead]:
     """``truncateAndReload``: newest snapshot in (logStart, LEO] whose CRC and schema are good."""
@@ -133,34 +140,29 @@ def _compare(broker: ProducerFold, history: ProducerFold, path: str) -> List[Fin
 
 
 def _txn_index_check(completed: Sequence[CompletedTxn], index: Sequence[AbortedTxnEntry], path: str,
-                     log_start: int) -> List[Finding]:
-    """Aborted transactions implied by ABORT markers vs the ``.txnindex`` entries."""
+                     log_start: int) -> Tuple[Finding, ...]:
+    """Aborted transactions implied by ABORT markers vs the ``.txnindex`` entries (aggregated per
+    producer: a lost or foreign index yields a few findings and a count)."""
     implied = {(c.producer_id, c.first_offset, c.last_offset): c for c in completed if c.is_aborted}
     indexed = {(e.producer_id, e.first_offset, e.last_offset): e for e in index}
-    out = []
+    out = FindingRuns()
     for key, c in implied.items():
         e = indexed.get(key)
         if e is None:
-            out.append(Finding(FindingKind.TXN_INDEX_MISMATCH, f"ABORT marker of producer {c.producer_id} at offset "
-                               f"{c.last_offset} (transaction from {c.first_offset}) has no .txnindex entry", path,
-                               first_offset=c.first_offset, last_offset=c.last_offset))
+            out.add(Finding(FindingKind.TXN_INDEX_MISMATCH, f"ABORT marker of producer {c.producer_id} at offset "
+                            f"{c.last_offset} (transaction from {c.first_offset}) has no .txnindex entry", path,
+                            first_offset=c.first_offset, last_offset=c.last_offset), f"producer {c.producer_id}")
         elif e.last_stable_offset != c.last_stable_offset:
-            out.append(Finding(FindingKind.TXN_INDEX_MISMATCH, f"producer {c.producer_id}: .txnindex lastStableOffset "
-                               f"{e.last_stable_offset}, the replay computes {c.last_stable_offset}", e.path,
-                               e.position, e.position + 34, c.first_offset, c.last_offset))
+            out.add(Finding(FindingKind.TXN_INDEX_MISMATCH, f"producer {c.producer_id}: .txnindex lastStableOffset "
+                            f"{e.last_stable_offset}, the replay computes {c.last_stable_offset}", e.path,
+                            e.position, e.position + 34, c.first_offset, c.last_offset), f"producer {c.producer_id}")
     for key, e in indexed.items():
         if key not in implied and e.last_offset >= log_start:
-            out.append(Finding(FindingKind.TXN_INDEX_MISMATCH, f".txnindex entry for producer {e.producer_id} "
-                               f"(offsets {e.first_offset}-{e.last_offset}) matches no ABORT marker in the log",
-                               e.path, e.position, e.position + 34, e.first_offset, e.last_offset))
-    return out
-
-
-def _compacted_away(f: Finding, cleaner_offset: Optional[int]) -> bool:
-    """A marker without its transaction's data in a cleaned region: the log cleaner removed data that
-    later records superseded (the marker stays until its delete horizon). Normal, not an anomaly."""
-    return (f.kind is FindingKind.MARKER_WITHOUT_TRANSACTION and cleaner_offset is not None
-            and f.first_offset is not None and f.first_offset < cleaner_offset)
+            out.add(Finding(FindingKind.TXN_INDEX_MISMATCH, f".txnindex entry for producer {e.producer_id} "
+                            f"(offsets {e.first_offset}-{e.last_offset}) matches no ABORT marker in the log",
+                            e.path, e.position, e.position + 34, e.first_offset, e.last_offset),
+                    f"producer {e.producer_id}")
+    return out.findings()
 
 
 def _stable_offsets(broker: ProducerFold, history: ProducerFold, log_start: int, hw: int
@@ -190,20 +192,22 @@ def rebuild_partition(inputs: PartitionInputs) -> PartitionView:
     hw = inputs.high_watermark if inputs.high_watermark is not None else leo
     snap = _choose_snapshot(inputs, log_start, leo, findings)
     has_events = any(seg.events for seg in inputs.segments)
-    builder = ProducerStateBuilder(snap.snapshot.entries if snap is not None and snap.snapshot else ())
     if snap is None and has_events:
         findings.append(Finding(FindingKind.NO_SNAPSHOT, "no usable producer snapshot: the broker-equivalent state "
                                 "is rebuilt from the first segment (producers whose batches were all deleted are "
                                 "unknown)", inputs.path))
-    start = snap.offset if snap is not None else 0
-    for path, ev in _broker_events(inputs.segments, start):
-        builder.apply(path, ev)
-    broker = builder.finish()
-    full = ProducerStateBuilder()
+    full = ProducerStateBuilder(cleaner_offset=inputs.cleaner_offset)
     for seg in inputs.segments:
         full.apply_all(seg.path, seg.events)
     history = full.finish()
-    findings.extend(f for f in history.findings if not _compacted_away(f, inputs.cleaner_offset))
+    if snap is None and _replays_everything(inputs.segments):
+        broker = history  # the same events from the same empty state: the same fold, made once
+    else:
+        builder = ProducerStateBuilder(snap.snapshot.entries if snap is not None and snap.snapshot else ())
+        for path, ev in _broker_events(inputs.segments, snap.offset if snap is not None else 0):
+            builder.apply(path, ev)
+        broker = builder.finish()
+    findings.extend(history.findings)
     findings.extend(_compare(broker, history, inputs.path))
     findings.extend(_txn_index_check(history.completed, inputs.txn_index, inputs.path, log_start))
     if hw_known and leo > hw:

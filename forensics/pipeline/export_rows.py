@@ -86,7 +86,7 @@ COORDINATOR_RECORDS = Table("coordinator_records", _cols(
 
 FINDINGS = Table("findings", _cols(
     "kind string!, severity string!, message string!, path string, position long, endPosition long, "
-    "firstOffset long, lastOffset long"))
+    "firstOffset long, lastOffset long, count long!, lastPosition long"))
 
 TABLES = (BATCHES, TRANSACTIONS, PRODUCER_STATES, PARTITIONS, COORDINATOR_RECORDS, FINDINGS)
 

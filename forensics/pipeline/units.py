@@ -182,15 +182,14 @@ class _Runs:
         self.open.clear()
 
     def freeze(self) -> Tuple[ProducerEvent, ...]:
-        out: List[ProducerEvent] = []
-        for ev in self.events:
-            if isinstance(ev, Marker):
-                out.append(ev)
-            elif ev[11] == 1:
-                out.append(DataBatch(*ev[:11]))
-            else:
-                out.append(DataBatch(*ev))
-        return tuple(out)
+        """The events as tuples, each run's list replaced where it stands (so that the lists and the
+        tuples of a large range are never all alive at once)."""
+        events, self.open = self.events, {}
+        for i, ev in enumerate(events):
+            if not isinstance(ev, Marker):
+                events[i] = DataBatch(*ev[:11]) if ev[11] == 1 else DataBatch(*ev)
+        self.events = []
+        return tuple(events)
 
 
 def _marker(buf, pos: int, h: v2.BatchHeader) -> Optional[Marker]:

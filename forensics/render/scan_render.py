@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, TextIO
 from rich.console import Console
 from rich.table import Table
 
-from forensics.findings import Finding
+from forensics.findings import Finding, total
 from forensics.report.scan import PartitionSummary, ScanReport, SegmentSummary
 
 
@@ -31,7 +31,7 @@ def render_scan_table(report: ScanReport, out: TextIO) -> None:
                 "Findings"):
         brokers.add_column(col)
     for d in report.log_dirs:
-        n = sum(len(p.all_findings()) for p in d.partitions) + len(d.findings)
+        n = sum(total(p.all_findings()) for p in d.partitions) + total(d.findings)
         brokers.add_row(_opt(d.broker_id), _opt(d.cluster_id), d.path or "(partition dirs given directly)",
                         "yes" if d.clean_shutdown else "no", str(len(d.partitions)),
                         str(sum(p.bytes for p in d.partitions)), str(d.partitions_with_late_transactions), str(n))
@@ -50,7 +50,7 @@ def render_scan_table(report: ScanReport, out: TextIO) -> None:
                           _opt(p.last_stable_offset), _opt(p.last_stable_offset_lag), str(p.open_transactions)
                           + (" (late)" if p.late_transaction else ""),
                           _opt(None if p.max_active_txn_duration_ms is None else p.max_active_txn_duration_ms // 1000),
-                          _set(p.magics), _set(p.codecs), str(len(p.all_findings())))
+                          _set(p.magics), _set(p.codecs), str(total(p.all_findings())))
     console.print(parts)
     if report.loose_segments:
         loose = Table(title="Segment files", title_justify="left")
@@ -58,16 +58,16 @@ def render_scan_table(report: ScanReport, out: TextIO) -> None:
             loose.add_column(col, no_wrap=True)
         for s in report.loose_segments:
             loose.add_row(s.path, str(s.size), str(s.batches), str(s.records), _offsets(s.first_offset, s.last_offset),
-                          _set(s.magics), _set(s.codecs), str(len(s.findings)))
+                          _set(s.magics), _set(s.codecs), str(total(s.findings)))
         console.print(loose)
     findings = report.all_findings()
     if findings:
-        table = Table(title=f"Findings ({len(findings)})", title_justify="left")
+        table = Table(title=f"Findings ({total(findings)})", title_justify="left")
         for col in ("Severity", "Kind", "Path", "Bytes", "Offsets", "Message"):
             table.add_column(col)
         for f in findings:
             table.add_row(f.level.value, f.kind.value, _opt(f.path),
-                          "-" if f.position is None else f"{f.position}..{_opt(f.end_position)}",
+                          "-" if f.position is None else f"{f.position}..{_opt(f.last_position if f.end_position is None else f.end_position)}",
                           "-" if f.first_offset is None else f"{f.first_offset}..{_opt(f.last_offset)}", f.message)
         console.print(table)
     else:
@@ -121,7 +121,7 @@ def render_scan_json(report: ScanReport, out: TextIO, manifest: Optional[Dict[st
             "logDirs": len(report.log_dirs),
             "partitions": sum(len(d.partitions) for d in report.log_dirs),
             "bytes": report.total_bytes(),
-            "findings": len(report.all_findings()),
+            "findings": total(report.all_findings()),
         },
     }
     if manifest is not None:

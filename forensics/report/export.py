@@ -77,7 +77,7 @@ def all_findings(scan_report, state_report) -> list:
 
 def finding_rows(findings) -> List[tuple]:
     return [(f.kind.value, f.level.value, f.message, f.path, f.position, f.end_position, f.first_offset,
-             f.last_offset) for f in findings]
+             f.last_offset, f.count, f.last_position) for f in findings]
 
 
 def contexts(inventory) -> Dict[str, Context]:

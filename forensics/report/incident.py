@@ -23,7 +23,7 @@ from forensics.analysis.clock import AsOf
 from forensics.analysis.coordinator import TransactionIdView
 from forensics.analysis.hanging import FENCED, STUCK, UNVERIFIABLE, Verdict
 from forensics.analysis.producers import PartitionView
-from forensics.findings import Finding, dedupe
+from forensics.findings import Finding, dedupe, level_counts, total
 from forensics.report.hanging import (
     BOOTSTRAP_PLACEHOLDER,
     COMMAND_FORMS,
@@ -119,8 +119,8 @@ def _summary(report: StateReport, views: Sequence[PartitionView], verdicts: Sequ
         open_transactions=len(verdicts), hanging=sum(v.abortable for v in verdicts),
         unverifiable=sum(v.verdict == UNVERIFIABLE for v in verdicts),
         attention=sum(v.needs_attention and v.verdict not in (UNVERIFIABLE,) and not v.abortable for v in verdicts),
-        verdicts=_counts(v.verdict for v in verdicts), findings=len(findings),
-        findings_by_severity=_counts(f.level.value for f in findings), log_bytes=total_log_bytes(inv),
+        verdicts=_counts(v.verdict for v in verdicts), findings=total(findings),
+        findings_by_severity=tuple(sorted(level_counts(findings).items())), log_bytes=total_log_bytes(inv),
         segments=sum(len(p.segments) for p in parts) if scan is not None else None,
         batches=sum(p.batches for p in parts) if scan is not None else None,
         records=sum(p.records for p in parts) if scan is not None else None)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
 from forensics.codec.txnlog import TransactionLogValue, TransactionStatus
-from forensics.findings import Finding, FindingKind
+from forensics.findings import Finding, FindingKind, FindingRuns
 from forensics.model import Provenance, TopicPartition
 from forensics.state.transitions import transition_problem
 
@@ -94,14 +94,15 @@ def metadata_of(tid: str, v: TransactionLogValue, offset: int, leader_epoch: int
 
 
 class CoordinatorFold:
-    """Fold the records of one ``__transaction_state`` partition replica, in offset order."""
+    """Fold the records of one ``__transaction_state`` partition replica, in offset order.
+    Findings are aggregated per kind and transactional id (:class:`~forensics.findings.FindingRuns`)."""
 
     def __init__(self, partition: int) -> None:
         self.partition = partition
         self._metadata: Dict[str, TransactionMetadata] = {}
         self._tombstoned: Dict[str, HistoryEntry] = {}
         self._history: Dict[str, List[HistoryEntry]] = {}
-        self._findings: List[Finding] = []
+        self._findings = FindingRuns()
         self._max_epoch = -1
         self._last_offset: Optional[int] = None
         self._records = 0
@@ -130,22 +131,23 @@ class CoordinatorFold:
         v = r.value
         if v is None:
             return
+        subject = f"transactional id {r.transactional_id!r}"
         if not v.status_known:
-            self._findings.append(Finding(
+            self._findings.add(Finding(
                 FindingKind.UNKNOWN_TRANSACTION_STATUS,
-                f"transactional id {r.transactional_id!r}: unknown transaction status {v.status_id} "
-                "(Kafka throws IllegalStateException loading it)", path, r.position, None, r.offset))
+                f"{subject}: unknown transaction status {v.status_id} "
+                "(Kafka throws IllegalStateException loading it)", path, r.position, None, r.offset), subject)
             return
         prev_state = previous.state if previous is not None and isinstance(previous.state, TransactionStatus) else None
         problem = transition_problem(prev_state, TransactionStatus(v.status_id), v.client_transaction_version)
         if problem is not None:
-            self._findings.append(Finding(
-                FindingKind.ILLEGAL_TRANSITION, f"transactional id {r.transactional_id!r}: {problem}"
+            self._findings.add(Finding(
+                FindingKind.ILLEGAL_TRANSITION, f"{subject}: {problem}"
                 + (f" (previous record at offset {previous.offset})" if previous is not None else ""),
-                path, r.position, None, r.offset))
+                path, r.position, None, r.offset), subject)
 
     def finish(self) -> CoordinatorPartitionState:
         return CoordinatorPartitionState(
             self.partition, dict(sorted(self._metadata.items())), dict(sorted(self._tombstoned.items())),
             {k: tuple(v) for k, v in sorted(self._history.items())}, self._max_epoch, self._last_offset,
-            self._records, tuple(self._findings))
+            self._records, self._findings.findings())

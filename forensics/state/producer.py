@@ -13,11 +13,12 @@ saw on the partition (:class:`TransactionSpan`: first offset, marker, outcome, e
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from forensics.codec.snapshot import ProducerStateEntry
-from forensics.findings import Finding, FindingKind
+from forensics.findings import Finding, FindingKind, FindingRuns
 from forensics.model import Provenance
 from forensics.state.events import DataBatch, Marker, ProducerEvent
 
@@ -155,14 +156,22 @@ class ProducerStateBuilder:
     """Fold v2 producer batches of one partition replica, in offset order.
 
     ``initial``: entries of a loaded ``.snapshot`` (the broker-equivalent rebuild starts there).
+    ``cleaner_offset``: the cleaner-offset-checkpoint; below it a marker without its transaction's
+    data is no finding (the log cleaner removed data that later records superseded; the marker
+    stays until its delete horizon).
+
+    Findings are aggregated per kind and producer (:class:`~forensics.findings.FindingRuns`): a log
+    replaying one producer's history yields a few findings and a count, not one object per batch.
     """
 
-    def __init__(self, initial: Iterable[ProducerStateEntry] = ()) -> None:
+    def __init__(self, initial: Iterable[ProducerStateEntry] = (), cleaner_offset: Optional[int] = None) -> None:
         self._entries: Dict[int, _Entry] = {}
         self._ongoing: Dict[int, int] = {}
+        self._oldest: List[Tuple[int, int]] = []  # heap of (first offset, pid) of _ongoing; stale entries skipped
         self._completed: List[CompletedTxn] = []
         self._spans: Dict[int, List[TransactionSpan]] = {}
-        self._findings: List[Finding] = []
+        self._findings = FindingRuns()
+        self._cleaner_offset = cleaner_offset
         self._last_offset: Optional[int] = None
         self._events = 0
         for s in initial:
@@ -174,7 +183,7 @@ class ProducerStateBuilder:
             if s.current_txn_first_offset is not None:
                 e.txn_first = s.current_txn_first_offset
                 e.span = _Span(s.current_txn_first_offset, from_snapshot=True)
-                self._ongoing[s.producer_id] = s.current_txn_first_offset
+                self._open(s.producer_id, s.current_txn_first_offset)
             self._entries[s.producer_id] = e
 
     # -- applying ------------------------------------------------------------------------------
@@ -200,20 +209,21 @@ class ProducerStateBuilder:
             e = self._entries[pid] = _Entry()
         return e
 
-    def _finding(self, kind: FindingKind, message: str, path: str, position: int, first: int,
+    def _finding(self, kind: FindingKind, pid: int, message: str, path: str, position: int, first: int,
                  last: Optional[int] = None) -> None:
-        self._findings.append(Finding(kind, message, path, position, None, first, last))
+        self._findings.add(Finding(kind, f"producer {pid}: {message}", path, position, None, first, last),
+                           f"producer {pid}")
 
     def _data(self, path: str, b: DataBatch) -> None:
         e = self._entry(b.producer_id)
         if b.epoch < e.epoch:
-            self._finding(FindingKind.EPOCH_REGRESSION,
-                          f"producer {b.producer_id}: data batch at epoch {b.epoch} after epoch {e.epoch} "
+            self._finding(FindingKind.EPOCH_REGRESSION, b.producer_id,
+                          f"data batch at epoch {b.epoch} after epoch {e.epoch} "
                           "(a leader would reject it with INVALID_PRODUCER_EPOCH; replication applies it)",
                           path, b.position, b.base_offset, b.last_offset)
         if e.txn_first is not None and b.epoch != e.epoch and b.transactional:
-            self._finding(FindingKind.TRANSACTION_SPANS_EPOCHS,
-                          f"producer {b.producer_id}: transaction open since offset {e.txn_first} at epoch "
+            self._finding(FindingKind.TRANSACTION_SPANS_EPOCHS, b.producer_id,
+                          f"transaction open since offset {e.txn_first} at epoch "
                           f"{e.epoch} continues with a batch at epoch {b.epoch}",
                           path, b.position, b.base_offset, b.last_offset)
         e.set_epoch(b.epoch)
@@ -221,15 +231,15 @@ class ProducerStateBuilder:
         e.last_ts = b.max_timestamp
         if e.txn_first is not None and not b.transactional:
             what = "non-transactional batch" if b.batches == 1 else f"{b.batches} consecutive non-transactional batches"
-            self._finding(FindingKind.INVALID_TXN_STATE,
-                          f"producer {b.producer_id}: {what} inside its transaction open since "
+            self._finding(FindingKind.INVALID_TXN_STATE, b.producer_id,
+                          f"{what} inside its transaction open since "
                           f"offset {e.txn_first} (the broker throws InvalidTxnStateException)",
                           path, b.position, b.base_offset, b.last_offset)
         elif b.transactional:
             if e.txn_first is None:
                 e.txn_first = b.base_offset
                 e.span = _Span(b.base_offset)
-                self._ongoing[b.producer_id] = b.base_offset
+                self._open(b.producer_id, b.base_offset)
             if e.span is None:  # opened in a snapshot taken before any of its data we replay
                 e.span = _Span(e.txn_first, from_snapshot=True)
             e.span.add(b, path)
@@ -238,12 +248,12 @@ class ProducerStateBuilder:
         e = self._entry(m.producer_id)
         kind = "COMMIT" if m.commit else "ABORT"
         if m.epoch < e.epoch:
-            self._finding(FindingKind.EPOCH_REGRESSION,
-                          f"producer {m.producer_id}: {kind} marker at epoch {m.epoch} after epoch {e.epoch} "
+            self._finding(FindingKind.EPOCH_REGRESSION, m.producer_id,
+                          f"{kind} marker at epoch {m.epoch} after epoch {e.epoch} "
                           "(a leader would reject it with INVALID_PRODUCER_EPOCH)", path, m.position, m.offset)
         if e.coord_epoch > m.coordinator_epoch:
-            self._finding(FindingKind.COORDINATOR_EPOCH_REGRESSION,
-                          f"producer {m.producer_id}: {kind} marker with coordinatorEpoch {m.coordinator_epoch} "
+            self._finding(FindingKind.COORDINATOR_EPOCH_REGRESSION, m.producer_id,
+                          f"{kind} marker with coordinatorEpoch {m.coordinator_epoch} "
                           f"after {e.coord_epoch} (a leader would reject it with TRANSACTION_COORDINATOR_FENCED)",
                           path, m.position, m.offset)
         if e.txn_first is not None:
@@ -251,9 +261,10 @@ class ProducerStateBuilder:
             span = e.span or _Span(e.txn_first)
             self._spans.setdefault(m.producer_id, []).append(span.freeze(m.producer_id, m, path))
         else:
-            self._finding(FindingKind.MARKER_WITHOUT_TRANSACTION,
-                          f"producer {m.producer_id}: {kind} marker with no open transaction (an empty transaction, "
-                          "or a marker written by an administrator)", path, m.position, m.offset)
+            if self._cleaner_offset is None or m.offset >= self._cleaner_offset:
+                self._finding(FindingKind.MARKER_WITHOUT_TRANSACTION, m.producer_id,
+                              f"{kind} marker with no open transaction (an empty transaction, "
+                              "or a marker written by an administrator)", path, m.position, m.offset)
             empty = _Span(m.offset)
             self._spans.setdefault(m.producer_id, []).append(empty.freeze(m.producer_id, m, path))
         e.set_epoch(m.epoch)
@@ -261,11 +272,17 @@ class ProducerStateBuilder:
         e.txn_first, e.span = None, None
         e.last_ts = m.timestamp
 
+    def _open(self, pid: int, first: int) -> None:
+        self._ongoing[pid] = first
+        heapq.heappush(self._oldest, (first, pid))
+
     def _complete(self, m: Marker, first: int) -> None:
         """``ProducerStateManager.lastStableOffset`` then ``completeTxn`` (§9.5)."""
         del self._ongoing[m.producer_id]
-        others = [o for pid, o in self._ongoing.items() if pid != m.producer_id]
-        lso = min(others) if others else m.offset + 1
+        heap = self._oldest
+        while heap and self._ongoing.get(heap[0][1]) != heap[0][0]:
+            heapq.heappop(heap)  # completed since it was pushed
+        lso = heap[0][0] if heap else m.offset + 1
         self._completed.append(CompletedTxn(m.producer_id, first, m.offset, not m.commit, lso))
 
     # -- result --------------------------------------------------------------------------------
@@ -280,7 +297,7 @@ class ProducerStateBuilder:
             ongoing=dict(sorted(self._ongoing.items(), key=lambda kv: kv[1])),
             completed=tuple(self._completed),
             spans={pid: tuple(sorted(s, key=lambda t: t.first_offset)) for pid, s in sorted(spans.items())},
-            findings=tuple(self._findings),
+            findings=self._findings.findings(),
             last_offset=self._last_offset,
             events=self._events,
         )

@@ -21,7 +21,7 @@ from typing import Dict, List
 import pytest
 from typer.testing import CliRunner
 
-from fixtures import hanging_scenarios, scenarios
+from fixtures import hanging_scenarios, replay, scenarios
 from forensics.cli import export_cmd  # noqa: F401  (registers the command)
 from forensics.cli.app import app
 from forensics.findings import dedupe
@@ -45,7 +45,7 @@ CLI = [sys.executable, "-m", "forensics"]
 # directory.id; the second holds only its data partitions (two disks holding the same partitions would be
 # copies of one broker, of which only the newer is analysed)
 DISKS = ["example-disk", "hanging/unclean-election", "mixed"]
-MIXED = ("hanging/torn-tail-marker", "scenario/legacy-then-v2")
+MIXED = ("hanging/torn-tail-marker", "scenario/legacy-then-v2", "replay/i-java-txn-1")
 
 
 def _spark_or_skip() -> None:
@@ -64,6 +64,9 @@ def _disks(name: str, base: Path) -> List[Path]:
     out = []
     for one in MIXED if name == "mixed" else (name,):
         kind, scenario = one.split("/")
+        if kind == "replay":  # a real producer's history replayed: aggregated findings
+            out.append(replay.write_partition(base / kind, 8))
+            continue
         module = hanging_scenarios if kind == "hanging" else scenarios
         out.append(module.build(scenario, base / kind / scenario))
     if name == "mixed":
@@ -260,11 +263,12 @@ def test_findings_are_scans_and_the_state_rebuilds(name, exports, session) -> No
     e = exports[name]
     local = without_whole_file_regions(dedupe(e.scan.all_findings() + e.state.findings()))
     expected = Counter((f.kind.value, f.level.value, f.message, f.path, f.position, f.end_position, f.first_offset,
-                        f.last_offset) for f in local)
+                        f.last_offset, f.count, f.last_position) for f in local)
     got = Counter((r["kind"], r["severity"], r["message"], r["path"], r["position"], r["endPosition"], r["firstOffset"],
-                   r["lastOffset"]) for r in _table(session, e, "findings"))
+                   r["lastOffset"], r["count"], r["lastPosition"]) for r in _table(session, e, "findings"))
     assert got == expected
     if name == "mixed":
+        assert sum(k[8] for k in got if k[0] == "epoch_regression") == 7 and max(k[8] for k in got) == 4
         torn = [k for k in got if k[0] == "truncated_tail"]
         assert torn and torn[0][3].endswith(os.path.join("torn-0", "00000000000000000000.log"))
         assert torn[0][2] in e.run.stderr  # damage to the evidence is also said on stderr
