@@ -9,6 +9,7 @@ from typing import List, Optional, TextIO
 from forensics.analysis.clock import AsOf
 from forensics.cli.options import format_time
 from forensics.render.clock_text import file_times_note
+from forensics.render.terminal_text import term
 
 
 def as_of_time(ms: Optional[int]) -> str:
@@ -35,7 +36,8 @@ def clock_lines(when: AsOf, *, as_of_line: bool = True, set_aside: bool = True) 
 
 
 def write_clock(when: AsOf, out: Optional[TextIO] = None, **kw) -> None:
-    """Print :func:`clock_lines` (stderr by default)."""
+    """Print :func:`clock_lines` (stderr by default; evidence text in them shown through
+    :func:`~forensics.render.terminal_text.term`)."""
     stream = out if out is not None else sys.stderr
     for line in clock_lines(when, **kw):
-        stream.write(line + "\n")
+        stream.write(term(line) + "\n")

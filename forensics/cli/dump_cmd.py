@@ -13,6 +13,7 @@ from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import ENGINE_LOCAL
 from forensics.errors import InputError
 from forensics.pipeline.engine import EngineName
+from forensics.render.terminal_text import term
 from forensics.report.dump import INT32_MAX, DumpOptions, dump_file
 
 
@@ -65,7 +66,7 @@ def dump_cli(
                 findings += _dump_one(path, options, fmt)
             except InputError as exc:  # this file cannot be read: one line, then the other files
                 sys.stdout.flush()
-                typer.echo(f"kafka-forensics: {exc}", err=True)
+                typer.echo(f"kafka-forensics: {term(exc)}", err=True)
                 failed = failed or exc.exit_code
         ref = run.finish()
         if ref is not None and fmt is DumpFormat.json:  # the dump streams: its digest comes last

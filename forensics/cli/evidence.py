@@ -30,6 +30,7 @@ from forensics.cli.app import (
 from forensics.errors import InputError
 from forensics.layout.evidence_files import EvidenceFile, evidence_files, given_files
 from forensics.layout.records import Inventory
+from forensics.render.terminal_text import term
 
 MANIFEST = typer.Option(None, "--manifest", metavar="FILE", help="Write an evidence manifest to FILE: tool "
                         "version, command line, times, and size, modification time and SHA-256 of every input "
@@ -110,9 +111,9 @@ class ManifestRun:
         write_atomically(self.target, data)
         for f in self.manifest.files:
             if f.error is not None:
-                sys.stderr.write(f"kafka-forensics: manifest: {f.path}: not hashed: {f.error}\n")
+                sys.stderr.write(f"kafka-forensics: manifest: {term(f.path)}: not hashed: {term(f.error)}\n")
             if f.changed_during_run:
-                sys.stderr.write(f"kafka-forensics: manifest: WARNING: {f.path} changed while this run read it\n")
+                sys.stderr.write(f"kafka-forensics: manifest: WARNING: {term(f.path)} changed while this run read it\n")
         ref = ManifestRef(self.target, hashlib.sha256(data).hexdigest())
         sys.stderr.write(f"manifest: {ref.path} (sha256 {ref.sha256}; {len(self.manifest.files)} file(s), "
                          f"{self.manifest.total_bytes} bytes hashed)\n")

@@ -34,6 +34,7 @@ from forensics.cli.state_cmd import PARTITIONS, PROGRESS, STRICT
 from forensics.pipeline import export_rows as tables
 from forensics.pipeline.engine import EngineName
 from forensics.pipeline.export_rows import TABLES
+from forensics.render.terminal_text import term
 from forensics.report.export import (
     all_findings,
     contexts,
@@ -173,7 +174,7 @@ def export_cli(
         sys.stdout.flush()
         for f in findings:
             if f.kind in EVIDENCE_KINDS:
-                sys.stderr.write(f.one_line() + "\n")
+                sys.stderr.write(term(f.one_line()) + "\n")
     if strict and findings:
         raise typer.Exit(5)
 

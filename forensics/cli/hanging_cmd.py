@@ -28,6 +28,7 @@ from forensics.cli.state_cmd import (
     _load,
 )
 from forensics.pipeline.engine import EngineName
+from forensics.render.terminal_text import term
 from forensics.report.hanging import Outcome, evidence_warnings, outcome_of
 
 HANGING_TABLE = ("topic", "partition", "producerId", "producerEpoch", "coordinatorEpoch", "startOffset",
@@ -50,7 +51,7 @@ def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, pr
 def _report_evidence(rep) -> None:
     """What could not be read, or not as Kafka wrote it: one line each on stderr."""
     for f in rep.evidence_findings():
-        sys.stderr.write(f.one_line() + "\n")
+        sys.stderr.write(term(f.one_line()) + "\n")
 
 
 TIMEOUT = typer.Option(15, "--max-transaction-timeout", min=0, help="Age gate in minutes (as Kafka's tool); "

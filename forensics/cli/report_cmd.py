@@ -20,6 +20,7 @@ from forensics.cli.as_of import as_of_text, write_clock
 from forensics.cli.options import AS_OF, CLUSTER_ID, CONF, ENGINE_SPARK, MASTER
 from forensics.cli.state_cmd import PARTITIONS, PATHS, PROGRESS
 from forensics.pipeline.engine import EngineName
+from forensics.render.terminal_text import term
 
 
 def _write(target: str, text: str) -> int:
@@ -67,6 +68,6 @@ def report_cli(
         s = incident.summary
         sys.stderr.write(f"report: {out} ({size} bytes): {s.hanging} hanging, {s.unverifiable} unverifiable, "
                          f"{s.open_transactions} open transaction(s), {s.findings} finding(s); "
-                         f"as of {as_of_text(when)}\n")
+                         f"as of {term(as_of_text(when))}\n")
         write_clock(when, as_of_line=False)
         _report_evidence(rep)

@@ -27,6 +27,7 @@ from forensics.cli.options import (
 )
 from forensics.cli.progress import byte_progress
 from forensics.pipeline.engine import EngineName
+from forensics.render.terminal_text import term
 
 EXIT_INPUT = 3
 
@@ -47,7 +48,7 @@ PROGRESS = typer.Option(True, "--progress/--no-progress", help="Progress bar on 
 
 def _report_findings(findings: Sequence, strict: bool) -> None:
     for f in findings:
-        sys.stderr.write(f.one_line() + "\n")
+        sys.stderr.write(term(f.one_line()) + "\n")
     if strict and findings:
         raise typer.Exit(5)
 

@@ -7,6 +7,7 @@ import json
 from typing import Any, Dict, Iterable, Optional, TextIO
 
 from forensics.codec.compression import codec_name
+from forensics.render.terminal_text import json_text
 from forensics.report.dump import expand_rows
 from forensics.report.events import (
     BatchRow,
@@ -108,5 +109,5 @@ def render_dump_json(rows: Iterable, out: TextIO) -> int:
     for row in expand_rows(rows):
         if type(row) is FindingRow:
             findings += 1
-        out.write(json.dumps(row_obj(row), ensure_ascii=False, default=str) + "\n")
+        out.write(json_text(json.dumps(row_obj(row), ensure_ascii=False, default=str)) + "\n")
     return findings

@@ -1,7 +1,9 @@
 """Dump rows as the text lines of Kafka 4.1's ``kafka-dump-log.sh`` (spec §12).
 
-Data lines go to ``out`` exactly as Kafka prints them so the two outputs can be diffed;
-findings are diagnostics and go to ``err`` as one line each.
+Data lines go to ``out`` exactly as Kafka prints them so the two outputs can be diffed: keys,
+payloads and file names as they are, control characters included (as Kafka's tool, which prints
+them as UTF-8); ``--format json`` escapes them. Findings are diagnostics and go to ``err`` as one
+line each, shown through :func:`~forensics.render.terminal_text.term`.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from typing import Iterable, Optional, TextIO
 
 from forensics.codec.compression import codec_name
+from forensics.render.terminal_text import term
 from forensics.report.decoders import string_text
 from forensics.report.events import (
     BatchRow,
@@ -90,6 +93,12 @@ def _line(r, ts_label: str, magic: int, control: Optional[str], key_text: Option
     return line
 
 
+def _as_java(path: str) -> str:
+    """A file name as Kafka's tool prints it: as it is (control characters too: the dump is
+    Kafka's, byte for byte), but bytes that are not UTF-8 as U+FFFD, as Java decodes them."""
+    return path if path.isascii() else path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def render_dump_text(rows: Iterable, out: TextIO, err: TextIO, skip_metadata: bool = False) -> int:
     """Write rows; returns the number of findings written to ``err``."""
     findings = 0
@@ -102,10 +111,12 @@ def render_dump_text(rows: Iterable, out: TextIO, err: TextIO, skip_metadata: bo
             write(record_line(row, skip_metadata) + "\n")
         elif t is BatchRow:
             write(batch_line(row) + "\n")
-        elif t is EntryRow or t is NoteRow:
+        elif t is EntryRow:
             write(row.text + "\n")
+        elif t is NoteRow:
+            write(_as_java(row.text) + "\n")
         elif t is FileStart:
-            write(f"Dumping {row.path}\n")
+            write(f"Dumping {_as_java(row.path)}\n")
         elif t is LogStart:
             write(f"Log starting offset: {row.base_offset}\n")
         elif t is KraftSnapshotStart:
@@ -114,10 +125,10 @@ def render_dump_text(rows: Iterable, out: TextIO, err: TextIO, skip_metadata: bo
             else:
                 write(f"Snapshot end offset: {row.end_offset}, epoch: {row.epoch}\n")
         elif t is TrailingBytes:
-            write(f"Found {row.count} invalid bytes at the end of {row.file_name}\n")
+            write(f"Found {row.count} invalid bytes at the end of {_as_java(row.file_name)}\n")
         elif t is FindingRow:
             findings += 1
             out.flush()
-            err.write(row.finding.one_line() + "\n")
+            err.write(term(row.finding.one_line()) + "\n")
             err.flush()
     return findings

@@ -2,8 +2,9 @@
 
 Everything shown comes from evidence (topic names, transactional ids, paths, reasons that quote
 them): :func:`esc` escapes it for HTML text and attribute values alike, and makes control and
-bidirectional-override characters visible (``\\x1b``, ``\\u202e``) so that a name cannot hide or
-reorder what is printed around it.
+bidirectional-override characters visible (``\\x1b``, ``\\u202e``) as a terminal shows them
+(:mod:`forensics.render.terminal_text`) so that a name cannot hide or reorder what is printed
+around it.
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ import html
 from datetime import datetime, timezone
 from typing import Optional
 
-_INVISIBLE = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F]}
-_INVISIBLE.update({c: f"\\u{c:04x}" for c in [0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
+from forensics.render.terminal_text import ESCAPES
+
+# the terminal's table (forensics/render/terminal_text.py), but tab, newline and carriage return,
+# which HTML shows as a space
+_INVISIBLE = {c: shown for c, shown in ESCAPES.items() if c not in (0x09, 0x0A, 0x0D)}
 
 
 def esc(value: object) -> str:

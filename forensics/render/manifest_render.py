@@ -6,6 +6,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any, Dict, Optional, Sequence, TextIO
 
+from forensics.render.terminal_text import term
 from forensics.report.manifest import (
     MANIFEST_VERSION,
     Manifest,
@@ -67,7 +68,7 @@ def render_verification(rows: Sequence[Verification], manifest_sha256: str, out:
         return
     width = max((len(r.status) for r in rows), default=2)
     for r in rows:
-        out.write(f"{r.status.upper():<{width}}  {r.path}  {r.detail}\n")
+        out.write(f"{r.status.upper():<{width}}  {term(r.path)}  {term(r.detail)}\n")
     bad = sum(1 for r in rows if r.status != "ok")
     out.write(f"manifest sha256 {manifest_sha256}: {len(rows)} file(s), "
               + (f"{bad} difference(s)\n" if bad else "all match\n"))

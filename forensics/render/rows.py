@@ -1,7 +1,10 @@
 """Renderers for row reports, chosen by name: ``table`` (kafka-transactions.sh layout), ``json``, ``csv``.
 
 Rows are plain dicts keyed by lowerCamelCase column names. Knows nothing of Kafka rules: the
-caller says which keys are columns, in which order.
+caller says which keys are columns, in which order. Text in a row may come from the evidence: a
+table cell shows it through :func:`~forensics.render.terminal_text.term` (no control character
+reaches the terminal), a CSV cell through :func:`~forensics.render.csv_text.csv_text` (no
+spreadsheet formula), JSON escapes it itself.
 """
 
 from __future__ import annotations
@@ -9,6 +12,9 @@ from __future__ import annotations
 import csv
 import json
 from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
+
+from forensics.render.csv_text import csv_text
+from forensics.render.terminal_text import term
 
 Row = Dict[str, Any]
 
@@ -18,14 +24,32 @@ def header_of(key: str) -> str:
     return key[:1].upper() + key[1:]
 
 
-def cell(value: Any) -> str:
+def _plain(value: Any) -> str:
     if value is None:
         return "None"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
-        return ",".join(cell(v) for v in value)
+        return ",".join(_plain(v) for v in value)
     return str(value)
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return all(_is_number(v) for v in value)
+    return value is None or isinstance(value, (int, float))
+
+
+def cell(value: Any) -> str:
+    """A table cell: lists comma-joined, None as ``None``, text escaped for the terminal."""
+    return term(_plain(value))
+
+
+def csv_cell(value: Any) -> str:
+    """A CSV cell: empty for None, numbers as they are, text neutralised for spreadsheets."""
+    if value is None:
+        return ""
+    return _plain(value) if _is_number(value) else csv_text(_plain(value))
 
 
 def kafka_table(rows: Sequence[Row], columns: Sequence[str], headers: Sequence[str] = ()) -> str:
@@ -48,7 +72,7 @@ def render_csv(rows: Sequence[Row], columns: Sequence[str], out: TextIO) -> None
     w = csv.writer(out, lineterminator="\n")
     w.writerow([header_of(c) for c in columns])
     for r in rows:
-        w.writerow(["" if r.get(c) is None else cell(r.get(c)) for c in columns])
+        w.writerow([csv_cell(r.get(c)) for c in columns])
 
 
 def render_rows(fmt: str, rows: Sequence[Row], columns: Sequence[str], out: TextIO,

@@ -1,4 +1,9 @@
-"""Render a :class:`forensics.report.scan.ScanReport` as rich tables or JSON."""
+"""Render a :class:`forensics.report.scan.ScanReport` as rich tables or JSON.
+
+The tables go through rich with markup, emoji codes and highlighting off, so that no text from the
+evidence (a directory named ``[link=file:evil]click``, a checkpoint line ``[/b]``) is ever read as
+rich markup, and every such text is shown through :func:`~forensics.render.terminal_text.term`.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from forensics.findings import Finding, total
+from forensics.render.terminal_text import term
 from forensics.report.scan import PartitionSummary, ScanReport, SegmentSummary
 
 
@@ -21,22 +27,32 @@ def _set(values) -> str:
 
 
 def _opt(value) -> str:
-    return "-" if value is None else str(value)
+    return "-" if value is None else term(value)
+
+
+class _Console(Console):
+    """rich's console, except that a closed pipe is left to the command line (which ends the
+    command quietly, exit 0) instead of rich's ``SystemExit(1)``."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
 
 
 def render_scan_table(report: ScanReport, out: TextIO) -> None:
-    console = Console(file=out, width=None if out.isatty() else 220, highlight=False, soft_wrap=False)
+    console = _Console(file=out, width=None if out.isatty() else 220, highlight=False, soft_wrap=False, markup=False,
+                      emoji=False)
     brokers = Table(title="Log directories", title_justify="left")
     for col in ("Broker", "Cluster", "LogDir", "CleanShutdown", "Partitions", "Bytes", "LateTxnPartitions",
                 "Findings"):
         brokers.add_column(col)
     for d in report.log_dirs:
         n = sum(total(p.all_findings()) for p in d.partitions) + total(d.findings)
-        brokers.add_row(_opt(d.broker_id), _opt(d.cluster_id), d.path or "(partition dirs given directly)",
+        brokers.add_row(_opt(d.broker_id), _opt(d.cluster_id), term(d.path) or "(partition dirs given directly)",
                         "yes" if d.clean_shutdown else "no", str(len(d.partitions)),
                         str(sum(p.bytes for p in d.partitions)), str(d.partitions_with_late_transactions), str(n))
     console.print(brokers)
-    console.print(f"As of {report.as_of.time_ms} ({report.as_of.source})")
+    console.print(f"As of {report.as_of.time_ms} ({term(report.as_of.source)})")
     parts = Table(title="Partitions", title_justify="left")
     for col in ("Broker", "Topic", "Partition", "Status", "TopicId", "Segments", "Bytes", "Batches", "Records",
                 "Offsets", "LogStart", "HW", "LSO", "LSOLag", "OpenTxns", "MaxTxnAge(s)", "Magic", "Codecs",
@@ -44,7 +60,7 @@ def render_scan_table(report: ScanReport, out: TextIO) -> None:
         parts.add_column(col, no_wrap=True)
     for d in report.log_dirs:
         for p in d.partitions:
-            parts.add_row(_opt(p.broker_id), _opt(p.topic), _opt(p.partition), p.status, _opt(p.topic_id),
+            parts.add_row(_opt(p.broker_id), _opt(p.topic), _opt(p.partition), term(p.status), _opt(p.topic_id),
                           str(len(p.segments)), str(p.bytes), str(p.batches), str(p.records),
                           _offsets(p.first_offset, p.last_offset), _opt(p.log_start_offset), _opt(p.high_watermark),
                           _opt(p.last_stable_offset), _opt(p.last_stable_offset_lag), str(p.open_transactions)
@@ -57,7 +73,8 @@ def render_scan_table(report: ScanReport, out: TextIO) -> None:
         for col in ("File", "Bytes", "Batches", "Records", "Offsets", "Magic", "Codecs", "Findings"):
             loose.add_column(col, no_wrap=True)
         for s in report.loose_segments:
-            loose.add_row(s.path, str(s.size), str(s.batches), str(s.records), _offsets(s.first_offset, s.last_offset),
+            loose.add_row(term(s.path), str(s.size), str(s.batches), str(s.records),
+                          _offsets(s.first_offset, s.last_offset),
                           _set(s.magics), _set(s.codecs), str(total(s.findings)))
         console.print(loose)
     findings = report.all_findings()
@@ -68,7 +85,8 @@ def render_scan_table(report: ScanReport, out: TextIO) -> None:
         for f in findings:
             table.add_row(f.level.value, f.kind.value, _opt(f.path),
                           "-" if f.position is None else f"{f.position}..{_opt(f.last_position if f.end_position is None else f.end_position)}",
-                          "-" if f.first_offset is None else f"{f.first_offset}..{_opt(f.last_offset)}", f.message)
+                          "-" if f.first_offset is None else f"{f.first_offset}..{_opt(f.last_offset)}",
+                          term(f.message))
         console.print(table)
     else:
         console.print("Findings: none")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import List, Sequence
 
 from forensics.render.rows import Row, kafka_table
+from forensics.render.terminal_text import term
 
 PRODUCER_TABLE = ("producerId", "producerEpoch", "latestCoordinatorEpoch", "lastSequence", "lastTimestamp",
                   "currentTransactionStartOffset", "lastOffset", "brokerId")
@@ -26,5 +27,6 @@ def producer_timeline_tables(rows: Sequence[Row]) -> List[str]:
 
 
 def history_tables(rows: Sequence[Row]) -> List[str]:
-    return [f"# history of {r['transactionalId']} (transaction state partition {r['transactionStatePartition']})\n"
+    return [f"# history of {term(r['transactionalId'])} "
+            f"(transaction state partition {r['transactionStatePartition']})\n"
             + kafka_table(r.get("history", ()), HISTORY_TABLE) for r in rows]
