@@ -4,14 +4,16 @@ Always on Spark: one job reads the disks once for the scan and the state report 
 per-replica results reach the driver, as for every command), a second makes the ``batches``
 table on the executors, where Spark writes it; the driver's tables follow. Nothing is written
 next to the evidence: ``--out`` may not lie inside an input, and a non-empty ``--out`` is only
-replaced with ``--overwrite`` when it holds nothing but a previous export.
+replaced with ``--overwrite`` when it holds nothing but a previous export, identified by its
+``_export.json`` (only the table directories it lists are removed, and only if they hold nothing
+but Spark's Parquet files).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
+import re
 import sys
 from dataclasses import replace
 from typing import Dict, List, Optional, Sequence
@@ -46,7 +48,10 @@ from forensics.report.export import (
 )
 
 EXPORT_JSON = "_export.json"  # what was exported, from what, with the manifest's digest
-_OWN = frozenset(t.name for t in TABLES) | {EXPORT_JSON}
+EXPORT_FORMAT = "kafka-forensics-export"
+_TABLE_NAMES = frozenset(t.name for t in TABLES)
+# what Spark's Parquet writer leaves in a table directory: part files, _SUCCESS, their .crc files
+_SPARK_FILE = re.compile(r"\.?(?:part-[\w.-]+|_SUCCESS)(?:\.crc)?\Z")
 
 # -- the output directory -------------------------------------------------------------------------
 
@@ -67,20 +72,52 @@ def check_out(out: str, inputs: Sequence[str], overwrite: bool, manifest: Option
     entries = sorted(os.listdir(out)) if os.path.isdir(out) else []
     if entries and not overwrite:
         raise fail(f"--out {out}: not empty (give --overwrite to replace a previous export)", EXIT_USAGE)
-    foreign = [e for e in entries if e not in _OWN]
+    if entries:
+        previous_export(out)
+
+
+def previous_export(out: str) -> List[str]:
+    """The files of the previous export in ``out``, in the order to remove them (the tables its
+    ``_export.json`` lists, then ``_export.json``); refuses (exit 2) anything it cannot identify
+    as one: no readable ``_export.json`` of ours, an entry it does not list, a table directory
+    holding anything but Spark's Parquet output."""
+    summary = os.path.join(out, EXPORT_JSON)
+    try:
+        with open(summary, "rb") as fh:
+            doc = json.loads(fh.read(1 << 20).decode("utf-8"))
+        listed = doc["tables"] if doc.get("format") == EXPORT_FORMAT else None
+        tables = sorted(n for n, t in listed.items() if n in _TABLE_NAMES and t.get("path") == n)
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        raise fail(f"--out {out}: not a previous export (no {EXPORT_JSON} of one: an interrupted export leaves "
+                   "none); choose an empty or new directory, or remove it yourself", EXIT_USAGE) from None
+    foreign = [e for e in sorted(os.listdir(out)) if e != EXPORT_JSON and e not in tables]
+    files = []
+    for name in tables:
+        table = os.path.join(out, name)
+        if not os.path.lexists(table):
+            continue
+        inside_table = sorted(os.listdir(table)) if os.path.isdir(table) and not os.path.islink(table) else None
+        if inside_table is None:
+            foreign.append(name)
+            continue
+        odd = [f for f in inside_table if not (_SPARK_FILE.match(f) and os.path.isfile(os.path.join(table, f))
+                                               and not os.path.islink(os.path.join(table, f)))]
+        foreign += [os.path.join(name, f) for f in odd]
+        files += [os.path.join(table, f) for f in inside_table] + [table]
     if foreign:
-        raise fail(f"--out {out}: holds files an export does not write ({', '.join(foreign[:3])}): choose an empty "
-                   "or new directory", EXIT_USAGE)
+        raise fail(f"--out {out}: holds files the previous export did not write ({term(', '.join(foreign[:3]))}): "
+                   "choose an empty or new directory", EXIT_USAGE)
+    return files + [summary]
 
 
 def _clear(out: str) -> None:
-    """A previous export's tables and summary (``check_out`` made sure there is nothing else)."""
-    for name in os.listdir(out) if os.path.isdir(out) else ():
-        path = os.path.join(out, name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path)
-        else:
-            os.unlink(path)
+    """Remove the previous export that :func:`previous_export` identifies (nothing else)."""
+    if os.path.isdir(out) and os.listdir(out):
+        for path in previous_export(out):
+            if os.path.isdir(path):
+                os.rmdir(path)
+            else:
+                os.unlink(path)
     os.makedirs(out, exist_ok=True)
 
 
@@ -127,7 +164,7 @@ def _write(out: str, inventory, state, findings, executor, progress: bool) -> Di
 
 
 def _summary(out: str, paths: Sequence[str], counts: Dict[str, int], as_of, ref) -> None:
-    doc = {"format": "kafka-forensics-export", "formatVersion": 1, "toolVersion": __version__,
+    doc = {"format": EXPORT_FORMAT, "formatVersion": 1, "toolVersion": __version__,
            "commandLine": command_line(), "inputs": list(paths), "asOfMs": as_of.time_ms, "asOfSource": as_of.source,
            "manifest": ref.as_json() if ref is not None else None,
            "tables": {name: {"path": name, "rows": n} for name, n in counts.items()}}
@@ -142,8 +179,8 @@ def export_cli(
                                       "or files."),
     out: str = typer.Option(..., "--out", metavar="DIR", help="Directory for the tables (new or empty; never "
                             "inside the evidence). On a cluster: a path every executor can write at."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous export in DIR (DIR may hold "
-                                   "nothing else)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous export in DIR, named by its "
+                                   "_export.json (DIR may hold nothing else)."),
     partitions: Optional[int] = PARTITIONS, strict: bool = STRICT, progress: bool = PROGRESS,
     manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID, master: Optional[str] = MASTER,
     conf: Optional[List[str]] = CONF,
@@ -179,4 +216,4 @@ def export_cli(
         raise typer.Exit(5)
 
 
-__all__ = ["check_out", "export_cli"]
+__all__ = ["check_out", "export_cli", "previous_export"]

@@ -88,10 +88,11 @@ class Export:
         scratch = base / "scratch" / name.replace("/", "-")
         scratch.mkdir(parents=True)
         self.scratch = scratch
-        if name == "example-disk":  # a previous export's leftovers, replaced with --overwrite
+        if name == "example-disk":  # a previous export, replaced with --overwrite
             (self.out / "batches").mkdir(parents=True)
-            (self.out / "batches" / "stale.parquet").write_bytes(b"old")
-            (self.out / "_export.json").write_text("{}")
+            (self.out / "batches" / "part-00000-stale.snappy.parquet").write_bytes(b"old")
+            (self.out / "_export.json").write_text(json.dumps({"format": "kafka-forensics-export",
+                                                               "tables": {"batches": {"path": "batches"}}}))
         before = [_tree(d) for d in self.disks]
         env = {k: v for k, v in os.environ.items() if k != "KAFKA_FORENSICS_ENGINE"}
         env["TMPDIR"] = str(scratch)
@@ -152,7 +153,7 @@ def test_the_run_writes_every_table_and_touches_nothing_else(name, exports, sess
         assert len(rows) == summary["tables"][t.name]["rows"] == int(line.split()[1])
         for c in t.columns:  # "never null" holds (Parquet readers relax nullability)
             assert c.nullable or all(r[c.name] is not None for r in rows), (t.name, c.name)
-    assert not (e.out / "batches" / "stale.parquet").exists()
+    assert not (e.out / "batches" / "part-00000-stale.snappy.parquet").exists()
 
 
 @pytest.mark.parametrize("name", DISKS)
