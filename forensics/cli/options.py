@@ -11,6 +11,7 @@ import typer
 
 from forensics.cli.app import EXIT_USAGE, fail
 from forensics.pipeline.engine import EngineName, EngineSpec, Executor, make_executor
+from forensics.render.terminal_text import term
 
 AS_OF = typer.Option(None, "--as-of", help="Analysis time (epoch ms or ISO-8601). Default: the newest timestamp "
                      "on the inputs, never this machine's clock.")
@@ -46,7 +47,7 @@ def discover_inputs(paths: List[str], cluster_id: Optional[str]):
 
     selection = select_cluster(discover(paths), cluster_id)
     for note in selection.notes:
-        typer.echo(f"kafka-forensics: {note}", err=True)
+        typer.echo(f"kafka-forensics: {term(note)}", err=True)
     return selection.inventory
 
 

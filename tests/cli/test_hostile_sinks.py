@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 from pathlib import Path
 from typing import Dict, List, Tuple
 
@@ -100,6 +101,16 @@ def test_evidence_in_an_error_line_is_escaped(tmp_path: Path) -> None:
     code, out, err = cli("scan", tmp_path / "gone\x1b[2J\nforged", *LOCAL)
     assert code == 3 and out == ""
     assert err == f"kafka-forensics: {tmp_path}/gone\\x1b[2J\\nforged: no such file or directory\n"
+
+
+def test_a_note_about_copies_of_a_disk_names_them_escaped(disks, tmp_path: Path) -> None:
+    copy = tmp_path / "b\x1b[2J"
+    shutil.copytree(disks["ansi-clear"], copy)
+    code, out, err = cli("list", disks["ansi-clear"], copy, *LOCAL)
+    assert code == 0 and "\x1b" not in out + err
+    note = err.splitlines()[0]
+    assert note.startswith("kafka-forensics: broker 1 of cluster \\x1b[2J\\x1b[H\\x1b[31mred is in 2 log dirs")
+    assert f"{tmp_path}/b\\x1b[2J" in note and "/logs\\x1b[2J\\x1b[H\\x1b[31mred/broker-1" in note
 
 
 # -- rich: no markup, no emoji codes read from data ------------------------------------------------------
