@@ -9,32 +9,20 @@
 
 from __future__ import annotations
 
-import re
 import shlex
 from typing import Iterable
 
-# C0 and C1 controls, DEL, and the Unicode format characters that reorder or hide text
-_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
-
-
-def _escape(m: "re.Match[str]") -> str:
-    c = m.group()
-    if c == "\t":
-        return "\\t"
-    if c == "\r":
-        return "\\r"
-    if c == "\n":
-        return "\\n"
-    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+from forensics.render.terminal_text import has_control, term
 
 
 def visible(text: str) -> str:
-    """``text`` with every control or invisible formatting character shown escaped (no newline stays)."""
-    return _HIDDEN.sub(_escape, text)
+    """``text`` with every control or invisible formatting character shown escaped (no newline
+    stays): the terminal's rule, :func:`forensics.render.terminal_text.term`."""
+    return term(text)
 
 
 def has_hidden(text: str) -> bool:
-    return _HIDDEN.search(text) is not None
+    return has_control(text)
 
 
 def comment(text: str, prefix: str = "# ") -> str:

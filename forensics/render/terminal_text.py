@@ -9,7 +9,9 @@ before it reaches stdout or stderr as text. It shows, escaped as Python writes t
   short names: an embedded newline can never start a forged table row or finding line;
 - C1 controls (U+0080-U+009F: ``\\u009b`` is a one-character CSI) as ``\\u0085``;
 - the bidirectional controls that can reorder what a reader sees (U+061C, U+200E, U+200F,
-  U+202A-U+202E, U+2066-U+2069) and the line and paragraph separators U+2028, U+2029, as ``\\u202e``;
+  U+202A-U+202E, U+2066-U+2069), the zero-width and invisible format characters that can make two
+  names look alike (U+200B-U+200D, U+2060-U+2065, U+FEFF) and the line and paragraph separators
+  U+2028, U+2029, as ``\\u202e``;
 - a byte that is not valid UTF-8 in a file or directory name (Python carries it as a lone
   surrogate, U+DC80-U+DCFF) as the byte, ``\\xff``; any other lone surrogate as ``\\udXXX``.
 
@@ -25,12 +27,14 @@ from __future__ import annotations
 from typing import Dict
 
 _NAMED = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
-_BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029)
+# bidi controls, zero-width and other invisible format characters, line and paragraph separators
+_INVISIBLE = (0x061C, *range(0x200B, 0x2010), 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2060, 0x206A),
+              0xFEFF)
 
 
 def _escapes() -> Dict[int, str]:
     table: Dict[int, str] = {c: _NAMED.get(c, f"\\x{c:02x}") for c in (*range(0x00, 0x20), 0x7F)}
-    table.update({c: f"\\u{c:04x}" for c in (*range(0x80, 0xA0), *_BIDI)})
+    table.update({c: f"\\u{c:04x}" for c in (*range(0x80, 0xA0), *_INVISIBLE)})
     table.update({c: f"\\x{c - 0xDC00:02x}" for c in range(0xDC80, 0xDD00)})  # surrogateescape'd bytes
     table.update({c: f"\\u{c:04x}" for c in range(0xD800, 0xE000) if c not in table})
     return table
@@ -58,10 +62,15 @@ def json_text(text: str) -> str:
     return text.translate(_JSON_ESCAPES)
 
 
+def has_control(text: str) -> bool:
+    """Does ``text`` hold a character :func:`term` escapes?"""
+    return term(text) != text
+
+
 def has_raw_control(text: str) -> bool:
     """Does ``text`` hold a character :func:`term` would escape (other than newline and tab, which
     separate lines and cells in our own output)? For tests and the injection sweep."""
     return any(ord(c) in ESCAPES and c not in "\n\t" for c in text)
 
 
-__all__ = ["ESCAPES", "has_raw_control", "json_text", "term"]
+__all__ = ["ESCAPES", "has_control", "has_raw_control", "json_text", "term"]

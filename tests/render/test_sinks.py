@@ -22,6 +22,7 @@ from forensics.render.terminal_text import ESCAPES, has_raw_control, term
     ("\x00\x7f", "\\x00\\x7f"),
     ("\x9b2J\x85", "\\u009b2J\\u0085"),
     ("evil\u202egnp.exe\u2066\u2069\u200f\u061c\u2028", "evil\\u202egnp.exe\\u2066\\u2069\\u200f\\u061c\\u2028"),
+    ("pay\u200bments\ufeff\u2060", "pay\\u200bments\\ufeff\\u2060"),  # zero-width: two names alike
     ("bad\udcff\udcc3", "bad\\xff\\xc3"),  # bytes that are not UTF-8, as os.listdir carries them
     ("lone\ud800", "lone\\ud800"),
     ("ünïcödé 東京 \\x1b", "ünïcödé 東京 \\x1b"),  # letters of every script, and backslashes, as they are
@@ -38,7 +39,7 @@ def test_every_escaped_character_is_a_control_bidi_or_surrogate() -> None:
     import unicodedata
 
     for c in ESCAPES:
-        assert unicodedata.category(chr(c)) in ("Cc", "Cf", "Cs", "Zl", "Zp"), hex(c)
+        assert unicodedata.category(chr(c)) in ("Cc", "Cf", "Cs", "Zl", "Zp") or c == 0x2065, hex(c)  # unassigned
     assert has_raw_control("a\x1bb") and not has_raw_control("a\nb\tc") and has_raw_control("\u202e")
 
 
