@@ -68,16 +68,17 @@ def _log_dir_cluster(d: LogDir) -> Optional[str]:
     return None
 
 
-def _parent_cluster(path: str, levels: int) -> Optional[str]:
-    """``cluster.id`` of the log dir ``levels`` directories above ``path``, if it has a meta.properties."""
+def _parent_cluster(path: str, levels: int, read: Dict[str, Optional[str]]) -> Optional[str]:
+    """``cluster.id`` of the log dir ``levels`` directories above ``path``, if it has a meta.properties
+    (``read``: the answers so far, by log dir: each is read once)."""
     parent = os.path.abspath(path)
     for _ in range(levels):
         parent = os.path.dirname(parent)
-    meta_path = os.path.join(parent, "meta.properties")
-    if not os.path.isfile(meta_path):
-        return None
-    meta = read_text_file(meta_path, cp.parse_meta_properties, [])
-    return meta.cluster_id if meta is not None else None
+    if parent not in read:
+        meta_path = os.path.join(parent, "meta.properties")
+        meta = read_text_file(meta_path, cp.parse_meta_properties, []) if os.path.isfile(meta_path) else None
+        read[parent] = meta.cluster_id if meta is not None else None
+    return read[parent]
 
 
 def _topic_ids(partitions: Sequence[PartitionDir]) -> Dict[str, str]:
@@ -103,9 +104,10 @@ class _Item:
 def _items(inv: Inventory) -> List[_Item]:
     items = [_Item(d.path, "log dir", _log_dir_cluster(d), _topic_ids(d.partitions), log_dir=d)
              for d in inv.log_dirs]
-    items += [_Item(p.path, "partition dir", _parent_cluster(p.path, 1), _topic_ids([p]), partition=p)
+    read: Dict[str, Optional[str]] = {}
+    items += [_Item(p.path, "partition dir", _parent_cluster(p.path, 1, read), _topic_ids([p]), partition=p)
               for p in inv.partitions]
-    items += [_Item(f.path, "file", _parent_cluster(f.path, 2), {}, loose=f) for f in inv.loose_files]
+    items += [_Item(f.path, "file", _parent_cluster(f.path, 2, read), {}, loose=f) for f in inv.loose_files]
     return items
 
 
