@@ -13,10 +13,12 @@ from forensics.cli.as_of import as_of_text, write_clock
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
     AS_OF,
+    BROKER_VERSION,
     CLUSTER_ID,
     CONF,
     ENGINE_SPARK,
     MASTER,
+    given_broker_version,
     parse_time,
 )
 from forensics.cli.state_cmd import (
@@ -38,14 +40,19 @@ HANGING_HEADERS = ("Topic", "Partition", "ProducerId", "ProducerEpoch", "Coordin
 OUTCOME_EXIT = {Outcome.CLEAR: EXIT_OK, Outcome.HANGING: EXIT_FOUND, Outcome.UNDECIDED: EXIT_UNDECIDED}
 
 
-def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress, engine, run, cluster_id=None):
+def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress, engine, run, cluster_id=None,
+              broker_version=None):
+    """The state, the verdicts, the as-of time and the brokers' version range (``--broker-version``,
+    checked before anything is read, else what the disks show: report/broker_version.py)."""
+    from forensics.report.broker_version import broker_version_of
     from forensics.report.hanging import find_hanging
 
+    given = given_broker_version(broker_version)
     rep = _load(paths, progress, *engine, run, Filters(topic, partition, broker_id), cluster_id,
                 partition_count=partitions)
     verdicts, when = find_hanging(rep, as_of=parse_time(as_of), topic=topic, partition=partition,
                                   broker_id=broker_id, max_timeout_ms=minutes * 60_000)
-    return rep, verdicts, when
+    return rep, verdicts, when, broker_version_of(rep.inventory, state=rep, given=given)
 
 
 def _report_evidence(rep) -> None:
@@ -70,6 +77,7 @@ def find_hanging_cli(
     partitions: Optional[int] = PARTITIONS,
     fmt: RowFormat = typer.Option(RowFormat.table, "--format", help="table, json or csv."),
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
+    broker_version: Optional[str] = BROKER_VERSION,
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Hanging transactions: open on a partition, forgotten by the coordinator. Exit 1 when any hangs."""
@@ -79,8 +87,8 @@ def find_hanging_cli(
 
     with error_boundary():
         run = ManifestRun(manifest, "find-hanging", paths, engine.value)
-        rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress,
-                                           (engine, master, conf), run, cluster_id)
+        rep, verdicts, when, _version = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions,
+                                                  progress, (engine, master, conf), run, cluster_id, broker_version)
         pairs = hanging_rows(verdicts, show_all, when)
         if fmt is RowFormat.json:  # what each abort would discard (reads the transactions' batches)
             add_previews(pairs, rep.inventory, redact)
@@ -111,7 +119,7 @@ def abort_commands_cli(
     partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
     partitions: Optional[int] = PARTITIONS, progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
     redact: bool = typer.Option(False, "--redact", help="Hide record keys in the abort preview."),
-    cluster_id: Optional[str] = CLUSTER_ID,
+    cluster_id: Optional[str] = CLUSTER_ID, broker_version: Optional[str] = BROKER_VERSION,
     arm_unverifiable: bool = typer.Option(False, "--arm-unverifiable", help="Also arm the aborts of unverifiable "
                                           "transactions older than --max-transaction-timeout (default: commented)."),
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
@@ -129,8 +137,8 @@ def abort_commands_cli(
 
     with error_boundary():
         run = ManifestRun(manifest, "abort-commands", paths, engine.value)
-        rep, verdicts, when = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress,
-                                           (engine, master, conf), run, cluster_id)
+        rep, verdicts, when, _version = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions,
+                                                  progress, (engine, master, conf), run, cluster_id, broker_version)
         pairs = [(hanging_row(v, bootstrap, command_config, arm_unverifiable), v) for v in verdicts
                  if v.needs_attention]
         add_previews(pairs, rep.inventory, redact)

@@ -33,6 +33,20 @@ def parse_time(text: Optional[str]) -> Optional[int]:
     return int(t.timestamp() * 1000)
 
 
+# -- the broker version ----------------------------------------------------------------------------
+
+BROKER_VERSION = typer.Option(None, "--broker-version", metavar="X.Y", help="The brokers' Kafka release (e.g. 3.9 "
+                              "or 4.1.0), instead of the range the disks show (meta.properties, metadata.version, "
+                              "files only some releases write).")
+
+
+def given_broker_version(text: Optional[str]):
+    """``--broker-version`` as (major, minor), checked before anything is read (exit 2 if malformed)."""
+    from forensics.analysis.broker_version import parse_version
+
+    return parse_version(text) if text is not None else None
+
+
 # -- the cluster -----------------------------------------------------------------------------------
 
 CLUSTER_ID = typer.Option(None, "--cluster-id", metavar="ID", help="Analyse only this cluster's log dirs (needed "

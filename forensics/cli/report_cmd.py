@@ -15,9 +15,16 @@ from forensics.cli.evidence import (
     require_parent_dir,
     write_atomically,
 )
-from forensics.cli.hanging_cmd import TIMEOUT, _report_evidence, _verdicts
 from forensics.cli.as_of import as_of_text, write_clock
-from forensics.cli.options import AS_OF, CLUSTER_ID, CONF, ENGINE_SPARK, MASTER
+from forensics.cli.hanging_cmd import TIMEOUT, _report_evidence, _verdicts
+from forensics.cli.options import (
+    AS_OF,
+    BROKER_VERSION,
+    CLUSTER_ID,
+    CONF,
+    ENGINE_SPARK,
+    MASTER,
+)
 from forensics.cli.state_cmd import PARTITIONS, PATHS, PROGRESS
 from forensics.pipeline.engine import EngineName
 from forensics.render.terminal_text import term
@@ -41,6 +48,7 @@ def report_cli(
                                                  "written into the kafka-transactions.sh commands."),
     redact: bool = typer.Option(False, "--redact", help="Hide record keys in the abort preview."),
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
+    broker_version: Optional[str] = BROKER_VERSION,
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Incident report: inputs and manifest digest, summary, every open transaction with its verdict,
@@ -56,8 +64,8 @@ def report_cli(
     require_parent_dir(out, "--out")
     with error_boundary():
         run = ManifestRun(manifest, "report", paths, engine.value)
-        rep, verdicts, when = _verdicts(paths, as_of, None, None, None, minutes, partitions, progress,
-                                        (engine, master, conf), run, cluster_id)
+        rep, verdicts, when, _version = _verdicts(paths, as_of, None, None, None, minutes, partitions, progress,
+                                                  (engine, master, conf), run, cluster_id, broker_version)
         ref = run.finish(when.time_ms, when.source)
         pairs = [(hanging_row(v, bootstrap, command_config), v) for v in verdicts]
         add_previews(pairs, rep.inventory, redact)

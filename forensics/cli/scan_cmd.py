@@ -13,11 +13,13 @@ from forensics.cli.as_of import write_clock
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
     AS_OF,
+    BROKER_VERSION,
     CLUSTER_ID,
     CONF,
     ENGINE_SPARK,
     MASTER,
     discover_inputs,
+    given_broker_version,
     make_engine,
     parse_time,
     write_engine_stats,
@@ -38,12 +40,15 @@ def scan_cli(
     strict: bool = typer.Option(False, "--strict", help="Exit 5 when any finding was reported."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."),
     as_of: Optional[str] = AS_OF, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
+    broker_version: Optional[str] = BROKER_VERSION,
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Inventory: brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
+    from forensics.report.broker_version import broker_version_of
     from forensics.report.scan import scan, total_log_bytes
 
     with error_boundary():
+        given = given_broker_version(broker_version)
         run = ManifestRun(manifest, "scan", paths, engine.value)
         inventory = discover_inputs(paths, cluster_id)
         executor = make_engine(engine, master, conf)
@@ -51,15 +56,16 @@ def scan_cli(
         with byte_progress(total_log_bytes(inventory), f"scanning ({executor.name})", enabled=progress) as advance:
             report = scan(paths, advance, inventory=inventory, as_of=parse_time(as_of), executor=executor)
         write_engine_stats(executor)
+        version = broker_version_of(inventory, scan=report, given=given)
         ref = run.finish(report.as_of.time_ms, report.as_of.source)
         if fmt is ScanFormat.json:
             from forensics.render.scan_render import render_scan_json
 
-            render_scan_json(report, sys.stdout, ref.as_json() if ref is not None else None)
+            render_scan_json(report, sys.stdout, ref.as_json() if ref is not None else None, version)
         else:
             from forensics.render.scan_render import render_scan_table
 
-            render_scan_table(report, sys.stdout)
+            render_scan_table(report, sys.stdout, version)
         sys.stdout.flush()
         write_clock(report.as_of, as_of_line=False, set_aside=False)  # the set-aside times are scan findings
     if strict and report.all_findings():

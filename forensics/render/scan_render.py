@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, TextIO
 from rich.console import Console
 from rich.table import Table
 
+from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.findings import Finding, total
 from forensics.render.terminal_text import term
 from forensics.report.scan import PartitionSummary, ScanReport, SegmentSummary
@@ -39,7 +40,7 @@ class _Console(Console):
         raise BrokenPipeError
 
 
-def render_scan_table(report: ScanReport, out: TextIO) -> None:
+def render_scan_table(report: ScanReport, out: TextIO, version: Optional[BrokerVersionRange] = None) -> None:
     console = _Console(file=out, width=None if out.isatty() else 220, highlight=False, soft_wrap=False, markup=False,
                       emoji=False)
     brokers = Table(title="Log directories", title_justify="left")
@@ -53,6 +54,8 @@ def render_scan_table(report: ScanReport, out: TextIO) -> None:
                         str(sum(p.bytes for p in d.partitions)), str(d.partitions_with_late_transactions), str(n))
     console.print(brokers)
     console.print(f"As of {report.as_of.time_ms} ({term(report.as_of.source)})")
+    if version is not None:
+        console.print(term(version.label))
     parts = Table(title="Partitions", title_justify="left")
     for col in ("Broker", "Topic", "Partition", "Status", "TopicId", "Segments", "Bytes", "Batches", "Records",
                 "Offsets", "LogStart", "HW", "LSO", "LSOLag", "OpenTxns", "MaxTxnAge(s)", "Magic", "Codecs",
@@ -120,11 +123,17 @@ def _findings(items: List[Finding]) -> List[Dict[str, Any]]:
     return [f.to_dict() for f in items]
 
 
-def render_scan_json(report: ScanReport, out: TextIO, manifest: Optional[Dict[str, Any]] = None) -> None:
-    """One JSON document; ``manifest``: path and digest of the evidence manifest, embedded when given."""
+def render_scan_json(report: ScanReport, out: TextIO, manifest: Optional[Dict[str, Any]] = None,
+                     version: Optional[BrokerVersionRange] = None) -> None:
+    """One JSON document; ``manifest``: path and digest of the evidence manifest, embedded when given;
+    ``version``: the broker version range (``brokerVersion``), when given."""
     obj: Dict[str, Any] = {
         "inputs": list(report.inputs),
         "asOf": {"timeMs": report.as_of.time_ms, "source": report.as_of.source},
+    }
+    if version is not None:
+        obj["brokerVersion"] = version.as_json()
+    obj.update({
         "logDirs": [{
             "path": d.path, "brokerId": d.broker_id, "clusterId": d.cluster_id, "directoryId": d.directory_id,
             "cleanShutdown": d.clean_shutdown,
@@ -141,7 +150,7 @@ def render_scan_json(report: ScanReport, out: TextIO, manifest: Optional[Dict[st
             "bytes": report.total_bytes(),
             "findings": total(report.all_findings()),
         },
-    }
+    })
     if manifest is not None:
         obj["manifest"] = manifest
     json.dump(obj, out, indent=2, sort_keys=False)
