@@ -1,6 +1,7 @@
 """SHA-256 of evidence files, read-only, for the evidence manifest.
 
-Each file is opened like every other input (``O_RDONLY``, ``O_NOATIME`` where allowed) and read in
+Each file is opened like every other input (:func:`forensics.io.files.open_evidence`: read-only,
+non-blocking, regular files only) and read in
 1 MiB pieces into one reused buffer, so memory does not grow with file size. Size and modification
 time come from ``fstat`` of the same descriptor before and after hashing: a file that changed while
 it was read says so. Several files are hashed at once by threads (hashlib releases the GIL).
@@ -10,12 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from concurrent.futures import ThreadPoolExecutor
 from typing import List, NamedTuple, Optional, Sequence
 
 from forensics.errors import ForensicsError
-from forensics.io.files import open_readonly_fd
+from forensics.io.files import open_evidence
 
 CHUNK = 1 << 20
 
@@ -46,13 +46,10 @@ def stat_file(path: str) -> Optional[FileStat]:
 def hash_file(path: str) -> FileDigest:
     """The file's SHA-256; an unreadable file gives a FileDigest with ``error`` set, never an exception."""
     try:
-        fd = open_readonly_fd(path)
+        fd, before = open_evidence(path)
     except ForensicsError as exc:
         return FileDigest(path, None, None, None, exc.message)
     try:
-        before = os.fstat(fd)
-        if not stat.S_ISREG(before.st_mode):
-            return FileDigest(path, None, None, None, "not a regular file")
         h = hashlib.sha256()
         buf = bytearray(CHUNK)
         view = memoryview(buf)

@@ -1,9 +1,17 @@
-"""Open evidence files strictly read-only.
+"""The one way evidence files are opened: strictly read-only, regular files only, never blocking.
 
-Files are opened with O_RDONLY (plus O_NOATIME where the kernel allows it, so reading does not
-even update access times) and memory-mapped with ACCESS_READ: nothing is ever written, locked
-or created next to the input. Memory use does not grow with file size: pages are file-backed
-and reclaimable, never private copies.
+Every layer that reads a byte of evidence (discovery's small text files, segment maps, snapshots,
+the manifest's digests) goes through :func:`open_evidence`:
+
+* ``O_RDONLY | O_CLOEXEC``, plus ``O_NOATIME`` where the kernel allows it (the file's owner or
+  root), so reading does not even move access times;
+* ``O_NONBLOCK``, so opening a FIFO (or a device) named like a segment returns at once instead of
+  waiting for a writer that never comes; ``O_NOFOLLOW`` where the caller does not follow symlinks;
+* ``fstat`` of the descriptor just opened (not of the path: the path may be swapped between a
+  ``stat`` and the ``open``) must say regular file, else nothing is read from it.
+
+Segments are memory-mapped ``ACCESS_READ``: nothing is ever written, locked or created next to the
+input, and memory does not grow with file size (pages are file-backed and reclaimable).
 """
 
 from __future__ import annotations
@@ -11,34 +19,93 @@ from __future__ import annotations
 import errno
 import mmap
 import os
-from typing import Optional, Union
+import stat
+from typing import Optional, Tuple, Union
 
 from forensics.errors import InputError
 
 _NOATIME = getattr(os, "O_NOATIME", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 Buffer = Union[mmap.mmap, bytes]
 
+_SPECIAL = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+            (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symbolic link"))
 
-def open_readonly_fd(path: str) -> int:
-    """An O_RDONLY descriptor; InputError (one clear line) if the path cannot be opened."""
-    flags = os.O_RDONLY | _CLOEXEC
+
+def describe_mode(mode: int) -> str:
+    """What a file of this mode is, in words ("a FIFO (named pipe)", "a regular file", ...)."""
+    for test, words in _SPECIAL:
+        if test(mode):
+            return words
+    return "a regular file" if stat.S_ISREG(mode) else "a special file"
+
+
+class EvidenceError(InputError):
+    """An evidence file could not be opened or read. ``strerror`` is the system's reason when the
+    system refused (then the file is unreadable), None when we refused (its type or size)."""
+
+    def __init__(self, message: str, path: str, strerror: Optional[str] = None) -> None:
+        super().__init__(message, path=path)
+        self.strerror = strerror
+
+
+class FileTooLarge(EvidenceError):
+    """A small file (checkpoint, snapshot, index read whole) larger than its kind can be."""
+
+    def __init__(self, path: str, size: int, limit: int, grew: bool = False) -> None:
+        message = (f"grew past the {limit}-byte limit while it was read" if grew
+                   else f"file is {size} bytes, larger than the {limit} expected for its type")
+        super().__init__(message, path)
+        self.size, self.limit, self.grew = size, limit, grew
+
+
+def _os_error(exc: OSError, path: str, follow: bool) -> EvidenceError:
+    if isinstance(exc, FileNotFoundError):
+        return EvidenceError("no such file", path, exc.strerror)
+    if isinstance(exc, PermissionError):
+        return EvidenceError("permission denied", path, exc.strerror)
+    if exc.errno == errno.ELOOP and not follow:
+        return EvidenceError("a symbolic link, not a regular file: not followed", path)
+    return EvidenceError(exc.strerror or str(exc), path, exc.strerror or type(exc).__name__)
+
+
+def open_evidence(path: str, follow: bool = True) -> Tuple[int, os.stat_result]:
+    """A read-only descriptor of the regular file at ``path`` and its ``fstat``; EvidenceError (one
+    clear line) when it cannot be opened or is not a regular file. ``follow=False``: a symlink at
+    ``path`` itself is refused (``O_NOFOLLOW``). The caller closes the descriptor."""
+    flags = os.O_RDONLY | _CLOEXEC | _NONBLOCK | (0 if follow else _NOFOLLOW)
     try:
         try:
-            return os.open(path, flags | _NOATIME)
-        except PermissionError:
-            if not _NOATIME:
+            fd = os.open(path, flags | _NOATIME)
+        except OSError as exc:
+            if not _NOATIME or exc.errno not in (errno.EPERM, errno.EACCES, errno.EINVAL):
                 raise
-            return os.open(path, flags)  # O_NOATIME needs ownership; fall back without it
-    except FileNotFoundError:
-        raise InputError("no such file", path=path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", path=path) from None
-    except PermissionError:
-        raise InputError("permission denied", path=path) from None
+            fd = os.open(path, flags)  # O_NOATIME needs ownership; open without it
     except OSError as exc:
-        raise InputError(exc.strerror or str(exc), path=path) from None
+        raise _os_error(exc, path, follow) from None
+    try:
+        st = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        raise _os_error(exc, path, follow) from None
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise EvidenceError(f"{describe_mode(st.st_mode)}, not a regular file: not read", path)
+    return fd, st
+
+
+def require_regular(path: str) -> None:
+    """EvidenceError unless ``path`` (symlinks followed) is a regular file: the early, friendly form
+    of :func:`open_evidence`'s check, for a command that wants to refuse before it prints anything."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise _os_error(exc, path, True) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise EvidenceError(f"{describe_mode(st.st_mode)}, not a regular file: not read", path)
 
 
 class MappedFile:
@@ -53,11 +120,8 @@ class MappedFile:
     def __init__(self, path: str) -> None:
         self.path = path
         self._mmap: Optional[mmap.mmap] = None
-        fd = open_readonly_fd(path)
+        fd, st = open_evidence(path)
         try:
-            st = os.fstat(fd)
-            if not _is_regular(st.st_mode):
-                raise InputError("not a regular file", path=path)
             self.size = st.st_size
             if self.size == 0:
                 self.data: Buffer = b""
@@ -95,28 +159,30 @@ class MappedFile:
 
 
 def read_small_file(path: str, limit: int = 16 * 1024 * 1024) -> bytes:
-    """Read a small text/metadata file read-only (checkpoints, properties, snapshots)."""
-    fd = open_readonly_fd(path)
+    """The whole content of a small regular file (checkpoints, properties, snapshots, indexes read
+    whole), opened by :func:`open_evidence`. FileTooLarge when it is, or grows while it is read,
+    larger than ``limit``; EvidenceError when it cannot be opened or read."""
+    fd, st = open_evidence(path)
     try:
-        st = os.fstat(fd)
-        if not _is_regular(st.st_mode):
-            raise InputError("not a regular file", path=path)
         if st.st_size > limit:
-            raise InputError(f"file is {st.st_size} bytes, larger than the {limit} expected for its type", path=path)
+            raise FileTooLarge(path, st.st_size, limit)
         chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
+        remaining = limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
             if not chunk:
                 break
             chunks.append(chunk)
-        return b"".join(chunks)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise FileTooLarge(path, len(data), limit, grew=True)
+        return data
     except OSError as exc:
-        raise InputError(exc.strerror or str(exc), path=path) from None
+        raise EvidenceError(exc.strerror or str(exc), path, exc.strerror or type(exc).__name__) from None
     finally:
         os.close(fd)
 
 
-def _is_regular(mode: int) -> bool:
-    import stat
-
-    return stat.S_ISREG(mode)
+__all__ = ["Buffer", "EvidenceError", "FileTooLarge", "MappedFile", "describe_mode", "open_evidence",
+           "read_small_file", "require_regular"]

@@ -53,7 +53,7 @@ from forensics.layout.names import (
     parse_partition_dir_name,
 )
 from forensics.layout.partition_dir import note as _note
-from forensics.layout.partition_dir import read_text_file, scan_partition_dir
+from forensics.layout.partition_dir import read_text_file, scan_partition_dir, special_file
 from forensics.layout.records import Inventory, LogDir, LooseFile, PartitionDir
 from forensics.layout.segments import SwapNextOffset
 from forensics.model import TopicPartition
@@ -218,8 +218,11 @@ def _scan_root_files(path: str, entries: Sequence[DirEntry], findings: List[Find
     for e in entries:
         if e.kind == "dir":
             continue
-        parsed = classify_file_name(e.name) if e.kind == "file" else None
-        if parsed is None or parsed.kind not in ROOT_FILE_KINDS | {FileKind.LOCK}:
+        parsed = classify_file_name(e.name)
+        known = parsed is not None and parsed.kind in ROOT_FILE_KINDS | {FileKind.LOCK}
+        if e.kind != "file":
+            findings.append(special_file(e, known))
+        elif parsed is None or not known:
             findings.append(_note(FindingKind.UNKNOWN_FILE, "not a Kafka log directory file", e.path))
         elif parsed.temp is not None:
             message = "leftover of an interrupted checkpoint write; the file without .tmp is authoritative"

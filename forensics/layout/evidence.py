@@ -1,9 +1,9 @@
 """Read-only access to evidence: directory listings, ``stat`` and small text files.
 
-Nothing here creates, modifies, locks or renames anything. Files are opened with
-``O_RDONLY`` (plus ``O_NOATIME`` where the kernel allows it, so that reading does not even
-move the access time) and only after ``stat`` says they are regular files (a FIFO named
-like a checkpoint must not block us). Every OS error becomes a finding, never a traceback.
+Nothing here creates, modifies, locks or renames anything. Small files are read through the one
+read-only opener (:func:`forensics.io.files.read_small_file`: ``O_RDONLY | O_NONBLOCK``, regular
+files only by ``fstat`` of the opened descriptor, so a FIFO named like a checkpoint cannot block
+us). Every OS error becomes a finding, never a traceback.
 """
 
 from __future__ import annotations
@@ -14,15 +14,13 @@ import stat
 from typing import TYPE_CHECKING, Iterable, List, NamedTuple, Optional, Tuple
 
 from forensics.findings import Finding, FindingKind
+from forensics.io.files import describe_mode
 
 if TYPE_CHECKING:  # pragma: no cover
     from forensics.layout.records import Inventory
 
 MAX_TEXT_BYTES = 64 * 1024 * 1024  # text checkpoints of ~1M partitions stay well below this
 
-_O_NOATIME = getattr(os, "O_NOATIME", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 class DirEntry(NamedTuple):
@@ -31,6 +29,7 @@ class DirEntry(NamedTuple):
     kind: str  # "file", "dir" or "other" (FIFO, socket, device)
     size: int
     is_symlink: bool
+    what: str = ""  # for "other": what it is, in words ("a FIFO (named pipe)")
 
 
 def unreadable(path: str, err: OSError, what: str = "cannot read") -> Finding:
@@ -58,47 +57,12 @@ def list_dir(path: str) -> Tuple[Optional[List[DirEntry]], List[Finding]]:
             findings.append(unreadable(e.path, err, message))
             continue
         if stat.S_ISDIR(st.st_mode):
-            kind = "dir"
+            entries.append(DirEntry(e.name, e.path, "dir", st.st_size, is_link))
         elif stat.S_ISREG(st.st_mode):
-            kind = "file"
+            entries.append(DirEntry(e.name, e.path, "file", st.st_size, is_link))
         else:
-            kind = "other"
-        entries.append(DirEntry(e.name, e.path, kind, st.st_size, is_link))
+            entries.append(DirEntry(e.name, e.path, "other", st.st_size, is_link, describe_mode(st.st_mode)))
     return entries, findings
-
-
-def read_small_file(path: str, limit: int = MAX_TEXT_BYTES) -> bytes:
-    """Whole content of a small regular file, opened read-only. Raises OSError, or
-    ValueError when the file is larger than ``limit`` or not a regular file."""
-    flags = os.O_RDONLY | _O_CLOEXEC | _O_NONBLOCK
-    try:
-        fd = os.open(path, flags | _O_NOATIME)
-    except PermissionError:
-        fd = os.open(path, flags)  # O_NOATIME needs ownership; retry without it
-    except OSError as e:
-        if e.errno != errno.EINVAL:
-            raise
-        fd = os.open(path, flags)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError("not a regular file")
-        if st.st_size > limit:
-            raise ValueError(f"{st.st_size} bytes, larger than the {limit}-byte limit for text files")
-        chunks: List[bytes] = []
-        remaining = limit + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        data = b"".join(chunks)
-        if len(data) > limit:
-            raise ValueError(f"grew past the {limit}-byte limit for text files while reading")
-        return data
-    finally:
-        os.close(fd)
 
 
 def is_readable(path: str) -> bool:

@@ -14,7 +14,9 @@ from forensics.codec import checkpoints as cp
 from forensics.errors import CorruptCheckpointError
 from forensics.findings import Finding, FindingKind
 from forensics.layout.checks import unreadable_segment_message
-from forensics.layout.evidence import DirEntry, is_readable, read_small_file, unreadable
+from forensics.io.files import EvidenceError, FileTooLarge, read_small_file
+from forensics.layout import evidence
+from forensics.layout.evidence import DirEntry, is_readable
 from forensics.layout.names import (
     PARTITION_FILE_KINDS,
     FileKind,
@@ -34,12 +36,17 @@ _T = TypeVar("_T")
 def read_text_file(path: str, parser: Callable[[bytes, str], _T], findings: List[Finding]) -> Optional[_T]:
     """Read and parse one small text file; failures become findings and return None."""
     try:
-        data = read_small_file(path)
-    except OSError as e:
-        findings.append(unreadable(path, e))
+        data = read_small_file(path, evidence.MAX_TEXT_BYTES)
+    except FileTooLarge as e:
+        why = (f"grew past the {e.limit}-byte limit for text files while reading" if e.grew
+               else f"{e.size} bytes, larger than the {e.limit}-byte limit for text files")
+        findings.append(Finding(FindingKind.CORRUPT_CHECKPOINT, f"not parsed: {why}", path=path))
         return None
-    except ValueError as e:
-        findings.append(Finding(FindingKind.CORRUPT_CHECKPOINT, f"not parsed: {e}", path=path))
+    except EvidenceError as e:
+        if e.strerror is not None:  # the system refused: the file is unreadable
+            findings.append(Finding(FindingKind.UNREADABLE_FILE, f"cannot read: {e.strerror}", path=path))
+        else:
+            findings.append(Finding(FindingKind.CORRUPT_CHECKPOINT, f"not parsed: {e.message}", path=path))
         return None
     try:
         return parser(data, path)
@@ -50,6 +57,14 @@ def read_text_file(path: str, parser: Callable[[bytes, str], _T], findings: List
 
 def note(kind: FindingKind, message: str, path: str) -> Finding:
     return Finding(kind, message, path=path)
+
+
+def special_file(e: DirEntry, kafka_name: bool) -> Finding:
+    """A FIFO, socket or device in the evidence is never opened (opening a FIFO waits for a writer).
+    Named like a Kafka file, it is a file the analysis lacks: unreadable; otherwise an unknown file."""
+    if kafka_name:
+        return note(FindingKind.UNREADABLE_FILE, f"{e.what}, not a regular file: not opened", e.path)
+    return note(FindingKind.UNKNOWN_FILE, f"{e.what}, not a Kafka file and not a regular file: not opened", e.path)
 
 
 # --------------------------------------------------------------------------- partition dirs
@@ -73,10 +88,13 @@ def scan_partition_dir(
     metadata: Optional[cp.PartitionMetadata] = None
     quorum: Optional[cp.QuorumState] = None
     for e in entries:
-        if e.kind != "file":
-            findings.append(note(FindingKind.UNKNOWN_FILE, f"unexpected {e.kind} inside a partition dir", e.path))
+        if e.kind == "dir":
+            findings.append(note(FindingKind.UNKNOWN_FILE, "unexpected dir inside a partition dir", e.path))
             continue
         parsed = classify_file_name(e.name)
+        if e.kind != "file":
+            findings.append(special_file(e, parsed is not None and parsed.kind in PARTITION_FILE_KINDS))
+            continue
         if parsed is None or parsed.kind not in PARTITION_FILE_KINDS:
             findings.append(note(FindingKind.UNKNOWN_FILE, "not a Kafka partition file", e.path))
             continue
@@ -135,4 +153,4 @@ def scan_partition_dir(
     )
 
 
-__all__ = ["note", "read_text_file", "scan_partition_dir"]
+__all__ = ["note", "read_text_file", "scan_partition_dir", "special_file"]

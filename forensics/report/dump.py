@@ -21,7 +21,7 @@ from forensics.errors import (
     UnsupportedCodecError,
 )
 from forensics.findings import Finding, FindingKind
-from forensics.io.files import MappedFile
+from forensics.io.files import MappedFile, require_regular
 from forensics.io.frames import FrameScanner
 from forensics.report.decoders import record_texts, string_texts
 from forensics.report.events import (
@@ -89,6 +89,7 @@ def check_file(path: str) -> None:
         raise InputError("is a directory; dump takes files (use scan for directories)", path=path)
     if not os.path.exists(path):
         raise InputError("broken symbolic link", path=path)
+    require_regular(path)  # a FIFO or device is refused before anything is printed (never opened blocking)
 
 
 def dump_file(path: str, options: DumpOptions) -> Iterator[DumpRow]:
