@@ -25,6 +25,7 @@ import struct
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple, Optional, Tuple, Union
 
+from forensics.codec.zeros import NO_HOLES, Holes
 from forensics.errors import CorruptIndexError
 from forensics.findings import Finding, FindingKind
 
@@ -111,12 +112,16 @@ TimeIndexScan = IndexScan
 class TxnIndexScan:
     """A ``.txnindex`` read in full. ``unsupported_version_positions``: byte positions of entries
     Kafka rejects (``kafka_version > 0``); ``non_increasing_positions``: entries whose lastOffset is
-    not above the previous one (Kafka's append invariant); ``trailing_bytes``: partial entry."""
+    not above the previous one (Kafka's append invariant); ``trailing_bytes``: partial entry.
+    ``positions``: the byte position of each entry; ``hole_runs``: ``(start, end)`` byte ranges of
+    whole entries inside a sparse file's holes, not decoded (zeros, never read)."""
 
     entries: Tuple[AbortedTxn, ...]
     unsupported_version_positions: Tuple[int, ...]
     non_increasing_positions: Tuple[int, ...]
     trailing_bytes: int
+    positions: Tuple[int, ...] = ()
+    hole_runs: Tuple[Tuple[int, int], ...] = ()
 
 
 def is_zero(buf, start: int, end: Optional[int] = None) -> bool:
@@ -143,14 +148,14 @@ def _iter_entries(buf, st: struct.Struct, rel_index: int, make) -> Iterator[Tupl
         yield i * size, make(fields)
 
 
-def _scan(buf, st: struct.Struct, rel_index: int, make) -> IndexScan:
+def _scan(buf, st: struct.Struct, rel_index: int, make, holes: Holes) -> IndexScan:
     size = st.size
     entries = [e for _, e in _iter_entries(buf, st, rel_index, make)]
     count = len(buf) // size
     stop = len(entries) * size if len(entries) < count else None
-    zero_tail = stop if stop is not None and is_zero(buf, stop) else None
+    zero_tail = stop if stop is not None and holes.all_zero(buf, stop, len(buf)) else None
     if zero_tail is not None:
-        all_zero = is_zero(buf, 0, zero_tail)
+        all_zero = holes.all_zero(buf, 0, zero_tail)
     else:  # without a stop entry only a file of at most one whole entry can be all zero
         all_zero = stop is None and count <= 1 and len(buf) > 0 and is_zero(buf, 0)
     return IndexScan(tuple(entries), count, stop, zero_tail, all_zero, len(buf) % size)
@@ -170,8 +175,9 @@ def iter_offset_index(buf, base_offset: int) -> Iterator[OffsetPosition]:
         yield entry  # type: ignore[misc]
 
 
-def scan_offset_index(buf, base_offset: int) -> IndexScan:
-    return _scan(buf, OFFSET_INDEX_ENTRY, 0, _offset_entry(base_offset))
+def scan_offset_index(buf, base_offset: int, holes: Holes = NO_HOLES) -> IndexScan:
+    """``holes``: zero ranges of ``buf`` not to read (a sparse, preallocated index)."""
+    return _scan(buf, OFFSET_INDEX_ENTRY, 0, _offset_entry(base_offset), holes)
 
 
 def iter_time_index(buf, base_offset: int) -> Iterator[TimestampOffset]:
@@ -180,8 +186,9 @@ def iter_time_index(buf, base_offset: int) -> Iterator[TimestampOffset]:
         yield entry  # type: ignore[misc]
 
 
-def scan_time_index(buf, base_offset: int) -> IndexScan:
-    return _scan(buf, TIME_INDEX_ENTRY, 1, _time_entry(base_offset))
+def scan_time_index(buf, base_offset: int, holes: Holes = NO_HOLES) -> IndexScan:
+    """``holes``: zero ranges of ``buf`` not to read (a sparse, preallocated index)."""
+    return _scan(buf, TIME_INDEX_ENTRY, 1, _time_entry(base_offset), holes)
 
 
 def iter_txn_index(buf) -> Iterator[AbortedTxn]:
@@ -192,14 +199,35 @@ def iter_txn_index(buf) -> Iterator[AbortedTxn]:
         yield AbortedTxn(*ABORTED_TXN_ENTRY.unpack_from(buf, i * size))
 
 
-def scan_txn_index(buf) -> TxnIndexScan:
+def _entry_runs_in_holes(count: int, size: int, holes: Holes) -> Tuple[Tuple[int, int], ...]:
+    """``(first, stop)`` entry numbers of the whole entries lying inside holes."""
+    runs = []
+    for a, b in holes.ranges:
+        first, stop = -(-a // size), min(b // size, count)
+        if first < stop:
+            runs.append((first, stop))
+    return tuple(runs)
+
+
+def scan_txn_index(buf, holes: Holes = NO_HOLES) -> TxnIndexScan:
+    """Every whole entry, checked; entries lying wholly in ``holes`` are zeros not read nor listed
+    (a run of them is one ``zero_fill`` finding): the cost follows the file's data, not its size."""
     size = ABORTED_TXN_ENTRY.size
-    entries = tuple(iter_txn_index(buf))
-    bad_version = tuple(i * size for i, e in enumerate(entries) if e.kafka_version > ABORTED_TXN_CURRENT_VERSION)
+    count = len(buf) // size
+    runs = _entry_runs_in_holes(count, size, holes)
+    numbers = []
+    i = 0
+    for first, stop in runs + ((count, count),):
+        numbers.extend(range(i, first))
+        i = max(i, stop)
+    entries = tuple(AbortedTxn(*ABORTED_TXN_ENTRY.unpack_from(buf, n * size)) for n in numbers)
+    positions = tuple(n * size for n in numbers)
+    bad_version = tuple(p for p, e in zip(positions, entries) if e.kafka_version > ABORTED_TXN_CURRENT_VERSION)
     non_increasing = tuple(
-        i * size for i in range(1, len(entries)) if entries[i].last_offset <= entries[i - 1].last_offset
+        positions[i] for i in range(1, len(entries)) if entries[i].last_offset <= entries[i - 1].last_offset
     )
-    return TxnIndexScan(entries, bad_version, non_increasing, len(buf) % size)
+    return TxnIndexScan(entries, bad_version, non_increasing, len(buf) % size, positions,
+                        tuple((a * size, b * size) for a, b in runs))
 
 
 def txn_index_findings(scan: TxnIndexScan, path: str, file_size: int) -> Tuple[Finding, ...]:
@@ -214,6 +242,8 @@ def txn_index_findings(scan: TxnIndexScan, path: str, file_size: int) -> Tuple[F
         end = file_size - scan.trailing_bytes
         out.append(Finding(FindingKind.CORRUPT_INDEX, f"{scan.trailing_bytes} bytes of a partial entry "
                            "(ignored by Kafka)", path, end, file_size))
+    out += [Finding(FindingKind.ZERO_FILL, f"{(b - a) // size} entries of zeros in a sparse hole (not read, not "
+                    "listed)", path, a, b) for a, b in scan.hole_runs]
     return tuple(out)
 
 

@@ -22,6 +22,7 @@ import os
 import stat
 from typing import Optional, Tuple, Union
 
+from forensics.codec.zeros import NO_HOLES, Holes
 from forensics.errors import InputError
 
 _NOATIME = getattr(os, "O_NOATIME", 0)
@@ -30,6 +31,8 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 Buffer = Union[mmap.mmap, bytes]
+
+WHOLE_FILE_LIMIT = 1 << 30  # the most a file decoded whole (snapshot, index, txn index, manifest) may hold
 
 _SPECIAL = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symbolic link"))
@@ -108,14 +111,43 @@ def require_regular(path: str) -> None:
         raise EvidenceError(f"{describe_mode(st.st_mode)}, not a regular file: not read", path)
 
 
+def file_holes(fd: int, size: int) -> Holes:
+    """The holes of a sparse file (ranges that read as zeros and hold no data), found with
+    ``lseek(SEEK_HOLE/SEEK_DATA)`` without reading anything; none where the file system cannot
+    tell (the whole file then counts as data). The file position is left at 0."""
+    if size <= 0 or not hasattr(os, "SEEK_HOLE"):
+        return NO_HOLES
+    ranges = []
+    pos = 0
+    try:
+        while pos < size:
+            hole = os.lseek(fd, pos, os.SEEK_HOLE)
+            if hole >= size:
+                break
+            try:
+                data = os.lseek(fd, hole, os.SEEK_DATA)
+            except OSError as exc:
+                if exc.errno != errno.ENXIO:  # ENXIO: no data after the hole, it runs to the end
+                    raise
+                data = size
+            ranges.append((hole, min(data, size)))
+            pos = data
+    except OSError:
+        return NO_HOLES
+    finally:
+        os.lseek(fd, 0, os.SEEK_SET)  # the seeks moved the file position: a reader starts at 0
+    return Holes(ranges)
+
+
 class MappedFile:
     """A read-only memory map of a whole file (``data`` is b'' for an empty file).
 
     Use as a context manager; ``data`` supports slicing, ``struct.unpack_from``, ``find`` and
-    the buffer protocol, so decoders work on it without copying the file.
+    the buffer protocol, so decoders work on it without copying the file. ``holes``: the sparse
+    file's holes, which scanners skip instead of reading (see :mod:`forensics.codec.zeros`).
     """
 
-    __slots__ = ("path", "size", "data", "_mmap")
+    __slots__ = ("path", "size", "data", "holes", "_mmap")
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -123,6 +155,7 @@ class MappedFile:
         fd, st = open_evidence(path)
         try:
             self.size = st.st_size
+            self.holes = file_holes(fd, st.st_size)
             if self.size == 0:
                 self.data: Buffer = b""
             else:
@@ -184,5 +217,5 @@ def read_small_file(path: str, limit: int = 16 * 1024 * 1024) -> bytes:
         os.close(fd)
 
 
-__all__ = ["Buffer", "EvidenceError", "FileTooLarge", "MappedFile", "describe_mode", "open_evidence",
+__all__ = ["WHOLE_FILE_LIMIT", "Buffer", "EvidenceError", "FileTooLarge", "MappedFile", "describe_mode", "file_holes", "open_evidence",
            "read_small_file", "require_regular"]

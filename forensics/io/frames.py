@@ -20,6 +20,7 @@ from typing import Iterator, List, NamedTuple, Optional
 
 from forensics.codec.batch import BatchHeader, decode_header
 from forensics.codec.crc import crc32, crc32c
+from forensics.codec.zeros import NO_HOLES, Holes
 from forensics.findings import Finding, FindingKind
 from forensics.speedups import native
 
@@ -32,7 +33,6 @@ LOG_OVERHEAD = 12
 HEADER_SIZE_UP_TO_MAGIC = 17
 MIN_ENTRY_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
 MIN_V2_LENGTH = 49  # RECORD_BATCH_OVERHEAD - LOG_OVERHEAD
-_NONZERO = re.compile(rb"[^\x00]")
 _ANY_MAGIC = re.compile(rb"[\x00-\x02]")
 _V2_MAGIC = re.compile(rb"\x02")
 INT32_MAX = 0x7FFFFFFF
@@ -79,21 +79,22 @@ def _int64(value: Optional[int]) -> bool:
     return value is None or -(1 << 63) <= value < (1 << 63)
 
 
-def _all_zero(buf, start: int, end: int) -> bool:
-    return _NONZERO.search(buf, start, end) is None
-
-
 class FrameScanner:
     """Iterate the frames of one segment buffer; findings accumulate in ``findings``.
 
     ``verify_crc``: check every batch checksum (CRC-32C for v2, CRC-32 for legacy). Frames whose
     checksum fails are still yielded (``crc_ok=False``) when the framing around them is sound,
     so a dump can show them; state rebuilds must skip them.
+
+    ``holes``: ranges of ``buf`` known to be zero (a sparse file's holes, from
+    :attr:`forensics.io.files.MappedFile.holes`): zero runs are skipped and reported as
+    ``zero_fill`` without reading them, with the findings a dense run of zeros would give.
     """
 
     def __init__(self, buf, path: str, *, start: int = 0, end: Optional[int] = None, verify_crc: bool = True,
-                 base_offset: Optional[int] = None, headers: bool = False) -> None:
+                 base_offset: Optional[int] = None, headers: bool = False, holes: Holes = NO_HOLES) -> None:
         self.buf = buf
+        self.holes = holes
         self.path = path
         self.start = start
         self.end = len(buf) if end is None else min(end, len(buf))
@@ -165,7 +166,7 @@ class FrameScanner:
     def _tail(self, pos: int, problem: str) -> None:
         if self.first_invalid_position is None:
             self.first_invalid_position = pos
-        if _all_zero(self.buf, pos, self.end):
+        if self.holes.all_zero(self.buf, pos, self.end):
             kind, msg = FindingKind.ZERO_FILL, f"{self.end - pos} zero bytes at the end of the segment (preallocation or crash)"
         elif self._is_torn(pos):
             kind, msg = FindingKind.TRUNCATED_TAIL, f"last entry is incomplete (torn write): {problem}"
@@ -182,7 +183,7 @@ class FrameScanner:
 
     def _region(self, start: int, stop: int, problem: str) -> None:
         nxt_offset = _PREFIX.unpack_from(self.buf, stop)[0]
-        if _all_zero(self.buf, start, stop):
+        if self.holes.all_zero(self.buf, start, stop):
             kind, msg = FindingKind.ZERO_FILL, f"{stop - start} zero bytes inside the segment; resynced at byte {stop}"
         else:
             kind, msg = FindingKind.CORRUPT_REGION, f"{stop - start} bytes skipped ({problem}); resynced at byte {stop}"
@@ -228,11 +229,11 @@ class FrameScanner:
             if cand + LOG_OVERHEAD + MIN_ENTRY_SIZE > end:
                 return None
             _, length = _PREFIX.unpack_from(buf, cand)
-            if length == 0 and _all_zero(buf, cand, cand + LOG_OVERHEAD):
-                nz = _NONZERO.search(buf, cand, end)
+            if length == 0 and self.holes.all_zero(buf, cand, cand + LOG_OVERHEAD):
+                nz = self.holes.next_nonzero(buf, cand, end)
                 if nz is None:
                     return None
-                pos = max(cand + 1, nz.start() - 11)
+                pos = max(cand + 1, nz - 11)  # no entry can start in a zero run before its last 11 bytes
                 continue
             if self._verified_at(cand, length) and self._offsets_fit(cand):
                 return cand
@@ -247,7 +248,7 @@ class FrameScanner:
         to it would swallow intact batches; the bytes are then a corrupt region and the resync
         finds the next intact batch."""
         buf, end = self.buf, self.end
-        if pos == end or _all_zero(buf, pos, end):
+        if pos == end or self.holes.all_zero(buf, pos, end):
             return True
         if end - pos < LOG_OVERHEAD + MIN_ENTRY_SIZE:
             return False
@@ -269,7 +270,14 @@ class FrameScanner:
             cand = m.start() - 16
             if cand >= stop or cand + LOG_OVERHEAD + MIN_ENTRY_SIZE > self.end:
                 return False
-            if self._verified_at(cand, _PREFIX.unpack_from(buf, cand)[1]) and self._offsets_fit(cand):
+            length = _PREFIX.unpack_from(buf, cand)[1]
+            if length == 0 and self.holes.all_zero(buf, cand, cand + LOG_OVERHEAD):
+                nz = self.holes.next_nonzero(buf, cand, stop + 16)  # skip the zero run (a hole is not read)
+                if nz is None:
+                    return False
+                at = max(m.start() + 1, nz - 11 + 16)
+                continue
+            if self._verified_at(cand, length) and self._offsets_fit(cand):
                 return True
             at = m.start() + 1
 

@@ -146,7 +146,8 @@ def batch_rows(path: str, base_offset: Optional[int], context: Context) -> Itera
     replica, log_dir, broker_id, topic, partition, status = context
     with mf:
         buf = mf.data
-        for frame in FrameScanner(buf, path, verify_crc=True, base_offset=base_offset, headers=True):
+        for frame in FrameScanner(buf, path, verify_crc=True, base_offset=base_offset, headers=True,
+                                  holes=mf.holes):
             head = (path, replica, log_dir, broker_id, topic, partition, status, base_offset, frame.position,
                     frame.size)
             yield _v2_row(head, buf, frame) if frame.magic == 2 else _legacy_row(head, buf, frame)

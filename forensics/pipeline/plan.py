@@ -14,7 +14,7 @@ from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
 
 from forensics.codec.indexes import iter_offset_index
 from forensics.errors import ForensicsError
-from forensics.io.files import read_small_file
+from forensics.io.files import WHOLE_FILE_LIMIT, read_small_file
 from forensics.layout import (
     Inventory,
     LogDir,
@@ -87,7 +87,7 @@ def split_points(s: SegmentFiles, split_bytes: int) -> List[int]:
     if s.index is None or size <= split_bytes:
         return []
     try:
-        data = read_small_file(s.index, limit=1 << 30)
+        data = read_small_file(s.index, WHOLE_FILE_LIMIT)
     except ForensicsError:
         return []
     points: List[int] = []

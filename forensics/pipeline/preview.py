@@ -93,16 +93,17 @@ def discarded_data(segments: Sequence[Tuple[str, int]], producer_id: int, first_
         at = first_batch[1] if first_batch is not None and first_batch[0] == path else 0
         try:
             with MappedFile(path) as mf:
-                _scan(mf.data, path, base, producer_id, first_offset, stop, tally, findings, at)
+                _scan(mf, base, producer_id, first_offset, stop, tally, findings, at)
         except ForensicsError as exc:
             findings.append(Finding(FindingKind.UNREADABLE_FILE, exc.message, path))
     return DiscardedData(producer_id, first_offset, tally.last_offset, tally.batches, tally.records, tally.bytes,
                          tally.first_ts, tally.last_ts, tuple(tally.keys), tuple(tally.segments), tuple(findings))
 
 
-def _scan(buf, path: str, base: int, pid: int, first: int, stop, tally: _Tally, findings: List[Finding],
+def _scan(mf: MappedFile, base: int, pid: int, first: int, stop, tally: _Tally, findings: List[Finding],
           at: int = 0) -> None:
-    scanner = FrameScanner(buf, path, start=at, base_offset=base, headers=True)
+    buf, path = mf.data, mf.path
+    scanner = FrameScanner(buf, path, start=at, base_offset=base, headers=True, holes=mf.holes)
     for frame in scanner:
         if frame.magic != 2 or frame.crc_ok is False or frame.base_offset < first:
             continue
@@ -133,14 +134,15 @@ def committed_offsets(segments: Iterable[str], wanted: Iterable[TopicPartition]
     for path in segments:
         try:
             with MappedFile(path) as mf:
-                _fold_commits(mf.data, path, want, out, findings)
+                _fold_commits(mf, want, out, findings)
         except ForensicsError as exc:
             findings.append(Finding(FindingKind.UNREADABLE_FILE, exc.message, path))
     return out, tuple(findings)
 
 
-def _fold_commits(buf, path: str, want, out, findings: List[Finding]) -> None:
-    for frame in FrameScanner(buf, path, headers=True):
+def _fold_commits(mf: MappedFile, want, out, findings: List[Finding]) -> None:
+    buf, path = mf.data, mf.path
+    for frame in FrameScanner(buf, path, headers=True, holes=mf.holes):
         if frame.magic != 2 or frame.crc_ok is False or frame.header.is_control:
             continue
         for rec in _records(buf, path, frame.position, frame.header, findings):

@@ -22,7 +22,6 @@ from forensics.codec.control import (
     decode_end_txn_marker,
 )
 from forensics.codec.indexes import (
-    ABORTED_TXN_ENTRY,
     scan_txn_index,
     txn_index_findings,
 )
@@ -30,7 +29,7 @@ from forensics.codec.snapshot import decode_snapshot
 from forensics.codec.txnlog import TransactionLogKey, decode_key, decode_value
 from forensics.errors import ForensicsError, InputError
 from forensics.findings import Finding, FindingKind
-from forensics.io.files import MappedFile, read_small_file
+from forensics.io.files import WHOLE_FILE_LIMIT, FileTooLarge, MappedFile, read_small_file
 from forensics.io.frames import Frame, FrameScanner
 from forensics.pipeline.plan import UnitKind, WorkUnit
 from forensics.state.coordinator import TxnLogRecord
@@ -328,7 +327,7 @@ def read_segment(u: WorkUnit) -> SegmentPiece:
         return _unreadable_piece(u, exc)
     with mf:
         scanner = FrameScanner(mf.data, u.path, start=u.start, end=u.end, verify_crc=True, base_offset=u.base_offset,
-                               headers=True)
+                               headers=True, holes=mf.holes)
         reader = _Reader(u, mf.data, u.path)
         reader.read(scanner)
         return _piece(u, reader, scanner, mf.size)
@@ -340,7 +339,7 @@ def read_segment(u: WorkUnit) -> SegmentPiece:
 def read_snapshot(path: str, offset: int) -> SnapshotRead:
     """A ``.snapshot`` decoded (CRC checked); damage is a finding, never an exception."""
     try:
-        snap = decode_snapshot(read_small_file(path, limit=1 << 30), verify_crc=True)
+        snap = decode_snapshot(read_small_file(path, WHOLE_FILE_LIMIT), verify_crc=True)
     except ForensicsError as exc:
         return SnapshotRead(path, offset, None, (Finding(FindingKind.CORRUPT_SNAPSHOT, exc.message, path,
                                                          exc.position),))
@@ -354,14 +353,16 @@ def read_snapshot(path: str, offset: int) -> SnapshotRead:
 def read_txn_index(path: str) -> Tuple[Tuple[AbortedTxnEntry, ...], Tuple[Finding, ...]]:
     """Entries of a ``.txnindex`` with their byte positions; damage becomes findings."""
     try:
-        data = read_small_file(path, limit=1 << 30)
+        mf = MappedFile(path)
     except InputError as exc:
         return (), (_unreadable(path, exc),)
-    scan = scan_txn_index(data)
-    size = ABORTED_TXN_ENTRY.size
+    with mf:
+        if mf.size > WHOLE_FILE_LIMIT:
+            return (), (_unreadable(path, FileTooLarge(path, mf.size, WHOLE_FILE_LIMIT)),)
+        scan = scan_txn_index(mf.data, mf.holes)  # a sparse file's holes are not read
     entries = tuple(AbortedTxnEntry(e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset, path,
-                                    i * size) for i, e in enumerate(scan.entries))
-    return entries, txn_index_findings(scan, path, len(data))
+                                    pos) for pos, e in zip(scan.positions, scan.entries))
+    return entries, txn_index_findings(scan, path, mf.size)
 
 
 def run_unit(u: WorkUnit) -> UnitResult:

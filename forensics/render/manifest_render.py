@@ -31,6 +31,8 @@ def _iso_ns(ns: Optional[int]) -> Optional[str]:
 def _file_obj(f: ManifestFile) -> Dict[str, Any]:
     obj: Dict[str, Any] = {"path": f.path, "absolutePath": f.absolute_path, "kind": f.kind, "size": f.size,
                            "mtimeNs": f.mtime_ns, "mtime": _iso_ns(f.mtime_ns), "sha256": f.sha256}
+    if f.sparse_sha256 is not None:
+        obj["sparseSha256"] = f.sparse_sha256
     if f.error is not None:
         obj["error"] = f.error
     if f.changed_during_run:

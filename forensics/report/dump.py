@@ -123,7 +123,7 @@ def dump_log(path: str, options: DumpOptions, kind: str = "log") -> Iterator[Dum
     with MappedFile(path) as mf:
         buf = mf.data
         scanner = FrameScanner(buf, path, end=min(mf.size, options.max_bytes), verify_crc=options.verify_crc,
-                               base_offset=base if kind == "log" else None, headers=True)
+                               base_offset=base if kind == "log" else None, headers=True, holes=mf.holes)
         emitted = 0
         for frame in scanner:
             while emitted < len(scanner.findings):

@@ -11,9 +11,10 @@ import os
 from typing import Iterator, Optional
 
 from forensics.codec import indexes, snapshot
+from forensics.codec.zeros import Holes
 from forensics.errors import CorruptSnapshotError, ForensicsError, InputError
 from forensics.findings import Finding, FindingKind, Severity
-from forensics.io.files import MappedFile
+from forensics.io.files import WHOLE_FILE_LIMIT, FileTooLarge, MappedFile
 from forensics.io.frames import FrameScanner
 from forensics.report.events import DumpRow, EntryRow, FindingRow, NoteRow
 
@@ -21,16 +22,18 @@ from forensics.report.events import DumpRow, EntryRow, FindingRow, NoteRow
 def dump_aux(path: str, kind: str) -> Iterator[DumpRow]:
     with MappedFile(path) as mf:
         if kind == "snapshot":
+            if mf.size > WHOLE_FILE_LIMIT:  # decoded whole (its CRC covers it all), as the unit reader does
+                raise FileTooLarge(path, mf.size, WHOLE_FILE_LIMIT)
             yield from _snapshot(mf.data, path)
             return
         if kind == "txnindex":
-            yield from _txn_index(mf.data, path)
+            yield from _txn_index(mf.data, path, mf.holes)
             return
         base = _base_offset(path)
         if kind == "index":
-            yield from _offset_index(mf.data, path, base)
+            yield from _offset_index(mf.data, path, base, mf.holes)
         else:
-            yield from _time_index(mf.data, path, base)
+            yield from _time_index(mf.data, path, base, mf.holes)
 
 
 def _base_offset(path: str) -> int:
@@ -61,8 +64,8 @@ def _index_tail_findings(scan: indexes.IndexScan, path: str, entry_size: int) ->
                                  path, end, end + scan.trailing_bytes))
 
 
-def _offset_index(buf, path: str, base: int) -> Iterator[DumpRow]:
-    scan = indexes.scan_offset_index(buf, base)
+def _offset_index(buf, path: str, base: int, holes: Holes) -> Iterator[DumpRow]:
+    scan = indexes.scan_offset_index(buf, base, holes)
     if scan.entry_count == 0:
         yield NoteRow(f"{path} is empty.")
     for entry in scan.entries:
@@ -81,7 +84,8 @@ def _check_against_log(scan: indexes.IndexScan, path: str) -> Iterator[DumpRow]:
     try:
         with MappedFile(log_path) as log:
             for i, entry in enumerate(scan.entries):
-                frame = next(iter(FrameScanner(log.data, log_path, start=entry.position, verify_crc=False)), None) \
+                frame = next(iter(FrameScanner(log.data, log_path, start=entry.position, verify_crc=False,
+                                                holes=log.holes)), None) \
                     if entry.position < log.size else None
                 if frame is None:
                     yield FindingRow(Finding(
@@ -97,15 +101,15 @@ def _check_against_log(scan: indexes.IndexScan, path: str) -> Iterator[DumpRow]:
                                  log_path))
 
 
-def _time_index(buf, path: str, base: int) -> Iterator[DumpRow]:
-    scan = indexes.scan_time_index(buf, base)
+def _time_index(buf, path: str, base: int, holes: Holes) -> Iterator[DumpRow]:
+    scan = indexes.scan_time_index(buf, base, holes)
     for entry in scan.entries:
         yield EntryRow("timeindex_entry", entry, indexes.format_timestamp_offset(entry))
     yield from _index_tail_findings(scan, path, indexes.TIME_INDEX_ENTRY.size)
 
 
-def _txn_index(buf, path: str) -> Iterator[DumpRow]:
-    scan = indexes.scan_txn_index(buf)
+def _txn_index(buf, path: str, holes: Holes) -> Iterator[DumpRow]:
+    scan = indexes.scan_txn_index(buf, holes)
     for entry in scan.entries:
         yield EntryRow("txnindex_entry", entry, indexes.format_aborted_txn(entry))
     for finding in indexes.txn_index_findings(scan, path, len(buf)):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from forensics.errors import InputError
-from forensics.io.digest import FileDigest, hash_files, stat_file
+from forensics.io.digest import FileDigest, hash_file, hash_files, stat_file
 from forensics.layout.evidence_files import EvidenceFile
 
 MANIFEST_VERSION = 1
@@ -36,6 +36,7 @@ class ManifestFile:
     sha256: Optional[str]
     error: Optional[str] = None  # could not be hashed: why
     changed_during_run: bool = False
+    sparse_sha256: Optional[str] = None  # instead of sha256, for a file with more holes than SPARSE_HASH_LIMIT
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class Manifest:
 
 def _from_digest(f: EvidenceFile, d: FileDigest) -> ManifestFile:
     return ManifestFile(f.path, os.path.abspath(f.path), f.kind, d.size, d.mtime_ns, d.sha256, d.error,
-                        d.changed_while_read)
+                        d.changed_while_read, d.sparse_sha256)
 
 
 def record_inputs(manifest: Manifest, files: Sequence[EvidenceFile]) -> Manifest:
@@ -102,7 +103,7 @@ def verify_manifest(manifest: Manifest, base: Optional[str] = None) -> List[Veri
     """Each recorded file hashed again (relative paths against ``base`` when given, else the recorded
     absolute paths). Differences in content, size or modification time are listed."""
     where = [_where(f, base) for f in manifest.files]
-    digests = hash_files(where)
+    digests = [hash_file(path, form="sparse" if f.sparse_sha256 else "sha256") for f, path in zip(manifest.files, where)]
     return [_compare(f, path, d) for f, path, d in zip(manifest.files, where, digests)]
 
 
@@ -115,6 +116,8 @@ def _compare(f: ManifestFile, path: str, d: FileDigest) -> Verification:
     differences = []
     if d.sha256 != f.sha256:
         differences.append(f"sha256 {d.sha256} (recorded {f.sha256})")
+    if d.sparse_sha256 != f.sparse_sha256:
+        differences.append(f"sparse digest {d.sparse_sha256} (recorded {f.sparse_sha256})")
     if d.size != f.size:
         differences.append(f"size {d.size} (recorded {f.size})")
     if d.mtime_ns != f.mtime_ns:
@@ -122,7 +125,8 @@ def _compare(f: ManifestFile, path: str, d: FileDigest) -> Verification:
     if differences:
         return Verification(path, "changed", "; ".join(differences))
     note = " (it changed while the recorded run read it)" if f.changed_during_run else ""
-    return Verification(path, "ok", f"sha256 {d.sha256}{note}")
+    digest = f"sha256 {d.sha256}" if d.sparse_sha256 is None else f"sparse digest {d.sparse_sha256}"
+    return Verification(path, "ok", f"{digest}{note}")
 
 
 # -- reading a manifest back ---------------------------------------------------------------------
@@ -151,7 +155,7 @@ def parse_manifest(obj: Any, path: str) -> Manifest:
             _field(f, "path", str, where), _field(f, "absolutePath", str, where), _field(f, "kind", str, where),
             _field(f, "size", int, where, True), _field(f, "mtimeNs", int, where, True),
             _field(f, "sha256", str, where, True), _field(f, "error", str, where, True),
-            bool(f.get("changedDuringRun", False))))
+            bool(f.get("changedDuringRun", False)), _field(f, "sparseSha256", str, where, True)))
     run, tool, as_of = obj.get("run") or {}, obj.get("tool") or {}, obj.get("asOf") or {}
     return Manifest(
         tool_version=str(tool.get("version", "")), command=str(run.get("command", "")),

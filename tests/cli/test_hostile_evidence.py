@@ -76,3 +76,68 @@ def test_a_fifo_named_like_a_segment_is_a_finding(disk: Path, tmp_path: Path) ->
     found = [f for f in findings_in(json.loads(out)) if f.get("path") == str(fifo)]
     assert [(f["kind"], f["message"]) for f in found] == [
         ("unreadable_file", "a FIFO (named pipe), not a regular file: not opened")]
+
+
+# -- sparse files: holes are never read ------------------------------------------------------------
+
+
+def run_measured(*args, cwd: Path, timeout: float) -> Tuple[int, str, float]:
+    """(exit code, stderr, peak resident memory of the process in MiB); a hang fails the test."""
+    import time
+
+    env = {k: v for k, v in os.environ.items() if k != "KAFKA_FORENSICS_DEBUG"}
+    err_path = cwd / "stderr.txt"
+    with open(err_path, "wb") as err, open(os.devnull, "wb") as out:
+        p = subprocess.Popen([sys.executable, "-m", "forensics", *map(str, args)], cwd=cwd, env=env, stdout=out,
+                             stderr=err)
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                p.kill()
+                p.wait()
+                pytest.fail(f"{' '.join(map(str, args))} ran more than {timeout} s")
+            time.sleep(0.05)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, err_path.read_text(errors="backslashreplace"), usage.ru_maxrss / 1024
+
+
+@pytest.fixture()
+def sparse_disk(disk: Path) -> Path:
+    """The example disk with a 100 GiB segment that is one hole (``truncate -s 100G``)."""
+    segment = disk / "orders-0" / "00000000000000000099.log"
+    with open(segment, "wb") as fh:
+        fh.truncate(100 << 30)
+    if os.stat(segment).st_blocks:
+        pytest.skip("this file system does not create sparse files")
+    return segment
+
+
+def test_a_100_gib_sparse_segment_costs_seconds_and_flat_memory(sparse_disk: Path, tmp_path: Path) -> None:
+    disk = sparse_disk.parent.parent
+    size = 100 << 30
+    code, err, rss = run_measured("dump", sparse_disk, cwd=tmp_path, timeout=60)
+    assert code == 0 and rss < 300, (err, rss)
+    assert f"warning: zero_fill: {sparse_disk}, bytes 0-2147483647: 2147483647 zero bytes at the end of the " \
+           "segment (preallocation or crash)" in err  # dump reads --max-bytes (2 GiB - 1) by default
+    manifest = tmp_path / "m.json"
+    code, err, rss = run_measured("find-hanging", disk, *LOCAL, "--manifest", manifest, cwd=tmp_path, timeout=60)
+    assert code == 1 and rss < 300, (err, rss)
+    entry = [f for f in json.loads(manifest.read_text())["files"] if f["path"] == str(sparse_disk)]
+    assert [(e["size"], e["sha256"], len(e["sparseSha256"])) for e in entry] == [(size, None, 64)]
+    code, err, rss = run_measured("scan", disk, "--format", "json", *LOCAL, cwd=tmp_path, timeout=60)
+    assert code == 0 and rss < 300, (err, rss)
+    code, err, rss = run_measured("verify-manifest", manifest, cwd=tmp_path, timeout=60)
+    assert code == 0 and rss < 300, (err, rss)
+
+
+def test_scan_reports_the_hole_as_the_dense_zero_tail(sparse_disk: Path, tmp_path: Path) -> None:
+    code, out, err = run("scan", sparse_disk.parent.parent, "--format", "json", *LOCAL, cwd=tmp_path)
+    assert code == 0, err
+    found = [(f["kind"], f.get("position"), f.get("end_position"), f["message"])
+             for f in findings_in(json.loads(out)) if f.get("path") == str(sparse_disk)]
+    assert found == [("zero_fill", 0, 100 << 30, f"{100 << 30} zero bytes at the end of the segment (preallocation "
+                                                  "or crash)"),
+                     ("missing_index", None, None, "segment has no .index / .timeindex (the broker rebuilds it)")]

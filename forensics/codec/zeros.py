@@ -1,0 +1,67 @@
+"""Zero runs of a buffer, found without touching the bytes already known to be zero.
+
+A sparse file's holes read as zeros but occupy no disk: a 100 GiB segment made with ``truncate``
+has no data at all. Reading a hole through a memory map still materialises a zero page per 4 KiB
+(time and resident memory grow with the file's apparent size), so the io layer finds the holes
+with ``lseek(SEEK_HOLE/SEEK_DATA)`` and hands them to the scanners as a :class:`Holes`. Every
+question "is this range zero?" or "where is the next non-zero byte?" then reads only the data
+between the holes: the cost follows the data bytes. Without holes (a dense file, a bytes buffer)
+the answers are those of a plain search, so results never depend on how a file is allocated.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from typing import Iterator, Optional, Sequence, Tuple
+
+_NONZERO = re.compile(rb"[^\x00]")
+
+
+class Holes:
+    """Sorted, disjoint ``(start, end)`` byte ranges of a buffer known to hold only zeros."""
+
+    __slots__ = ("ranges", "_ends")
+
+    def __init__(self, ranges: Sequence[Tuple[int, int]] = ()) -> None:
+        self.ranges: Tuple[Tuple[int, int], ...] = tuple((a, b) for a, b in ranges if b > a)
+        self._ends = [b for _, b in self.ranges]
+
+    def __bool__(self) -> bool:
+        return bool(self.ranges)
+
+    @property
+    def total(self) -> int:
+        """Bytes inside holes."""
+        return sum(b - a for a, b in self.ranges)
+
+    def data_pieces(self, start: int, end: int) -> Iterator[Tuple[int, int]]:
+        """The parts of ``[start, end)`` outside every hole, in order."""
+        ranges = self.ranges
+        i = bisect_right(self._ends, start)  # the first hole that ends after start
+        pos = start
+        while pos < end:
+            if i < len(ranges) and ranges[i][0] <= pos:
+                pos = ranges[i][1]
+                i += 1
+                continue
+            stop = min(end, ranges[i][0]) if i < len(ranges) else end
+            yield pos, stop
+            pos = stop
+
+    def next_nonzero(self, buf, start: int, end: int) -> Optional[int]:
+        """Position of the first non-zero byte in ``buf[start:end]``, or None; holes are not read."""
+        for a, b in self.data_pieces(start, end):
+            m = _NONZERO.search(buf, a, b)
+            if m is not None:
+                return m.start()
+        return None
+
+    def all_zero(self, buf, start: int, end: int) -> bool:
+        """Does ``buf[start:end]`` hold only zero bytes? Holes are not read."""
+        return self.next_nonzero(buf, start, end) is None
+
+
+NO_HOLES = Holes()
+
+__all__ = ["Holes", "NO_HOLES"]
