@@ -37,6 +37,7 @@ class FindingKind(str, Enum):
     CORRUPT_CHECKPOINT = "corrupt_checkpoint"
     CORRUPT_TRANSACTION_LOG = "corrupt_transaction_log"
     UNREADABLE_FILE = "unreadable_file"
+    OUTSIDE_EVIDENCE = "outside_evidence"  # a symlink inside the evidence whose target leaves the inputs
     NOT_KAFKA = "not_kafka"
     # layout
     UNKNOWN_FILE = "unknown_file"
@@ -87,6 +88,7 @@ _DEFAULT_SEVERITY = {
     FindingKind.CORRUPT_CHECKPOINT: Severity.WARNING,
     FindingKind.CORRUPT_TRANSACTION_LOG: Severity.ERROR,
     FindingKind.UNREADABLE_FILE: Severity.ERROR,
+    FindingKind.OUTSIDE_EVIDENCE: Severity.WARNING,
     FindingKind.NOT_KAFKA: Severity.WARNING,
     FindingKind.UNKNOWN_FILE: Severity.INFO,
     FindingKind.DELETED_FILE: Severity.INFO,
@@ -123,8 +125,8 @@ EVIDENCE_KINDS = frozenset({
     FindingKind.TRUNCATED_TAIL, FindingKind.ZERO_FILL, FindingKind.CORRUPT_REGION, FindingKind.CRC_MISMATCH,
     FindingKind.CORRUPT_BATCH, FindingKind.UNSUPPORTED_MAGIC, FindingKind.UNSUPPORTED_CODEC,
     FindingKind.CORRUPT_INDEX, FindingKind.CORRUPT_SNAPSHOT, FindingKind.CORRUPT_CHECKPOINT,
-    FindingKind.CORRUPT_TRANSACTION_LOG, FindingKind.UNREADABLE_FILE, FindingKind.NOT_KAFKA,
-    FindingKind.DUPLICATE_BROKER, FindingKind.TXN_PARTITION_COUNT, FindingKind.NO_CLUSTER_ID,
+    FindingKind.CORRUPT_TRANSACTION_LOG, FindingKind.UNREADABLE_FILE, FindingKind.OUTSIDE_EVIDENCE,
+    FindingKind.NOT_KAFKA, FindingKind.DUPLICATE_BROKER, FindingKind.TXN_PARTITION_COUNT, FindingKind.NO_CLUSTER_ID,
     FindingKind.FUTURE_TIMESTAMP,
 })
 

@@ -28,6 +28,7 @@ from forensics.cli.app import (
     fail,
 )
 from forensics.errors import InputError
+from forensics.layout.evidence import is_within as inside
 from forensics.layout.evidence_files import EvidenceFile, evidence_files, given_files
 from forensics.layout.records import Inventory
 from forensics.render.terminal_text import term
@@ -44,12 +45,6 @@ class ManifestRef:
 
     def as_json(self) -> dict:
         return {"path": self.path, "sha256": self.sha256}
-
-
-def inside(path: str, root: str) -> bool:
-    """Is ``path`` ``root`` or below it (symlinks resolved)?"""
-    real, top = os.path.realpath(path), os.path.realpath(root)
-    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def check_outside_evidence(target: str, inputs: Sequence[str], option: str = "--manifest") -> None:
@@ -93,7 +88,7 @@ class ManifestRun:
         if self.target is not None:
             if engine is not None:
                 self.manifest = replace(self.manifest, engine=engine)
-            self.record(evidence_files(inventory))
+            self.record(evidence_files(inventory, self.manifest.inputs))
 
     def record_given(self, paths: Sequence[str]) -> None:
         if self.target is not None:

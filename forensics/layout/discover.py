@@ -10,7 +10,9 @@
 Evidence is only listed, ``stat``-ed and, for small text files (checkpoints,
 ``meta.properties``, ``partition.metadata``, ``quorum-state``, ``.kafka_cleanshutdown``),
 read through a read-only descriptor. Segment, index and snapshot files are never opened.
-Symlinks are followed, but each real directory is entered once, so symlink cycles end.
+Symlinks given as inputs are followed (the user chose them); symlinks found below the inputs are
+followed only while their target stays inside the inputs (else an ``outside_evidence`` finding),
+and each real directory is entered once, so symlink cycles end.
 Damage becomes findings (UNREADABLE_FILE, CORRUPT_CHECKPOINT, UNKNOWN_FILE, ...); only
 unusable *inputs* (a path that does not exist, a broken or looping symlink, a file of no Kafka
 kind, inputs with no Kafka content at all) raise :class:`~forensics.errors.InputError`. Partition
@@ -38,7 +40,7 @@ from forensics.layout.checks import (
     resolve_truncated_topics,
     with_topic,
 )
-from forensics.layout.evidence import DirEntry, is_readable, list_dir, unreadable
+from forensics.layout.evidence import DirEntry, is_readable, list_dir, outside_evidence, unreadable
 from forensics.layout.names import (
     CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
@@ -80,8 +82,9 @@ def _has_root_marker(entries: Sequence[DirEntry]) -> bool:
 
 
 class _Walker:
-    def __init__(self, max_depth: int, swap_next_offset: Optional[SwapNextOffset]) -> None:
+    def __init__(self, max_depth: int, swap_next_offset: Optional[SwapNextOffset], roots: Sequence[str]) -> None:
         self.max_depth = max_depth
+        self.roots = roots  # the inputs: a symlink found below them that leaves them is not followed
         self.swap_next_offset = swap_next_offset
         self.visited: Set[str] = set()
         self.listings: Dict[str, Tuple[Optional[List[DirEntry]], List[Finding]]] = {}
@@ -95,7 +98,17 @@ class _Walker:
         """Entries of ``path``; listing problems are appended to ``findings``."""
         real = os.path.realpath(path)
         if real not in self.listings:
-            self.listings[real] = list_dir(path)
+            entries, errors = list_dir(path)
+            if entries is not None:
+                kept = []
+                for e in entries:
+                    outside = outside_evidence(e, self.roots)
+                    if outside is None:
+                        kept.append(e)
+                    else:
+                        errors.append(outside)
+                entries = kept
+            self.listings[real] = (entries, errors)
         entries, errors = self.listings[real]
         findings.extend(errors)
         return entries
@@ -290,9 +303,10 @@ def discover(
     """
     if isinstance(paths, (str, bytes)):
         raise InputError("discover() takes a sequence of paths, not a single string")
-    walker = _Walker(max_depth, swap_next_offset)
-    for given in paths:
-        walker.add_path(os.fspath(given))
+    given_paths = [os.fspath(p) for p in paths]
+    walker = _Walker(max_depth, swap_next_offset, given_paths)
+    for given in given_paths:
+        walker.add_path(given)
     loose_partitions = tuple(walker.partitions.values())
     everything = [p for d in walker.log_dirs for p in d.partitions] + list(loose_partitions)
     if not everything and not walker.log_dirs and not walker.loose and not allow_empty:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import TYPE_CHECKING, Iterable, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import describe_mode
@@ -63,6 +63,27 @@ def list_dir(path: str) -> Tuple[Optional[List[DirEntry]], List[Finding]]:
         else:
             entries.append(DirEntry(e.name, e.path, "other", st.st_size, is_link, describe_mode(st.st_mode)))
     return entries, findings
+
+
+def is_within(path: str, root: str) -> bool:
+    """Is ``path`` ``root`` or below it, both resolved (symlinks followed)?"""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def outside_evidence(e: DirEntry, roots: Sequence[str]) -> Optional[Finding]:
+    """The finding for a symlink found inside the evidence whose target leaves every input root
+    (``roots``: the inputs as given; a symlink given as an input is followed: the user chose it).
+    Such a link is never followed, for the analysis and the manifest alike: a partition dir linked
+    to /proc or /etc would make us read the host's files. None for anything else."""
+    if not e.is_symlink or any(is_within(e.path, root) for root in roots):
+        return None
+    try:
+        target = os.readlink(e.path)
+    except OSError:
+        target = "?"
+    return Finding(FindingKind.OUTSIDE_EVIDENCE, f"symbolic link to {target}, outside the evidence given: not "
+                   "followed", path=e.path)
 
 
 def is_readable(path: str) -> bool:

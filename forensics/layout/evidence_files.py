@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Dict, Iterable, List, NamedTuple, Sequence
 
-from forensics.layout.evidence import list_dir
+from forensics.layout.evidence import list_dir, outside_evidence
 from forensics.layout.records import Inventory
 
 
@@ -21,14 +21,14 @@ class EvidenceFile(NamedTuple):
     kind: str  # "log-dir file", "partition file", "file given"
 
 
-def _dir_files(path: str, kind: str) -> Iterable[EvidenceFile]:
+def _dir_files(path: str, kind: str, roots: Sequence[str]) -> Iterable[EvidenceFile]:
     entries, _errors = list_dir(path)  # listing problems were already findings of discovery
     for e in entries or ():
-        if e.kind == "file":
+        if e.kind == "file" and outside_evidence(e, roots) is None:  # a link out of the evidence is not hashed
             yield EvidenceFile(e.path, kind)
 
 
-def evidence_files(inventory: Inventory) -> List[EvidenceFile]:
+def evidence_files(inventory: Inventory, roots: Sequence[str]) -> List[EvidenceFile]:
     """Regular files of the inventory's log dirs and partition dirs, and its loose files; each real
     file once (a symlinked copy of the same file is listed under the first path that reached it)."""
     seen: Dict[str, EvidenceFile] = {}
@@ -38,11 +38,11 @@ def evidence_files(inventory: Inventory) -> List[EvidenceFile]:
             seen.setdefault(os.path.realpath(f.path), f)
 
     for log_dir in inventory.log_dirs:
-        add(_dir_files(log_dir.path, "log-dir file"))
+        add(_dir_files(log_dir.path, "log-dir file", roots))
         for p in log_dir.partitions:
-            add(_dir_files(p.path, "partition file"))
+            add(_dir_files(p.path, "partition file", roots))
     for p in inventory.partitions:
-        add(_dir_files(p.path, "partition file"))
+        add(_dir_files(p.path, "partition file", roots))
     add(EvidenceFile(f.path, "file given") for f in inventory.loose_files)
     return sorted(seen.values(), key=lambda f: f.path)
 

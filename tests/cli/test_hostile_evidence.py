@@ -141,3 +141,49 @@ def test_scan_reports_the_hole_as_the_dense_zero_tail(sparse_disk: Path, tmp_pat
     assert found == [("zero_fill", 0, 100 << 30, f"{100 << 30} zero bytes at the end of the segment (preallocation "
                                                   "or crash)"),
                      ("missing_index", None, None, "segment has no .index / .timeindex (the broker rebuilds it)")]
+
+
+# -- symlinks: nothing outside the evidence is read ----------------------------------------------------
+
+
+def outside_links(disk: Path) -> dict:
+    """A partition dir linked to /proc (reading /proc/kmsg would hang and eat the host's kernel log),
+    one linked to /etc, a segment linked to /etc/passwd, and a partition dir linked to a copy beside
+    the log dir (outside the input): none may be followed."""
+    links = {disk / "evil-0": "/proc", disk / "etc-0": "/etc",
+             disk / "orders-0" / "00000000000000000099.log": "/etc/passwd",
+             disk / "payments-1": "../beside/payments-0"}
+    shutil.copytree(disk / "payments-0", disk.parent / "beside" / "payments-0")
+    for link, target in links.items():
+        os.symlink(target, link)
+    return links
+
+
+def outside_line(link: Path, target: str) -> str:
+    return f"warning: outside_evidence: {link}: symbolic link to {target}, outside the evidence given: not followed"
+
+
+def test_symlinks_leaving_the_evidence_are_findings_not_followed(disk: Path, tmp_path: Path) -> None:
+    links = outside_links(disk)
+    manifest = tmp_path / "m.json"
+    code, out, err = run("find-hanging", disk, *LOCAL, "--manifest", manifest, cwd=tmp_path, timeout=60)
+    assert code == 1, err
+    for link, target in links.items():
+        assert outside_line(link, target) in err.splitlines()
+    code, out, err = run("scan", disk, "--format", "json", *LOCAL, cwd=tmp_path)
+    assert code == 0, err
+    partitions = [p["path"] for d in json.loads(out)["logDirs"] for p in d["partitions"]]
+    assert partitions and not {str(link) for link in links} & set(partitions)
+    assert all(os.path.realpath(p).startswith(str(disk) + os.sep) for p in partitions)
+    # the manifest hashed nothing outside the evidence
+    for f in json.loads(manifest.read_text())["files"]:
+        assert os.path.realpath(f["absolutePath"]).startswith(str(disk) + os.sep), f
+
+
+def test_a_symlink_given_as_input_is_followed(disk: Path, tmp_path: Path) -> None:
+    link = tmp_path / "case"
+    os.symlink(disk, link)
+    code, out, err = run("list", link, *LOCAL, cwd=tmp_path)
+    assert code == 0 and "reporting-app" in out, err
+    code, _, err = run("list", disk, *LOCAL, cwd=tmp_path)
+    assert "outside_evidence" not in err

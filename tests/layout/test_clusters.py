@@ -34,11 +34,12 @@ def run(*args):
 
 @pytest.fixture
 def both(tmp_path) -> Path:
-    """The two real runs (both node 1, two cluster ids) in one folder, as an investigator gets them."""
+    """The two real runs (both node 1, two cluster ids) in one folder, as an investigator gets them
+    (copies: a symlink inside the evidence leading out of it is not followed)."""
     root = tmp_path / "disks"
     root.mkdir()
-    (root / "kraft-tv2").symlink_to(TV2, target_is_directory=True)
-    (root / "kraft-rv3.9-tv0").symlink_to(TV0, target_is_directory=True)
+    shutil.copytree(TV2, root / "kraft-tv2")
+    shutil.copytree(TV0, root / "kraft-rv3.9-tv0")
     return root
 
 
