@@ -1,9 +1,9 @@
 """``--manifest FILE`` for every command that reads disks, and ``verify-manifest``.
 
 A :class:`ManifestRun` starts with the command: it refuses a manifest path inside the evidence,
-hashes the inputs once discovery has named them (before the analysis reads them), and at the end
-writes the manifest (atomically, next to nowhere but FILE) and returns its digest, which JSON
-reports embed.
+records the whole tree under the inputs and hashes its files once discovery has named the log and
+partition dirs (before the analysis reads them), and at the end writes the manifest (atomically,
+next to nowhere but FILE) and returns its digest, which JSON reports embed.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from forensics.cli.app import (
 )
 from forensics.errors import InputError
 from forensics.layout.evidence import is_within as inside
-from forensics.layout.evidence_files import EvidenceFile, evidence_files, given_files
+from forensics.layout.evidence_files import EvidenceEntry, evidence_tree, roles_of
 from forensics.layout.records import Inventory
 from forensics.render.terminal_text import term
 
@@ -75,24 +75,26 @@ class ManifestRun:
         self.manifest = Manifest(
             tool_version=__version__, command=command, command_line=tuple(command_line()),
             working_directory=os.getcwd(), host=socket.gethostname(), engine=engine, inputs=tuple(inputs),
-            started_ms=time.time_ns() // 1_000_000, ended_ms=None, as_of_ms=None, as_of_source=None, files=())
+            started_ms=time.time_ns() // 1_000_000, ended_ms=None, as_of_ms=None, as_of_source=None, entries=())
 
-    def record(self, files: Sequence[EvidenceFile]) -> None:
+    def record(self, entries: Sequence[EvidenceEntry]) -> None:
         if self.target is not None:
             from forensics.report.manifest import record_inputs
 
-            self.manifest = record_inputs(self.manifest, files)
+            self.manifest = record_inputs(self.manifest, entries)
 
     def record_inventory(self, inventory: Inventory, engine: Optional[str] = None) -> None:
-        """Hash every file of the inventory; ``engine``: the executor that will really run."""
+        """Record the whole tree under the inputs, each entry with the role discovery gave it, and hash
+        every regular file; ``engine``: the executor that will really run."""
         if self.target is not None:
             if engine is not None:
                 self.manifest = replace(self.manifest, engine=engine)
-            self.record(evidence_files(inventory, self.manifest.inputs))
+            self.record(evidence_tree(self.manifest.inputs, roles_of(inventory)))
 
     def record_given(self, paths: Sequence[str]) -> None:
+        """Record the files named (``dump``): a directory among them is refused by the command, not walked."""
         if self.target is not None:
-            self.record(given_files(paths))
+            self.record(evidence_tree([p for p in paths if not os.path.isdir(p)]))
 
     def finish(self, as_of_ms: Optional[int] = None, as_of_source: Optional[str] = None) -> Optional[ManifestRef]:
         """Write the manifest; its digest for the report (None without --manifest)."""
@@ -104,11 +106,13 @@ class ManifestRun:
         self.manifest = close_run(self.manifest, time.time_ns() // 1_000_000, as_of_ms, as_of_source)
         data = manifest_json(self.manifest)
         write_atomically(self.target, data)
-        for f in self.manifest.files:
+        for f in self.manifest.entries:
             if f.error is not None:
-                sys.stderr.write(f"kafka-forensics: manifest: {term(f.path)}: not hashed: {term(f.error)}\n")
+                what = "not hashed" if f.is_file else "not read" if f.type != "dir" else "not listed"
+                sys.stderr.write(f"kafka-forensics: manifest: {term(f.path)}: {what}: {term(f.error)}\n")
             if f.changed_during_run:
-                sys.stderr.write(f"kafka-forensics: manifest: WARNING: {term(f.path)} changed while this run read it\n")
+                sys.stderr.write(f"kafka-forensics: manifest: WARNING: {term(f.path)} changed while this run "
+                                 "read it\n")
         ref = ManifestRef(self.target, hashlib.sha256(data).hexdigest())
         sys.stderr.write(f"manifest: {ref.path} (sha256 {ref.sha256}; {len(self.manifest.files)} file(s), "
                          f"{self.manifest.total_bytes} bytes hashed)\n")
@@ -141,26 +145,30 @@ def verify_manifest_cli(
                                        "paths it recorded."),
     fmt: str = typer.Option("text", "--format", help="text or json."),
 ) -> None:
-    """Hash a manifest's input files again and report every difference. Exit 1 when any differ."""
+    """Check a manifest and the evidence tree against each other: its own digest and summary, then
+    every entry under its inputs (changed, missing, added, renamed, type changed). Exit 1 when anything
+    differs."""
     import json
 
-    from forensics.io.files import read_small_file
+    from forensics.io.files import WHOLE_FILE_LIMIT, read_small_file
     from forensics.render.manifest_render import render_verification
-    from forensics.report.manifest import (
-        ManifestFormatError,
-        parse_manifest,
-        verify_manifest,
-    )
+    from forensics.report.manifest import ManifestFormatError
+    from forensics.report.manifest_verify import manifest_checks, parse_manifest, verify_manifest
 
     if fmt not in ("text", "json"):
         raise fail(f"--format {fmt!r}: choose text or json", EXIT_USAGE)
     with error_boundary():
-        data = read_small_file(manifest, limit=1 << 30)
+        data = read_small_file(manifest, WHOLE_FILE_LIMIT)
         try:
             obj = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise ManifestFormatError(f"not JSON: {exc}", path=manifest) from None
-        rows = verify_manifest(parse_manifest(obj, manifest), base)
+        recorded = parse_manifest(obj, manifest)
+        if recorded.version < 2:
+            sys.stderr.write(f"kafka-forensics: note: {manifest} is a version 1 manifest: it lists only the files "
+                             "it hashed and has no digest of itself, so entries added since and edits of the "
+                             "manifest cannot be detected\n")
+        rows = manifest_checks(obj, recorded, manifest) + verify_manifest(recorded, base)
         render_verification(rows, hashlib.sha256(data).hexdigest(), sys.stdout, fmt)
         sys.stdout.flush()
     if any(r.status != "ok" for r in rows):

@@ -138,15 +138,21 @@ def hash_file(path: str, follow: bool = True, form: str = "auto") -> FileDigest:
         os.close(fd)
 
 
+def hash_many(requests: Sequence[Tuple[str, bool, str]], workers: Optional[int] = None) -> List[FileDigest]:
+    """:func:`hash_file` of each ``(path, follow, form)``, in order, several at once."""
+    if not requests:
+        return []
+    workers = workers or min(8, os.cpu_count() or 1, len(requests))
+    if workers <= 1:
+        return [hash_file(*r) for r in requests]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sha256") as pool:
+        return list(pool.map(lambda r: hash_file(*r), requests))
+
+
 def hash_files(paths: Sequence[str], workers: Optional[int] = None, follow: bool = True) -> List[FileDigest]:
     """Digests in the order of ``paths``."""
-    if not paths:
-        return []
-    workers = workers or min(8, os.cpu_count() or 1, len(paths))
-    if workers <= 1:
-        return [hash_file(p, follow) for p in paths]
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sha256") as pool:
-        return list(pool.map(lambda p: hash_file(p, follow), paths))
+    return hash_many([(p, follow, "auto") for p in paths], workers)
 
 
-__all__ = ["SPARSE_HASH_LIMIT", "FileDigest", "FileStat", "hash_file", "hash_files", "sparse_sha256", "stat_file"]
+__all__ = ["SPARSE_HASH_LIMIT", "FileDigest", "FileStat", "hash_file", "hash_files", "hash_many", "sparse_sha256",
+           "stat_file"]

@@ -217,5 +217,5 @@ def read_small_file(path: str, limit: int = 16 * 1024 * 1024) -> bytes:
         os.close(fd)
 
 
-__all__ = ["WHOLE_FILE_LIMIT", "Buffer", "EvidenceError", "FileTooLarge", "MappedFile", "describe_mode", "file_holes", "open_evidence",
-           "read_small_file", "require_regular"]
+__all__ = ["WHOLE_FILE_LIMIT", "Buffer", "EvidenceError", "FileTooLarge", "MappedFile", "describe_mode",
+           "file_holes", "open_evidence", "read_small_file", "require_regular"]

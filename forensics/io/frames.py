@@ -167,7 +167,8 @@ class FrameScanner:
         if self.first_invalid_position is None:
             self.first_invalid_position = pos
         if self.holes.all_zero(self.buf, pos, self.end):
-            kind, msg = FindingKind.ZERO_FILL, f"{self.end - pos} zero bytes at the end of the segment (preallocation or crash)"
+            kind = FindingKind.ZERO_FILL
+            msg = f"{self.end - pos} zero bytes at the end of the segment (preallocation or crash)"
         elif self._is_torn(pos):
             kind, msg = FindingKind.TRUNCATED_TAIL, f"last entry is incomplete (torn write): {problem}"
         else:

@@ -65,10 +65,14 @@ def list_dir(path: str) -> Tuple[Optional[List[DirEntry]], List[Finding]]:
     return entries, findings
 
 
+def under(real: str, top: str) -> bool:
+    """Is the resolved path ``real`` the resolved path ``top`` or below it?"""
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
 def is_within(path: str, root: str) -> bool:
     """Is ``path`` ``root`` or below it, both resolved (symlinks followed)?"""
-    real, top = os.path.realpath(path), os.path.realpath(root)
-    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+    return under(os.path.realpath(path), os.path.realpath(root))
 
 
 def outside_evidence(e: DirEntry, roots: Sequence[str]) -> Optional[Finding]:
@@ -84,6 +88,39 @@ def outside_evidence(e: DirEntry, roots: Sequence[str]) -> Optional[Finding]:
         target = "?"
     return Finding(FindingKind.OUTSIDE_EVIDENCE, f"symbolic link to {target}, outside the evidence given: not "
                    "followed", path=e.path)
+
+
+# file systems through which the kernel shows the host itself (processes, devices, settings): never
+# evidence. /proc/kmsg, a regular file by its mode, blocks and consumes the kernel log when read.
+KERNEL_FS_TYPES = frozenset({"proc", "sysfs", "devtmpfs", "devpts", "debugfs", "tracefs", "securityfs", "cgroup",
+                             "cgroup2", "configfs", "efivarfs", "bpf", "pstore", "fusectl", "mqueue", "binfmt_misc",
+                             "autofs", "rpc_pipefs", "nsfs", "selinuxfs"})
+_KERNEL_DEVICES: List[int] = []
+
+
+def kernel_fs_devices() -> frozenset:
+    """Device numbers (``st_dev``) of the mounted kernel file systems, from /proc/self/mountinfo
+    (read once); empty where that file does not exist."""
+    if not _KERNEL_DEVICES:
+        devices = {-1}
+        try:
+            with open("/proc/self/mountinfo", "rb") as fh:
+                for line in fh:
+                    fields = line.split()
+                    if b"-" in fields and len(fields) > fields.index(b"-") + 1:
+                        fstype = fields[fields.index(b"-") + 1].decode("ascii", "replace")
+                        major, _, minor = fields[2].partition(b":")
+                        if fstype in KERNEL_FS_TYPES and major.isdigit() and minor.isdigit():
+                            devices.add(os.makedev(int(major), int(minor)))
+        except OSError:
+            pass
+        _KERNEL_DEVICES.extend(devices)
+    return frozenset(_KERNEL_DEVICES)
+
+
+def on_kernel_fs(st: os.stat_result) -> bool:
+    """Does this file live on a kernel file system (/proc, /sys, /dev, ...)?"""
+    return st.st_dev in kernel_fs_devices()
 
 
 def is_readable(path: str) -> bool:

@@ -1,18 +1,29 @@
-"""The evidence manifest as JSON, and verify-manifest's lines. Times become text only here."""
+"""The evidence manifest as JSON, and verify-manifest's lines. Times become text only here.
+
+File names are written by :func:`forensics.report.manifest.name_fields` (text, plus the name's
+bytes in base64 when it is not valid UTF-8), so every manifest is valid UTF-8 JSON; the document
+ends with ``manifestDigest``, the SHA-256 of its canonical content (see
+:func:`forensics.report.manifest.canonical_digest`).
+"""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
-from typing import Any, Dict, Optional, Sequence, TextIO
+from typing import Any, Dict, List, Optional, Sequence, TextIO
 
 from forensics.render.terminal_text import term
 from forensics.report.manifest import (
+    DIGEST_KEY,
     MANIFEST_VERSION,
     Manifest,
-    ManifestFile,
-    Verification,
+    ManifestEntry,
+    canonical_digest,
+    name_fields,
+    name_text,
+    summarize,
 )
+from forensics.report.manifest_verify import Verification
 
 
 def _iso_ms(ms: Optional[int]) -> Optional[str]:
@@ -28,52 +39,71 @@ def _iso_ns(ns: Optional[int]) -> Optional[str]:
         .replace("+00:00", f".{ns % 1_000_000_000:09d}+00:00")
 
 
-def _file_obj(f: ManifestFile) -> Dict[str, Any]:
-    obj: Dict[str, Any] = {"path": f.path, "absolutePath": f.absolute_path, "kind": f.kind, "size": f.size,
-                           "mtimeNs": f.mtime_ns, "mtime": _iso_ns(f.mtime_ns), "sha256": f.sha256}
-    if f.sparse_sha256 is not None:
-        obj["sparseSha256"] = f.sparse_sha256
-    if f.error is not None:
-        obj["error"] = f.error
-    if f.changed_during_run:
+def _entry_obj(e: ManifestEntry) -> Dict[str, Any]:
+    obj: Dict[str, Any] = {**name_fields("path", e.path), **name_fields("absolutePath", e.absolute_path),
+                           "kind": e.kind, "type": e.type}
+    if e.is_file:
+        obj.update({"size": e.size, "mtimeNs": e.mtime_ns, "mtime": _iso_ns(e.mtime_ns), "sha256": e.sha256})
+    if e.sparse_sha256 is not None:
+        obj["sparseSha256"] = e.sparse_sha256
+    if e.target is not None:
+        obj.update(name_fields("target", e.target))
+    if e.error is not None:
+        obj["error"] = e.error
+    if e.changed_during_run:
         obj["changedDuringRun"] = True
     return obj
 
 
-def manifest_json(m: Manifest) -> bytes:
-    """The manifest file's bytes (UTF-8, keys in a fixed order, newline at the end)."""
-    obj = {
+def _names(key: str, names: Sequence[str]) -> Dict[str, Any]:
+    """A list of names, plus ``key + "Bytes"`` (base64 or null per name) when one is not UTF-8."""
+    fields = [name_fields(key, n) for n in names]
+    out: Dict[str, Any] = {key: [f[key] for f in fields]}
+    if any(key + "Bytes" in f for f in fields):
+        out[key + "Bytes"] = [f.get(key + "Bytes") for f in fields]
+    return out
+
+
+def manifest_document(m: Manifest) -> Dict[str, Any]:
+    s = summarize(m)
+    doc: Dict[str, Any] = {
         "manifestVersion": MANIFEST_VERSION,
         "tool": {"name": "kafka-forensics", "version": m.tool_version},
         "run": {
-            "command": m.command, "commandLine": list(m.command_line), "workingDirectory": m.working_directory,
-            "host": m.host, "engine": m.engine,
+            "command": m.command, "commandLine": [name_text(a) for a in m.command_line],
+            **name_fields("workingDirectory", m.working_directory), "host": m.host, "engine": m.engine,
             "startedMs": m.started_ms, "started": _iso_ms(m.started_ms),
             "endedMs": m.ended_ms, "ended": _iso_ms(m.ended_ms),
         },
         "asOf": {"timeMs": m.as_of_ms, "time": _iso_ms(m.as_of_ms), "source": m.as_of_source},
-        "inputs": list(m.inputs),
-        "summary": {"files": len(m.files), "bytes": m.total_bytes,
-                    "notHashed": sum(1 for f in m.files if f.error is not None),
-                    "changedDuringRun": sum(1 for f in m.files if f.changed_during_run)},
-        "files": [_file_obj(f) for f in m.files],
+        **_names("inputs", m.inputs),
+        "summary": {"files": s.files, "directories": s.directories, "otherEntries": s.other_entries,
+                    "bytes": s.bytes, "notHashed": s.not_hashed, "changedDuringRun": s.changed_during_run},
+        "entries": [_entry_obj(e) for e in m.entries],
     }
-    return (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    doc[DIGEST_KEY] = {"algorithm": "sha256", "value": canonical_digest(doc)}
+    return doc
+
+
+def manifest_json(m: Manifest) -> bytes:
+    """The manifest file's bytes (UTF-8, keys in a fixed order, newline at the end)."""
+    return (json.dumps(manifest_document(m), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def render_verification(rows: Sequence[Verification], manifest_sha256: str, out: TextIO, fmt: str = "text") -> None:
+    bad = sum(1 for r in rows if r.status != "ok")
+    checked = sum(1 for r in rows if r.status != "manifest")
     if fmt == "json":
-        json.dump({"manifestSha256": manifest_sha256,
-                   "files": [{"path": r.path, "status": r.status, "detail": r.detail} for r in rows],
-                   "differences": sum(1 for r in rows if r.status != "ok")}, out, indent=2)
+        entries: List[Dict[str, Any]] = [{**name_fields("path", r.path), "status": r.status,
+                                          "detail": name_text(r.detail)} for r in rows]
+        json.dump({"manifestSha256": manifest_sha256, "entries": entries, "differences": bad}, out, indent=2)
         out.write("\n")
         return
     width = max((len(r.status) for r in rows), default=2)
     for r in rows:
         out.write(f"{r.status.upper():<{width}}  {term(r.path)}  {term(r.detail)}\n")
-    bad = sum(1 for r in rows if r.status != "ok")
-    out.write(f"manifest sha256 {manifest_sha256}: {len(rows)} file(s), "
+    out.write(f"manifest sha256 {manifest_sha256}: {checked} entries, "
               + (f"{bad} difference(s)\n" if bad else "all match\n"))
 
 
-__all__ = ["manifest_json", "render_verification"]
+__all__ = ["manifest_document", "manifest_json", "render_verification"]

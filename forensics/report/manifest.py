@@ -1,23 +1,27 @@
-"""The evidence manifest: a verifiable record of one run and of every input file it looked at.
+"""The evidence manifest: a verifiable record of one run and of the whole evidence tree it looked at.
 
-:func:`record_inputs` hashes the files before the analysis reads them; :func:`close_run` re-checks
-their size and modification time after it, so a file that changed during the run is named in the
-manifest. :func:`verify_manifest` hashes the inputs again later and lists every difference. The
-JSON form (``render/manifest_render.py``) is the one written to disk; :func:`parse_manifest` reads
-it back.
+:func:`record_inputs` records every entry under the inputs (directories, files, symlinks, special
+files, with their type) and hashes the regular files before the analysis reads them;
+:func:`close_run` re-checks their size and modification time after it, so a file that changed
+during the run is named in the manifest. The JSON form (``render/manifest_render.py``) is the one
+written to disk, with a digest of its own content; ``report/manifest_verify.py`` checks a manifest
+against the evidence as it is now.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import os
 from dataclasses import dataclass, replace
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from forensics.errors import InputError
-from forensics.io.digest import FileDigest, hash_file, hash_files, stat_file
-from forensics.layout.evidence_files import EvidenceFile
+from forensics.io.digest import FileDigest, hash_files
+from forensics.layout.evidence_files import EvidenceEntry
 
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
 
 
 class ManifestFormatError(InputError):
@@ -27,16 +31,26 @@ class ManifestFormatError(InputError):
 
 
 @dataclass(frozen=True)
-class ManifestFile:
+class ManifestEntry:
     path: str  # as the user's input named it
     absolute_path: str
-    kind: str
-    size: Optional[int]
-    mtime_ns: Optional[int]
-    sha256: Optional[str]
-    error: Optional[str] = None  # could not be hashed: why
+    kind: str  # role: log dir, partition dir, directory, log-dir file, partition file, file given, other file
+    type: str = "file"  # dir, file, symlink, fifo, socket, char-device, block-device, other
+    size: Optional[int] = None
+    mtime_ns: Optional[int] = None
+    sha256: Optional[str] = None
+    error: Optional[str] = None  # a file that could not be hashed, a directory that could not be listed: why
     changed_during_run: bool = False
     sparse_sha256: Optional[str] = None  # instead of sha256, for a file with more holes than SPARSE_HASH_LIMIT
+    target: Optional[str] = None  # a symlink's target
+
+    @property
+    def is_file(self) -> bool:
+        return self.type == "file"
+
+    @property
+    def digest(self) -> Optional[str]:
+        return self.sha256 if self.sparse_sha256 is None else self.sparse_sha256
 
 
 @dataclass(frozen=True)
@@ -52,119 +66,131 @@ class Manifest:
     ended_ms: Optional[int]
     as_of_ms: Optional[int]
     as_of_source: Optional[str]
-    files: Tuple[ManifestFile, ...]
+    entries: Tuple[ManifestEntry, ...]
+    version: int = MANIFEST_VERSION
+
+    @property
+    def files(self) -> Tuple[ManifestEntry, ...]:
+        """The regular files."""
+        return tuple(e for e in self.entries if e.is_file)
 
     @property
     def total_bytes(self) -> int:
         return sum(f.size or 0 for f in self.files)
 
 
-def _from_digest(f: EvidenceFile, d: FileDigest) -> ManifestFile:
-    return ManifestFile(f.path, os.path.abspath(f.path), f.kind, d.size, d.mtime_ns, d.sha256, d.error,
-                        d.changed_while_read, d.sparse_sha256)
+@dataclass(frozen=True)
+class Summary:
+    """What a manifest's ``summary`` says; :func:`summarize` computes it from the entries."""
+
+    files: int
+    directories: int
+    other_entries: int
+    bytes: int
+    not_hashed: int
+    changed_during_run: int
 
 
-def record_inputs(manifest: Manifest, files: Sequence[EvidenceFile]) -> Manifest:
-    """The manifest with ``files`` hashed (added to those already recorded, each path once)."""
-    known = {f.absolute_path for f in manifest.files}
-    todo = [f for f in files if os.path.abspath(f.path) not in known]
-    digests = hash_files([f.path for f in todo])
-    return replace(manifest, files=manifest.files + tuple(_from_digest(f, d) for f, d in zip(todo, digests)))
+def summarize(m: Manifest) -> Summary:
+    files = m.files
+    return Summary(len(files), sum(1 for e in m.entries if e.type == "dir"),
+                   sum(1 for e in m.entries if e.type not in ("file", "dir")), m.total_bytes,
+                   sum(1 for f in files if f.error is not None), sum(1 for f in files if f.changed_during_run))
+
+
+def entry_of(e: EvidenceEntry, d: Optional[FileDigest]) -> ManifestEntry:
+    """A manifest entry from a tree entry and, for a regular file, its digest."""
+    if d is None:
+        return ManifestEntry(e.path, os.path.abspath(e.path), e.kind, e.type, error=e.error, target=e.target)
+    return ManifestEntry(e.path, os.path.abspath(e.path), e.kind, e.type, d.size, d.mtime_ns, d.sha256,
+                         d.error, d.changed_while_read, d.sparse_sha256)
+
+
+def digest_entries(entries: Sequence[EvidenceEntry]) -> Tuple[ManifestEntry, ...]:
+    """Entries with every regular file hashed; a symlink below an input is never followed (only an
+    input given as a symlink is), and nothing on a kernel file system is read."""
+    files = [e for e in entries if e.type == "file" and e.error is None]
+    digests = {}
+    for follow in (True, False):
+        group = [e.path for e in files if e.given == follow]
+        digests.update(zip(group, hash_files(group, follow=follow)))
+    return tuple(entry_of(e, digests.get(e.path)) for e in entries)
+
+
+def record_inputs(manifest: Manifest, entries: Sequence[EvidenceEntry]) -> Manifest:
+    """The manifest with ``entries`` recorded and their files hashed (each path once)."""
+    known = {e.absolute_path for e in manifest.entries}
+    todo = [e for e in entries if os.path.abspath(e.path) not in known]
+    merged = manifest.entries + digest_entries(todo)
+    return replace(manifest, entries=tuple(sorted(merged, key=lambda e: e.path)))
+
+
+def _moved(e: ManifestEntry, given: bool) -> bool:
+    """Did a recorded file's size or modification time move since it was hashed?"""
+    if not e.is_file or e.error is not None:
+        return False
+    try:
+        st = os.stat(e.path) if given else os.lstat(e.path)
+    except OSError:
+        return True
+    return (st.st_size, st.st_mtime_ns) != (e.size, e.mtime_ns)
 
 
 def close_run(manifest: Manifest, ended_ms: int, as_of_ms: Optional[int], as_of_source: Optional[str]) -> Manifest:
     """End time and as-of; every file whose size or modification time moved since it was hashed is
     marked ``changed_during_run``."""
-    files = []
-    for f in manifest.files:
-        now = stat_file(f.path)
-        moved = f.error is None and (now is None or (now.size, now.mtime_ns) != (f.size, f.mtime_ns))
-        files.append(replace(f, changed_during_run=True) if moved else f)
-    return replace(manifest, ended_ms=ended_ms, as_of_ms=as_of_ms, as_of_source=as_of_source, files=tuple(files))
+    entries = tuple(replace(e, changed_during_run=True) if _moved(e, e.path in manifest.inputs) else e
+                    for e in manifest.entries)
+    return replace(manifest, ended_ms=ended_ms, as_of_ms=as_of_ms, as_of_source=as_of_source, entries=entries)
 
 
-# -- verification --------------------------------------------------------------------------------
+# -- the JSON form's two rules, used by the writer (render/manifest_render.py) and the reader --------
+
+DIGEST_KEY = "manifestDigest"
 
 
-@dataclass(frozen=True)
-class Verification:
-    path: str  # the path that was hashed again
-    status: str  # ok, changed, missing, unreadable, not-hashed
-    detail: str
+def canonical_digest(document: Mapping[str, Any]) -> str:
+    """SHA-256 of the manifest's canonical content: the JSON document without its ``manifestDigest``
+    key, written with sorted keys, no whitespace and ASCII only. Any edit of a value changes it; the
+    pretty-printed file and the parsed document give the same digest."""
+    body = {k: v for k, v in document.items() if k != DIGEST_KEY}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
-def _where(f: ManifestFile, base: Optional[str]) -> str:
-    if base is None:
-        return f.absolute_path
-    return f.path if os.path.isabs(f.path) else os.path.join(base, f.path)
+def _name_bytes(name: str) -> bytes:
+    try:
+        return name.encode("utf-8", "surrogateescape")  # the bytes on disk, as os.fsdecode carried them
+    except UnicodeEncodeError:  # a lone surrogate no file name yields
+        return name.encode("utf-8", "surrogatepass")
 
 
-def verify_manifest(manifest: Manifest, base: Optional[str] = None) -> List[Verification]:
-    """Each recorded file hashed again (relative paths against ``base`` when given, else the recorded
-    absolute paths). Differences in content, size or modification time are listed."""
-    where = [_where(f, base) for f in manifest.files]
-    digests = [hash_file(path, form="sparse" if f.sparse_sha256 else "sha256") for f, path in zip(manifest.files, where)]
-    return [_compare(f, path, d) for f, path, d in zip(manifest.files, where, digests)]
+def name_text(name: str) -> str:
+    """A file name as JSON text: a byte that is not valid UTF-8 (carried as a lone surrogate by
+    ``os.fsdecode``) is written ``\\xNN``. The name's bytes then go beside it (:func:`name_fields`)."""
+    return _name_bytes(name).decode("utf-8", "backslashreplace")
 
 
-def _compare(f: ManifestFile, path: str, d: FileDigest) -> Verification:
-    if f.error is not None:
-        return Verification(path, "not-hashed", f"was not readable when recorded ({f.error})")
-    if d.error is not None:
-        status = "missing" if d.error == "no such file" else "unreadable"
-        return Verification(path, status, d.error)
-    differences = []
-    if d.sha256 != f.sha256:
-        differences.append(f"sha256 {d.sha256} (recorded {f.sha256})")
-    if d.sparse_sha256 != f.sparse_sha256:
-        differences.append(f"sparse digest {d.sparse_sha256} (recorded {f.sparse_sha256})")
-    if d.size != f.size:
-        differences.append(f"size {d.size} (recorded {f.size})")
-    if d.mtime_ns != f.mtime_ns:
-        differences.append(f"modification time {d.mtime_ns} ns (recorded {f.mtime_ns})")
-    if differences:
-        return Verification(path, "changed", "; ".join(differences))
-    note = " (it changed while the recorded run read it)" if f.changed_during_run else ""
-    digest = f"sha256 {d.sha256}" if d.sparse_sha256 is None else f"sparse digest {d.sparse_sha256}"
-    return Verification(path, "ok", f"{digest}{note}")
+def name_fields(key: str, name: str) -> Dict[str, str]:
+    """``{key: text}``, plus ``{key + "Bytes": base64 of the name's bytes}`` when the name is not
+    valid UTF-8: the text is for reading, the bytes are the faithful name."""
+    if not any("\ud800" <= c <= "\udfff" for c in name):
+        return {key: name}
+    return {key: name_text(name), key + "Bytes": base64.b64encode(_name_bytes(name)).decode("ascii")}
 
 
-# -- reading a manifest back ---------------------------------------------------------------------
-
-
-def _field(obj: Mapping[str, Any], key: str, kind: type, where: str, optional: bool = False) -> Any:
+def name_from(obj: Mapping[str, Any], key: str) -> Optional[str]:
+    """The name a :func:`name_fields` pair holds (its bytes when given), or None when absent."""
+    raw = obj.get(key + "Bytes")
+    if isinstance(raw, str):
+        try:
+            return os.fsdecode(base64.b64decode(raw, validate=True))
+        except (ValueError, TypeError):
+            return None
     value = obj.get(key)
-    if value is None and optional:
-        return None
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        raise ManifestFormatError(f"{where}: field {key!r} is missing or not a {kind.__name__}")
-    return value
+    return value if isinstance(value, str) else None
 
 
-def parse_manifest(obj: Any, path: str) -> Manifest:
-    """A Manifest from the JSON object written by ``render_manifest``; ManifestFormatError otherwise."""
-    if not isinstance(obj, dict) or obj.get("manifestVersion") != MANIFEST_VERSION or not isinstance(
-            obj.get("files"), list):
-        raise ManifestFormatError("not a kafka-forensics evidence manifest (version 1)", path=path)
-    files = []
-    for i, f in enumerate(obj["files"]):
-        where = f"{path}: files[{i}]"
-        if not isinstance(f, dict):
-            raise ManifestFormatError(f"{where} is not an object")
-        files.append(ManifestFile(
-            _field(f, "path", str, where), _field(f, "absolutePath", str, where), _field(f, "kind", str, where),
-            _field(f, "size", int, where, True), _field(f, "mtimeNs", int, where, True),
-            _field(f, "sha256", str, where, True), _field(f, "error", str, where, True),
-            bool(f.get("changedDuringRun", False)), _field(f, "sparseSha256", str, where, True)))
-    run, tool, as_of = obj.get("run") or {}, obj.get("tool") or {}, obj.get("asOf") or {}
-    return Manifest(
-        tool_version=str(tool.get("version", "")), command=str(run.get("command", "")),
-        command_line=tuple(str(a) for a in run.get("commandLine", ())),
-        working_directory=str(run.get("workingDirectory", "")), host=str(run.get("host", "")),
-        engine=run.get("engine"), inputs=tuple(str(p) for p in obj.get("inputs", ())),
-        started_ms=int(run.get("startedMs", 0)), ended_ms=run.get("endedMs"),
-        as_of_ms=as_of.get("timeMs"), as_of_source=as_of.get("source"), files=tuple(files))
-
-
-__all__ = ["MANIFEST_VERSION", "Manifest", "ManifestFile", "ManifestFormatError", "Verification", "close_run",
-           "parse_manifest", "record_inputs", "verify_manifest"]
+__all__ = ["DIGEST_KEY", "MANIFEST_VERSION", "Manifest", "ManifestEntry", "ManifestFormatError", "Summary",
+           "canonical_digest", "close_run", "digest_entries", "entry_of", "name_fields", "name_from", "name_text",
+           "record_inputs", "summarize"]

@@ -8,6 +8,7 @@ stalling the suite, on a copy of ``fixtures/example-disk`` or ``fixtures/real``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -125,7 +126,7 @@ def test_a_100_gib_sparse_segment_costs_seconds_and_flat_memory(sparse_disk: Pat
     manifest = tmp_path / "m.json"
     code, err, rss = run_measured("find-hanging", disk, *LOCAL, "--manifest", manifest, cwd=tmp_path, timeout=60)
     assert code == 1 and rss < 300, (err, rss)
-    entry = [f for f in json.loads(manifest.read_text())["files"] if f["path"] == str(sparse_disk)]
+    entry = [f for f in json.loads(manifest.read_text())["entries"] if f["path"] == str(sparse_disk)]
     assert [(e["size"], e["sha256"], len(e["sparseSha256"])) for e in entry] == [(size, None, 64)]
     code, err, rss = run_measured("scan", disk, "--format", "json", *LOCAL, cwd=tmp_path, timeout=60)
     assert code == 0 and rss < 300, (err, rss)
@@ -175,9 +176,14 @@ def test_symlinks_leaving_the_evidence_are_findings_not_followed(disk: Path, tmp
     partitions = [p["path"] for d in json.loads(out)["logDirs"] for p in d["partitions"]]
     assert partitions and not {str(link) for link in links} & set(partitions)
     assert all(os.path.realpath(p).startswith(str(disk) + os.sep) for p in partitions)
-    # the manifest hashed nothing outside the evidence
-    for f in json.loads(manifest.read_text())["files"]:
-        assert os.path.realpath(f["absolutePath"]).startswith(str(disk) + os.sep), f
+    # the manifest records the links as links and hashed nothing outside the evidence
+    entries = json.loads(manifest.read_text())["entries"]
+    assert {e["absolutePath"]: e.get("target") for e in entries if e["type"] == "symlink"} == {
+        str(link): target for link, target in links.items()}
+    for e in entries:
+        assert e["absolutePath"] == str(disk) or e["absolutePath"].startswith(str(disk) + os.sep), e
+        if e["type"] == "file":
+            assert os.path.realpath(e["absolutePath"]).startswith(str(disk) + os.sep), e
 
 
 def test_a_symlink_given_as_input_is_followed(disk: Path, tmp_path: Path) -> None:
@@ -187,3 +193,101 @@ def test_a_symlink_given_as_input_is_followed(disk: Path, tmp_path: Path) -> Non
     assert code == 0 and "reporting-app" in out, err
     code, _, err = run("list", disk, *LOCAL, cwd=tmp_path)
     assert "outside_evidence" not in err
+
+
+# -- the manifest proves the whole tree ----------------------------------------------------------------
+
+
+def manifest_of(disk: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "m.json"
+    code, _, err = run("scan", disk, *LOCAL, "--manifest", target, cwd=tmp_path)
+    assert code == 0, err
+    return target
+
+
+def verify(manifest: Path, tmp_path: Path, *extra) -> Tuple[int, list, str]:
+    code, out, err = run("verify-manifest", manifest, *extra, cwd=tmp_path, timeout=60)
+    return code, [line for line in out.splitlines() if not line.startswith("OK ")], err
+
+
+def test_verify_names_every_added_removed_renamed_and_retyped_entry(disk: Path, tmp_path: Path) -> None:
+    manifest = manifest_of(disk, tmp_path)
+    digest = hashlib.sha256(manifest.read_bytes()).hexdigest()
+    entries = len(json.loads(manifest.read_text())["entries"])
+    segment = disk / "orders-0" / f"{SEG}.log"
+    added = disk / "orders-0" / "00000000000000000099.log"  # an added segment changes the analysis
+    shutil.copy(segment, added)
+    (disk / "orders-7").mkdir()  # a partition dir
+    (disk / "notes.txt").write_bytes(b"x")  # a root file
+    index = disk / "orders-1" / f"{SEG}.timeindex"
+    index.rename(disk / "orders-1" / "old.timeindex")
+    metadata = disk / "payments-0" / "partition.metadata"
+    metadata.unlink()
+    os.mkfifo(metadata)  # opening it would block
+    code, lines, _ = verify(manifest, tmp_path)
+    assert code == 1
+    sha = hashlib.sha256(segment.read_bytes()).hexdigest()
+    assert lines == [
+        f"ADDED         {disk / 'notes.txt'}  a file the manifest does not list (sha256 "
+        f"{hashlib.sha256(b'x').hexdigest()})",
+        f"ADDED         {added}  a file the manifest does not list (sha256 {sha})",
+        f"RENAMED       {disk / 'orders-1' / 'old.timeindex'}  was {index} (same sha256 "
+        f"{hashlib.sha256((disk / 'orders-1' / 'old.timeindex').read_bytes()).hexdigest()})",
+        f"ADDED         {disk / 'orders-7'}  a directory the manifest does not list",
+        f"TYPE-CHANGED  {metadata}  was a file, now a FIFO: not opened",
+        f"manifest sha256 {digest}: {entries + 3} entries, 5 difference(s)",
+    ]
+
+
+def test_an_edited_manifest_fails_its_own_digest_and_summary(disk: Path, tmp_path: Path) -> None:
+    manifest = manifest_of(disk, tmp_path)
+    doc = json.loads(manifest.read_text())
+    gone = disk / "orders-0" / f"{SEG}.index"
+    size = gone.stat().st_size
+    doc["entries"] = [e for e in doc["entries"] if e["absolutePath"] != str(gone)]  # drop an entry ...
+    gone.unlink()  # ... and its file: this verified clean before
+    manifest.write_text(json.dumps(doc, indent=2))
+    code, lines, _ = verify(manifest, tmp_path)
+    assert code == 1
+    assert lines[0].startswith(f"MANIFEST  {manifest}  its content does not match its own digest (computed ")
+    assert lines[0].endswith(f"recorded {doc['manifestDigest']['value']}): it was edited after it was written")
+    assert lines[1:3] == [
+        f"MANIFEST  {manifest}  summary.files is {doc['summary']['files']} but the entries listed make "
+        f"{doc['summary']['files'] - 1}",
+        f"MANIFEST  {manifest}  summary.bytes is {doc['summary']['bytes']} but the entries listed make "
+        f"{doc['summary']['bytes'] - size}",
+    ]
+
+
+def test_verify_never_reads_outside_the_manifest_inputs(disk: Path, tmp_path: Path) -> None:
+    manifest = manifest_of(disk, tmp_path)
+    doc = json.loads(manifest.read_text())
+    doc["entries"].append({"path": "/proc/kmsg", "absolutePath": "/proc/kmsg", "kind": "partition file",
+                           "type": "file", "size": 0, "mtimeNs": 0, "sha256": "0" * 64})
+    manifest.write_text(json.dumps(doc))
+    code, lines, _ = verify(manifest, tmp_path)  # reading /proc/kmsg would block (and eat the kernel log)
+    assert code == 1 and "OUTSIDE   /proc/kmsg  not under the manifest's inputs: not read" in lines
+    doc["inputs"] = ["/proc"]  # a forged input: nothing on a kernel file system is entered
+    manifest.write_text(json.dumps(doc))
+    code, lines, _ = verify(manifest, tmp_path)
+    assert code == 1 and any(line.startswith("MISSING") and "/proc/kmsg" in line for line in lines)
+
+
+def test_names_that_are_not_utf8_are_carried_and_shown_escaped(disk: Path, tmp_path: Path) -> None:
+    bad_dir = os.fsdecode(bytes(disk) + b"/caf\xe9-0")
+    bad_file = os.fsdecode(bytes(disk) + b"/orders-0/\xff\x1b[2J.txt")
+    os.mkdir(bad_dir)
+    Path(bad_file).write_bytes(b"y")
+    manifest = manifest_of(disk, tmp_path)
+    raw = manifest.read_bytes()
+    raw.decode("utf-8")  # valid UTF-8 JSON
+    by_bytes = {os.fsencode(os.fsdecode(__import__("base64").b64decode(e["absolutePathBytes"]))): e
+                for e in json.loads(raw)["entries"] if "absolutePathBytes" in e}
+    assert set(by_bytes) == {os.fsencode(bad_dir), os.fsencode(bad_file)}
+    assert by_bytes[os.fsencode(bad_file)]["absolutePath"] == f"{disk}/orders-0/\\xff\x1b[2J.txt"
+    code, lines, _ = verify(manifest, tmp_path)
+    assert code == 0 and lines[-1].endswith("all match")
+    os.rename(bad_file, disk / "orders-0" / "y.txt")
+    code, lines, _ = verify(manifest, tmp_path)
+    assert code == 1 and lines[0] == (f"RENAMED  {disk}/orders-0/y.txt  was {disk}/orders-0/\\xff\\x1b[2J.txt "
+                                      f"(same sha256 {hashlib.sha256(b'y').hexdigest()})")

@@ -36,15 +36,18 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def log_dir_files(root: Path) -> Dict[str, Path]:
-    """Every regular file in the disk's log dirs and their partition dirs, by absolute path."""
-    out = {}
-    for log_dir in (p for p in root.iterdir() if (p / "meta.properties").exists()):
-        for d in [log_dir] + [c for c in log_dir.iterdir() if c.is_dir()]:
-            for f in d.iterdir():
-                if f.is_file():
-                    out[str(f.resolve())] = f
+def tree(root: Path) -> Dict[str, str]:
+    """Every entry under ``root`` (and ``root``), by absolute path: "dir" or "file" (os.walk)."""
+    out = {str(root): "dir"}
+    for top, dirs, files in os.walk(root):
+        out.update({os.path.join(top, d): "dir" for d in dirs})
+        out.update({os.path.join(top, f): "file" for f in files})
     return out
+
+
+def log_dir_files(root: Path) -> Dict[str, Path]:
+    """Every regular file under ``root``, by absolute path."""
+    return {p: Path(p) for p, kind in tree(root).items() if kind == "file"}
 
 
 @pytest.fixture()
@@ -74,30 +77,32 @@ def test_every_disk_command_writes_a_manifest_that_verifies(command: str, disk: 
     data = target.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     m = json.loads(data)
-    assert m["manifestVersion"] == 1 and m["run"]["command"] == command
+    assert m["manifestVersion"] == 2 and m["run"]["command"] == command
     assert m["run"]["commandLine"][0] == "kafka-forensics"
     assert m["run"]["startedMs"] <= m["run"]["endedMs"]
     assert f"manifest: {target} (sha256 {digest}" in err
     # each digest is the file's own, and size and mtime are the file's
-    for f in m["files"]:
+    files = [f for f in m["entries"] if f["type"] == "file"]
+    for f in files:
         p = Path(f["absolutePath"])
         assert f["sha256"] == sha256(p), p
         assert (f["size"], f["mtimeNs"]) == (p.stat().st_size, p.stat().st_mtime_ns), p
-    recorded = {f["absolutePath"] for f in m["files"]}
+    recorded = {f["absolutePath"]: f["type"] for f in m["entries"]}
     if command == "dump":
-        assert recorded == {str(disk / SEGMENT)}
+        assert recorded == {str(disk / SEGMENT): "file"}
         assert json.loads(out.splitlines()[-1]) == {"type": "manifest", "path": str(target), "sha256": digest}
-    else:
-        assert recorded == set(log_dir_files(disk))
-        assert m["summary"]["files"] == len(recorded) and m["summary"]["bytes"] == sum(
+    else:  # the whole tree under the input: every file and directory, with its type
+        assert recorded == tree(disk)
+        assert m["summary"]["files"] == len(files) and m["summary"]["bytes"] == sum(
             f.stat().st_size for f in log_dir_files(disk).values())
+        assert m["summary"]["directories"] == sum(1 for t in recorded.values() if t == "dir")
         if command == "abort-commands":
             assert f"# evidence manifest: {target} (sha256 {digest})" in out
         else:
             assert json.loads(out)["manifest"] == {"path": str(target), "sha256": digest}
     code, out, err = invoke(["verify-manifest", str(target)], tmp_path)
     assert code == 0, out + err
-    assert out.splitlines()[-1] == f"manifest sha256 {digest}: {len(recorded)} file(s), all match"
+    assert out.splitlines()[-1] == f"manifest sha256 {digest}: {len(recorded)} entries, all match"
 
 
 def test_as_of_and_engine_are_recorded(disk: Path, tmp_path: Path) -> None:
@@ -123,7 +128,7 @@ def test_the_command_line_is_recorded_as_given(disk: Path, tmp_path: Path) -> No
     m = json.loads(target.read_text())
     assert m["run"]["commandLine"] == ["kafka-forensics", *args]
     assert m["run"]["workingDirectory"] == str(tmp_path)
-    assert {f["path"] for f in m["files"]} == {os.path.relpath(p, tmp_path) for p in log_dir_files(disk)}
+    assert {f["path"] for f in m["entries"]} == {os.path.relpath(p, tmp_path) for p in tree(disk)}
 
 
 def test_without_manifest_json_reports_keep_their_shape(disk: Path, tmp_path: Path) -> None:

@@ -107,7 +107,7 @@ def _check(args: List[str], evidence: Path, tmp_path: Path) -> subprocess.Comple
     assert proc.returncode in (0, 1), proc.stderr
     assert "Traceback" not in proc.stderr
     assert snapshot(evidence) == before, "the evidence tree changed"
-    assert json.loads(manifest.read_text())["files"], "the manifest lists no file"
+    assert [e for e in json.loads(manifest.read_text())["entries"] if e["type"] == "file"], "the manifest lists no file"
     verify = subprocess.run([sys.executable, "-m", "forensics", "verify-manifest", str(manifest)],
                             capture_output=True, text=True, timeout=120)
     assert verify.returncode == 0, verify.stdout + verify.stderr

@@ -24,7 +24,8 @@ from forensics.io.files import MappedFile, file_holes, open_evidence
 from forensics.io.frames import FrameScanner
 
 REPO = Path(__file__).resolve().parents[2]
-SEGMENT = (REPO / "fixtures" / "real" / "kraft-tv2" / "disk" / "b-txn-aborts-0" / "00000000000000000000.log").read_bytes()
+SEGMENT = (REPO / "fixtures" / "real" / "kraft-tv2" / "disk" / "b-txn-aborts-0" /
+           "00000000000000000000.log").read_bytes()
 MiB = 1 << 20
 
 
