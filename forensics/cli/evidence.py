@@ -1,9 +1,10 @@
 """``--manifest FILE`` for every command that reads disks, and ``verify-manifest``.
 
-A :class:`ManifestRun` starts with the command: it refuses a manifest path inside the evidence,
-records the whole tree under the inputs and hashes its files once discovery has named the log and
-partition dirs (before the analysis reads them), and at the end writes the manifest (atomically,
-next to nowhere but FILE) and returns its digest, which JSON reports embed.
+A :class:`ManifestRun` starts with the command: it refuses a manifest path anywhere in the evidence
+(:func:`check_outside_evidence`, the one rule for every output path), records the whole tree under
+the inputs and hashes its files once discovery has named the log and partition dirs (before the
+analysis reads them), and at the end writes the manifest (atomically, next to nowhere but FILE)
+and returns its digest, which JSON reports embed.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from forensics.cli.app import (
     fail,
 )
 from forensics.errors import InputError
+from forensics.layout.evidence import evidence_zones, under
 from forensics.layout.evidence import is_within as inside
 from forensics.layout.evidence_files import EvidenceEntry, evidence_tree, roles_of
 from forensics.layout.records import Inventory
@@ -48,10 +50,15 @@ class ManifestRef:
 
 
 def check_outside_evidence(target: str, inputs: Sequence[str], option: str = "--manifest") -> None:
-    """Refuse (exit 2) an output path that lies inside, or is, one of the inputs."""
+    """Refuse (exit 2) an output path anywhere in the evidence: inside or equal to an input, beside a
+    file given, or under the broker log dir holding an input (layout/evidence.evidence_zones). The one
+    rule for every output path (--manifest, report --out, export --out)."""
+    real = os.path.realpath(target)
     for given in inputs:
-        if os.path.lexists(given) and inside(target, given):
-            raise fail(f"{option} {target}: lies inside the evidence ({given}); write it elsewhere", EXIT_USAGE)
+        for zone, why in evidence_zones(given):
+            if under(real, zone):
+                where = given if why == given else f"{zone}, {why}"
+                raise fail(f"{option} {target}: lies inside the evidence ({where}); write it elsewhere", EXIT_USAGE)
 
 
 def require_parent_dir(target: str, option: str) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Iterable, List, NamedTuple, Optional, Sequence
 
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import describe_mode
+from forensics.layout.names import OFFSET_CHECKPOINT_NAMES
 
 if TYPE_CHECKING:  # pragma: no cover
     from forensics.layout.records import Inventory
@@ -73,6 +74,33 @@ def under(real: str, top: str) -> bool:
 def is_within(path: str, root: str) -> bool:
     """Is ``path`` ``root`` or below it, both resolved (symlinks followed)?"""
     return under(os.path.realpath(path), os.path.realpath(root))
+
+
+# names whose presence makes a directory a broker log dir (LogManager writes them at its root)
+LOG_DIR_MARKERS = ("meta.properties", ".kafka_cleanshutdown", "bootstrap.checkpoint", *OFFSET_CHECKPOINT_NAMES)
+
+
+def is_log_dir(path: str) -> bool:
+    """Does ``path`` hold one of the files a broker writes at a log dir's root? (Existence only.)"""
+    return any(os.path.lexists(os.path.join(path, name)) for name in LOG_DIR_MARKERS)
+
+
+def evidence_zones(given: str) -> List[Tuple[str, str]]:
+    """Where nothing of ours may be written because of the input ``given``: ``(real path, why)``.
+    The input itself; for a file, the directory holding it; and the broker log dir at or just above
+    that directory (or above a directory given), so that an output beside a segment or a partition dir
+    given alone lands neither in its partition dir nor among its sibling partitions."""
+    if not os.path.lexists(given):
+        return []
+    real = os.path.realpath(given)
+    zones = [(real, given)]
+    start = real if os.path.isdir(real) else os.path.dirname(real)
+    if start != real:
+        zones.append((start, f"the directory holding {given}"))
+    for up in (start, os.path.dirname(start)):
+        if up != os.path.dirname(up) and is_log_dir(up) and all(up != z for z, _ in zones):
+            zones.append((up, f"the log dir holding {given}"))
+    return zones
 
 
 def outside_evidence(e: DirEntry, roots: Sequence[str]) -> Optional[Finding]:

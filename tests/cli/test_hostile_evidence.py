@@ -50,6 +50,19 @@ def findings_in(report: Any) -> Iterator[dict]:
             yield from findings_in(value)
 
 
+def in_process(*args) -> Tuple[int, str, str]:
+    """The tool through typer's CliRunner, for commands that must refuse before doing anything."""
+    from typer.testing import CliRunner
+
+    import forensics.cli.export_cmd  # noqa: F401  (registers the commands)
+    import forensics.cli.report_cmd  # noqa: F401
+    import forensics.cli.scan_cmd  # noqa: F401
+    from forensics.cli.app import app
+
+    result = CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
 @pytest.fixture()
 def disk(tmp_path: Path) -> Path:
     copy = tmp_path / "evidence" / "broker-1"
@@ -291,3 +304,47 @@ def test_names_that_are_not_utf8_are_carried_and_shown_escaped(disk: Path, tmp_p
     code, lines, _ = verify(manifest, tmp_path)
     assert code == 1 and lines[0] == (f"RENAMED  {disk}/orders-0/y.txt  was {disk}/orders-0/\\xff\\x1b[2J.txt "
                                       f"(same sha256 {hashlib.sha256(b'y').hexdigest()})")
+
+
+# -- no output of ours lands in the evidence ------------------------------------------------------------
+
+
+def tree_state(root: Path) -> list:
+    return sorted((str(p), p.stat().st_mtime_ns) for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize("where, why", [
+    ("orders-0/m.json", "{disk}/orders-0, the directory holding {given}"),  # beside the segment given
+    ("orders-1/m.json", "{disk}, the log dir holding {given}"),  # a sibling partition
+    ("m.json", "{disk}, the log dir holding {given}"),  # the log dir itself
+])
+def test_no_manifest_lands_near_a_file_given(disk: Path, tmp_path: Path, where: str, why: str) -> None:
+    given = disk / "orders-0" / f"{SEG}.log"
+    before = tree_state(disk)
+    target = disk / where
+    code, out, err = run("dump", given, "--manifest", target, cwd=tmp_path)
+    assert (code, out) == (2, "")
+    assert err == (f"kafka-forensics: --manifest {target}: lies inside the evidence "
+                   f"({why.format(disk=disk, given=given)}); write it elsewhere\n")
+    assert tree_state(disk) == before
+
+
+@pytest.mark.parametrize("command", [
+    ("scan", "--manifest"), ("report", "--out"), ("export", "--out")])
+def test_no_output_lands_beside_a_partition_dir_given(disk: Path, tmp_path: Path, command) -> None:
+    name, option = command
+    given = disk / "orders-0"
+    target = disk / "payments-0" / "out"
+    before = tree_state(disk)
+    args = [name, given, option, target] + (["--engine", "local"] if name != "export" else [])
+    code, out, err = in_process(*args)  # (in process: export would start Spark, but is refused before)
+    assert (code, out) == (2, "")
+    assert err == (f"kafka-forensics: {option} {target}: lies inside the evidence ({disk}, the log dir holding "
+                   f"{given}); write it elsewhere\n")
+    assert tree_state(disk) == before
+
+
+def test_an_output_beside_the_evidence_is_fine(disk: Path, tmp_path: Path) -> None:
+    target = disk.parent / "m.json"  # beside the log dir, not in it
+    code, _, err = run("dump", disk / "orders-0" / f"{SEG}.log", "--manifest", target, cwd=tmp_path)
+    assert code == 0 and target.exists(), err
