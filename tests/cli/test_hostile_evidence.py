@@ -348,3 +348,27 @@ def test_an_output_beside_the_evidence_is_fine(disk: Path, tmp_path: Path) -> No
     target = disk.parent / "m.json"  # beside the log dir, not in it
     code, _, err = run("dump", disk / "orders-0" / f"{SEG}.log", "--manifest", target, cwd=tmp_path)
     assert code == 0 and target.exists(), err
+
+
+def test_every_attack_at_once_on_a_real_kafka_disk(tmp_path: Path) -> None:
+    """A copy of a real Kafka 4.1 log dir with a partition dir linked to /proc, a FIFO index, a 100 GiB
+    sparse segment and a directory named with a byte that is not UTF-8: find-hanging with a manifest
+    finishes in seconds, names each, and the manifest verifies."""
+    disk = tmp_path / "real"
+    shutil.copytree(REAL, disk)
+    os.symlink("/proc", disk / "evil-0")
+    os.mkfifo(disk / "d-txn-ongoing-0" / "00000000000000000099.index")
+    sparse = disk / "b-txn-aborts-0" / "00000000000000000099.log"
+    with open(sparse, "wb") as fh:
+        fh.truncate(100 << 30)
+    os.mkdir(os.fsdecode(bytes(disk) + b"/caf\xe9-0"))
+    manifest = tmp_path / "m.json"
+    code, _, err = run("find-hanging", disk, *LOCAL, "--manifest", manifest, cwd=tmp_path, timeout=120)
+    assert code in (0, 1), err
+    lines = err.splitlines()
+    assert outside_line(disk / "evil-0", "/proc") in lines
+    assert (f"error: unreadable_file: {disk}/d-txn-ongoing-0/00000000000000000099.index: a FIFO (named pipe), "
+            "not a regular file: not opened") in lines
+    assert any(line.startswith(f"warning: zero_fill: {sparse}, bytes 0-{100 << 30}: ") for line in lines), err
+    code, lines, err = verify(manifest, tmp_path)
+    assert code == 0 and lines[-1].endswith("all match"), lines
