@@ -87,9 +87,9 @@ def find_hanging_cli(
 
     with error_boundary():
         run = ManifestRun(manifest, "find-hanging", paths, engine.value)
-        rep, verdicts, when, _version = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions,
-                                                  progress, (engine, master, conf), run, cluster_id, broker_version)
-        pairs = hanging_rows(verdicts, show_all, when)
+        rep, verdicts, when, version = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions,
+                                                 progress, (engine, master, conf), run, cluster_id, broker_version)
+        pairs = hanging_rows(verdicts, show_all, when, version=version)
         if fmt is RowFormat.json:  # what each abort would discard (reads the transactions' batches)
             add_previews(pairs, rep.inventory, redact)
         rows = [row for row, _ in pairs]
@@ -137,16 +137,16 @@ def abort_commands_cli(
 
     with error_boundary():
         run = ManifestRun(manifest, "abort-commands", paths, engine.value)
-        rep, verdicts, when, _version = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions,
-                                                  progress, (engine, master, conf), run, cluster_id, broker_version)
-        pairs = [(hanging_row(v, bootstrap, command_config, arm_unverifiable), v) for v in verdicts
+        rep, verdicts, when, version = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions,
+                                                 progress, (engine, master, conf), run, cluster_id, broker_version)
+        pairs = [(hanging_row(v, bootstrap, command_config, arm_unverifiable, version), v) for v in verdicts
                  if v.needs_attention]
         add_previews(pairs, rep.inventory, redact)
         rows = [row for row, _ in pairs]
         ref = _finish(run, when)
         render_abort_script(rows, sys.stdout, as_of=as_of_text(when), inputs=paths, manifest=ref,
                             bootstrap=bootstrap, command_config=command_config,
-                            warnings=evidence_warnings(rep))
+                            warnings=evidence_warnings(rep), brokers=version.label)
         sys.stdout.flush()
         write_clock(when, as_of_line=False)
         _report_evidence(rep)

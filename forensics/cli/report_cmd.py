@@ -64,14 +64,15 @@ def report_cli(
     require_parent_dir(out, "--out")
     with error_boundary():
         run = ManifestRun(manifest, "report", paths, engine.value)
-        rep, verdicts, when, _version = _verdicts(paths, as_of, None, None, None, minutes, partitions, progress,
-                                                  (engine, master, conf), run, cluster_id, broker_version)
+        rep, verdicts, when, version = _verdicts(paths, as_of, None, None, None, minutes, partitions, progress,
+                                                 (engine, master, conf), run, cluster_id, broker_version)
         ref = run.finish(when.time_ms, when.source)
-        pairs = [(hanging_row(v, bootstrap, command_config), v) for v in verdicts]
+        pairs = [(hanging_row(v, bootstrap, command_config, version=version), v) for v in verdicts]
         add_previews(pairs, rep.inventory, redact)
         rows = [r for r, _ in pairs]
         incident = build_incident(rep, verdicts, when, inputs=paths, rows=rows,
-                                  manifest=(ref.path, ref.sha256) if ref is not None else None)
+                                  manifest=(ref.path, ref.sha256) if ref is not None else None,
+                                  brokers=version.label)
         size = _write(out, html_report(incident))
         s = incident.summary
         sys.stderr.write(f"report: {out} ({size} bytes): {s.hanging} hanging, {s.unverifiable} unverifiable, "

@@ -82,21 +82,23 @@ _MAIN = ("\nmain() {\n"
 
 
 def _forms(r: Row, armed: bool, bootstrap: str, command_config: Optional[str]) -> str:
-    """The abort command forms of a row: the legacy one active when armed, right after its live guard;
-    every other one commented."""
+    """The abort command forms of a row: the active one (``activeForm``) first, armed when the row is,
+    right after its live guard; every other one commented, each under the versions it works on."""
     forms = r["abortForms"]
-    out = [_form("abortArgs")]
+    active = r.get("activeForm") or "abortArgs"
+    out = [_form(active)]
     try:
         if armed:
-            abort = command(forms["abortArgs"])  # raises before anything is written
+            abort = command(forms[active])  # raises before anything is written
             out += [guard_call(r, bootstrap, command_config), abort]
         else:
-            out.append(commented_command(forms["abortArgs"]).rstrip("\n"))
+            out.append(commented_command(forms[active]).rstrip("\n"))
     except ValueError as exc:  # never written raw: shown escaped, commented out
         out.append(comment(f"NOT ARMED: {exc}").rstrip("\n"))
-        out.append(commented_command(forms["abortArgs"]).rstrip("\n"))
-    out += [_form("abortArgsStartOffset"), commented_command(forms["abortArgsStartOffset"]).rstrip("\n"),
-            _form("kafkaPythonArgs"), commented_command(forms["kafkaPythonArgs"]).rstrip("\n")]
+        out.append(commented_command(forms[active]).rstrip("\n"))
+    for key in ("abortArgs", "abortArgsStartOffset", "kafkaPythonArgs"):
+        if key != active:
+            out += [_form(key), commented_command(forms[key]).rstrip("\n")]
     return "\n".join(out) + "\n"
 
 
@@ -119,10 +121,13 @@ def _row(r: Row, bootstrap: str, command_config: Optional[str]) -> str:
 
 def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs: Sequence[str],
                         manifest: Optional[Row] = None, warnings: Sequence[str] = (),
-                        bootstrap: str = "<bootstrap-server>", command_config: Optional[str] = None) -> None:
+                        bootstrap: str = "<bootstrap-server>", command_config: Optional[str] = None,
+                        brokers: Optional[str] = None) -> None:
     text = "#!/bin/sh\n# kafka-forensics abort-commands: REVIEW BEFORE RUNNING. Nothing here has been run.\n"
     text += "".join(comment(f"WARNING: {w}") for w in warnings)
     text += comment(f"inputs: {' '.join(inputs)}")
+    if brokers is not None:
+        text += comment(f"brokers: {brokers}")
     text += "".join(comment(line) for line in f"as of: {as_of}".split("\n"))  # its source names a path
     if manifest is not None:
         text += comment(f"evidence manifest: {manifest['path']} (sha256 {manifest['sha256']})")

@@ -106,6 +106,8 @@ def _inputs(inc: Incident) -> str:
     facts = [("analysis time (as of)", f"{esc(iso(inc.as_of_ms))} <span class=\"muted\">({esc(inc.as_of_source)})"
                                        "</span>"),
              ("evidence manifest", manifest), ("tool", f"kafka-forensics {esc(inc.tool_version)}")]
+    if inc.brokers is not None:
+        facts.insert(1, ("brokers", esc(inc.brokers)))
     return f'<section id="inputs"><h2>Inputs</h2><ul>{items}</ul>{_kv(facts)}</section>'
 
 

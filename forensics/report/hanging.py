@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from forensics.analysis.advice import advice
+from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.analysis.clock import AsOf, given
 from forensics.analysis.evidence_gaps import EvidenceCheck
 from forensics.analysis.hanging import (
@@ -43,6 +44,16 @@ COMMAND_FORMS = {
                        "brokers >= 2.8; the coordinator epoch is always given: its default -1 is rejected once the "
                        "broker holds one for the producer",
 }
+
+
+START_OFFSET_FROM = (3, 0)  # brokers answering DescribeProducers for the --start-offset form
+
+
+def active_form(version: Optional[BrokerVersionRange]) -> str:
+    """The abort form a script arms: ``--start-offset`` where every broker is known to be 3.0 or newer (the
+    tool then looks the producer up live), else the legacy form with the disk's values."""
+    known = version.at_least(START_OFFSET_FROM) if version is not None else None
+    return "abortArgsStartOffset" if known else "abortArgs"
 
 
 def leader_views(report: StateReport, topic: Optional[str] = None, partition: Optional[int] = None,
@@ -144,7 +155,7 @@ def _not_armed_because(v: Verdict, arm_unverifiable: bool) -> Optional[str]:
 
 
 def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: Optional[str] = None,
-                arm_unverifiable: bool = False) -> Row:
+                arm_unverifiable: bool = False, version: Optional[BrokerVersionRange] = None) -> Row:
     tp = v.view.topic_partition
     e = v.entry
     armed = is_armed(v, arm_unverifiable)
@@ -166,16 +177,18 @@ def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_conf
         "lastSequence": e.last_sequence,  # with lastTimestamp: what the live guard compares besides the epochs
         "durationMin": v.duration_ms // 60_000 if v.duration_ms is not None else None,
         "armed": armed, "notArmedBecause": None if armed or forms is None else _not_armed_because(v, arm_unverifiable),
-        "abortForms": forms, "advice": list(advice(v)), "coordinatorPartition": v.coordinator_partition,
+        "abortForms": forms, "activeForm": active_form(version) if forms else None,
+        "advice": list(advice(v)), "coordinatorPartition": v.coordinator_partition,
         "overdueMs": v.overdue_ms,
     }
 
 
 def hanging_rows(verdicts: Sequence[Verdict], show_all: bool = False, as_of: Optional[AsOf] = None,
-                 arm_unverifiable: bool = False) -> List[Tuple[Row, Verdict]]:
+                 arm_unverifiable: bool = False, version: Optional[BrokerVersionRange] = None
+                 ) -> List[Tuple[Row, Verdict]]:
     """(row, verdict) of every verdict that needs attention (all but ongoing in time), or of all with
     ``show_all``."""
-    pairs = [(hanging_row(v, arm_unverifiable=arm_unverifiable), v) for v in verdicts
+    pairs = [(hanging_row(v, arm_unverifiable=arm_unverifiable, version=version), v) for v in verdicts
              if show_all or v.needs_attention]
     if as_of is not None:
         for r, _ in pairs:

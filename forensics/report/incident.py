@@ -80,7 +80,7 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
                    manifest: Optional[Tuple[str, str]] = None, scan: Optional[ScanReport] = None,
                    rows: Optional[Sequence[Row]] = None, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
                    command_config: Optional[str] = None, max_timelines: int = MAX_TIMELINES,
-                   max_findings: int = MAX_FINDINGS) -> Incident:
+                   max_findings: int = MAX_FINDINGS, brokers: Optional[str] = None) -> Incident:
     """The incident model. ``rows``: one ``hanging_row`` dict per verdict (default: built here);
     ``manifest``: (path, sha256) of the evidence manifest."""
     if rows is None:
@@ -97,7 +97,7 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
         as_of.time_ms, as_of.source, _summary(report, views, verdicts, findings, scan),
         tuple(_lso_lag(v, verdicts, as_of.time_ms) for v in views), tuple(transactions), timelines, omitted,
         tuple(findings[:max_findings]), max(0, len(findings) - max_findings), tuple(evidence_warnings(report)),
-        as_of)
+        as_of, brokers)
 
 
 # -- summary ----------------------------------------------------------------------------------------

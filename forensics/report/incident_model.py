@@ -174,3 +174,4 @@ class Incident:
     findings_omitted: int
     warnings: Tuple[str, ...] = ()  # shown first: what makes every verdict weaker (e.g. no coordinator data)
     clock: Optional[AsOf] = None  # the as-of time with what the file times say about it
+    brokers: Optional[str] = None  # the brokers' version range, as one line

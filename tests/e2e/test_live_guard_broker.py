@@ -220,8 +220,12 @@ def test_guarded_script_aborts_once_then_refuses_to_run_again(scene: Scene) -> N
     script = script_for(scene, STUCK)
     lines = armed(script)
     assert lines[0].startswith("kf_guard ") and lines[0].endswith(" || exit") and len(lines) == 2
+    # a 3.9-IV0 KRaft disk: brokers 3.0 or newer, so the --start-offset form is armed; the legacy form commented
     assert lines[1] == (f"kafka-transactions.sh --bootstrap-server {scene.broker.bootstrap} abort --topic {STUCK} "
-                        f"--partition 0 --producer-id {row['producerId']} --producer-epoch 0 --coordinator-epoch 0")
+                        "--partition 0 --start-offset 0")
+    legacy = (f"kafka-transactions.sh --bootstrap-server {scene.broker.bootstrap} abort --topic {STUCK} "
+              f"--partition 0 --producer-id {row['producerId']} --producer-epoch 0 --coordinator-epoch 0")
+    assert f"# {legacy}" in script.read_text().splitlines()
     lso, hw = offsets(scene.broker, STUCK)
     assert lso == row["startOffset"] == 0 and hw == OPEN_RECORDS + COMMITTED_RECORDS + 1  # + the COMMIT marker
     assert committed_keys(scene.broker, STUCK, hw, wait_s=3) == []  # nothing visible behind the open transaction
@@ -245,8 +249,15 @@ def test_guarded_script_aborts_once_then_refuses_to_run_again(scene: Scene) -> N
     assert "kf_guard: ok" not in second.stdout
     assert offsets(scene.broker, STUCK) == (hw_after, hw_after)  # nothing written
 
-    # without its guard the same abort line is accepted and writes one more marker: the guard stopped it
+    # without the guard, the armed --start-offset line looks the producer up live and finds no open
+    # transaction there any more: refused, nothing written
     bare = subprocess.run(["sh", "-c", lines[1]], capture_output=True, text=True, timeout=300,
+                          env=scene.broker.tool_env())
+    assert bare.returncode != 0, bare.stdout
+    assert offsets(scene.broker, STUCK) == (hw_after, hw_after)
+    # but the legacy form (for older brokers) is accepted again and writes one more marker: there, only the
+    # guard stops a rerun
+    bare = subprocess.run(["sh", "-c", legacy], capture_output=True, text=True, timeout=300,
                           env=scene.broker.tool_env())
     assert bare.returncode == 0, bare.stderr
     assert offsets(scene.broker, STUCK) == (hw_after + 1, hw_after + 1)
