@@ -88,8 +88,10 @@ def previous_export(out: str) -> List[str]:
         listed = doc["tables"] if doc.get("format") == EXPORT_FORMAT else None
         tables = sorted(n for n, t in listed.items() if n in _TABLE_NAMES and t.get("path") == n)
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
-        raise fail(f"--out {out}: not a previous export (no {EXPORT_JSON} of one: an interrupted export leaves "
-                   "none); choose an empty or new directory, or remove it yourself", EXIT_USAGE) from None
+        held = ", ".join(sorted(os.listdir(out))[:3])
+        raise fail(f"--out {out}: holds no previous export (no {EXPORT_JSON} of one, which an interrupted export "
+                   f"does not leave either; it holds {held}): choose an empty or new directory, or empty it yourself",
+                   EXIT_USAGE) from None
     foreign = [e for e in sorted(os.listdir(out)) if e != EXPORT_JSON and e not in tables]
     files = []
     for name in tables:
