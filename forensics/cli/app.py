@@ -249,7 +249,8 @@ def main(argv: Optional[List[str]] = None) -> None:
         sys.exit(_interrupted())
     code = _run(argv)
     try:
-        shutdown()  # the Spark session, if one was started: before exit, with our Ctrl-C handling
+        # the Spark session and its JVM, if one was started: before exit, with our Ctrl-C handling
+        shutdown(_CTRL_C.is_set())
     except KeyboardInterrupt:
         pass
     if threading.current_thread() is threading.main_thread():

@@ -109,9 +109,10 @@ def make_executor(spec: EngineSpec, warn: Callable[[str], None]) -> Executor:
     return SparkExecutor(spec.master, spec.conf)
 
 
-def shutdown() -> None:
-    """Stop the Spark session if this process started one (the CLI calls it before it exits, so
-    that a Ctrl-C during the stop is handled like any other). Re-raises KeyboardInterrupt."""
+def shutdown(interrupted: bool = False) -> None:
+    """Stop the Spark session and its JVM if this process started one (the CLI calls it before it
+    exits, so that a Ctrl-C during the stop is handled like any other; ``interrupted``: after a
+    Ctrl-C, the JVM is killed rather than waited for). Re-raises KeyboardInterrupt."""
     session = sys.modules.get("forensics.pipeline.spark_session")
     if session is not None:
-        session.SESSION.stop()
+        session.SESSION.close(interrupted)

@@ -3,8 +3,10 @@
 Spark's console noise (its log4j output, the JVM's warnings, the stage progress bar) goes to a log
 file in a private temporary directory, removed at exit unless a failure message names it. Scratch
 space (``spark.local.dir``, warehouse, ``java.io.tmpdir``) lives in that same directory, never next
-to the evidence. The driver JVM maps a class-data-sharing archive when there is one
-(:mod:`forensics.pipeline.jvm_cache`).
+to the evidence. The driver JVM maps a class-data-sharing archive when there is a valid one
+(:mod:`forensics.pipeline.jvm_cache`); a JVM that dies mapping it costs one warning and a start
+without it. At :meth:`_Session.close` the driver JVM this process started is ended and waited
+for (a JVM dumping a new archive at exit takes a while): none outlives the command.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from contextlib import contextmanager
 from typing import Callable, Dict, Iterator, Optional, Set, Tuple
 
 from forensics.errors import ForensicsError
+from forensics.pipeline import jvm_cache
 from forensics.pipeline.engine import java_runtime
-from forensics.pipeline.jvm_cache import cds_option
 
 Conf = Tuple[Tuple[str, str], ...]
 # A failed task is tried this many times before the job fails: Spark's own default on a cluster
@@ -67,6 +69,7 @@ class _Session:
         self.startup_seconds = 0.0
         self._children_before: Set[int] = set()
         self.keep_log = False  # after a failure: the message points at the log, which must stay
+        self.cds = jvm_cache.OFF  # what the driver JVM this process started does with the archive
 
     def get(self, master: Optional[str], conf: Conf, warm: Callable[[object], None] = lambda sc: None):
         """The session for ``master`` and ``conf``; ``warm(sparkContext)`` runs once, as part of
@@ -78,17 +81,48 @@ class _Session:
         started = time.perf_counter()
         self.workdir = tempfile.mkdtemp(prefix="kafka-forensics-spark-")
         self._children_before = _children()
-        try:
-            self.session = _build(master, conf, self.workdir)
-        except Exception as exc:  # noqa: BLE001 - Py4J/JVM failures arrive as many types
-            text = str(exc).strip()
-            raise self.failed(f"Spark did not start ({type(exc).__name__}: {text.splitlines()[0] if text else ''})"
-                              ) from None
+        self.session = self._start(master, conf)
         self.key = key
         warm(self.session.sparkContext)
         _yield_to_workers(self.session.sparkContext)
         self.startup_seconds = time.perf_counter() - started
         return self.session
+
+    def _start(self, master: Optional[str], conf: Conf):
+        """Build the session; a driver JVM that crashes while it maps the cached archive (a damaged
+        one: truncated archives are refused before, see :mod:`~forensics.pipeline.jvm_cache`)
+        costs the archive, one warning line on stderr and a second start without it. A start that
+        fails otherwise (a bad master) leaves the archive alone."""
+        from pyspark import SparkContext
+
+        fresh_jvm = SparkContext._gateway is None and not under_spark_submit()
+        if fresh_jvm:
+            self.cds = jvm_cache.plan(java_runtime())
+        try:
+            return _build(master, conf, self.workdir, self.cds.option if fresh_jvm else "")
+        except Exception as exc:  # noqa: BLE001 - Py4J/JVM failures arrive as many types
+            failure = exc
+        if fresh_jvm and self.cds.using and self.cds.archive is not None and self._jvm_crashed():
+            jvm_cache.discard(self.cds.archive)
+            sys.stderr.write(f"kafka-forensics: warning: Spark's start-up cache {self.cds.archive} made the JVM "
+                             "fail; removed it, starting without it\n")
+            self.cds = jvm_cache.OFF
+            _end_started_processes(self._children_before, grace=2.0)
+            try:
+                return _build(master, conf, self.workdir, "")
+            except Exception as exc:  # noqa: BLE001
+                failure = exc
+        text = str(failure).strip()
+        raise self.failed(f"Spark did not start ({type(failure).__name__}: {text.splitlines()[0] if text else ''})"
+                          ) from None
+
+    def _jvm_crashed(self) -> bool:
+        """Did a JVM of this session crash (SIGBUS, SIGSEGV: it leaves its hs_err_pid file in the
+        scratch directory), rather than refuse to start (a bad master, say)?"""
+        try:
+            return any(name.startswith("hs_err_pid") for name in os.listdir(self.workdir or ""))
+        except OSError:
+            return False
 
     @property
     def log_file(self) -> str:
@@ -119,8 +153,8 @@ class _Session:
             _end_started_processes(self._children_before, grace=2.0 if interrupted else 5.0)
         if self.workdir is not None:
             if self.keep_log:
-                for name in os.listdir(self.workdir):
-                    if name != "spark.log":
+                for name in os.listdir(self.workdir):  # the log, and a crashed JVM's report
+                    if name != "spark.log" and not name.startswith("hs_err_pid"):
                         shutil.rmtree(os.path.join(self.workdir, name), ignore_errors=True)
                         if os.path.isfile(os.path.join(self.workdir, name)):
                             os.remove(os.path.join(self.workdir, name))
@@ -129,6 +163,25 @@ class _Session:
             self.workdir = None
         if interrupted:
             raise KeyboardInterrupt
+
+    def close(self, interrupted: bool = False) -> None:
+        """At exit: stop the session, then end the driver JVM this process started and wait for it
+        (when it dumps a new class-data-sharing archive, until that is written; then publish it),
+        so that no JVM outlives the command. After Ctrl-C (``interrupted``, or one while stopping
+        or waiting) the JVM is killed instead, and its half-written archive removed."""
+        status: Optional[int] = None
+        try:
+            try:
+                self.stop()
+            except KeyboardInterrupt:
+                interrupted = True
+                raise
+            finally:
+                status = _end_driver_jvm(kill=interrupted)
+        finally:
+            if self.cds.temp is not None:
+                jvm_cache.publish(self.cds, status)
+            self.cds = jvm_cache.OFF
 
     def failed(self, message: str) -> SparkError:
         """A SparkError naming the log, which is then kept after exit."""
@@ -200,16 +253,50 @@ def _end_started_processes(before: Set[int], grace: float = 5.0) -> None:
 
 
 SESSION = _Session()
-atexit.register(SESSION.stop)
+atexit.register(SESSION.close)  # the CLI closes it before (forensics.pipeline.engine.shutdown)
 
 
-def _defaults(workdir: str) -> Dict[str, str]:
+JVM_EXIT_SECONDS = 600  # a JVM writing a class-data-sharing archive on a busy machine takes a while
+
+
+def _end_driver_jvm(kill: bool = False) -> Optional[int]:
+    """End the Py4J gateway JVM this process launched (not spark-submit's): closing its stdin
+    makes it exit (PySpark's ``PythonGatewayServer`` exits at EOF), dumping a pending archive on
+    the way; wait for it (``kill``: kill it). Its exit status, or None when there was none."""
+    if under_spark_submit():
+        return None
+    from pyspark import SparkContext
+
+    proc = getattr(SparkContext._gateway, "proc", None)
+    if proc is None:
+        return None
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    try:
+        if kill:
+            proc.kill()
+        else:
+            _renice(proc.pid, 0)  # it may have an archive to write: at full priority where we may raise it
+            if proc.stdin is not None:
+                proc.stdin.close()
+        return proc.wait(JVM_EXIT_SECONDS)
+    except BaseException:  # Ctrl-C or a JVM that never ends: it goes now
+        proc.kill()
+        proc.wait()
+        raise
+
+
+def _defaults(workdir: str, cds_option: str = "") -> Dict[str, str]:
+    """Spark settings of a session; ``cds_option``: the driver JVM's class-data-sharing option
+    (only for a JVM this process starts)."""
     log4j = os.path.join(workdir, "log4j2.properties")
     with open(log4j, "w", encoding="utf-8") as fh:
         fh.write(_LOG4J.format(log=os.path.join(workdir, "spark.log")))
-    java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Djava.io.tmpdir={workdir}"
-    if not under_spark_submit():  # spark-submit has started the driver JVM already
-        java_opts += " " + cds_option(java_runtime())
+    # a JVM that crashes writes hs_err_pid<N>.log into its working directory, which may be the evidence
+    crash_log = f"-XX:ErrorFile={os.path.join(workdir, 'hs_err_pid%p.log')}"
+    java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Djava.io.tmpdir={workdir} {crash_log}"
+    if cds_option:
+        java_opts += " " + cds_option
     return {
         "spark.app.name": "kafka-forensics",
         "spark.ui.enabled": "false",
@@ -217,7 +304,7 @@ def _defaults(workdir: str) -> Dict[str, str]:
         "spark.local.dir": os.path.join(workdir, "local"),
         "spark.sql.warehouse.dir": os.path.join(workdir, "warehouse"),
         "spark.driver.extraJavaOptions": java_opts,
-        "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
+        "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j} {crash_log}",
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,
         "spark.python.worker.reuse": "true",
@@ -244,10 +331,10 @@ def _console_to(path: str) -> Iterator[None]:
         os.close(fd)
 
 
-def _build(master: Optional[str], conf: Conf, workdir: str):
+def _build(master: Optional[str], conf: Conf, workdir: str, cds_option: str = ""):
     from pyspark.sql import SparkSession
 
-    settings = _defaults(workdir)
+    settings = _defaults(workdir, cds_option)
     settings.update(dict(conf))
     builder = SparkSession.builder
     if master is not None:
@@ -307,14 +394,20 @@ def _yield_to_workers(sc) -> None:
         return
     proc = getattr(getattr(sc, "_gateway", None), "proc", None)
     pid = getattr(proc, "pid", None)
-    if pid is None:
-        return
+    if pid is not None:
+        _renice(pid, JVM_NICENESS)
+
+
+def _renice(pid: int, niceness: int) -> None:
+    """Every thread of process ``pid`` to this process's niceness plus ``niceness`` (where allowed:
+    only root may lower it again)."""
     try:
         tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
     except OSError:
         tids = [pid]
+    target = min(19, os.getpriority(os.PRIO_PROCESS, 0) + niceness)
     for tid in tids:
         try:
-            os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + JVM_NICENESS))
+            os.setpriority(os.PRIO_PROCESS, tid, target)
         except OSError:
             pass

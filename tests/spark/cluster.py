@@ -369,3 +369,16 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """Pids whose command line contains ``text`` (Linux /proc): e.g. a JVM that names a cache dir."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                if text.encode() in fh.read():
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found

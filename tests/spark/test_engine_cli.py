@@ -7,12 +7,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from forensics.pipeline.engine import spark_available
+from tests.spark.cluster import processes_mentioning
 
 pytestmark = pytest.mark.spark
 
@@ -70,26 +70,9 @@ def test_a_new_jvm_archive_stays_out_of_our_output(tmp_path: Path, local_find_ha
     assert done.returncode == 1
     assert done.stdout == local_find_hanging.stdout
     assert done.stderr == local_find_hanging.stderr
-    # the driver JVM writes the archive after our process has exited: it must finish and go
-    cache = str(tmp_path / "cache")
-    deadline = time.monotonic() + 180
-    while _processes_mentioning(cache) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not _processes_mentioning(cache), "the archiving JVM did not end"
-    assert [p.suffix for p in (tmp_path / "cache" / "kafka-forensics").iterdir()] == [".jsa"]
-
-
-def _processes_mentioning(text: str) -> list:
-    """Pids whose command line contains ``text`` (Linux /proc)."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                if text.encode() in fh.read():
-                    found.append(int(pid))
-        except OSError:
-            continue
-    return found
+    # the driver JVM writes the archive before our process exits: no JVM outlives the command
+    assert not processes_mentioning(str(tmp_path / "cache")), "a JVM outlived the command"
+    assert sorted(p.suffix for p in (tmp_path / "cache" / "kafka-forensics").iterdir()) == [".jsa", ".ok"]
 
 
 def test_lookups_default_to_local(tmp_path: Path) -> None:
