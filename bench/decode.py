@@ -47,6 +47,7 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
+import dumpcmp  # noqa: E402
 import segments  # noqa: E402
 
 PARTS = ("header", "crc", "decode", "dump", "e2e", "growth")
@@ -55,12 +56,13 @@ UNITS = {"header": "batches", "crc": "batches", "decode": "records"}
 # name -> (module in bench/, class in it or None for the module itself)
 IMPLS = {
     "ours": ("ours", None),
+    "ours-records": ("ours", "FullRecords"),
     "bare": ("peers", "Bare"),
     "kafka-python": ("peers", "KafkaPython"),
     "aiokafka": ("peers", "AioKafka"),
 }
 PEERS_OF = {"header": ("ours", "bare", "kafka-python", "aiokafka"), "crc": ("ours", "bare", "kafka-python", "aiokafka"),
-            "decode": ("ours", "kafka-python", "aiokafka")}
+            "decode": ("ours", "ours-records", "kafka-python", "aiokafka")}
 POLL_S = 0.01
 QUICK_BATCHES = 100_000
 GROWTH_MIB = (100, 2048)
@@ -384,6 +386,7 @@ class Context:
     problems: List[str] = field(default_factory=list)
     skipped: Dict[str, str] = field(default_factory=dict)
     growth: Dict[str, dict] = field(default_factory=dict)
+    dump_outputs: Dict[str, dict] = field(default_factory=dict)
     warmed: set = field(default_factory=set)
 
     def log(self, msg: str) -> None:
@@ -429,23 +432,28 @@ def part_scan(ctx: Context, part: str) -> None:
 
 
 def part_dump(ctx: Context) -> None:
-    """Our ``dump --deep-iteration --print-data-log`` against Java's kafka-dump-log.sh."""
-    info = ctx.segment("v2-none")
+    """Our ``dump --deep-iteration --print-data-log`` against Java's kafka-dump-log.sh on every
+    ``--dump-kinds`` segment (wall clock, start-up included), then one untimed run of both with
+    their outputs compared byte for byte."""
     env = dict(os.environ, KAFKA_FORENSICS_ENGINE="local")
-    cmds = {"ours": [PYTHON, "-m", "forensics", "dump", "--deep-iteration", "--print-data-log", str(info.path)]}
-    home = os.environ.get("KAFKA_HOME")
-    script = Path(home, "bin", "kafka-dump-log.sh") if home else None
+    script, why = dumpcmp.kafka_script(os.environ.get("KAFKA_HOME"))
     if script is None:
-        ctx.skipped["dump-java"] = "KAFKA_HOME is not set (no Kafka distribution): Java kafka-dump-log.sh not run"
-    elif not os.access(script, os.X_OK):
-        ctx.skipped["dump-java"] = f"{script} is missing or not executable"
-    else:
-        cmds["kafka-dump-log.sh"] = [str(script), "--deep-iteration", "--print-data-log", "--files", str(info.path)]
-    ctx.log(f"  dump v2-none: {info.size / 1e6:,.0f} MB, {info.records:,} records; {', '.join(cmds)}")
-    runs = alternate(list(cmds), ctx.args.repeat,
-                     lambda label, rnd: command_run("dump", "v2-none", label, rnd, cmds[label], info.records, env), ctx.log)
-    ctx.runs += runs
-    ctx.rows["dump"] = [summarize([r for r in runs if r.impl == label]) for label in cmds]
+        ctx.skipped["dump-java"] = why
+    rows = []
+    for kind in ctx.args.dump_kinds:
+        info = ctx.segment(kind)
+        cmds = dumpcmp.dump_commands(PYTHON, info.path, script)
+        ctx.log(f"  dump {kind}: {info.size / 1e6:,.0f} MB, {info.records:,} records; {', '.join(cmds)}")
+        runs = alternate(list(cmds), ctx.args.repeat, lambda label, rnd: command_run(
+            "dump", kind, label, rnd, cmds[label], info.records, env), ctx.log)
+        ctx.runs += runs
+        rows += [summarize([r for r in runs if r.impl == label]) for label in cmds]
+        same, detail = dumpcmp.compare_outputs(cmds, env, BENCH)
+        ctx.dump_outputs[kind] = {"same": same, "detail": detail}
+        ctx.log(f"    output: {detail}")
+        if not same:
+            ctx.problems.append(f"dump {kind}: {detail}")
+    ctx.rows["dump"] = rows
 
 
 def disk_bytes(disk: Path) -> int:
@@ -511,6 +519,8 @@ def print_report(ctx: Context) -> List[dict]:
         if part in ctx.rows:
             print_rows(titles[part], units[part], ctx.rows[part], NOTES if part in MEASURES else {},
                        scale=1e6 if part == "e2e" else 1.0)
+    for kind, out in ctx.dump_outputs.items():
+        print(f"  dump output {kind}: {'SAME' if out['same'] else 'DIFFERENT'}, {out['detail']}")
     if ctx.growth:
         print("\nPrivate memory growth (ours, one run each; peak RssAnon of the process)")
         small, large = ctx.args.growth_mib
@@ -547,6 +557,25 @@ def _target(name: str, value: Optional[float], threshold: float, *, strict: bool
     return {"target": name, "status": "PASS" if ok else "FAIL", "detail": f"{value:.2f}x", "value": value}
 
 
+def _per_kind(ctx: Context, part: str, peer: str, kinds: Sequence[str]) -> Dict[str, Optional[float]]:
+    """ours / ``peer`` per segment kind of ``part`` that ours was measured on."""
+    return {k: ratio(_row(ctx, part, "ours", k), _row(ctx, part, peer, k)) for k in kinds if _row(ctx, part, "ours", k)}
+
+
+def _worst(name: str, per: Dict[str, Optional[float]], need: float, kinds: Sequence[str], *, strict: bool = False,
+           missing: str = "") -> dict:
+    """The target on the worst of ``per`` (every kind listed); SKIP when a kind is missing."""
+    if not per or any(v is None for v in per.values()):
+        return _target(name, None, need, missing=missing or "not run, or a run failed")
+    worst = min(per, key=lambda k: per[k])
+    t = _target(name, per[worst], need, strict=strict)
+    t["detail"] = ", ".join(f"{k} {v:.2f}x" for k, v in per.items()) + f" (worst {worst})"
+    if len(per) < len(kinds):
+        t["detail"] += "; not every kind measured"
+        t["status"] = "SKIP" if t["status"] == "PASS" else t["status"]
+    return t
+
+
 def evaluate_targets(ctx: Context) -> List[dict]:
     """The issue's targets, computed from the summary rows and the growth figures."""
     out = []
@@ -555,27 +584,17 @@ def evaluate_targets(ctx: Context) -> List[dict]:
                            need, missing="header part not run or failed"))
     out.append(_target("header+CRC faster than aiokafka", ratio(_row(ctx, "crc", "ours"), _row(ctx, "crc", "aiokafka")),
                        1.0, strict=True, missing="crc part not run or failed"))
-    per = {k: ratio(_row(ctx, "decode", "ours", k), _row(ctx, "decode", "kafka-python", k)) for k in segments.V2_KINDS
-           if _row(ctx, "decode", "ours", k)}
-    if per and all(v is not None for v in per.values()):
-        worst = min(per, key=lambda k: per[k])
-        t = _target("full decode >= 3x kafka-python on every v2 codec", per[worst], 3.0)
-        t["detail"] = ", ".join(f"{k[3:]} {v:.2f}x" for k, v in per.items()) + f" (worst {worst[3:]})"
-        if len(per) < len(segments.V2_KINDS):
-            t["detail"] += "; not every codec measured"
-            t["status"] = "SKIP" if t["status"] == "PASS" else t["status"]
-        out.append(t)
-    else:
-        out.append(_target("full decode >= 3x kafka-python on every v2 codec", None, 3.0,
-                           missing="decode part not run or a run failed"))
-    legacy = {k: ratio(_row(ctx, "decode", "ours", k), _row(ctx, "decode", "kafka-python", k)) for k in segments.LEGACY_KINDS
-              if _row(ctx, "decode", "ours", k)}
+    out.append(_worst("full decode >= 3x kafka-python on every v2 codec",
+                      _per_kind(ctx, "decode", "kafka-python", segments.V2_KINDS), 3.0, segments.V2_KINDS))
+    legacy = _per_kind(ctx, "decode", "kafka-python", segments.LEGACY_KINDS)
     if legacy:
         out.append({"target": "(info) legacy decode vs kafka-python", "status": "INFO", "value": None,
                     "detail": ", ".join(f"{k} {fmt_ratio(v)}" for k, v in legacy.items())})
-    java = ratio(_row(ctx, "dump", "ours"), _row(ctx, "dump", "kafka-dump-log.sh"))
-    out.append(_target("dump at least as fast as Java kafka-dump-log.sh", java, 1.0,
-                       missing=ctx.skipped.get("dump-java", "dump part not run or failed")))
+    out.append(_worst("full decode faster than aiokafka on every codec and magic",
+                      _per_kind(ctx, "decode", "aiokafka", segments.KINDS), 1.0, segments.KINDS, strict=True))
+    out.append(_worst("dump >= 3x Java kafka-dump-log.sh (same output) on every dumped segment",
+                      _per_kind(ctx, "dump", "kafka-dump-log.sh", ctx.args.dump_kinds), 3.0, ctx.args.dump_kinds,
+                      missing=ctx.skipped.get("dump-java", "")))
     small, large = ctx.args.growth_mib
     deltas = {p: (v[large]["peak_kib"] - v[small]["peak_kib"]) / 1024 for p, v in ctx.growth.items()
               if small in v and large in v and v[small]["ok"] and v[large]["ok"]}
@@ -660,6 +679,8 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     ap.add_argument("--growth-mib", default=None, help="small,large segment sizes in MiB for growth "
                     f"(default {GROWTH_MIB[0]},{GROWTH_MIB[1]}; --quick {QUICK_GROWTH_MIB[0]},{QUICK_GROWTH_MIB[1]})")
     ap.add_argument("--kinds", default=",".join(segments.KINDS), help="segments for the decode part (default %(default)s)")
+    ap.add_argument("--dump-kinds", default=",".join(segments.KINDS),
+                    help="segments for the dump part (default %(default)s)")
     ap.add_argument("--impls", default=",".join(IMPLS), help="implementations to run (default %(default)s)")
     ap.add_argument("--disk", type=Path, default=None, help="synthetic disk for e2e (bench/synth_disk.py); e2e skipped without")
     ap.add_argument("--seed", type=int, default=1)
@@ -668,11 +689,13 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     a = ap.parse_args(argv)
     if a.child is None:
         a.parts = ["growth"] if a.growth else [p.strip() for p in (a.only or ",".join(PARTS)).split(",") if p.strip()]
-        bad = [p for p in a.parts if p not in PARTS] + [k for k in a.kinds.split(",") if k not in segments.KINDS]
+        bad = [p for p in a.parts if p not in PARTS] + [k for k in a.kinds.split(",") + a.dump_kinds.split(",")
+                                                         if k not in segments.KINDS]
         bad += [i for i in a.impls.split(",") if i not in IMPLS]
         if bad:
             ap.error(f"unknown part / kind / implementation: {', '.join(bad)}")
         a.kinds = a.kinds.split(",")
+        a.dump_kinds = a.dump_kinds.split(",")
         a.impls = a.impls.split(",")
         sizes = a.growth_mib or ",".join(map(str, QUICK_GROWTH_MIB if a.quick else GROWTH_MIB))
         a.growth_mib = tuple(int(x) for x in sizes.split(","))
@@ -716,7 +739,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         doc = {"machine": m, "versions": v, "implementations": impls, "batches": batches, "repeat": a.repeat,
                "segments": {k: {"path": str(s.path), **s.stats} for k, s in ctx.segs.items()},
                "runs": [asdict(r) for r in ctx.runs], "rows": {p: [asdict(r) for r in rows] for p, rows in ctx.rows.items()},
-               "growth": ctx.growth, "skipped": ctx.skipped, "problems": ctx.problems, "targets": targets}
+               "growth": ctx.growth, "dump_outputs": ctx.dump_outputs, "skipped": ctx.skipped, "problems": ctx.problems, "targets": targets}
         a.json.write_text(json.dumps(doc, indent=1) + "\n")
         print(f"raw numbers: {a.json}")
     return 0

@@ -28,8 +28,8 @@ import importlib
 import os
 
 from forensics.codec import crc as _crc
-from forensics.codec.batch import iter_records
-from forensics.codec.legacy import decode_entry, iter_deep
+from forensics.codec.batch import iter_records, record_tuples
+from forensics.codec.legacy import decode_entry, deep_tuples, iter_deep
 from forensics.io.files import MappedFile
 from forensics.io.frames import FrameScanner
 
@@ -90,27 +90,50 @@ def crc_scan(path: str) -> tuple:
 
 
 def decode_records(path: str) -> tuple:
-    """Every record of every batch: offset, timestamp, key, value, headers."""
+    """Every record of every batch: offset, timestamp, key, value, headers, through the bulk API
+    (``record_tuples``: the records projected to exactly those five fields, as tuples; the loop
+    unpacks each one). The same five objects per record as the peers make."""
     n = 0
     last = ts = -1
     key = value = headers = None
     with MappedFile(path) as f:
         buf = f.data
         for frame in FrameScanner(buf, path, verify_crc=False, headers=True):
-            if frame.header is not None:  # v2
-                for r in iter_records(buf, frame.position, frame.header):
-                    last = r.offset
-                    ts = r.timestamp
-                    key = r.key
-                    value = r.value
-                    headers = r.headers
-                    n += 1
+            h = frame.header
+            if h is not None:  # v2
+                rows = record_tuples(buf, frame.position, h)
             else:  # legacy: the entry itself, or a wrapper's inner messages; no headers
-                for r in iter_deep(decode_entry(buf, frame.position, frame.end)):
+                rows = deep_tuples(buf, frame.position)
+            for last, ts, key, value, headers in rows:
+                n += 1
+    return n, last, ts, (key, value, headers)
+
+
+class FullRecords:
+    """``ours`` through the per-record API: a ``Record`` (or ``LegacyRecord``) NamedTuple per
+    record, every field made, the five fields read by attribute as the peers' loops do."""
+
+    describe = staticmethod(describe)
+
+    @staticmethod
+    def decode_records(path: str) -> tuple:
+        """``iter_records`` / ``iter_deep``, fields read by attribute."""
+        n = 0
+        last = ts = -1
+        key = value = headers = None
+        with MappedFile(path) as f:
+            buf = f.data
+            for frame in FrameScanner(buf, path, verify_crc=False, headers=True):
+                v2 = frame.header is not None
+                if v2:
+                    records = iter_records(buf, frame.position, frame.header)
+                else:  # legacy: the entry itself, or a wrapper's inner messages; no headers
+                    records = iter_deep(decode_entry(buf, frame.position, frame.end))
+                for r in records:
                     last = r.offset
                     ts = r.timestamp
                     key = r.key
                     value = r.value
-                    headers = ()
+                    headers = r.headers if v2 else ()
                     n += 1
-    return n, last, ts, (key, value, headers)
+        return n, last, ts, (key, value, headers)

@@ -8,9 +8,10 @@ header never touches the record bodies, so a header-only scan costs one ``unpack
 from __future__ import annotations
 
 import struct
-from typing import Iterator, NamedTuple, Optional, Tuple
+from dataclasses import dataclass
+from typing import Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
-from forensics.codec.compression import decompress
+from forensics.codec.compression import NATIVE_CODECS, decompress
 from forensics.codec.crc import crc32c
 from forensics.codec.primitives import read_varint, read_varlong
 from forensics.errors import CorruptBatchError, CorruptRecordError, ForensicsError
@@ -164,17 +165,76 @@ def iter_records(buf, pos: int, header: BatchHeader) -> Iterator[Record]:
     With the C accelerator a healthy batch is decoded at once and an iterator over it returned;
     anything else (and every batch without it) goes through the lazy pure-Python decoder.
     """
-    if native is not None:
-        try:
-            data, p, end, _ = _payload(buf, pos, header)
-        except ForensicsError:  # the lazy decoder raises it again, while iterating
-            return _iter_records(buf, pos, header)
-        decoded = native.records(data, p, end, header.base_offset, header.base_timestamp,
-                                 header.max_timestamp if header.is_log_append_time else None,
-                                 header.base_sequence, header.records_count)
-        if decoded is not None:
-            return iter(decoded)
-    return _iter_records(buf, pos, header)
+    decoded = _native_records(buf, pos, header, False)
+    return iter(decoded) if decoded is not None else _iter_records(buf, pos, header)
+
+
+RecordTuple = Tuple[int, int, Optional[bytes], Optional[bytes], Tuple[Header, ...]]
+"""A record projected to ``(offset, timestamp, key, value, headers)``: what bulk readers take."""
+
+
+def record_tuples(buf, pos: int, header: BatchHeader) -> Iterable[RecordTuple]:
+    """The records of the v2 batch at ``pos`` as ``(offset, timestamp, key, value, headers)``
+    tuples: ``iter_records`` projected to the fields bulk readers use, without the objects of the
+    other three (sequence, attributes, position) or a Record per record. Same rules and errors as
+    ``iter_records`` (raised while iterating, after the good records).
+
+    With the C accelerator this name is bound to ``native.record_tuples``, which takes the healthy
+    batches and hands the others to this function (``python_record_tuples``)."""
+    decoded = _native_records(buf, pos, header, True)
+    return decoded if decoded is not None else (r[:5] for r in _iter_records(buf, pos, header))
+
+
+@dataclass(frozen=True)
+class RecordBlock:
+    """The records of one v2 batch, checked whole by the C accelerator and kept as their bytes (a
+    copy of the batch's records, or its decompressed payload): a sequence of Record made on
+    demand, so that a consumer that only writes them out (the dump's text writer, through
+    ``native.record_lines``) never makes a Python object per record."""
+
+    __slots__ = ("data", "header", "base")
+    data: bytes
+    header: BatchHeader
+    base: int  # where data[0] is: its file position (uncompressed batch), 0 (the plaintext)
+
+    def __len__(self) -> int:
+        return self.header.records_count
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self.records())
+
+    def __getitem__(self, index):
+        return self.records()[index]
+
+    def records(self) -> List[Record]:
+        return native.records(self.data, 0, len(self.data), self.header, False, True, self.base)
+
+
+def record_block(buf, pos: int, header: BatchHeader) -> Optional[RecordBlock]:
+    """The batch's records as a RecordBlock when the C accelerator decodes them all (same rules as
+    ``iter_records``); None without it, or when a record breaks a rule or the payload does not
+    decompress there: ``iter_records`` then gives the good records and raises the error."""
+    if native is None:
+        return None
+    data = native.record_block(buf, pos, header)
+    if data is None:
+        return None
+    return RecordBlock(data, header, pos + RECORD_BATCH_OVERHEAD if not header[5] & COMPRESSION_MASK else 0)
+
+
+def _native_records(buf, pos: int, header: BatchHeader, plain: bool) -> Optional[list]:
+    """The whole batch decoded by the C accelerator (``plain``: as record tuples), or None when it
+    is absent or hands the batch back (damage: the lazy decoder then raises the exact error)."""
+    if native is None:
+        return None
+    codec = header[5] & COMPRESSION_MASK  # attributes
+    if not codec or codec in NATIVE_CODECS:  # read in place, or decompressed by the accelerator
+        return native.records(buf, pos + RECORD_BATCH_OVERHEAD, pos + LOG_OVERHEAD + header[1], header, plain)
+    try:
+        data, p, end, _ = _payload(buf, pos, header)
+    except ForensicsError:  # the lazy decoder raises it again, while iterating
+        return None
+    return native.records(data, p, end, header, plain, True)
 
 
 def _payload(buf, pos: int, header: BatchHeader) -> Tuple[object, int, int, Optional[int]]:
@@ -274,5 +334,9 @@ def _record(data, p: int, end: int, base_offset: int, base_ts: int, log_append: 
     return Record(base_offset + offset_delta, ts, key, value, tuple(headers), seq, attributes, start), body_end
 
 
+
+python_record_tuples = record_tuples  # the reference (the accelerator's fallback; tests call it)
 if native is not None:
     native.init_records(Record, Header)
+    native.init_fallback("record_tuples", python_record_tuples)
+    record_tuples = native.record_tuples  # noqa: F811  (same contract; saves a Python frame per batch)

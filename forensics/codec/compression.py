@@ -23,6 +23,7 @@ compressed payload are given in the message, the caller fills ``position`` with 
 from __future__ import annotations
 
 import struct
+import threading
 import zlib
 from typing import Dict, List, Union
 
@@ -31,6 +32,7 @@ import snappy
 import zstandard
 
 from forensics.errors import CompressionError, UnsupportedCodecError
+from forensics.speedups import native
 
 Buffer = Union[bytes, bytearray, memoryview]
 
@@ -259,10 +261,22 @@ def _zstd_check_frames(mv: memoryview) -> None:
         raise CompressionError(f"zstd: stream truncated, last frame needs {pos - n} more bytes")
 
 
+_local = threading.local()
+
+
+def _zstd_decompressor() -> "zstandard.ZstdDecompressor":
+    """One decompressor per thread, reused: making one allocates a decompression context (most of
+    the cost of a small batch); ``stream_reader`` starts each stream afresh on it."""
+    d = getattr(_local, "zstd", None)
+    if d is None:
+        d = _local.zstd = zstandard.ZstdDecompressor()
+    return d
+
+
 def _zstd(mv: memoryview, sink: _Sink) -> None:
     _zstd_check_frames(mv)
     try:
-        reader = zstandard.ZstdDecompressor().stream_reader(mv, read_across_frames=True)
+        reader = _zstd_decompressor().stream_reader(mv, read_across_frames=True)
         while True:
             piece = reader.read(min(_CHUNK, sink.room + 1))
             if not piece:
@@ -270,6 +284,19 @@ def _zstd(mv: memoryview, sink: _Sink) -> None:
             sink.add(piece)
     except _LIB_ERRORS as exc:
         raise CompressionError(f"zstd: corrupt stream: {exc}") from exc
+
+
+MAX_OUTPUT = 256 * 1024 * 1024  # plaintext limit of one payload (decompress's max_output)
+
+# The codecs the C accelerator decompresses itself (``native.unframe``; inside ``native.records``
+# for batch payloads, with MAX_OUTPUT): snappy and LZ4 framing (raw snappy blocks decoded in C,
+# LZ4 blocks through lz4.block.decompress with ``uncompressed_size=`` the frame's maximum), zstd
+# (frames walked in C, read by a per-thread zstandard.ZstdDecompressor), and gzip where it was
+# built with zlib. Any damage: the parsers above run and raise.
+NATIVE_CODECS: tuple = ()
+if native is not None:
+    native.register_codecs(snappy.uncompress, lz4.block.decompress, zstandard.ZstdDecompressor, MAX_OUTPUT)
+    NATIVE_CODECS = native.codecs()
 
 
 def _drop_tracebacks(exc: BaseException) -> None:
@@ -284,7 +311,7 @@ def _drop_tracebacks(exc: BaseException) -> None:
             todo.extend(x for x in (e.__cause__, e.__context__) if x is not None)
 
 
-def decompress(codec: int, data: Buffer, *, magic: int, max_output: int = 256 * 1024 * 1024) -> bytes:
+def decompress(codec: int, data: Buffer, *, magic: int, max_output: int = MAX_OUTPUT) -> bytes:
     """Return the plaintext of a batch payload compressed with ``codec`` inside a ``magic`` batch.
 
     ``data`` may be a memoryview slice of an mmap; it is read in place. Raises
@@ -305,6 +332,10 @@ def decompress(codec: int, data: Buffer, *, magic: int, max_output: int = 256 * 
         return bytes(mv)
     sink = _Sink(name, max_output)
     try:
+        if native is not None and codec in NATIVE_CODECS:  # decompressed by the C accelerator, same rules
+            out = native.unframe(codec, mv, magic, max_output)
+            if out is not None:
+                return out  # else the parser below runs and raises the exact error
         if codec == 1:
             _gzip(mv, sink)
         elif codec == 2:

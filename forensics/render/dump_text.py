@@ -10,6 +10,15 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, TextIO
 
+from forensics.codec.batch import (
+    COMPRESSION_MASK,
+    CONTROL_MASK,
+    DELETE_HORIZON_MASK,
+    LOG_OVERHEAD,
+    TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_MASK,
+    RecordBlock,
+)
 from forensics.codec.compression import codec_name
 from forensics.render.terminal_text import term
 from forensics.report.decoders import string_text
@@ -25,6 +34,7 @@ from forensics.report.events import (
     RecordRow,
     TrailingBytes,
 )
+from forensics.speedups import native
 
 
 def _bool(value: bool) -> str:
@@ -33,16 +43,19 @@ def _bool(value: bool) -> str:
 
 def batch_line(row: BatchRow) -> str:
     frame, h = row.frame, row.header
-    if frame.magic >= 2:
-        horizon = h.delete_horizon_ms
-        dh = "OptionalLong.empty" if horizon is None else f"OptionalLong[{horizon}]"
+    if frame.magic >= 2:  # the header's fields unpacked once: this runs for every batch of a dump
+        (base_offset, batch_length, leader_epoch, magic, crc, attributes, last_delta, base_ts, max_ts, producer_id,
+         producer_epoch, base_sequence, count) = h
+        dh = f"OptionalLong[{base_ts}]" if attributes & DELETE_HORIZON_MASK else "OptionalLong.empty"
+        ts_type = "LogAppendTime" if attributes & TIMESTAMP_TYPE_MASK else "CreateTime"
         return (
-            f"baseOffset: {h.base_offset} lastOffset: {h.last_offset} count: {h.records_count} "
-            f"baseSequence: {h.base_sequence} lastSequence: {h.last_sequence} producerId: {h.producer_id} "
-            f"producerEpoch: {h.producer_epoch} partitionLeaderEpoch: {h.partition_leader_epoch} "
-            f"isTransactional: {_bool(h.is_transactional)} isControl: {_bool(h.is_control)} deleteHorizonMs: {dh} "
-            f"position: {frame.position} {h.timestamp_type}: {h.max_timestamp} size: {h.size} magic: {h.magic} "
-            f"compresscodec: {codec_name(h.codec)} crc: {h.crc} isvalid: {_bool(frame.crc_ok is not False)}"
+            f"baseOffset: {base_offset} lastOffset: {base_offset + last_delta} count: {count} "
+            f"baseSequence: {base_sequence} lastSequence: {h.last_sequence} producerId: {producer_id} "
+            f"producerEpoch: {producer_epoch} partitionLeaderEpoch: {leader_epoch} "
+            f"isTransactional: {_bool(attributes & TRANSACTIONAL_MASK)} isControl: {_bool(attributes & CONTROL_MASK)} "
+            f"deleteHorizonMs: {dh} position: {frame.position} {ts_type}: {max_ts} size: {LOG_OVERHEAD + batch_length} "
+            f"magic: {magic} compresscodec: {codec_name(attributes & COMPRESSION_MASK)} crc: {crc} "
+            f"isvalid: {_bool(frame.crc_ok is not False)}"
         )
     return (
         f"offset: {h.offset} position: {frame.position} {h.timestamp_type}: {h.timestamp} size: {h.total_size} "
@@ -57,8 +70,14 @@ def record_line(row: RecordRow, skip_metadata: bool = False) -> str:
 
 
 def data_record_lines(row: DataRecords, skip_metadata: bool = False) -> str:
-    """The lines of a batch's data records, joined (one write per batch)."""
+    """The lines of a batch's data records, joined (one write per batch). A RecordBlock is written
+    by the C accelerator straight from its bytes (``native.record_lines``, the same lines)."""
     ts_label, magic = row.batch.header.timestamp_type, row.batch.frame.magic
+    records = row.records
+    if type(records) is RecordBlock and native is not None:
+        text = native.record_lines(records.data, records.header, ts_label, row.print_contents, skip_metadata)
+        if text is not None:
+            return text
     if row.print_contents:
         lines = [_line(r, ts_label, magic, None, string_text(r.key), string_text(r.value), skip_metadata)
                  for r in row.records]

@@ -160,7 +160,12 @@ def _dump_frame(buf, frame, path: str, options: DumpOptions) -> Iterator[DumpRow
 
 def _data_records(buf, frame, row: BatchRow, path: str, print_contents: bool) -> Iterator[DumpRow]:
     """One DataRecords row for the batch; a record that breaks a rule ends it (the good records
-    before it are kept) with a finding, as the per-record path does."""
+    before it are kept) with a finding, as the per-record path does. A batch the C accelerator
+    decodes whole travels as a RecordBlock (its records' bytes, no object per record)."""
+    block = v2.record_block(buf, frame.position, row.header)
+    if block is not None:
+        yield DataRecords(row, block, print_contents)
+        return
     records: list = []
     try:
         for record in v2.iter_records(buf, frame.position, row.header):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, NamedTuple, Optional, Union
+from typing import NamedTuple, Optional, Sequence, Union
 
 from forensics.codec.batch import BatchHeader, Record
 from forensics.codec.legacy import LegacyRecord
@@ -51,7 +51,7 @@ class DataRecords(NamedTuple):
     RecordRow per record for consumers that want them."""
 
     batch: BatchRow
-    records: List[Record]
+    records: Sequence[Record]  # a list, or a RecordBlock (the records' bytes, decoded on demand)
     print_contents: bool
 
 

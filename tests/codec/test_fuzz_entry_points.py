@@ -69,6 +69,12 @@ ENTRY_POINTS = {
     "batch.compute_crc": f"{HERE}::test_real_v2_batches_mutated",
     "batch.crc_ok": f"{HERE}::test_real_v2_batches_mutated",
     "batch.iter_records": f"{HERE}::test_real_v2_batches_mutated",
+    "batch.record_tuples": f"{HERE}::test_real_v2_batches_mutated",
+    "batch.python_record_tuples": f"{HERE}::test_real_v2_batches_mutated",
+    "batch.record_block": f"{HERE}::test_real_v2_batches_mutated",
+    "legacy.record_tuples": f"{HERE}::test_legacy_inner_records",
+    "legacy.deep_tuples": f"{HERE}::test_legacy_inner_records",
+    "legacy.python_deep_tuples": f"{HERE}::test_legacy_inner_records",
     "legacy.decode_entry": f"{CONTRACT}::test_legacy_decode_entry_and_iter_deep_raise_only_forensics_errors",
     "legacy.iter_deep": f"{CONTRACT}::test_legacy_decode_entry_and_iter_deep_raise_only_forensics_errors",
     "legacy.inner_records": f"{HERE}::test_legacy_inner_records",
@@ -141,8 +147,9 @@ def public_functions():
     found = set()
     for name in MODULES:
         mod = importlib.import_module(f"forensics.codec.{name}")
-        found |= {f"{name}.{n}" for n, o in vars(mod).items()
-                  if not n.startswith("_") and inspect.isfunction(o) and o.__module__ == mod.__name__}
+        found |= {f"{name}.{n}" for n, o in vars(mod).items()  # (public names bound to the C accelerator too)
+                  if not n.startswith("_") and (inspect.isfunction(o) and o.__module__ == mod.__name__
+                                                or inspect.isbuiltin(o) and o.__module__ == "forensics._speedups")}
     found |= {f"frames.{n}" for n, o in vars(frames).items()
               if not n.startswith("_") and inspect.isclass(o) and o.__module__ == frames.__name__}
     return found
@@ -201,12 +208,26 @@ def test_real_v2_batches_mutated(buf, fix_crc):
         return
     assert isinstance(batch.crc_ok(data, 0, header), bool)
     assert 0 <= batch.compute_crc(data, 0, header) < 2**32
-    fast = outcome(lambda: list(batch.iter_records(data, 0, header)))
+    def decoded():
+        return (outcome(lambda: list(batch.iter_records(data, 0, header))),
+                outcome(lambda: list(batch.record_tuples(data, 0, header))),
+                outcome(lambda: list(batch.python_record_tuples(data, 0, header))))
+
+    fast = decoded()
     with pure_python():
-        slow = outcome(lambda: list(batch.iter_records(data, 0, header)))
+        slow = decoded()
     assert fast == slow
-    if fast[0] == "ok":
-        assert len(fast[1]) == header.records_count
+    records, tuples, python_tuples = fast
+    if records[0] == "ok":
+        assert len(records[1]) == header.records_count
+        assert tuples == python_tuples == ("ok", [r[:5] for r in records[1]])
+    else:
+        assert tuples[0] == python_tuples[0] == records[0]
+    block = ours(batch.record_block, data, 0, header)  # checked whole, or None: the decoder says why
+    assert block is None or (records[0] == "ok" and list(block) == records[1] and len(block) == len(records[1]))
+    if (records[0] == "ok" and batch.native is not None and header.codec in (0,) + batch.NATIVE_CODECS
+            and header.batch_length >= batch.MIN_BATCH_LENGTH):
+        assert block is not None  # a batch that decodes is taken whole (a shorter length: the decoder's call)
 
 
 LEGACY_SEEDS = [s for s in build_seeds() if len(s) > 16 and s[16] in (0, 1)]
@@ -215,12 +236,23 @@ LEGACY_SEEDS = [s for s in build_seeds() if len(s) > 16 and s[16] in (0, 1)]
 @FUZZ
 @given(buf=mutated(LEGACY_SEEDS))
 def test_legacy_inner_records(buf):
+    def deep():
+        return outcome(lambda: list(legacy.deep_tuples(buf, 0))), outcome(lambda: list(legacy.python_deep_tuples(buf, 0)))
+
+    fast = deep()
+    with pure_python():
+        assert deep() == fast
+    assert fast[0] == fast[1]
     entry = ours(legacy.decode_entry, buf, 0)
     if isinstance(entry, ForensicsError):
+        assert fast[0][0] == type(entry).__name__
         return
+    projected = outcome(lambda: list(legacy.record_tuples(entry)))
+    assert projected == fast[0]
     inner = ours(legacy.inner_records, entry)
     if not isinstance(inner, ForensicsError):
         assert inner and all(r.codec == 0 and r.magic in (0, 1) for r in inner)
+        assert projected == ("ok", [(r.offset, r.timestamp, r.key, r.value, ()) for r in inner])
 
 
 # -- record keys and values -----------------------------------------------------------------------------

@@ -17,7 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import forensics.codec.batch as batch_mod
+import forensics.codec.legacy as legacy_mod
 from forensics.codec.batch import decode_header, iter_records
+from forensics.codec.legacy import decode_entry, iter_deep
 from forensics.errors import ForensicsError
 from forensics.io.frames import FrameScanner
 from forensics.speedups import native
@@ -45,19 +47,33 @@ def _scan(buf: bytes, verify: bool, headers: bool, base: int = None) -> Tuple[li
 
 
 def _decode_all(buf: bytes) -> list:
-    """Every record (or the error) of every v2 frame, as plain tuples."""
+    """Every record (or the error) of every frame, v2 and legacy (wrappers deep), as plain tuples."""
     out = []
     for frame in FrameScanner(buf, "seg.log", verify_crc=False):
-        if frame.magic != 2:
-            continue
-        h = decode_header(buf, frame.position)
         got = []
         try:
-            for rec in iter_records(buf, frame.position, h):
-                got.append(tuple(rec))
+            if frame.magic == 2:
+                records = iter_records(buf, frame.position, decode_header(buf, frame.position))
+            else:
+                entry = decode_entry(buf, frame.position)
+                got.append((type(entry).__name__,) + tuple(entry))
+                records = iter_deep(entry)
+            for rec in records:
+                got.append((type(rec).__name__,) + tuple(rec))
         except ForensicsError as exc:
             got.append(("error", type(exc).__name__, str(exc), exc.position, exc.offset))
-        out.append(got)
+        projected = []  # the bulk API: the same records projected, the same error
+        try:
+            if frame.magic == 2:
+                rows = batch_mod.record_tuples(buf, frame.position, decode_header(buf, frame.position))
+            else:
+                rows = legacy_mod.deep_tuples(buf, frame.position)
+            for row in rows:
+                assert type(row) is tuple and len(row) == 5
+                projected.append(row)
+        except ForensicsError as exc:
+            projected.append(("error", type(exc).__name__, str(exc), exc.position, exc.offset))
+        out.append((got, projected))
     return out
 
 
@@ -114,7 +130,7 @@ def _batch_segment(seed: int) -> bytes:
                            timestamp_delta=rnd.randint(-5, 1 << 40))
                 for i in range(rnd.randint(1, 6))]
         out += encode_v2_batch(offset, recs, producer_id=5, producer_epoch=1, base_sequence=rnd.choice([-1, 0, 2**31 - 3]),
-                               codec=rnd.choice([0, 0, 1, 4]), timestamp_type=rnd.choice([0, 1]))
+                               codec=rnd.choice([0, 0, 1, 2, 3, 4]), timestamp_type=rnd.choice([0, 1]))
         offset += len(recs)
     return bytes(out)
 
@@ -148,7 +164,7 @@ def test_record_fields_that_overflow_64_bits_fall_back_to_python() -> None:
     big = 2**63 - 10
     raw = encode_v2_batch(0, [RecordSpec(value=b"x", timestamp_delta=100)], base_timestamp=big, max_timestamp=big)
     h = decode_header(raw, 0)
-    assert native.records(raw, 61, len(raw), h.base_offset, h.base_timestamp, None, h.base_sequence, 1) is None
+    assert native.records(raw, 61, len(raw), h) is None
     (rec,) = list(iter_records(raw, 0, h))
     assert rec.timestamp == big + 100
 
@@ -181,13 +197,15 @@ def test_records_decodes_its_range_and_refuses_impossible_counts() -> None:
     raw = encode_v2_batch(7, [RecordSpec(key=b"a", value=b"b", headers=(("h", None),)), RecordSpec(value=None)],
                           base_sequence=2**31 - 1)
     h = decode_header(raw, 0)
-    recs = native.records(raw, 61, h.size, h.base_offset, h.base_timestamp, None, h.base_sequence, h.records_count)
+    recs = native.records(raw, 61, h.size, h)
     assert [tuple(r) for r in recs] == [(7, h.base_timestamp, b"a", b"b", (("h", None),), 2**31 - 1, 0, 61),
                                         (8, h.base_timestamp, None, None, (), 0, 0, 73)]
     assert type(recs[0]) is batch_mod.Record and type(recs[0].headers[0]) is batch_mod.Header
     # a count no range can hold is refused without allocating it; so is a negative one
-    assert native.records(raw, 61, h.size, 0, 0, None, -1, 2**40) is None
-    assert native.records(raw, 61, h.size, 0, 0, None, -1, -1) is None
+    assert native.records(raw, 61, h.size, h._replace(records_count=2**40)) is None
+    assert native.records(raw, 61, h.size, h._replace(records_count=-1)) is None
+    # header fields beyond int64 (no decoded header has them) go to the Python decoder too
+    assert native.records(raw, 61, h.size, h._replace(base_offset=2**63)) is None
 
 
 def test_the_accelerator_is_built_wherever_a_compiler_is() -> None:
@@ -201,3 +219,261 @@ def test_the_accelerator_is_built_wherever_a_compiler_is() -> None:
     from forensics import speedups
 
     assert speedups.native is not None and speedups.describe().startswith("C accelerator")
+
+
+def _legacy_segment(seed: int) -> bytes:
+    """Legacy entries of both magics: plain messages and compressed wrappers (gzip, snappy, lz4),
+    CreateTime and LogAppendTime, null and empty keys and values."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "fixtures"))
+    from generator import RecordSpec, encode_legacy_message
+
+    rnd = random.Random(seed)
+    out, offset = bytearray(), rnd.choice([0, 5, 2**40])
+    for _ in range(5):
+        magic = rnd.choice([0, 1])
+        value = lambda: rnd.choice([None, b"", bytes(rnd.randrange(256) for _ in range(rnd.randint(1, 20)))])  # noqa: E731
+        if rnd.random() < 0.4:
+            out += encode_legacy_message(offset, rnd.choice([None, b"k"]), value(), magic=magic,
+                                         timestamp=rnd.randint(-1, 1 << 41))
+            offset += 1
+            continue
+        inner = [RecordSpec(key=rnd.choice([None, b"k%d" % i]), value=value(), timestamp_delta=rnd.randint(0, 9))
+                 for i in range(rnd.randint(1, 5))]
+        offset += len(inner)
+        out += encode_legacy_message(offset - 1, magic=magic, codec=rnd.choice([1, 2, 3]), inner=inner,
+                                     log_append_time=rnd.random() < 0.3, timestamp=rnd.randint(0, 1 << 41))
+    return bytes(out)
+
+
+@needs_native
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**16), flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=4),
+       cut=st.integers(0, 10**6), recrc=st.booleans())
+def test_damaged_legacy_entries_give_the_same_records_and_errors(seed: int, flips, cut: int, recrc: bool) -> None:
+    """Damage anywhere in legacy entries, also behind a recomputed CRC-32 (so that it reaches the
+    inner messages of wrappers): the accelerated and the pure decoders agree on every record and
+    every error."""
+    import zlib
+
+    data = bytearray(_legacy_segment(seed))
+    for where, value in flips:
+        data[where % len(data)] = value
+    if cut % 3 == 0:
+        del data[cut % len(data):]
+    if recrc:  # outer checksums made valid again, entry by entry, where the framing still holds
+        pos = 0
+        while pos + 26 <= len(data):
+            end = pos + 12 + int.from_bytes(data[pos + 8:pos + 12], "big", signed=True)
+            if end > len(data) or end < pos + 26:
+                break
+            data[pos + 12:pos + 16] = zlib.crc32(bytes(data[pos + 16:end])).to_bytes(4, "big")
+            pos = end
+    buf = bytes(data)
+    fast = (_scan(buf, True, True), _decode_all(buf))
+    with _pure():
+        slow = (_scan(buf, True, True), _decode_all(buf))
+    assert fast == slow
+
+
+@needs_native
+def test_legacy_wrappers_decode_in_c_with_kafkas_offset_and_timestamp_rules() -> None:
+    """A v1 LogAppendTime wrapper: inner offsets relative to the wrapper's last offset, every inner
+    timestamp the wrapper's; a v0 wrapper: absolute inner offsets, no timestamps."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "fixtures"))
+    from generator import RecordSpec, encode_legacy_message
+
+    from forensics.codec.compression import decompress
+
+    inner = [RecordSpec(key=b"a", value=b"1"), RecordSpec(value=None, timestamp_delta=5)]
+    v1 = encode_legacy_message(41, magic=1, codec=1, inner=inner, log_append_time=True, timestamp=777)
+    wrapper = decode_entry(v1, 0)
+    got = native.legacy_inner(decompress(1, wrapper.value, magic=1), wrapper)
+    assert [(r.offset, r.timestamp, r.key, r.value, r.is_valid) for r in got] == [(40, 777, b"a", b"1", True),
+                                                                                   (41, 777, None, None, True)]
+    v0 = decode_entry(encode_legacy_message(9, magic=0, codec=2, inner=inner), 0)
+    assert [(r.offset, r.timestamp) for r in iter_deep(v0)] == [(8, -1), (9, -1)]
+    assert type(got[0]).__name__ == "LegacyRecord"
+    with _pure():
+        assert iter_deep(decode_entry(v1, 0)) == got
+    # a wrapper offset below its last relative inner offset is refused (the Python decoder says why)
+    assert native.legacy_inner(decompress(1, wrapper.value, magic=1), wrapper._replace(offset=0)) is not None
+    assert native.legacy_inner(decompress(1, wrapper.value, magic=1), wrapper._replace(offset=-3)) is None
+
+
+def _decompress_outcome(codec: int, data: bytes, magic: int, limit: int):
+    from forensics.codec.compression import decompress
+
+    try:
+        return ("ok", decompress(codec, data, magic=magic, max_output=limit))
+    except ForensicsError as exc:
+        return (type(exc).__name__, str(exc))
+
+
+@needs_native
+def test_xxh32_matches_the_pure_python_reference() -> None:
+    from forensics.codec.compression import xxh32
+
+    rnd = random.Random(9)
+    for n in list(range(0, 70)) + [1000, 4097]:
+        data = bytes(rnd.randrange(256) for _ in range(n))
+        assert native.xxh32(data) == xxh32(data), n
+
+
+def _compressed_cases() -> list:
+    from tests.codec.test_compression import ENCODERS, SMALL, SMALL_CASES
+
+    big = random.Random(3).randbytes(70_000) + b"x" * 200_000  # several xerial chunks and LZ4 blocks
+    return SMALL_CASES + [(name, codec, magic, encode(big)) for name, codec, magic, encode in ENCODERS] + [
+        (name + "-small", codec, magic, encode(SMALL)) for name, codec, magic, encode in ENCODERS]
+
+
+COMPRESSED = _compressed_cases()
+
+
+@needs_native
+@settings(max_examples=400, deadline=None)
+@given(case=st.sampled_from(COMPRESSED), data=st.data())
+def test_damaged_payloads_decompress_the_same_both_ways(case, data) -> None:
+    """snappy and LZ4 framing (and the zstd frame walk) in C: every payload, truncated or with
+    bytes replaced, gives the same plaintext or the same error as the pure-Python parsers; so does
+    every limit below and above the plaintext."""
+    _, codec, magic, good = case
+    buf = bytearray(good)
+    for _ in range(data.draw(st.integers(0, 3))):
+        buf[data.draw(st.integers(0, len(buf) - 1))] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.one_of(st.none(), st.integers(0, len(buf))))
+    if cut is not None:
+        del buf[cut:]
+    limit = data.draw(st.sampled_from([256 * 1024 * 1024, 300_000, 270_000, 1000, 100, 0]))
+    fast = _decompress_outcome(codec, bytes(buf), magic, limit)
+    with _pure():
+        assert _decompress_outcome(codec, bytes(buf), magic, limit) == fast
+
+
+@needs_native
+def test_every_truncation_of_every_payload_is_the_same_both_ways() -> None:
+    for _, codec, magic, good in COMPRESSED:
+        step = max(1, len(good) // 300)
+        for cut in range(0, len(good) + 1, step):
+            fast = _decompress_outcome(codec, good[:cut], magic, 1 << 28)
+            with _pure():
+                assert _decompress_outcome(codec, good[:cut], magic, 1 << 28) == fast, (codec, cut)
+
+
+@needs_native
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**16), flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=3))
+def test_legacy_deep_tuples_are_the_projected_deep_records(seed: int, flips) -> None:
+    """deep_tuples (entry, decompression and inner messages in C) against decode_entry + iter_deep
+    in pure Python, projected: the same tuples or the same error, on intact and damaged entries."""
+    import zlib
+
+    data = bytearray(_legacy_segment(seed))
+    for where, value in flips:
+        data[where % len(data)] = value
+    buf = bytes(data)
+    pos = 0
+    while pos + 26 <= len(buf):
+        end = pos + 12 + int.from_bytes(buf[pos + 8:pos + 12], "big", signed=True)
+        if end > len(buf) or end < pos + 26:
+            break
+        fixed = buf[:pos + 12] + zlib.crc32(buf[pos + 16:end]).to_bytes(4, "big") + buf[pos + 16:]
+        for b in (buf, fixed):
+            def both():
+                try:
+                    return ("ok", list(legacy_mod.deep_tuples(b, pos)))
+                except ForensicsError as exc:
+                    return (type(exc).__name__, str(exc))
+            fast = both()
+            with _pure():
+                slow = both()
+                try:
+                    ref = [(r.offset, r.timestamp, r.key, r.value, ()) for r in iter_deep(decode_entry(b, pos))]
+                    assert slow == ("ok", ref)
+                except ForensicsError:
+                    pass
+            assert fast == slow
+        pos = end
+
+
+# -- the dump's text: record lines written by the accelerator from a RecordBlock ------------------
+
+DUMP_OPTIONS = [dict(deep_iteration=True), dict(print_data_log=True), dict(print_data_log=True, skip_record_metadata=True),
+                dict(deep_iteration=True, skip_record_metadata=True)]
+
+
+def _dump_text(path: Path) -> list:
+    """kafka-dump-log lines and findings of the file for every option set, with text as written."""
+    import io
+
+    from forensics.render.dump_text import render_dump_text
+    from forensics.report.dump import DumpOptions, dump_file
+
+    got = []
+    for options in DUMP_OPTIONS:
+        out, err = io.StringIO(), io.StringIO()
+        opts = DumpOptions(**options)
+        render_dump_text(dump_file(str(path), opts), out, err, opts.skip_record_metadata)
+        got.append((out.getvalue(), err.getvalue()))
+    return got
+
+
+@needs_native
+@pytest.mark.parametrize("path", [p for p in _segments() if p.stem.isdigit()],  # dump takes segment names only
+                         ids=lambda p: str(p.relative_to(p.parents[2])))
+def test_every_segment_dumps_the_same_text_both_ways(path: Path) -> None:
+    fast = _dump_text(path)
+    with _pure():
+        assert _dump_text(path) == fast
+
+
+def _text_batches(seed: int) -> bytes:
+    """v2 batches whose keys, values and header keys exercise the text rules: invalid and valid
+    non-ASCII UTF-8, nulls, empties, newlines, LogAppendTime, sequences that wrap, every codec."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "fixtures"))
+    from generator import RecordSpec, encode_v2_batch
+
+    rnd = random.Random(seed)
+    pieces = [b"", b"plain", b"\xff\xfe", "h\u00e9llo \u20ac \U0001f600".encode(), b"a\nb\r\x00c", b"\xed\xa0\x80x",
+              b"\xc0\xaf", b"\xe2\x82", b"ok\xf4\x90\x80\x80", bytes(range(256))]
+    out, offset = bytearray(), 0
+    for _ in range(5):
+        recs = [RecordSpec(key=rnd.choice([None] + pieces), value=rnd.choice([None] + pieces),
+                           headers=tuple((rnd.choice(["h", "", "\u00fc", "k,v"]), rnd.choice([None, b"v"]))
+                                         for _ in range(rnd.randint(0, 3))),
+                           timestamp_delta=rnd.randint(-5, 1 << 40))
+                for _ in range(rnd.randint(0, 6))]
+        out += encode_v2_batch(offset, recs, producer_id=rnd.choice([-1, 7]), producer_epoch=1,
+                               base_sequence=rnd.choice([-1, 0, 2**31 - 2]), codec=rnd.choice([0, 0, 1, 2, 3, 4]),
+                               timestamp_type=rnd.choice([0, 1]), delete_horizon=rnd.choice([None, 123]))
+        offset += max(1, len(recs))
+    return bytes(out)
+
+
+@needs_native
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**16), flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=2),
+       recrc=st.booleans())
+def test_dump_text_of_awkward_records_is_the_same_both_ways(tmp_path_factory, seed: int, flips, recrc: bool) -> None:
+    from tests.fuzz.strategies import recrc as fix_crc
+
+    data = bytearray(_text_batches(seed))
+    for where, value in flips:
+        data[where % len(data)] = value
+    if recrc and data[16:17] == b"\x02":
+        end = 12 + int.from_bytes(data[8:12], "big", signed=True)
+        if 61 <= end <= len(data):
+            first = bytearray(data[:end])
+            fix_crc(first)
+            data[:end] = first
+    path = tmp_path_factory.mktemp("dump") / "00000000000000000000.log"
+    path.write_bytes(bytes(data))
+    fast = _dump_text(path)
+    with _pure():
+        assert _dump_text(path) == fast

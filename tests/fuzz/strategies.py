@@ -6,9 +6,10 @@ import contextlib
 
 from hypothesis import strategies as st
 
-from forensics.codec import batch, crc
+from forensics.codec import batch, compression, crc, legacy
 from forensics.errors import ForensicsError
 from forensics.io import frames
+from forensics.render import dump_text
 
 
 def mutate(draw, buf: bytearray, count: int, splice_from=None) -> bytes:
@@ -63,13 +64,22 @@ def ours(fn, *args, **kwargs):
 
 @contextlib.contextmanager
 def pure_python():
-    """The pure-Python scanner and record decoder in this process (the accelerator switched off)."""
-    saved = frames.native, batch.native
-    frames.native = batch.native = None
+    """The pure-Python scanner and record decoders in this process (the accelerator switched off)."""
+    users = (frames, batch, legacy, compression, dump_text)  # every module that calls into the accelerator
+    entries = ((batch, "record_tuples", batch.python_record_tuples),  # names bound to C functions
+               (legacy, "deep_tuples", legacy.python_deep_tuples))
+    saved = [m.native for m in users], [getattr(m, name) for m, name, _ in entries]
+    for m in users:
+        m.native = None
+    for m, name, python in entries:
+        setattr(m, name, python)
     try:
         yield
     finally:
-        frames.native, batch.native = saved
+        for m, native in zip(users, saved[0]):
+            m.native = native
+        for (m, name, _), fn in zip(entries, saved[1]):
+            setattr(m, name, fn)
 
 
 def recrc(buf: bytearray) -> None:
