@@ -10,14 +10,16 @@ gives byte-identical output.
 
 from __future__ import annotations
 
+import json
 import shlex
-from typing import Iterable, List, Sequence, TextIO, Tuple
+from typing import Iterable, List, Optional, Sequence, TextIO, Tuple
 
 from forensics.findings import Finding
 from forensics.render.clock_text import file_times_note
 from forensics.render.html_style import CSS, TONES, tone_colour
-from forensics.render.html_svg import lso_bars, timeline_svg
-from forensics.render.html_text import duration, esc, iso, scalar, size
+from forensics.render.html_svg import lso_bars, lso_drawn, timeline_svg
+from forensics.render.html_text import age, duration, esc, iso, moment, size, value_text
+from forensics.report.incident_labels import GROUP_LABELS, LINES, QUOTED
 from forensics.report.incident_model import (
     Field,
     Incident,
@@ -53,8 +55,22 @@ def _kv(pairs: Iterable[Tuple[str, str]], cls: str = "kv") -> str:
     return f'<dl class="{cls}">{rows}</dl>' if rows else ""
 
 
-def _fields(fields: Sequence[Field]) -> str:
-    return _kv((f.key, f'<span class="mono">{esc(scalar(f.value, f.is_time))}</span>') for f in fields)
+def _value(f: Field, as_of: Optional[int]) -> str:
+    """A field's value as escaped HTML: what a missing value means, never a bare null."""
+    if f.value is None or f.value == ():
+        return f'<span class="unknown">{esc(f.none)}</span>'
+    if not isinstance(f.value, tuple):
+        return f'<span class="mono">{esc(value_text(f.value, f.kind, as_of))}</span>'
+    items = [json.dumps(v, ensure_ascii=False) if f.kind == QUOTED and isinstance(v, str)
+             else value_text(v, f.kind, as_of) for v in f.value]
+    return ("<br>" if f.kind == LINES else ", ").join(f'<span class="mono">{esc(i)}</span>' for i in items)
+
+
+def _fields(fields: Sequence[Field], as_of: Optional[int]) -> str:
+    """Labelled facts; the row's JSON key is the label's tooltip (to match find-hanging --format json)."""
+    rows = "".join(f'<dt title="{esc(f.key)}">{esc(f.label or f.key)}</dt><dd>{_value(f, as_of)}</dd>'
+                   for f in fields)
+    return f'<dl class="kv">{rows}</dl>' if rows else ""
 
 
 def _table(head: Sequence[str], rows: Iterable[Sequence[str]], nums: Sequence[int] = ()) -> str:
@@ -103,7 +119,7 @@ def _inputs(inc: Incident) -> str:
     else:
         manifest = ('<span class="muted">none written: run with <code>--manifest FILE</code> to record the '
                     'SHA-256 of every input file</span>')
-    facts = [("analysis time (as of)", f"{esc(iso(inc.as_of_ms))} <span class=\"muted\">({esc(inc.as_of_source)})"
+    facts = [("analysis time (as of)", f"{esc(moment(inc.as_of_ms))} <span class=\"muted\">({esc(inc.as_of_source)})"
                                        "</span>"),
              ("evidence manifest", manifest), ("tool", f"kafka-forensics {esc(inc.tool_version)}")]
     if inc.brokers is not None:
@@ -140,16 +156,11 @@ def _summary(inc: Incident) -> str:
     return f'<section id="summary"><h2>Summary</h2><div class="cards">{"".join(cards)}</div></section>'
 
 
-def _transaction(t: OpenTransaction) -> str:
+def _transaction(t: OpenTransaction, as_of: Optional[int]) -> str:
     who = f" · transactional id <q>{esc(t.transactional_id)}</q>" if t.transactional_id is not None else ""
-    facts = [("broker", esc(t.broker_id)), ("start offset", esc(t.start_offset)),
-             ("producer id / epoch", f"{esc(t.producer_id)} / {esc(t.producer_epoch)}"),
-             ("coordinator epoch (partition entry)", esc(t.coordinator_epoch)),
-             ("last timestamp", esc(scalar(t.last_timestamp_ms, True))),
-             ("open for (as of)", esc(duration(t.duration_ms)))]
     parts = [f'<article class="txn tone-{esc(t.tone)}"><h3>{esc(t.topic)}-{esc(t.partition)} · producer '
              f'{esc(t.producer_id)}{who}{_badge(t.verdict, t.tone)}</h3>',
-             f'<p class="reason">{esc(t.reason)}</p>', _kv(facts)]
+             f'<p class="reason">{esc(t.reason)}</p>', _fields(t.facts, as_of)]
     if t.advice:
         parts.append("<h4>What to do</h4><ul>" + "".join(f"<li>{esc(a)}</li>" for a in t.advice) + "</ul>")
     if t.commands and t.armed:
@@ -160,9 +171,9 @@ def _transaction(t: OpenTransaction) -> str:
     if t.commands:
         for c in t.commands:
             parts.append(f'<div class="muted">{esc(c.label)}</div><pre class="cmd">{esc(shlex.join(c.argv))}</pre>')
-    cols = [f"<div><h4>{esc(g.label)}</h4>{_fields(g.fields)}</div>" for g in t.extras]
+    cols = [f"<div><h4>{esc(g.label)}</h4>{_fields(g.fields, as_of)}</div>" for g in t.extras]
     if t.evidence:
-        cols.append(f"<div><h4>Evidence</h4>{_fields(t.evidence)}</div>")
+        cols.append(f"<div><h4>{esc(GROUP_LABELS['evidence'])}</h4>{_fields(t.evidence, as_of)}</div>")
     parts.append(f'<div class="cols">{"".join(cols)}</div>')
     parts.append("</article>")
     return "".join(parts)
@@ -173,16 +184,16 @@ def _transactions(inc: Incident) -> str:
     unverified = [t for t in inc.transactions if not t.abortable and t.tone == "unverified"]
     others = [t for t in inc.transactions if not t.abortable and t.tone != "unverified"]
     parts = ['<section id="transactions"><h2>Hanging transactions</h2>']
-    parts += [_transaction(t) for t in hanging] or ['<p>None proven: no abort is armed.</p>']
+    parts += [_transaction(t, inc.as_of_ms) for t in hanging] or ['<p>None proven: no abort is armed.</p>']
     if unverified:
         parts.append("<h2>Unverifiable: not armed</h2><p class=\"muted\">The evidence cannot decide: the "
                      "coordinator's records are missing, or the records a verdict rests on are damaged or "
                      "incomplete (see each reason). A torn copy and a lost marker look alike on disk.</p>")
-        parts += [_transaction(t) for t in unverified]
+        parts += [_transaction(t, inc.as_of_ms) for t in unverified]
     if others:
         parts.append("<h2>Other open transactions</h2><p class=\"muted\">Not to be aborted from here: the "
                      "coordinator will finish them, or it is stuck itself (see each reason).</p>")
-        parts += [_transaction(t) for t in others]
+        parts += [_transaction(t, inc.as_of_ms) for t in others]
     parts.append("</section>")
     return "".join(parts)
 
@@ -207,13 +218,14 @@ def _timeline_table(t: Timeline) -> str:
     return _table(("time (UTC)", "lane", "where", "state / outcome", "details"), rows)
 
 
-def _timeline(t: Timeline, index: int) -> str:
+def _timeline(t: Timeline, index: int, as_of: Optional[int]) -> str:
     tones = ["idle", "open", "prepare", "commit", "abort", "dead", "hanging"]
     state = f" · coordinator state now: {t.state}" if t.state else ""
     if t.coordinator_partition is not None:
         state += f" (__transaction_state-{t.coordinator_partition})"
     pids = ", ".join(map(str, t.producer_ids))
-    span = (f"{iso(t.start_ms)} to {iso(t.end_ms)} ({duration(t.end_ms - t.start_ms)})"
+    span = (f"{iso(t.start_ms)} to {iso(t.end_ms)} ({duration(t.end_ms - t.start_ms)}"
+            + (f"; ends {age(t.end_ms, as_of)})" if as_of is not None else ")")
             if t.start_ms is not None and t.end_ms is not None else "no timestamps")
     omitted = (f" The {t.coordinator_omitted} oldest coordinator record(s) are left out."
                if t.coordinator_omitted else "")
@@ -229,26 +241,37 @@ def _timelines(inc: Incident) -> str:
              "transaction coordinator's records for the id (state, epoch, partitions; dashed lines mark each "
              "record across the lanes). Below: the id's transactions on each partition, from their first data "
              "batch to their marker (C commit, A abort); an open transaction runs off the right edge.</p>"]
-    parts += [_timeline(t, k) for k, t in enumerate(inc.timelines, start=1)] or ["<p>No transactional id.</p>"]
+    parts += ([_timeline(t, k, inc.as_of_ms) for k, t in enumerate(inc.timelines, start=1)]
+              or ["<p>No transactional id.</p>"])
     if inc.timelines_omitted:
         parts.append(f'<p class="muted">{inc.timelines_omitted} more transactional id(s) not drawn.</p>')
     parts.append("</section>")
     return "".join(parts)
 
 
-def _lso_row(i: LsoLag) -> Sequence[str]:
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _lso_row(i: LsoLag, as_of: Optional[int]) -> Sequence[str]:
     hw = f"{i.high_watermark}" + ("" if i.high_watermark_known else " (log end: no checkpoint)")
-    pinned = (f"producer {i.pinned_by} from offset {i.pinned_offset}, since {iso(i.pinned_since_ms)}"
+    pinned = (f"producer {i.pinned_by} from offset {i.pinned_offset}, since {moment(i.pinned_since_ms, as_of)}"
               if i.pinned_by is not None else "")
     return (esc(f"{i.topic}-{i.partition}"), esc(i.broker_id), esc(i.log_start_offset), esc(i.last_stable_offset),
-            esc(hw), esc(i.log_end_offset), esc(i.lag_offsets), esc(duration(i.lag_ms) if i.lag_ms is not None
-                                                                   else ""), esc(pinned))
+            esc(hw), esc(i.log_end_offset), esc(i.lag_offsets),
+            esc(duration(i.lag_ms) if i.lag_ms is not None else ""), esc(pinned))
 
 
 def _lso(inc: Incident) -> str:
     svg, left_out = lso_bars(inc.lso)
-    note = f'<p class="muted">{left_out} partition(s) with smaller lags not drawn.</p>' if left_out else ""
-    rows = [_lso_row(i) for i in inc.lso[:MAX_LSO_ROWS]]
+    quiet = len(inc.lso) - len(lso_drawn(inc.lso))
+    notes = ([f"{_count(left_out, 'partition')} with smaller lags not drawn."] if left_out else []) + (
+        [f"{_count(quiet, 'partition')} without lag (LSO at the high watermark, no open transaction) not drawn."]
+        if quiet and svg else [])
+    figure = (f"<figure>{svg}{_legend(('hanging', 'open', 'idle'))}</figure>" if svg else
+              f"<p>No lag: the last stable offset is at the high watermark on all {_count(len(inc.lso), 'partition')}"
+              ", and no transaction is open.</p>")
+    rows = [_lso_row(i, inc.as_of_ms) for i in inc.lso[:MAX_LSO_ROWS]]
     more = (f'<p class="muted">{len(inc.lso) - MAX_LSO_ROWS} more partition(s) not listed.</p>'
             if len(inc.lso) > MAX_LSO_ROWS else "")
     table = _table(("partition", "broker", "log start", "LSO", "high watermark", "log end", "lag (offsets)",
@@ -256,7 +279,7 @@ def _lso(inc: Incident) -> str:
     return ('<section id="lso-lag"><h2>LSO lag per partition</h2><p class="muted">High watermark minus last '
             "stable offset: what read_committed consumers cannot read yet. Time: the partition's newest batch "
             "minus the first batch of the transaction holding the LSO; stuck: the as-of time minus it.</p>"
-            f"<figure>{svg}{_legend(('hanging', 'open', 'idle'))}</figure>{note}"
+            f"{figure}" + "".join(f'<p class="muted">{esc(n)}</p>' for n in notes) +
             f"<details><summary>every partition</summary>{table}{more}</details></section>")
 
 
@@ -274,7 +297,8 @@ def _where(f: Finding) -> str:
 def _findings(inc: Incident) -> str:
     if not inc.findings:
         return '<section id="findings"><h2>Findings</h2><p>None: every input read as Kafka wrote it.</p></section>'
-    rows = [(esc(f.level.value), esc(f.kind.value), f'<span class="mono">{esc(_where(f))}</span>', esc(f.message))
+    rows = [(esc(f.level.value), esc(f.kind.value), f'<span class="mono">{esc(_where(f))}</span>',
+             f'<span class="finding">{esc(f.message)}</span>')
             for f in inc.findings]
     more = (f'<p class="muted">{inc.findings_omitted} more finding(s): see <code>scan</code> or the JSON '
             "output.</p>" if inc.findings_omitted else "")

@@ -27,7 +27,7 @@ def tone_colour(tone: str) -> str:
 CSS = """
 :root { color-scheme: light; }
 * { box-sizing: border-box; }
-body { margin: 0; padding: 0 24px 48px; background: #ffffff; color: #1f2933;
+body { margin: 0; padding: 0 24px 48px; background: #ffffff; color: #1f2933; overflow-wrap: anywhere;
        font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
 header { border-bottom: 3px solid #1f2933; padding: 18px 0 10px; margin-bottom: 8px; }
 h1 { font-size: 24px; margin: 0 0 4px; }
@@ -39,6 +39,7 @@ code, pre, .mono { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consola
 pre.cmd { background: #0f172a; color: #e2e8f0; padding: 8px 10px; border-radius: 4px; white-space: pre-wrap;
           word-break: break-all; margin: 2px 0 8px; }
 .muted { color: #64748b; }
+.unknown { color: #64748b; font-style: italic; }
 .cards { display: flex; flex-wrap: wrap; gap: 10px; }
 .card { border: 1px solid #d5dbe1; border-radius: 6px; padding: 8px 12px; min-width: 150px; background: #f8fafc; }
 .card .n { font-size: 22px; font-weight: 600; display: block; }
@@ -57,9 +58,9 @@ article.txn.tone-open { border-left-color: #3b82f6; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; color: #fff; font-size: 12px;
          vertical-align: middle; margin-left: 6px; }
 .cols { display: grid; grid-template-columns: repeat(auto-fit, minmax(440px, 1fr)); gap: 0 28px; }
-dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 4px 0; }
+dl.kv { display: grid; grid-template-columns: fit-content(45%) 1fr; gap: 2px 14px; margin: 4px 0; }
 dl.kv dt { color: #52606d; }
-dl.kv dd { margin: 0; word-break: break-all; }
+dl.kv dd { margin: 0; }
 table { border-collapse: collapse; margin: 6px 0; }
 th, td { border: 1px solid #d5dbe1; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f1f5f9; }
@@ -67,10 +68,11 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 10px 0 22px; }
 figcaption { margin: 4px 0; }
 svg { display: block; max-width: 100%; height: auto; background: #ffffff; }
-svg text { font: 11px system-ui, "DejaVu Sans", sans-serif; fill: #1f2933; }
+svg text { font: 12px system-ui, "DejaVu Sans", sans-serif; fill: #1f2933; }
 svg text.light { fill: #ffffff; }
 svg text.muted { fill: #64748b; font-style: italic; }
 svg text.lane { font-weight: 600; }
+svg text.lane-note { fill: #52606d; }
 svg .grid { stroke: #cbd2d9; stroke-dasharray: 3 3; }
 svg .axis { stroke: #52606d; }
 .legend { display: flex; flex-wrap: wrap; gap: 4px 14px; margin: 4px 0; font-size: 12px; }

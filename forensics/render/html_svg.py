@@ -2,13 +2,17 @@
 
 Pure layout over the incident model (:mod:`forensics.report.incident`): no Kafka rules here. Each
 element carries a ``<title>`` (the browser's tooltip) with the full facts; every text is escaped.
-Coordinates are rounded to 0.1 px so the output is byte-identical for the same model.
+Labels are never cut: the label column is as wide as its longest label (up to a limit past which
+names wrap), measured by :mod:`forensics.render.html_measure`, and every text lies inside the
+viewBox, so the picture scales with the page and keeps them whole. Coordinates are rounded to
+0.1 px so the output is byte-identical for the same model.
 """
 
 from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
 
+from forensics.render.html_measure import LINE_H, text_width, wrap
 from forensics.render.html_style import tone_colour
 from forensics.render.html_text import clock, duration, esc, iso
 from forensics.report.incident_model import (
@@ -21,6 +25,8 @@ from forensics.report.incident_model import (
 
 WIDTH = 1000
 MAX_BARS = 40
+MIN_LABEL_W, MAX_LABEL_W, LABEL_PAD = 110.0, 320.0, 16.0
+MIN_BAR_W = 240.0  # the LSO chart widens (and scales down) rather than squeeze its bars below this
 
 
 def _n(x: float) -> str:
@@ -40,62 +46,101 @@ def _text(x: float, y: float, text: str, cls: str = "", anchor: str = "start") -
 
 
 def _fits(text: str, width: float) -> bool:
-    return len(text) * 6.3 + 6 <= width
+    return text_width(text) + 6 <= width
 
 
-def _clip(text: str, width: float) -> str:
-    room = max(int((width - 6) / 6.3), 1)
-    return text if len(text) <= room else text[:max(room - 1, 1)] + "…"
+class _Labels:
+    """A label column sized to its longest line (at most ``MAX_LABEL_W``; longer names wrap). Each
+    label: the name in bold (one ``<text class="lane">``, a ``<tspan>`` per line, so its text is
+    the whole name), then an optional note line below it."""
+
+    def __init__(self, labels: Sequence[Tuple[str, str]]) -> None:
+        self.lines = [wrap(name, MAX_LABEL_W - LABEL_PAD) for name, _ in labels]
+        self.notes = [note for _, note in labels]
+        widest = max((text_width(t) for lines, note in zip(self.lines, self.notes, strict=True)
+                      for t in (*lines, note)), default=0.0)
+        self.width = max(MIN_LABEL_W, min(MAX_LABEL_W, widest + LABEL_PAD))
+
+    def height(self, k: int) -> float:
+        return (len(self.lines[k]) + bool(self.notes[k])) * LINE_H
+
+    def draw(self, k: int, centre: float) -> List[str]:
+        x, y = self.width - 8, centre - self.height(k) / 2 + LINE_H - 3
+        spans = "".join(f'<tspan x="{_n(x)}" y="{_n(y + i * LINE_H)}">{esc(t)}</tspan>'
+                        for i, t in enumerate(self.lines[k]))
+        out = [f'<text class="lane" text-anchor="end">{spans}</text>']
+        if self.notes[k]:
+            out.append(_text(x, y + len(self.lines[k]) * LINE_H, self.notes[k], "lane-note", "end"))
+        return out
 
 
 # -- LSO lag ----------------------------------------------------------------------------------------
 
 
+def _lso_note(i: LsoLag) -> str:
+    note = f"{i.lag_offsets} offset" + ("" if i.lag_offsets == 1 else "s")
+    if i.lag_ms is not None:
+        note += f" · {duration(i.lag_ms)} of data"
+    if i.age_ms is not None:
+        note += f" · stuck {duration(i.age_ms)}"
+    return note
+
+
+def lso_drawn(items: Sequence[LsoLag]) -> List[LsoLag]:
+    """The partitions the chart is about: those with lag (high watermark above the LSO) or an open
+    transaction, the largest lags first."""
+    return sorted((i for i in items if i.lag_offsets > 0 or i.open_transactions),
+                  key=lambda i: (-i.lag_offsets, i.topic, i.partition))
+
+
 def lso_bars(items: Sequence[LsoLag], limit: int = MAX_BARS) -> Tuple[str, int]:
-    """A horizontal bar per partition (the largest lags first, at most ``limit``): high watermark
-    minus LSO in offsets, with the time lag beside it. Returns (svg, partitions left out)."""
-    shown = sorted(items, key=lambda i: (-i.lag_offsets, i.topic, i.partition))[:limit]
-    label_w, bar_w, row_h, top = 220, 520, 24, 8
-    peak = max((i.lag_offsets for i in shown), default=0) or 1
-    height = top * 2 + row_h * max(len(shown), 1)
-    out = [f'<svg class="lso-chart" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" '
-           f'role="img" aria-label="LSO lag per partition">']
-    for k, i in enumerate(shown):
-        y = top + k * row_h
-        name = f"{i.topic}-{i.partition}"
-        out.append(_text(label_w - 8, y + 16, _clip(name, label_w - 8), "lane", "end"))
-        w = bar_w * i.lag_offsets / peak if i.lag_offsets > 0 else 0
-        tip = (f"{name}: high watermark {i.high_watermark} - LSO {i.last_stable_offset} = {i.lag_offsets} offsets"
-               + (f"; pinned by producer {i.pinned_by} from offset {i.pinned_offset} since {iso(i.pinned_since_ms)}"
-                  if i.pinned_by is not None else ""))
-        out.append(_rect(label_w, y + 4, max(w, 2), row_h - 8, tone_colour(i.tone), "bar", tip))
-        note = f"{i.lag_offsets} offset" + ("" if i.lag_offsets == 1 else "s")
-        if i.lag_ms is not None:
-            note += f" · {duration(i.lag_ms)} of data"
-        if i.age_ms is not None:
-            note += f" · stuck {duration(i.age_ms)}"
-        out.append(_text(label_w + max(w, 2) + 6, y + 16, note))
+    """A horizontal bar per partition with lag or an open transaction (the largest lags first, at
+    most ``limit``): high watermark minus LSO in offsets, with the time lag beside it. Returns
+    (svg, partitions with lag left out); no svg ("") when none lags."""
+    drawn = lso_drawn(items)
+    shown = drawn[:limit]
     if not shown:
-        out.append(_text(10, top + 16, "no data partition among the inputs"))
+        return "", 0
+    labels = _Labels([(f"{i.topic}-{i.partition}", "") for i in shown])
+    notes = [_lso_note(i) for i in shown]
+    note_w = max(text_width(n) for n in notes) + 12
+    width = max(WIDTH, labels.width + MIN_BAR_W + note_w)
+    bar_w = width - labels.width - note_w
+    peak = max(i.lag_offsets for i in shown) or 1
+    rows = [max(24.0, labels.height(k) + 10) for k in range(len(shown))]
+    height = 16 + sum(rows)
+    out = [f'<svg class="lso-chart" viewBox="0 0 {_n(width)} {_n(height)}" width="{_n(width)}" '
+           f'height="{_n(height)}" role="img" aria-label="LSO lag per partition">']
+    y = 8.0
+    for k, (i, note) in enumerate(zip(shown, notes, strict=True)):
+        centre = y + rows[k] / 2
+        out.extend(labels.draw(k, centre))
+        w = max(bar_w * i.lag_offsets / peak, 2)
+        tip = (f"{i.topic}-{i.partition}: high watermark {i.high_watermark} - LSO {i.last_stable_offset} = "
+               f"{i.lag_offsets} offsets" + (f"; pinned by producer {i.pinned_by} from offset {i.pinned_offset} "
+                                            f"since {iso(i.pinned_since_ms)}" if i.pinned_by is not None else ""))
+        out.append(_rect(labels.width, centre - 8, w, 16, tone_colour(i.tone), "bar", tip))
+        out.append(_text(labels.width + w + 6, centre + 4, note, "bar-note"))
+        y += rows[k]
     out.append("</svg>")
-    return "".join(out), len(items) - len(shown)
+    return "".join(out), len(drawn) - len(shown)
 
 
 # -- timeline ---------------------------------------------------------------------------------------
 
-LABEL_W, RIGHT_W, AXIS_H, LANE_H, BAR_H = 200, 110, 30, 34, 20
+RIGHT_W, AXIS_H, LANE_H, BAR_H = 110, 30, 34, 20
 
 
 class _Scale:
-    """Time to x: the timeline's range, padded 3% each side, over the plot area."""
+    """Time to x: the timeline's range, padded 3% each side, over the plot area (``x0`` to ``x1``)."""
 
-    def __init__(self, start: Optional[int], end: Optional[int]) -> None:
+    def __init__(self, start: Optional[int], end: Optional[int], x0: float) -> None:
         lo, hi = (start or 0), (end or 0)
         if hi <= lo:
             lo, hi = lo - 500, hi + 500
         pad = (hi - lo) * 0.03
         self.lo, self.hi = lo - pad, hi + pad
-        self.x0, self.x1 = LABEL_W, WIDTH - RIGHT_W
+        self.x0, self.x1 = x0, WIDTH - RIGHT_W
 
     def x(self, t: Optional[int], default: Optional[float] = None) -> float:
         if t is None or t < 0:
@@ -160,41 +205,44 @@ def _named_marks(events: Sequence[CoordinatorEvent], name: str, s: _Scale, y: fl
     return out
 
 
-def _lane_label(lane: Lane) -> str:
+def _lane_note(lane: Lane) -> str:
     if not lane.present:
-        return f"{lane.name} (not among the inputs)"
-    return lane.name + (f" (broker {lane.broker_id})" if lane.broker_id is not None else "")
+        return "not among the inputs"
+    return f"broker {lane.broker_id}" if lane.broker_id is not None else ""
 
 
 def timeline_svg(t: Timeline) -> str:
-    """The coordinator's records in the first lane, one lane per partition below; dashed lines at
-    each coordinator record run across every lane; an open transaction runs off the right edge."""
-    s = _Scale(t.start_ms, t.end_ms)
-    rows = 1 + len(t.lanes)
-    height = AXIS_H + rows * LANE_H + 8
-    out = [f'<svg class="timeline" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" '
-           f'aria-label="timeline of {esc(t.title)}">']
+    """The coordinator's records in the first lane, one lane per partition below (its name, and its
+    broker under it); dashed lines at each coordinator record run across every lane; an open
+    transaction runs off the right edge."""
+    labels = _Labels([("coordinator", "")] + [(lane.name, _lane_note(lane)) for lane in t.lanes])
+    s = _Scale(t.start_ms, t.end_ms, labels.width)
+    heights = [max(float(LANE_H), labels.height(k) + 8) for k in range(1 + len(t.lanes))]
+    tops = [AXIS_H + sum(heights[:k]) for k in range(len(heights) + 1)]
+    bottom = tops[-1]
+    out = [f'<svg class="timeline" viewBox="0 0 {WIDTH} {_n(bottom + 8)}" width="{WIDTH}" height="{_n(bottom + 8)}" '
+           f'role="img" aria-label="timeline of {esc(t.title)}">']
     span = int(s.hi - s.lo)
     for x, ms in s.ticks():
         out.append(f'<line class="axis" x1="{_n(x)}" y1="{AXIS_H - 6}" x2="{_n(x)}" y2="{AXIS_H}"/>')
         out.append(_text(x, AXIS_H - 10, clock(ms, span), "", "middle"))
-    bottom = AXIS_H + rows * LANE_H
     for e in t.coordinator:
         x = _n(s.x(e.time_ms))
-        out.append(f'<line class="grid" x1="{x}" y1="{AXIS_H}" x2="{x}" y2="{bottom}"/>')
-    out.append(_text(LABEL_W - 8, AXIS_H + 21, "coordinator", "lane", "end"))
+        out.append(f'<line class="grid" x1="{x}" y1="{AXIS_H}" x2="{x}" y2="{_n(bottom)}"/>')
+    out.extend(labels.draw(0, tops[0] + heights[0] / 2))
+    bar_y = tops[0] + (heights[0] - BAR_H) / 2
     if t.coordinator:
-        out.extend(_coordinator_lane(t.coordinator, s, AXIS_H + 7))
+        out.extend(_coordinator_lane(t.coordinator, s, bar_y))
     else:
-        out.append(_text(LABEL_W + 4, AXIS_H + 21, "no coordinator record names this producer", "muted"))
+        out.append(_text(s.x0 + 4, bar_y + 14, "no coordinator record names this producer", "muted"))
     for k, lane in enumerate(t.lanes, start=1):
-        y = AXIS_H + k * LANE_H + 7
-        out.append(f'<line class="grid" x1="0" y1="{_n(y - 7)}" x2="{WIDTH}" y2="{_n(y - 7)}"/>')
-        out.append(_text(LABEL_W - 8, y + 14, _clip(_lane_label(lane), LABEL_W - 8), "lane", "end"))
+        y = tops[k] + (heights[k] - BAR_H) / 2
+        out.append(f'<line class="grid" x1="0" y1="{_n(tops[k])}" x2="{WIDTH}" y2="{_n(tops[k])}"/>')
+        out.extend(labels.draw(k, tops[k] + heights[k] / 2))
         out.extend(_named_marks(t.coordinator, lane.name, s, y))
         for p in lane.spans:
             out.extend(_span_shapes(p, s, y))
         if lane.present and not lane.spans:
-            out.append(_text(LABEL_W + 4, y + 14, "no transaction of this producer here", "muted"))
+            out.append(_text(s.x0 + 4, y + 14, "no transaction of this producer here", "muted"))
     out.append("</svg>")
     return "".join(out)

@@ -72,12 +72,35 @@ def size(n: Optional[int]) -> str:
     return str(n)  # pragma: no cover
 
 
-def scalar(value: object, is_time: bool = False) -> str:
-    """A field value as text (not escaped): times with their epoch ms, booleans as JSON spells them."""
-    if value is None:
-        return "null"
+def age(ms: int, as_of: Optional[int]) -> str:
+    """How far ``ms`` lies from the as-of time: ``4 d 19 h before as-of``; "" without an as-of time."""
+    if as_of is None:
+        return ""
+    if ms == as_of:
+        return "at the as-of time"
+    return f"{duration(abs(as_of - ms))} {'before' if ms < as_of else 'after'} as-of"
+
+
+def moment(ms: Optional[int], as_of: Optional[int] = None, epoch: bool = True) -> str:
+    """A time as people read it: ISO-8601 UTC, with its epoch milliseconds (as Kafka's tools print
+    it, so values can be matched) and its age at the as-of time:
+    ``2026-11-20T21:50:47.928Z (1795211447928) · 12.410 s before as-of``."""
+    if ms is None or ms < 0:
+        return iso(ms)
+    text = iso(ms) + (f" ({ms})" if epoch else "")
+    ago = age(ms, as_of)
+    return f"{text} · {ago}" if ago else text
+
+
+def value_text(value: object, kind: str = "", as_of: Optional[int] = None) -> str:
+    """A row's value as text (not escaped): times with their epoch ms and age, durations and sizes
+    as people read them, yes/no for booleans. Lists and missing values are the caller's."""
     if isinstance(value, bool):
-        return "true" if value else "false"
-    if is_time and isinstance(value, int):
-        return f"{iso(value)} ({value})"
+        return "yes" if value else "no"
+    if isinstance(value, int) and kind == "time":
+        return moment(value, as_of)
+    if isinstance(value, int) and kind == "duration":
+        return duration(value)
+    if isinstance(value, int) and kind == "bytes":
+        return f"{value} bytes" if value < 1024 else f"{size(value)} ({value} bytes)"
     return str(value)

@@ -14,9 +14,8 @@ where it wrote nothing, or that are not among the inputs).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from forensics import __version__
 from forensics.analysis.clock import AsOf
@@ -24,6 +23,7 @@ from forensics.analysis.coordinator import TransactionIdView
 from forensics.analysis.hanging import FENCED, STUCK, UNVERIFIABLE, Verdict
 from forensics.analysis.producers import PartitionView
 from forensics.findings import Finding, dedupe, level_counts, total
+from forensics.model import TopicPartition
 from forensics.report.hanging import (
     BOOTSTRAP_PLACEHOLDER,
     COMMAND_FORMS,
@@ -49,11 +49,11 @@ from forensics.report.incident_model import (
     Lane,
     LsoLag,
     OpenTransaction,
-    Scalar,
     SpanEvent,
     Summary,
     Timeline,
 )
+from forensics.report.incident_labels import ELSEWHERE, FACT, GROUP_LABELS, LABELS, label
 from forensics.report.scan import ScanReport, total_log_bytes
 from forensics.report.state import StateReport
 from forensics.state.coordinator import HistoryEntry
@@ -64,13 +64,6 @@ Row = Dict[str, Any]
 _STATE_TONES = {"Empty": IDLE, "Ongoing": OPEN, "PrepareCommit": PREPARE, "PrepareAbort": PREPARE,
                 "PrepareEpochFence": PREPARE, "CompleteCommit": COMMIT, "CompleteAbort": ABORT, "Dead": DEAD,
                 "<tombstone>": DEAD}
-GROUP_LABELS = {"abortPreview": "What the abort discards, and where the LSO moves", "": "More"}
-_ROW_FACTS = frozenset({"topic", "partition", "producerId", "producerEpoch", "coordinatorEpoch", "startOffset",
-                        "lastTimestamp", "durationMs", "durationS", "durationMin", "verdict", "reason",
-                        "transactionalId", "brokerId", "evidence", "asOfMs", "asOfSource", "armed",
-                        "notArmedBecause", "advice", "coordinatorPartition", "overdueMs",
-                        # the armed commands repeat abortForms
-                        "abortArgs", "abortArgsStartOffset", "kafkaPythonArgs"})
 MAX_TIMELINES = 100
 MAX_SPANS_PER_LANE = 100  # closed transactions kept per lane (the newest); open ones are always kept
 MAX_COORDINATOR_EVENTS = 200
@@ -95,7 +88,7 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
     return Incident(
         __version__, tuple(inputs), manifest[0] if manifest else None, manifest[1] if manifest else None,
         as_of.time_ms, as_of.source, _summary(report, views, verdicts, findings, scan),
-        tuple(_lso_lag(v, verdicts, as_of.time_ms) for v in views), tuple(transactions), timelines, omitted,
+        _lso_lags(views, verdicts, as_of.time_ms), tuple(transactions), timelines, omitted,
         tuple(findings[:max_findings]), max(0, len(findings) - max_findings), tuple(evidence_warnings(report)),
         as_of, brokers)
 
@@ -146,66 +139,78 @@ def pinning_span(view: PartitionView) -> Optional[TransactionSpan]:
     return min(candidates, key=lambda s: s.first_offset, default=None)
 
 
-def _lso_lag(view: PartitionView, verdicts: Sequence[Verdict], as_of: Optional[int]) -> LsoLag:
+def _lso_lags(views: Sequence[PartitionView], verdicts: Sequence[Verdict], as_of: Optional[int]
+              ) -> Tuple[LsoLag, ...]:
+    open_txns = Counter(v.view.topic_partition for v in verdicts)
+    hanging = {(v.view.topic_partition, v.entry.producer_id) for v in verdicts if v.abortable}
+    return tuple(_lso_lag(view, hanging, as_of, open_txns[view.topic_partition]) for view in views)
+
+
+def _lso_lag(view: PartitionView, hanging: Set[Tuple[TopicPartition, int]], as_of: Optional[int],
+             open_txns: int) -> LsoLag:
     tp = view.topic_partition
     span = pinning_span(view)
     since = span.first_timestamp if span is not None else None
     lagging = view.high_watermark > view.last_stable_offset
-    hangs = span is not None and any(v.abortable and v.view.topic_partition == tp
-                                     and v.entry.producer_id == span.producer_id for v in verdicts)
+    hangs = span is not None and (tp, span.producer_id) in hanging
     return LsoLag(
         tp.topic, tp.partition, view.inputs.broker_id, view.log_start_offset, view.last_stable_offset,
         view.high_watermark, view.high_watermark_known, view.log_end_offset,
         span.producer_id if span is not None else None, view.first_unstable_offset if span is not None else None,
         since, view.max_timestamp - since if since is not None and view.max_timestamp is not None else None,
         as_of - since if since is not None and as_of is not None else None,
-        HANGING if hangs else OPEN if lagging else IDLE)
+        HANGING if hangs else OPEN if lagging else IDLE, open_txns)
 
 
 # -- open transactions ------------------------------------------------------------------------------
 
-_TIME_SUFFIXES = ("timestamp", "timems", "startms", "updatems")
 
-
-def is_time_key(key: str) -> bool:
-    """Keys of epoch-millisecond values in our JSON rows (``lastTimestamp``, ``startTimeMs``, ...)."""
-    return key.rsplit(".", 1)[-1].lower().endswith(_TIME_SUFFIXES)
-
-
-def _item(v: Scalar) -> str:
-    return json.dumps(v, ensure_ascii=False) if isinstance(v, str) or v is None or isinstance(v, bool) else str(v)
+def _field(path: str, value: Any) -> List[Field]:
+    """One labelled field (forensics.report.incident_labels); none for a missing value that says nothing."""
+    lab = label(path)
+    if value is None and lab.skip_none:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [Field(path, tuple(value), lab.text, lab.kind, lab.empty)]
+    kind = lab.kind if not isinstance(value, bool) else ""
+    return [Field(path, value, lab.text, kind, lab.none)]
 
 
 def flatten(value: Any, prefix: str = "") -> List[Field]:
-    """A nested JSON-able value as dotted ``Field`` lines; lists of scalars become one comma-joined line."""
-    if isinstance(value, dict):
+    """A nested JSON-able value as labelled ``Field`` lines keyed by their dotted path; a list of
+    scalars is one field, a list of records one group of fields per item (``gaps[0].text``)."""
+    if isinstance(value, dict) and value:
         return [f for k, v in value.items() for f in flatten(v, f"{prefix}.{k}" if prefix else str(k))]
-    if isinstance(value, (list, tuple)):
-        if all(not isinstance(v, (dict, list, tuple)) for v in value):
-            return [Field(prefix, ", ".join(_item(v) for v in value))]
+    if isinstance(value, (list, tuple)) and value and any(isinstance(v, (dict, list, tuple)) for v in value):
         return [f for i, v in enumerate(value) for f in flatten(v, f"{prefix}[{i}]")]
-    return [Field(prefix, value, isinstance(value, int) and not isinstance(value, bool) and is_time_key(prefix))]
+    return _field(prefix, None if isinstance(value, dict) else value)
 
 
 def _commands(row: Row) -> Tuple[List[CommandLine], List[FieldGroup]]:
-    """Every top-level list of strings in ``row`` is a command line; every other key that is not
-    already a fact of the transaction is an extra: a nested record its own group, the rest one
-    group at the end."""
+    """The abort forms and any other top-level ``...Args`` list of strings are the command lines;
+    every other key that is not shown elsewhere on the card is an extra: a nested record its own
+    group, the rest one group at the end, labelled; nothing is dropped (a key the label table does
+    not know is humanised)."""
     commands, groups, loose = [], [], []
     for key, value in (row.get("abortForms") or {}).items():
         commands.append(CommandLine(key, COMMAND_FORMS.get(key, key), tuple(value)))
     for key, value in row.items():
-        if key in _ROW_FACTS or key == "abortForms" or value is None:
+        if label(key).place in (ELSEWHERE, FACT):
             continue
-        if isinstance(value, (list, tuple)) and value and all(isinstance(a, str) for a in value):
-            commands.append(CommandLine(key, COMMAND_FORMS.get(key, key), tuple(value)))
+        if key.endswith("Args") and isinstance(value, (list, tuple)) and value and all(isinstance(a, str) for a in value):
+            commands.append(CommandLine(key, COMMAND_FORMS.get(key, label(key).text), tuple(value)))
         elif isinstance(value, dict):
-            groups.append(FieldGroup(key, GROUP_LABELS.get(key, key), tuple(flatten(value))))
+            groups.append(FieldGroup(key, GROUP_LABELS.get(key, label(key).text), tuple(flatten(value, key))))
         else:
             loose.extend(flatten(value, key))
     if loose:
         groups.append(FieldGroup("", GROUP_LABELS[""], tuple(loose)))
     return commands, groups
+
+
+def _facts(row: Row) -> Tuple[Field, ...]:
+    """The row's own facts, in the label table's order."""
+    return tuple(f for key, lab in LABELS.items() if lab.place == FACT and key in row for f in _field(key, row[key]))
 
 
 def _tone_of(v: Verdict) -> str:
@@ -224,7 +229,7 @@ def _transaction(v: Verdict, row: Row) -> OpenTransaction:
         e.coordinator_epoch if e.coordinator_epoch >= 0 else -1, v.start_offset, v.transactional_id, v.verdict,
         v.reason, v.abortable, bool(row.get("armed")), row.get("notArmedBecause"), tuple(row.get("advice") or ()),
         e.last_timestamp if e.last_timestamp >= 0 else None, v.duration_ms, _tone_of(v),
-        tuple(flatten(row.get("evidence") or {})), tuple(commands), tuple(extras))
+        tuple(flatten(row.get("evidence") or {}, "evidence")), tuple(commands), tuple(extras), _facts(row))
 
 
 # -- timelines --------------------------------------------------------------------------------------

@@ -17,10 +17,16 @@ IDLE, OPEN, PREPARE, COMMIT, ABORT, DEAD, HANGING, UNVERIFIED, UNKNOWN = (
 
 
 @dataclass(frozen=True, slots=True)
-class Field:  # One fact of a nested record, flattened: ``openTransaction.firstOffset`` = 6.
-    key: str
-    value: Scalar
-    is_time: bool = False  # epoch ms: the renderer shows it as a time
+class Field:  # One fact of a row, flattened: ``evidence.openTransaction.firstOffset`` = 6.
+    key: str  # its path in the row (find-hanging --format json)
+    value: Union[Scalar, Tuple[Scalar, ...]]  # a tuple: a list of scalars
+    label: str = ""  # what a person calls it (forensics.report.incident_labels)
+    kind: str = ""  # how to show it: time (epoch ms), duration (ms), bytes, lines, quoted, or plain
+    none: str = "unknown"  # what a missing value (or an empty list) means
+
+    @property
+    def is_time(self) -> bool:
+        return self.kind == "time"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +82,7 @@ class LsoLag:
     lag_ms: Optional[int]  # newest batch timestamp of the partition minus pinned_since_ms
     age_ms: Optional[int]  # as-of minus pinned_since_ms
     tone: str  # HANGING when the pinning transaction hangs, OPEN when the LSO lags, else IDLE
+    open_transactions: int = 0  # open transactions on the partition (its verdicts)
 
     @property
     def lag_offsets(self) -> int:
@@ -104,6 +111,7 @@ class OpenTransaction:  # One open transaction and its verdict, with evidence an
     evidence: Tuple[Field, ...]
     commands: Tuple[CommandLine, ...]
     extras: Tuple[FieldGroup, ...]  # any other row key (e.g. abortPreview), flattened
+    facts: Tuple[Field, ...] = ()  # the row's own facts (broker, offsets, epochs, times), labelled
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ import dataclasses
 import re
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import List, Tuple
+from typing import List, Tuple, TypeVar
 
 import pytest
 
@@ -28,7 +28,7 @@ HOSTILE_TOPIC = "</svg><script>alert('topic')</script>"
 HOSTILE_PATH = "/evidence/\"'><img src=x onerror=alert(1)>"
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4", "div", "nav",
                 "a", "section", "ul", "li", "dl", "dt", "dd", "span", "code", "br", "p", "q", "article", "pre",
-                "figure", "figcaption", "svg", "rect", "text", "line", "path", "circle", "details", "summary",
+                "figure", "figcaption", "svg", "rect", "text", "tspan", "line", "path", "circle", "details", "summary",
                 "table", "thead", "tbody", "tr", "th", "td", "footer"}
 URL_ATTRS = {"src", "srcset", "href", "xlink:href", "action", "formaction", "poster", "data", "background", "ping",
              "style"}
@@ -50,11 +50,18 @@ class Tags(HTMLParser):
         self.text.append(data)
 
 
+P = TypeVar("P", bound=HTMLParser)
+
+
+def fed(parser: P, page: str) -> P:
+    """``parser`` after reading all of ``page``."""
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
 def parse(page: str) -> Tags:
-    p = Tags()
-    p.feed(page)
-    p.close()
-    return p
+    return fed(Tags(), page)
 
 
 def incident(path: Path, as_of: int = AS_OF, **kw):
@@ -115,8 +122,12 @@ def test_page_shows_inputs_summary_transactions_pictures_and_findings(page, exam
     assert page.count('<svg class="timeline"') == len(example.timelines) == 3
     assert page.count('<svg class="lso-chart"') == 1
     assert page.count('class="span tone-hanging"') == 1  # the one hanging transaction, on orders-0
-    assert page.count('class="bar"') == 3  # one LSO bar per partition
-    assert "orders-0 (broker 1)" in text and "10 offsets" in text
+    lagging = [i for i in example.lso if i.lag_offsets > 0 or i.open_transactions]
+    assert [(i.topic, i.partition) for i in lagging] == [("orders", 0)]  # the hanging transaction's
+    assert page.count('class="bar"') == 1 == len(lagging)  # one LSO bar per partition with lag
+    assert "2 partitions without lag (LSO at the high watermark, no open transaction) not drawn." in text
+    assert '<text class="lane" text-anchor="end"><tspan x=' in page
+    assert "orders-0" in text and "broker 1" in text and "10 offsets" in text
     assert "CompleteCommit" in text and "reporting-app" in text
 
 

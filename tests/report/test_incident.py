@@ -161,9 +161,17 @@ def test_hanging_transaction_carries_verdict_evidence_and_every_command(example)
     assert t.abortable and t.verdict == "hanging" and t.tone == HANGING and t.transactional_id == "reporting-app"
     assert "CompleteCommit" in t.reason
     ev = {f.key: f for f in t.evidence}
-    assert ev["openTransaction.firstOffset"].value == first[2002]
-    assert ev["coordinatorRecord.state"].value == "CompleteCommit" and ev["coordinatorRecord.timestamp"].is_time
-    assert ev["firstBatch.path"].value.endswith("orders-0/00000000000000000000.log")
+    assert ev["evidence.openTransaction.firstOffset"].value == first[2002]
+    assert ev["evidence.coordinatorRecord.state"].value == "CompleteCommit"
+    assert ev["evidence.coordinatorRecord.timestamp"].is_time
+    assert ev["evidence.firstBatch.path"].value.endswith("orders-0/00000000000000000000.log")
+    assert ev["evidence.openTransaction.fromSnapshot"].label == ("open transaction: opened before the snapshot the "
+                                                                 "replay starts from")
+    facts = {f.key: f for f in t.facts}  # the row's own facts, labelled, in the table's order
+    assert [f.key for f in t.facts] == ["brokerId", "startOffset", "producerId", "producerEpoch", "coordinatorEpoch",
+                                        "lastSequence", "lastTimestamp", "durationMs", "coordinatorPartition"]
+    assert facts["startOffset"].value == first[2002] and facts["lastTimestamp"].is_time
+    assert facts["durationMs"].kind == "duration" and facts["durationMs"].value == AS_OF - t.last_timestamp_ms
     commands = {c.key: c.argv for c in t.commands}
     assert {"abortArgs", "abortArgsStartOffset"} <= set(commands)
     for argv in commands.values():  # every form names the same partition and producer
@@ -214,27 +222,44 @@ def test_the_model_is_deterministic():
 
 
 def test_extra_row_keys_become_commands_or_field_groups():
+    """Keys a newer row carries are shown, labelled by the table or humanised, never dropped."""
     _, rep, verdicts = incident_of(EXAMPLE, AS_OF)
     row = hanging_row(verdicts[0])
     row.update(toolXArgs=["tool-x", "abort", "--pid", "2002"], abortPreview={"firstOffset": 6, "keys": ["a", None],
-               "firstTimestamp": 1767225606250, "nested": [{"group": "g"}]}, note="see ticket")
+               "firstTimestamp": 1767225606250, "nested": [{"group": "g"}], "stuckConsumerGroups": None},
+               note="see ticket", brandNewFact=None)
     inc = build_incident(rep, verdicts, find_hanging(rep, as_of=AS_OF)[1], inputs=[str(EXAMPLE)], rows=[row])
     [t] = inc.transactions
     assert ("toolXArgs", ("tool-x", "abort", "--pid", "2002")) in [(c.key, c.argv) for c in t.commands]
     groups = {g.key: {f.key: f for f in g.fields} for g in t.extras}
     assert set(groups) == {"abortPreview", ""}
     preview = groups["abortPreview"]
-    assert preview["firstOffset"].value == 6 and preview["keys"].value == '"a", null'
-    assert preview["firstTimestamp"].is_time and not preview["firstOffset"].is_time
-    assert preview["nested[0].group"].value == "g" and groups[""]["note"].value == "see ticket"
+    assert preview["abortPreview.firstOffset"].value == 6 and preview["abortPreview.keys"].value == ("a", None)
+    assert preview["abortPreview.firstTimestamp"].is_time and not preview["abortPreview.firstOffset"].is_time
+    assert preview["abortPreview.firstOffset"].label == "first offset discarded"
+    nested = preview["abortPreview.nested[0].group"]
+    assert (nested.value, nested.label) == ("g", "abort preview › nested › group")  # not in the table: humanised
+    stuck = preview["abortPreview.stuckConsumerGroups"]
+    assert stuck.value is None and stuck.none == "unknown: no __consumer_offsets in the inputs"
+    more = groups[""]
+    assert (more["note"].value, more["note"].label) == ("see ticket", "note")
+    assert (more["brandNewFact"].label, more["brandNewFact"].value, more["brandNewFact"].none) == (
+        "brand new fact", None, "unknown")
     with pytest.raises(ValueError):
         build_incident(rep, verdicts, find_hanging(rep, as_of=AS_OF)[1], inputs=[], rows=[])
 
 
-def test_flatten_keeps_scalars_and_marks_times():
+def test_flatten_labels_every_scalar_and_marks_times():
     assert flatten({"a": {"b": 1, "lastTimestamp": 5}, "c": [1, 2], "d": True}) == [
         flatten(1, "a.b")[0], flatten(5, "a.lastTimestamp")[0], flatten([1, 2], "c")[0], flatten(True, "d")[0]]
     assert flatten(5, "a.lastTimestamp")[0].is_time and not flatten(True, "startTimeMs")[0].is_time
+    assert flatten([1, 2], "c")[0].value == (1, 2) and flatten([], "c")[0].value == ()
+    assert [f.label for f in flatten({"gaps": [{"text": "x"}, {"text": "y"}]}, "evidence")] == [
+        "evidence gap 1: the log", "evidence gap 2: the log"]
+    [unknown] = flatten({"newKey": None}, "evidence.gaps[0]")  # not in the table: shown, humanised
+    assert (unknown.key, unknown.label, unknown.value, unknown.none) == (
+        "evidence.gaps[0].newKey", "evidence › gaps › new key", None, "unknown")
+    assert flatten(None, "evidence.gaps[0].position") == []  # the table says a missing one says nothing
 
 
 # -- hanging scenarios --------------------------------------------------------------------------------
