@@ -170,7 +170,10 @@ def _transaction(t: OpenTransaction, as_of: Optional[int]) -> str:
         parts.append(f"<h4>Commands, NOT armed</h4><p class=\"muted\">{esc(t.not_armed_because or '')}</p>")
     if t.commands:
         for c in t.commands:
-            parts.append(f'<div class="muted">{esc(c.label)}</div><pre class="cmd">{esc(shlex.join(c.argv))}</pre>')
+            mark = (f'<strong>{"Run this form" if t.armed else "The form"} for these brokers '
+                    f'({"abort-commands arms it" if t.armed else "not armed"}):</strong> '
+                    if c.key == t.active_form else "")
+            parts.append(f'<div class="muted">{mark}{esc(c.label)}</div><pre class="cmd">{esc(shlex.join(c.argv))}</pre>')
     cols = [f"<div><h4>{esc(g.label)}</h4>{_fields(g.fields, as_of)}</div>" for g in t.extras]
     if t.evidence:
         cols.append(f"<div><h4>{esc(GROUP_LABELS['evidence'])}</h4>{_fields(t.evidence, as_of)}</div>")

@@ -192,8 +192,9 @@ def _commands(row: Row) -> Tuple[List[CommandLine], List[FieldGroup]]:
     group, the rest one group at the end, labelled; nothing is dropped (a key the label table does
     not know is humanised)."""
     commands, groups, loose = [], [], []
-    for key, value in (row.get("abortForms") or {}).items():
-        commands.append(CommandLine(key, COMMAND_FORMS.get(key, key), tuple(value)))
+    forms = row.get("abortForms") or {}
+    for key in sorted(forms, key=lambda k: k != row.get("activeForm")):  # the active form first, as the script
+        commands.append(CommandLine(key, COMMAND_FORMS.get(key, key), tuple(forms[key])))
     for key, value in row.items():
         if label(key).place in (ELSEWHERE, FACT):
             continue
@@ -229,7 +230,8 @@ def _transaction(v: Verdict, row: Row) -> OpenTransaction:
         e.coordinator_epoch if e.coordinator_epoch >= 0 else -1, v.start_offset, v.transactional_id, v.verdict,
         v.reason, v.abortable, bool(row.get("armed")), row.get("notArmedBecause"), tuple(row.get("advice") or ()),
         e.last_timestamp if e.last_timestamp >= 0 else None, v.duration_ms, _tone_of(v),
-        tuple(flatten(row.get("evidence") or {}, "evidence")), tuple(commands), tuple(extras), _facts(row))
+        tuple(flatten(row.get("evidence") or {}, "evidence")), tuple(commands), tuple(extras), _facts(row),
+        row.get("activeForm") if row.get("abortForms") else None)
 
 
 # -- timelines --------------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ LABELS: Dict[str, Label] = {
     "notArmedBecause": _elsewhere("not armed because"),
     "advice": _elsewhere("what to do"),
     "abortForms": _elsewhere("abort commands"),
+    "activeForm": _elsewhere("the abort form for these brokers (first among the commands)"),
     "abortForms.abortArgs": _elsewhere("kafka-transactions.sh abort (legacy form)"),
     "abortForms.abortArgsStartOffset": _elsewhere("kafka-transactions.sh abort --start-offset"),
     "abortForms.kafkaPythonArgs": _elsewhere("kafka-python admin abort"),

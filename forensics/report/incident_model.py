@@ -112,6 +112,7 @@ class OpenTransaction:  # One open transaction and its verdict, with evidence an
     commands: Tuple[CommandLine, ...]
     extras: Tuple[FieldGroup, ...]  # any other row key (e.g. abortPreview), flattened
     facts: Tuple[Field, ...] = ()  # the row's own facts (broker, offsets, epochs, times), labelled
+    active_form: Optional[str] = None  # the command form for these brokers (the key of one of ``commands``)
 
 
 @dataclass(frozen=True, slots=True)

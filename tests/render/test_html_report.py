@@ -28,7 +28,7 @@ HOSTILE_TOPIC = "</svg><script>alert('topic')</script>"
 HOSTILE_PATH = "/evidence/\"'><img src=x onerror=alert(1)>"
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4", "div", "nav",
                 "a", "section", "ul", "li", "dl", "dt", "dd", "span", "code", "br", "p", "q", "article", "pre",
-                "figure", "figcaption", "svg", "rect", "text", "tspan", "line", "path", "circle", "details", "summary",
+                "figure", "figcaption", "svg", "rect", "text", "tspan", "strong", "line", "path", "circle", "details", "summary",
                 "table", "thead", "tbody", "tr", "th", "td", "footer"}
 URL_ATTRS = {"src", "srcset", "href", "xlink:href", "action", "formaction", "poster", "data", "background", "ping",
              "style"}
@@ -122,6 +122,8 @@ def test_page_shows_inputs_summary_transactions_pictures_and_findings(page, exam
     assert page.count('<svg class="timeline"') == len(example.timelines) == 3
     assert page.count('<svg class="lso-chart"') == 1
     assert page.count('class="span tone-hanging"') == 1  # the one hanging transaction, on orders-0
+    assert t.active_form is not None and t.commands[0].key == t.active_form  # first, as in abort-commands' script
+    assert page.count("<strong>Run this form for these brokers (abort-commands arms it):</strong> ") == 1
     lagging = [i for i in example.lso if i.lag_offsets > 0 or i.open_transactions]
     assert [(i.topic, i.partition) for i in lagging] == [("orders", 0)]  # the hanging transaction's
     assert page.count('class="bar"') == 1 == len(lagging)  # one LSO bar per partition with lag
