@@ -151,10 +151,11 @@ def verify_manifest_cli(
                                        "against DIR (evidence moved or mounted elsewhere) instead of the absolute "
                                        "paths it recorded."),
     fmt: str = typer.Option("text", "--format", help="text or json."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="List every entry, the matching ones too."),
 ) -> None:
     """Check a manifest and the evidence tree against each other: its own digest and summary, then
-    every entry under its inputs (changed, missing, added, renamed, type changed). Exit 1 when anything
-    differs."""
+    every entry under its inputs (changed, missing, added, renamed, type changed). Prints a one-line
+    verdict, then only the differences. Exit 1 when anything differs."""
     import json
 
     from forensics.io.files import WHOLE_FILE_LIMIT, read_small_file
@@ -176,7 +177,7 @@ def verify_manifest_cli(
                              "it hashed and has no digest of itself, so entries added since and edits of the "
                              "manifest cannot be detected\n")
         rows = manifest_checks(obj, recorded, manifest) + verify_manifest(recorded, base)
-        render_verification(rows, hashlib.sha256(data).hexdigest(), sys.stdout, fmt)
+        render_verification(rows, hashlib.sha256(data).hexdigest(), sys.stdout, fmt, verbose)
         sys.stdout.flush()
     if any(r.status != "ok" for r in rows):
         raise typer.Exit(EXIT_FOUND)

@@ -90,7 +90,9 @@ def manifest_json(m: Manifest) -> bytes:
     return (json.dumps(manifest_document(m), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def render_verification(rows: Sequence[Verification], manifest_sha256: str, out: TextIO, fmt: str = "text") -> None:
+def render_verification(rows: Sequence[Verification], manifest_sha256: str, out: TextIO, fmt: str = "text",
+                        verbose: bool = False) -> None:
+    """Text: a one-line verdict first, then only the differences (every entry with ``verbose``)."""
     bad = sum(1 for r in rows if r.status != "ok")
     checked = sum(1 for r in rows if r.status != "manifest")
     if fmt == "json":
@@ -99,11 +101,12 @@ def render_verification(rows: Sequence[Verification], manifest_sha256: str, out:
         json.dump({"manifestSha256": manifest_sha256, "entries": entries, "differences": bad}, out, indent=2)
         out.write("\n")
         return
-    width = max((len(r.status) for r in rows), default=2)
-    for r in rows:
+    verdict = f"DIFFERENT: {bad} difference(s)" if bad else "OK: all match"
+    out.write(f"{verdict}; manifest sha256 {manifest_sha256}: {checked} entries\n")
+    shown = [r for r in rows if verbose or r.status != "ok"]
+    width = max((len(r.status) for r in shown), default=2)
+    for r in shown:
         out.write(f"{r.status.upper():<{width}}  {term(r.path)}  {term(r.detail)}\n")
-    out.write(f"manifest sha256 {manifest_sha256}: {checked} entries, "
-              + (f"{bad} difference(s)\n" if bad else "all match\n"))
 
 
 __all__ = ["manifest_document", "manifest_json", "render_verification"]

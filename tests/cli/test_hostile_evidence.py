@@ -243,6 +243,7 @@ def test_verify_names_every_added_removed_renamed_and_retyped_entry(disk: Path, 
     assert code == 1
     sha = hashlib.sha256(segment.read_bytes()).hexdigest()
     assert lines == [
+        f"DIFFERENT: 5 difference(s); manifest sha256 {digest}: {entries + 3} entries",
         f"ADDED         {disk / 'notes.txt'}  a file the manifest does not list (sha256 "
         f"{hashlib.sha256(b'x').hexdigest()})",
         f"ADDED         {added}  a file the manifest does not list (sha256 {sha})",
@@ -250,7 +251,6 @@ def test_verify_names_every_added_removed_renamed_and_retyped_entry(disk: Path, 
         f"{hashlib.sha256((disk / 'orders-1' / 'old.timeindex').read_bytes()).hexdigest()})",
         f"ADDED         {disk / 'orders-7'}  a directory the manifest does not list",
         f"TYPE-CHANGED  {metadata}  was a file, now a FIFO: not opened",
-        f"manifest sha256 {digest}: {entries + 3} entries, 5 difference(s)",
     ]
 
 
@@ -264,9 +264,10 @@ def test_an_edited_manifest_fails_its_own_digest_and_summary(disk: Path, tmp_pat
     manifest.write_text(json.dumps(doc, indent=2))
     code, lines, _ = verify(manifest, tmp_path)
     assert code == 1
-    assert lines[0].startswith(f"MANIFEST  {manifest}  its content does not match its own digest (computed ")
-    assert lines[0].endswith(f"recorded {doc['manifestDigest']['value']}): it was edited after it was written")
-    assert lines[1:3] == [
+    assert lines[0].startswith("DIFFERENT: ")  # the verdict first, then only the differences
+    assert lines[1].startswith(f"MANIFEST  {manifest}  its content does not match its own digest (computed ")
+    assert lines[1].endswith(f"recorded {doc['manifestDigest']['value']}): it was edited after it was written")
+    assert lines[2:4] == [
         f"MANIFEST  {manifest}  summary.files is {doc['summary']['files']} but the entries listed make "
         f"{doc['summary']['files'] - 1}",
         f"MANIFEST  {manifest}  summary.bytes is {doc['summary']['bytes']} but the entries listed make "
@@ -301,10 +302,10 @@ def test_names_that_are_not_utf8_are_carried_and_shown_escaped(disk: Path, tmp_p
     assert set(by_bytes) == {os.fsencode(bad_dir), os.fsencode(bad_file)}
     assert by_bytes[os.fsencode(bad_file)]["absolutePath"] == f"{disk}/orders-0/\\xff\x1b[2J.txt"
     code, lines, _ = verify(manifest, tmp_path)
-    assert code == 0 and lines[-1].endswith("all match")
+    assert code == 0 and lines[0].startswith("OK: all match; manifest sha256 ") and len(lines) == 1
     os.rename(bad_file, disk / "orders-0" / "y.txt")
     code, lines, _ = verify(manifest, tmp_path)
-    assert code == 1 and lines[0] == (f"RENAMED  {disk}/orders-0/y.txt  was {disk}/orders-0/\\xff\\x1b[2J.txt "
+    assert code == 1 and lines[1] == (f"RENAMED  {disk}/orders-0/y.txt  was {disk}/orders-0/\\xff\\x1b[2J.txt "
                                       f"(same sha256 {hashlib.sha256(b'y').hexdigest()})")
 
 
@@ -373,4 +374,4 @@ def test_every_attack_at_once_on_a_real_kafka_disk(tmp_path: Path) -> None:
             "not a regular file: not opened") in lines
     assert any(line.startswith(f"warning: zero_fill: {sparse}, bytes 0-{100 << 30}: ") for line in lines), err
     code, lines, err = verify(manifest, tmp_path)
-    assert code == 0 and lines[-1].endswith("all match"), lines
+    assert code == 0 and lines[0].startswith("OK: all match; manifest sha256 ") and len(lines) == 1, lines
