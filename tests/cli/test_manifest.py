@@ -180,9 +180,9 @@ def test_verify_with_base_follows_moved_evidence(tmp_path: Path) -> None:
     work.rename(moved)
     code, out, _ = invoke(["verify-manifest", str(target)], tmp_path)
     assert code == 1 and "MISSING" in out
-    code, out, _ = invoke(["verify-manifest", str(target), "--base", str(moved)], tmp_path)
+    code, out, _ = invoke(["verify-manifest", str(target), "--base", str(moved), "--verbose"], tmp_path)
     assert code == 0, out
-    assert out.splitlines()[0].split()[1].startswith(str(moved / "disk"))
+    assert out.splitlines()[1].split()[1].startswith(str(moved / "disk"))
 
 
 def test_manifest_inside_the_evidence_is_refused(disk: Path, tmp_path: Path) -> None:
