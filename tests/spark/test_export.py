@@ -25,6 +25,8 @@ from fixtures import hanging_scenarios, replay, scenarios
 from forensics.cli import export_cmd  # noqa: F401  (registers the command)
 from forensics.cli.app import app
 from forensics.findings import dedupe
+from forensics.layout import discover
+from forensics.layout.clusters import select_cluster
 from forensics.pipeline.engine import spark_available
 from forensics.pipeline.export_rows import TABLES
 from forensics.report.scan import scan
@@ -100,8 +102,10 @@ class Export:
                 "--manifest", str(self.manifest)] + (["--overwrite"] if name == "example-disk" else [])
         self.run = subprocess.run(CLI + args, capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
         self.unchanged = [_tree(d) for d in self.disks] == before
-        self.scan = scan(self.paths)
-        self.state = load_state(self.paths)
+        # the inventory the export reads: one cluster, one copy of each broker (with their findings)
+        inventory = select_cluster(discover(self.paths), None).inventory
+        self.scan = scan(self.paths, inventory=inventory)
+        self.state = load_state(self.paths, inventory=inventory)
 
 
 @pytest.fixture(scope="module")
