@@ -13,7 +13,7 @@ from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import ENGINE_LOCAL
 from forensics.errors import InputError
 from forensics.pipeline.engine import EngineName
-from forensics.render.terminal_text import term
+from forensics.render.terminal_text import for_terminal, term
 from forensics.report.dump import INT32_MAX, DumpOptions, dump_file
 
 
@@ -89,4 +89,5 @@ def _dump_one(path: str, options: DumpOptions, fmt: DumpFormat) -> int:
         return render_dump_json(rows, sys.stdout)
     from forensics.render.dump_text import render_dump_text
 
-    return render_dump_text(rows, sys.stdout, sys.stderr, options.skip_record_metadata)
+    # to a terminal, control characters from the records are shown escaped; to a file or pipe, Kafka's bytes
+    return render_dump_text(rows, for_terminal(sys.stdout), sys.stderr, options.skip_record_metadata)

@@ -24,7 +24,7 @@ written with ``ensure_ascii=False`` (:func:`json_text`: the same characters as `
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, TextIO
 
 _NAMED = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
 # bidi controls, zero-width and other invisible format characters, line and paragraph separators
@@ -73,4 +73,32 @@ def has_raw_control(text: str) -> bool:
     return any(ord(c) in ESCAPES and c not in "\n\t" for c in text)
 
 
-__all__ = ["ESCAPES", "has_control", "has_raw_control", "json_text", "term"]
+_LINE_ESCAPES = {c: v for c, v in ESCAPES.items() if c != 0x0A}  # our own line ends stay
+
+
+class TerminalLines:
+    """A text stream onto a terminal for output whose lines are Kafka's format with evidence inside
+    them (dump's text): every character :func:`term` escapes is shown escaped, but the newlines that
+    end the lines. A record holding ``\x1b[2J`` shows it instead of clearing the screen."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def write(self, text: str) -> int:
+        return self._out.write(text.translate(_LINE_ESCAPES))
+
+    def flush(self) -> None:
+        self._out.flush()
+
+
+def for_terminal(out: TextIO) -> TextIO:
+    """``out`` itself when it is a file or a pipe (those get Kafka's bytes, to compare with its tool);
+    a :class:`TerminalLines` over it when it is a terminal."""
+    try:
+        interactive = out.isatty()
+    except (AttributeError, ValueError):  # a closed or foreign stream: not a terminal
+        interactive = False
+    return TerminalLines(out) if interactive else out  # type: ignore[return-value]
+
+
+__all__ = ["ESCAPES", "TerminalLines", "for_terminal", "has_control", "has_raw_control", "json_text", "term"]

@@ -199,3 +199,35 @@ def test_dump_text_prints_records_as_kafka_does_and_findings_escaped(disks, tmp_
     assert err.startswith(f"warning: zero_fill: {tmp_path}/\\x1b[2J-0/{segment.name}") and "\x1b" not in err
     code, out, err = cli("dump", damaged, "--print-data-log", "--format", "json")
     assert "\x1b" not in out + err and "\\u001b[2J" in out
+
+
+def test_dump_text_on_a_terminal_shows_the_records_control_characters_escaped(disks) -> None:
+    """Piped, dump's text is Kafka's bytes; on a terminal (a real pty here) a record cannot clear the
+    screen or set the title: the same lines with the control characters escaped."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    segment = next(disks["ansi-clear"].glob("*-0/00000000000000000000.log"))
+    args = [sys.executable, "-m", "forensics", "dump", str(segment), "--print-data-log"]
+    piped = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    primary, secondary = pty.openpty()
+    with subprocess.Popen(args, stdout=secondary, stderr=subprocess.PIPE) as proc:
+        os.close(secondary)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        proc.wait(timeout=120)
+    os.close(primary)
+    shown = b"".join(chunks).decode().replace("\r\n", "\n")  # the pty's own line discipline
+    assert proc.returncode == piped.returncode == 0
+    assert "key: \x1b[2J\x1b[H\x1b[31mred payload:" in piped.stdout
+    assert "\x1b" not in shown and "key: \\x1b[2J\\x1b[H\\x1b[31mred payload:" in shown
+    assert shown == piped.stdout.replace("\x1b", "\\x1b")
