@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from typing import Optional
 
+from forensics.exit_codes import EXIT_CORRUPT, EXIT_INPUT, EXIT_USAGE
+
 
 class ForensicsError(Exception):
     """Base class: the only exception type allowed to escape io/codec on bad input."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
     def __init__(
         self,
@@ -63,19 +65,19 @@ class ForensicsError(Exception):
 class InputError(ForensicsError):
     """A path given by the user cannot be used (missing, wrong type, unreadable)."""
 
-    exit_code = 3
+    exit_code = EXIT_INPUT
 
 
 class NotASegmentError(ForensicsError):
     """The file is not a Kafka file of the type its name claims."""
 
-    exit_code = 4
+    exit_code = EXIT_CORRUPT
 
 
 class CorruptInputError(ForensicsError):
     """Bytes that do not decode as the format says they must."""
 
-    exit_code = 4
+    exit_code = EXIT_CORRUPT
 
 
 class CorruptBatchError(CorruptInputError):
@@ -118,4 +120,4 @@ class UsageError(ForensicsError):
     """A value given on the command line that cannot be used: it names nothing in the evidence (a
     topic, broker, transactional id or cluster that is not there) or contradicts another."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE

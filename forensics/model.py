@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 
 class TopicPartition(NamedTuple):
@@ -23,3 +23,5 @@ class Provenance(NamedTuple):
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+
+Progress = Callable[[int], None]  # told the number of bytes just read (drives a progress bar)

@@ -13,7 +13,8 @@ from typing import Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from forensics.codec.compression import NATIVE_CODECS, decompress
 from forensics.codec.crc import crc32c
-from forensics.codec.primitives import read_varint, read_varlong
+from forensics.codec.primitives import INT32_MAX, read_varint, read_varlong
+from forensics.codec.records import LOG_OVERHEAD
 from forensics.errors import CorruptBatchError, CorruptRecordError, ForensicsError
 from forensics.speedups import native
 
@@ -32,20 +33,28 @@ from forensics.speedups import native
 # recordsCount          int32   @57
 HEADER = struct.Struct(">qiibIhiqqqhii")
 RECORD_BATCH_OVERHEAD = HEADER.size  # 61
-LOG_OVERHEAD = 12  # offset + size prefix shared by every magic
+MIN_BATCH_LENGTH = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD  # 49: a batch with no record
 CRC_OFFSET = 17
 ATTRIBUTES_OFFSET = 21
-MIN_BATCH_LENGTH = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD  # 49
+LAST_OFFSET_DELTA_OFFSET = 23
+RECORDS_COUNT_OFFSET = 57
+CRC = struct.Struct(">I")  # @CRC_OFFSET
+ATTRIBUTES_AND_LAST_DELTA = struct.Struct(">hi")  # @ATTRIBUTES_OFFSET: attributes, lastOffsetDelta
+LAST_OFFSET_DELTA = struct.Struct(">i")  # @LAST_OFFSET_DELTA_OFFSET
+RECORDS_COUNT = struct.Struct(">i")  # @RECORDS_COUNT_OFFSET
+MIN_RECORD_SIZE = 7  # a record of one-byte varints: length, attributes, deltas, null key and value, 0 headers
 
 COMPRESSION_MASK = 0x07
 TIMESTAMP_TYPE_MASK = 0x08
 TRANSACTIONAL_MASK = 0x10
 CONTROL_MASK = 0x20
 DELETE_HORIZON_MASK = 0x40
+KNOWN_ATTRIBUTES = 0x7F  # bits 7-15 are unused: Kafka writes them as 0
+MAX_CODEC_ID = 4  # zstd, the highest CompressionType id
 
 NO_PRODUCER_ID = -1
 NO_SEQUENCE = -1
-INT32_MAX = 0x7FFFFFFF
+NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
 
 
 def increment_sequence(sequence: int, increment: int) -> int:

@@ -45,6 +45,7 @@ from typing import (
     Union,
 )
 
+from forensics.codec.primitives import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from forensics.errors import CorruptCheckpointError
 from forensics.model import TopicPartition
 
@@ -55,8 +56,6 @@ LEADER_EPOCH_CHECKPOINT_VERSION = 0
 PARTITION_METADATA_VERSION = 0  # PartitionMetadataFile.CURRENT_VERSION; reader accepts >= 0
 QUORUM_STATE_VERSIONS = (0, 1)  # FileQuorumStateStore LOWEST/HIGHEST_SUPPORTED_VERSION
 
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _JAVA_WS = re.compile(r"[ \t\n\x0b\f\r]+")  # java.util.regex \s (ASCII only)

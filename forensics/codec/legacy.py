@@ -15,18 +15,44 @@ from typing import List, NamedTuple, Optional, Sequence
 from forensics.codec.batch import RecordTuple
 from forensics.codec.compression import decompress
 from forensics.codec.crc import crc32
+from forensics.codec.records import LOG_OVERHEAD, MAGIC_OFFSET
 from forensics.errors import CorruptRecordError, UnsupportedCodecError
 from forensics.speedups import native
 
+# offset int64 @0, size int32 @8 (the prefix every magic shares), then the message:
+# crc                uint32  @12  CRC-32 of [16, 12 + size)
+# magic              int8    @16
+# attributes         int8    @17  codec in bits 0-2, timestamp type in bit 3 (magic 1)
+# timestamp          int64   @18  magic 1 only
+# key size           int32   @18 (magic 0) / @26 (magic 1), -1 = null, then the key
+# value size         int32   after the key, -1 = null, then the value
 _PREFIX = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes
 _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
-LOG_OVERHEAD = 12
+CRC = struct.Struct(">I")
+CRC_OFFSET = LOG_OVERHEAD  # LegacyRecord.CRC_OFFSET, from the entry's start
+ATTRIBUTES_OFFSET = LOG_OVERHEAD + 5  # LegacyRecord.ATTRIBUTES_OFFSET
+TIMESTAMP_OFFSET = LOG_OVERHEAD + 6  # LegacyRecord.TIMESTAMP_OFFSET (magic 1)
+KEY_SIZE_OFFSET_V0 = LOG_OVERHEAD + 6  # LegacyRecord.KEY_SIZE_OFFSET_V0
+KEY_SIZE_OFFSET_V1 = LOG_OVERHEAD + 14  # LegacyRecord.KEY_SIZE_OFFSET_V1
 RECORD_OVERHEAD_V0 = 14  # crc 4 + magic 1 + attributes 1 + key size 4 + value size 4
 RECORD_OVERHEAD_V1 = 22  # + timestamp 8
 CODEC_MASK = 0x07
+MAX_CODEC_ID = 3  # lz4: zstd (4) is invalid in legacy messages
 TIMESTAMP_TYPE_MASK = 0x08
 NO_TIMESTAMP = -1
+
+
+def entry_timestamp(buf, pos: int, magic: int) -> int:
+    """The stored timestamp of the legacy entry at ``pos``: magic 0 has none (-1)."""
+    return _INT64.unpack_from(buf, pos + TIMESTAMP_OFFSET)[0] if magic == 1 else NO_TIMESTAMP
+
+
+def timestamp_type(magic: int, attributes: int) -> str:
+    """``LegacyRecord.timestampType`` by name, as the dump prints it."""
+    if magic == 0:
+        return "NoTimestampType"
+    return "LogAppendTime" if attributes & TIMESTAMP_TYPE_MASK else "CreateTime"
 
 
 class LegacyRecord(NamedTuple):
@@ -49,9 +75,7 @@ class LegacyRecord(NamedTuple):
 
     @property
     def timestamp_type(self) -> str:
-        if self.magic == 0:
-            return "NoTimestampType"
-        return "LogAppendTime" if self.attributes & TIMESTAMP_TYPE_MASK else "CreateTime"
+        return timestamp_type(self.magic, self.attributes)
 
     @property
     def key_size(self) -> int:
@@ -87,14 +111,11 @@ def decode_entry(buf, pos: int, end: Optional[int] = None) -> LegacyRecord:
     rec_end = pos + LOG_OVERHEAD + size
     if size < overhead or rec_end > end:
         raise CorruptRecordError(f"legacy message size {size} is invalid for magic {magic}", position=pos, offset=offset)
-    p = pos + 18
-    timestamp = NO_TIMESTAMP
-    if magic == 1:
-        timestamp = _INT64.unpack_from(buf, p)[0]
-        p += 8
+    timestamp = entry_timestamp(buf, pos, magic)
+    p = pos + (KEY_SIZE_OFFSET_V0 if magic == 0 else KEY_SIZE_OFFSET_V1)
     key, p = _sized(buf, p, rec_end, pos, offset, "key")
     value, p = _sized(buf, p, rec_end, pos, offset, "value")
-    is_valid = crc32(memoryview(buf)[pos + 16 : rec_end]) == crc
+    is_valid = crc32(memoryview(buf)[pos + MAGIC_OFFSET : rec_end]) == crc
     return LegacyRecord(offset, size, crc, magic, attributes, timestamp, key, value, is_valid, pos)
 
 

@@ -18,6 +18,9 @@ from forensics.errors import CorruptInputError
 
 Buffer = "bytes | bytearray | memoryview"
 
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1  # Java int: sizes, sequences, offset deltas, epochs
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # Java long: offsets, producer ids, timestamps
+
 _INT8 = struct.Struct(">b")
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, Optional, Tuple
 
 from forensics.codec.crc import crc32c
+from forensics.codec.primitives import INT32_MAX
 from forensics.errors import CorruptSnapshotError
 
 SNAPSHOT_VERSION = 1  # ProducerSnapshot validVersions "1"
@@ -40,8 +41,6 @@ PRODUCER_ENTRIES_OFFSET = 6
 #   coordinatorEpoch       int32  @34
 #   currentTxnFirstOffset  int64  @38  -1: no open transaction
 PRODUCER_ENTRY = struct.Struct(">qhiqiqiq")
-
-INT32_MAX = 0x7FFFFFFF
 
 
 def _i32(n: int) -> int:

@@ -18,24 +18,20 @@ import re
 import struct
 from typing import Iterator, List, NamedTuple, Optional
 
+from forensics.codec import batch as v2
+from forensics.codec import legacy
 from forensics.codec.batch import BatchHeader, decode_header
 from forensics.codec.crc import crc32, crc32c
+from forensics.codec.primitives import INT32_MAX
+from forensics.codec.records import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET, MAX_MAGIC, PREFIX
 from forensics.codec.zeros import NO_HOLES, Holes
 from forensics.findings import Finding, FindingKind
 from forensics.speedups import native
 
-_PREFIX = struct.Struct(">qi")
-_V2_LAST_DELTA = struct.Struct(">i")
-_V2_ATTR_DELTA = struct.Struct(">hi")  # attributes @21, lastOffsetDelta @23
 _INT32 = struct.Struct(">i")
-_CRC = struct.Struct(">I")
-LOG_OVERHEAD = 12
-HEADER_SIZE_UP_TO_MAGIC = 17
-MIN_ENTRY_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
-MIN_V2_LENGTH = 49  # RECORD_BATCH_OVERHEAD - LOG_OVERHEAD
+MIN_ENTRY_SIZE = legacy.RECORD_OVERHEAD_V0  # FileLogInputStream.nextBatch: a smaller size is corrupt
 _ANY_MAGIC = re.compile(rb"[\x00-\x02]")
 _V2_MAGIC = re.compile(rb"\x02")
-INT32_MAX = 0x7FFFFFFF
 
 
 class Frame(NamedTuple):
@@ -59,17 +55,17 @@ _NATIVE_CHUNK = 256  # frames per call into the accelerator: few calls, few obje
 
 
 def _v2_crc_ok(buf, pos: int, size: int) -> bool:
-    return crc32c(memoryview(buf)[pos + 21 : pos + size]) == _CRC.unpack_from(buf, pos + 17)[0]
+    return crc32c(memoryview(buf)[pos + v2.ATTRIBUTES_OFFSET : pos + size]) == v2.CRC.unpack_from(buf, pos + v2.CRC_OFFSET)[0]
 
 
 def _legacy_crc_ok(buf, pos: int, size: int) -> bool:
-    return crc32(memoryview(buf)[pos + 16 : pos + size]) == _CRC.unpack_from(buf, pos + 12)[0]
+    return crc32(memoryview(buf)[pos + MAGIC_OFFSET : pos + size]) == legacy.CRC.unpack_from(buf, pos + legacy.CRC_OFFSET)[0]
 
 
 def _make_frame(buf, pos: int, offset: int, size: int, magic: int, crc: Optional[bool], headers: bool) -> Frame:
     if magic != 2:
         return Frame(pos, size, magic, offset, offset, crc)
-    last = offset + _V2_LAST_DELTA.unpack_from(buf, pos + 23)[0]
+    last = offset + v2.LAST_OFFSET_DELTA.unpack_from(buf, pos + v2.LAST_OFFSET_DELTA_OFFSET)[0]
     return Frame(pos, size, magic, offset, last, crc, decode_header(buf, pos) if headers else None)
 
 
@@ -123,18 +119,18 @@ class FrameScanner:
             if end - pos <= HEADER_SIZE_UP_TO_MAGIC:
                 self._tail(pos, "fewer than 18 bytes left: too short for an entry header")
                 return
-            offset, length = _PREFIX.unpack_from(buf, pos)
-            magic = buf[pos + 16]
+            offset, length = PREFIX.unpack_from(buf, pos)
+            magic = buf[pos + MAGIC_OFFSET]
             size = LOG_OVERHEAD + length
             problem = None
             if length < MIN_ENTRY_SIZE:
                 problem = f"entry size {length} is below the minimum of {MIN_ENTRY_SIZE}"
             elif pos + size > end:
                 problem = f"entry size {length} runs {pos + size - end} bytes past the end of the file"
-            elif magic > 2:
+            elif magic > MAX_MAGIC:
                 problem = f"unsupported magic byte {magic}"
-            elif magic == 2 and length < MIN_V2_LENGTH:
-                problem = f"v2 batch length {length} is below the minimum of {MIN_V2_LENGTH}"
+            elif magic == 2 and length < v2.MIN_BATCH_LENGTH:
+                problem = f"v2 batch length {length} is below the minimum of {v2.MIN_BATCH_LENGTH}"
             if problem is None:
                 crc = None
                 if self.verify_crc:
@@ -179,11 +175,11 @@ class FrameScanner:
         end = self.end
         if end - pos <= HEADER_SIZE_UP_TO_MAGIC:
             return True
-        _, length = _PREFIX.unpack_from(self.buf, pos)
-        return length >= MIN_ENTRY_SIZE and pos + LOG_OVERHEAD + length > end and self.buf[pos + 16] <= 2
+        _, length = PREFIX.unpack_from(self.buf, pos)
+        return length >= MIN_ENTRY_SIZE and pos + LOG_OVERHEAD + length > end and self.buf[pos + MAGIC_OFFSET] <= MAX_MAGIC
 
     def _region(self, start: int, stop: int, problem: str) -> None:
-        nxt_offset = _PREFIX.unpack_from(self.buf, stop)[0]
+        nxt_offset = PREFIX.unpack_from(self.buf, stop)[0]
         if self.holes.all_zero(self.buf, start, stop):
             kind, msg = FindingKind.ZERO_FILL, f"{stop - start} zero bytes inside the segment; resynced at byte {stop}"
         else:
@@ -203,7 +199,7 @@ class FrameScanner:
                 FindingKind.BATCH_BEFORE_BASE,
                 f"batch offset {frame.base_offset} is below the segment base offset {self.base_offset}",
                 self.path, frame.position, frame.end, frame.base_offset, frame.last_offset))
-        elif self.base_offset is not None and frame.last_offset - self.base_offset > 0x7FFFFFFF:
+        elif self.base_offset is not None and frame.last_offset - self.base_offset > INT32_MAX:
             self.findings.append(Finding(
                 FindingKind.OFFSET_OVERFLOW,
                 "last offset minus segment base offset does not fit in 32 bits (Kafka splits such segments on load)",
@@ -223,13 +219,13 @@ class FrameScanner:
         (appends down-converted after a message format downgrade)."""
         buf, end = self.buf, self.end
         while pos + LOG_OVERHEAD + MIN_ENTRY_SIZE <= end:
-            m = _ANY_MAGIC.search(buf, pos + 16, end)
+            m = _ANY_MAGIC.search(buf, pos + MAGIC_OFFSET, end)
             if m is None:
                 return None
-            cand = m.start() - 16
+            cand = m.start() - MAGIC_OFFSET
             if cand + LOG_OVERHEAD + MIN_ENTRY_SIZE > end:
                 return None
-            _, length = _PREFIX.unpack_from(buf, cand)
+            _, length = PREFIX.unpack_from(buf, cand)
             if length == 0 and self.holes.all_zero(buf, cand, cand + LOG_OVERHEAD):
                 nz = self.holes.next_nonzero(buf, cand, end)
                 if nz is None:
@@ -253,7 +249,7 @@ class FrameScanner:
             return True
         if end - pos < LOG_OVERHEAD + MIN_ENTRY_SIZE:
             return False
-        return self._verified_at(pos, _PREFIX.unpack_from(buf, pos)[1]) and self._offsets_fit(pos)
+        return self._verified_at(pos, PREFIX.unpack_from(buf, pos)[1]) and self._offsets_fit(pos)
 
     def _verified_inside(self, pos: int, size: int, magic: int) -> bool:
         """Does an entry that verifies (as for a resync) start inside the entry at ``pos``? Then the
@@ -263,20 +259,20 @@ class FrameScanner:
         inner legacy messages literally, and they verify."""
         buf, stop = self.buf, min(pos + size, self.end)
         search = (_ANY_MAGIC if magic == 2 else _V2_MAGIC).search
-        at = pos + 1 + 16
+        at = pos + 1 + MAGIC_OFFSET
         while True:
-            m = search(buf, at, stop + 16)
+            m = search(buf, at, stop + MAGIC_OFFSET)
             if m is None:
                 return False
-            cand = m.start() - 16
+            cand = m.start() - MAGIC_OFFSET
             if cand >= stop or cand + LOG_OVERHEAD + MIN_ENTRY_SIZE > self.end:
                 return False
-            length = _PREFIX.unpack_from(buf, cand)[1]
+            length = PREFIX.unpack_from(buf, cand)[1]
             if length == 0 and self.holes.all_zero(buf, cand, cand + LOG_OVERHEAD):
-                nz = self.holes.next_nonzero(buf, cand, stop + 16)  # skip the zero run (a hole is not read)
+                nz = self.holes.next_nonzero(buf, cand, stop + MAGIC_OFFSET)  # skip the zero run (a hole is not read)
                 if nz is None:
                     return False
-                at = max(m.start() + 1, nz - 11 + 16)
+                at = max(m.start() + 1, nz - 11 + MAGIC_OFFSET)
                 continue
             if self._verified_at(cand, length) and self._offsets_fit(cand):
                 return True
@@ -288,8 +284,9 @@ class FrameScanner:
         look-alikes such as an inner legacy message stored literally in a snappy/lz4 wrapper whose
         offset bytes were split by compression tags."""
         buf = self.buf
-        offset = _PREFIX.unpack_from(buf, pos)[0]
-        last = offset + _V2_LAST_DELTA.unpack_from(buf, pos + 23)[0] if buf[pos + 16] == 2 else offset
+        offset = PREFIX.unpack_from(buf, pos)[0]
+        last = offset + v2.LAST_OFFSET_DELTA.unpack_from(buf, pos + v2.LAST_OFFSET_DELTA_OFFSET)[0] \
+            if buf[pos + MAGIC_OFFSET] == 2 else offset
         if offset < 0 or last < offset:
             return False
         base = self.base_offset
@@ -303,22 +300,23 @@ class FrameScanner:
         size = LOG_OVERHEAD + length
         if length < MIN_ENTRY_SIZE or pos + size > end:
             return False
-        magic = buf[pos + 16]
+        magic = buf[pos + MAGIC_OFFSET]
         if magic == 2:
-            if length < MIN_V2_LENGTH:
+            if length < v2.MIN_BATCH_LENGTH:
                 return False
-            attributes, last_delta = _V2_ATTR_DELTA.unpack_from(buf, pos + 21)
+            attributes, last_delta = v2.ATTRIBUTES_AND_LAST_DELTA.unpack_from(buf, pos + v2.ATTRIBUTES_OFFSET)
             # Kafka writes attribute bits 7-15 as 0 and codec ids 0-4 only; counts are >= 0
-            count = _INT32.unpack_from(buf, pos + 57)[0]
-            if attributes & ~0x7F or attributes & 0x07 > 4 or last_delta < 0 or count < 0:
+            count = v2.RECORDS_COUNT.unpack_from(buf, pos + v2.RECORDS_COUNT_OFFSET)[0]
+            if attributes & ~v2.KNOWN_ATTRIBUTES or attributes & v2.COMPRESSION_MASK > v2.MAX_CODEC_ID \
+                    or last_delta < 0 or count < 0:
                 return False
             return _v2_crc_ok(buf, pos, size)
         if magic not in (0, 1):
             return False
-        overhead = MIN_ENTRY_SIZE if magic == 0 else 22
-        if length < overhead or buf[pos + 17] & 0x07 > 3:
+        overhead = legacy.RECORD_OVERHEAD_V0 if magic == 0 else legacy.RECORD_OVERHEAD_V1
+        if length < overhead or buf[pos + legacy.ATTRIBUTES_OFFSET] & legacy.CODEC_MASK > legacy.MAX_CODEC_ID:
             return False
-        key_at = pos + (18 if magic == 0 else 26)
+        key_at = pos + (legacy.KEY_SIZE_OFFSET_V0 if magic == 0 else legacy.KEY_SIZE_OFFSET_V1)
         key_len = _INT32.unpack_from(buf, key_at)[0]
         if key_len < -1 or key_len > length - overhead:
             return False

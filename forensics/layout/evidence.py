@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Iterable, List, NamedTuple, Optional, Sequence
 
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import describe_mode
-from forensics.layout.names import OFFSET_CHECKPOINT_NAMES
+from forensics.layout.names import BOOTSTRAP_CHECKPOINT, OFFSET_CHECKPOINT_NAMES
 
 if TYPE_CHECKING:  # pragma: no cover
     from forensics.layout.records import Inventory
@@ -77,7 +77,7 @@ def is_within(path: str, root: str) -> bool:
 
 
 # names whose presence makes a directory a broker log dir (LogManager writes them at its root)
-LOG_DIR_MARKERS = ("meta.properties", ".kafka_cleanshutdown", "bootstrap.checkpoint", *OFFSET_CHECKPOINT_NAMES)
+LOG_DIR_MARKERS = ("meta.properties", ".kafka_cleanshutdown", BOOTSTRAP_CHECKPOINT, *OFFSET_CHECKPOINT_NAMES)
 
 
 def is_log_dir(path: str) -> bool:

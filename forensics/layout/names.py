@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from enum import Enum
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Tuple
 
 
 class PartitionStatus(str, Enum):
@@ -68,6 +68,7 @@ OFFSET_CHECKPOINT_NAMES = (
     LOG_START_OFFSET_CHECKPOINT,
     CLEANER_OFFSET_CHECKPOINT,
 )
+BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"  # KRaft bootstrap records: BootstrapDirectory.BINARY_BOOTSTRAP_FILENAME
 REMOTE_LOG_INDEX_CACHE_DIR = "remote-log-index-cache"  # tiered storage; LogManager skips it
 
 _FIXED_NAMES = {
@@ -76,7 +77,7 @@ _FIXED_NAMES = {
     "quorum-state": FileKind.QUORUM_STATE,
     "meta.properties": FileKind.META_PROPERTIES,
     ".kafka_cleanshutdown": FileKind.CLEAN_SHUTDOWN,
-    "bootstrap.checkpoint": FileKind.BOOTSTRAP_CHECKPOINT,
+    BOOTSTRAP_CHECKPOINT: FileKind.BOOTSTRAP_CHECKPOINT,
     ".lock": FileKind.LOCK,
     **{name: FileKind.OFFSET_CHECKPOINT for name in OFFSET_CHECKPOINT_NAMES},
 }
@@ -162,6 +163,13 @@ def classify_file_name(name: str) -> Optional[FileName]:
     if name.endswith(".tmp") and name[: -len(".tmp")] in _FIXED_NAMES:
         return FileName(_FIXED_NAMES[name[: -len(".tmp")]], temp=TempSuffix.TMP)
     return None
+
+
+def kraft_snapshot_id(name: str) -> Optional[Tuple[int, int]]:
+    """``Snapshots.parse``: (end offset, epoch) of a KRaft snapshot's file name; None for any other
+    name (a ``.deleted`` or partial snapshot too)."""
+    m = _KRAFT_SNAPSHOT.match(name)
+    return (int(m.group(1)), int(m.group(2))) if m is not None and not m.group(3) else None
 
 
 def classify_loose_file(name: str) -> Optional[FileName]:

@@ -17,10 +17,10 @@ from enum import Enum
 from functools import lru_cache
 from typing import Callable, Dict, Optional, Protocol, Sequence, Tuple
 
+from forensics.model import Progress
 from forensics.pipeline.merge import ReplicaResult
 from forensics.pipeline.plan import WorkUnit
 
-Progress = Callable[[int], None]
 
 
 class EngineName(str, Enum):

@@ -14,8 +14,9 @@ directory; the caller checks that directory is not the evidence's.
 from __future__ import annotations
 
 import os
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
+from forensics.model import Progress
 from forensics.pipeline.export_rows import (
     BATCHES,
     NO_CONTEXT,
@@ -28,7 +29,6 @@ from forensics.pipeline.plan import UnitKind, WorkUnit
 from forensics.pipeline.spark import ExecutorCannotReadError, Item, balance, run_job
 from forensics.pipeline.spark_session import SESSION, Conf
 
-Progress = Callable[[int], None]
 SEGMENT_KINDS = (UnitKind.EVENTS, UnitKind.TXNLOG, UnitKind.STATS)
 
 

@@ -13,10 +13,10 @@ control batch), so a table of any size never passes through the driver.
 
 from __future__ import annotations
 
-import struct
 from typing import Iterator, NamedTuple, Optional, Tuple
 
 from forensics.codec import batch as v2
+from forensics.codec import legacy
 from forensics.codec.compression import codec_name
 from forensics.codec.control import (
     ControlRecordType,
@@ -95,9 +95,6 @@ TABLES = (BATCHES, TRANSACTIONS, PRODUCER_STATES, PARTITIONS, COORDINATOR_RECORD
 Context = Tuple[Optional[str], Optional[str], Optional[int], Optional[str], Optional[int], Optional[str]]
 NO_CONTEXT: Context = (None, None, None, None, None, None)  # a single file given on the command line
 
-_LEGACY_CRC = struct.Struct(">I")  # crc @12 of a magic 0/1 entry
-_LEGACY_TS = struct.Struct(">q")  # timestamp @18 of a magic-1 entry
-_LEGACY_TS_TYPE = 0x08
 
 
 def _control(buf, frame: Frame) -> Tuple[Optional[str], Optional[int]]:
@@ -127,12 +124,12 @@ def _v2_row(head: tuple, buf, frame: Frame) -> tuple:
 
 def _legacy_row(head: tuple, buf, frame: Frame) -> tuple:
     pos, magic = frame.position, frame.magic
-    attrs = buf[pos + 17]
-    ts = _LEGACY_TS.unpack_from(buf, pos + 18)[0] if magic == 1 else None
-    ts_type = ("LogAppendTime" if attrs & _LEGACY_TS_TYPE else "CreateTime") if magic == 1 else None
+    attrs = buf[pos + legacy.ATTRIBUTES_OFFSET]
+    ts = legacy.entry_timestamp(buf, pos, magic) if magic == 1 else None
+    ts_type = legacy.timestamp_type(magic, attrs) if magic == 1 else None
     return head + (
-        magic, frame.base_offset, frame.last_offset, 1, _LEGACY_CRC.unpack_from(buf, pos + 12)[0],
-        bool(frame.crc_ok), attrs, codec_name(attrs & 0x07), ts_type, False, False, None, None, ts, None,
+        magic, frame.base_offset, frame.last_offset, 1, legacy.CRC.unpack_from(buf, pos + legacy.CRC_OFFSET)[0],
+        bool(frame.crc_ok), attrs, codec_name(attrs & legacy.CODEC_MASK), ts_type, False, False, None, None, ts, None,
         None, None, None, None, None, None)
 
 

@@ -4,14 +4,14 @@ no JVM, no threads), and merges their results per replica."""
 from __future__ import annotations
 
 import time
-from typing import Callable, Dict, Optional, Sequence
+from typing import Dict, Optional, Sequence
 
+from forensics.model import Progress
 from forensics.pipeline.engine import engine_stats
 from forensics.pipeline.merge import ReplicaResult, finalize, merge_all, part_of
 from forensics.pipeline.plan import WorkUnit
 from forensics.pipeline.units import run_unit
 
-Progress = Callable[[int], None]
 
 
 class LocalExecutor:

@@ -34,6 +34,7 @@ from typing import (
     TypeVar,
 )
 
+from forensics.model import Progress
 from forensics.pipeline.engine import engine_stats
 from forensics.pipeline.merge import (
     ReplicaParts,
@@ -46,7 +47,6 @@ from forensics.pipeline.plan import WorkUnit
 from forensics.pipeline.spark_session import SESSION, Conf, SparkError
 from forensics.pipeline.units import run_unit
 
-Progress = Callable[[int], None]
 _SLICE_BYTES = 64 << 20  # aim for tasks of about this many bytes (balance, progress)
 
 T = TypeVar("T")

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from typing import Callable, Dict, Iterator, Optional, Set, Tuple
 
 from forensics.errors import ForensicsError
+from forensics.exit_codes import EXIT_SPARK
 from forensics.pipeline import jvm_cache
 from forensics.pipeline.engine import java_runtime
 
@@ -51,7 +52,7 @@ appender.file.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
 class SparkError(ForensicsError):
     """Spark could not start or a job failed (the message names Spark's log file)."""
 
-    exit_code = 6
+    exit_code = EXIT_SPARK
 
 
 def under_spark_submit() -> bool:

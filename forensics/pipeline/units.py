@@ -10,11 +10,11 @@ the Spark executor call the same :func:`run_unit`.
 
 from __future__ import annotations
 
-import struct
 from bisect import bisect_right
 from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 
 from forensics.codec import batch as v2
+from forensics.codec import legacy
 from forensics.codec.compression import codec_name
 from forensics.codec.control import (
     ControlRecordType,
@@ -41,10 +41,6 @@ from forensics.state.inputs import (
     SnapshotRead,
     TxnLogSegment,
 )
-
-_LEGACY_ATTR_TS = struct.Struct(">bq")  # attributes @17, timestamp @18 (magic 1)
-_LEGACY_TS = struct.Struct(">q")  # timestamp @18 of a magic-1 entry
-
 
 class SegmentPiece(NamedTuple):
     """What one unit read from one byte range of a segment."""
@@ -81,7 +77,8 @@ def _miscounted(path: str, frame: Frame) -> Finding:
     if h.records_count > room:
         why = f"its offsets {h.base_offset}-{h.last_offset} hold at most {room}"
     else:
-        why = f"its {h.batch_length - 49} record bytes hold at most {(h.batch_length - 49) // 7}"
+        body = h.batch_length - v2.MIN_BATCH_LENGTH
+        why = f"its {body} record bytes hold at most {body // v2.MIN_RECORD_SIZE}"
     return Finding(FindingKind.CORRUPT_BATCH, f"batch declares {h.records_count} records but {why}", path,
                    frame.position, frame.end, h.base_offset, h.last_offset)
 
@@ -109,17 +106,17 @@ class _Stats:
             attrs, ts, count = h.attributes, h.max_timestamp, h.records_count
             self.records += max(count, 0)
             # no more records than offsets; uncompressed, no more than the smallest (7-byte) records fit
-            if (count > h.last_offset_delta + 1 or (not attrs & 0x07 and count * 7 > h.batch_length - 49)) \
+            if (count > h.last_offset_delta + 1 or (not attrs & v2.COMPRESSION_MASK
+                                                    and count * v2.MIN_RECORD_SIZE > h.batch_length - v2.MIN_BATCH_LENGTH)) \
                     and frame.crc_ok is not False:
                 self.miscounted.append(frame)
-            self.tx += bool(attrs & 0x10)
-            self.ctl += bool(attrs & 0x20)
+            self.tx += bool(attrs & v2.TRANSACTIONAL_MASK)
+            self.ctl += bool(attrs & v2.CONTROL_MASK)
         else:
-            attrs, ts = _LEGACY_ATTR_TS.unpack_from(buf, frame.position + 17)
-            if frame.magic == 0:
-                ts = -1
+            attrs = buf[frame.position + legacy.ATTRIBUTES_OFFSET]
+            ts = legacy.entry_timestamp(buf, frame.position, frame.magic)
             self.records += 1  # inner messages of a wrapper are counted by a deep pass, not here
-        self.codecs.add(codec_name(attrs & 0x07))
+        self.codecs.add(codec_name(attrs & v2.COMPRESSION_MASK))
         if self.first is None or frame.base_offset < self.first:
             self.first = frame.base_offset
         if self.last is None or frame.last_offset > self.last:
@@ -262,7 +259,7 @@ class _Reader:
             self.valid += 1
             self.next_offset = max(self.next_offset or 0, frame.last_offset + 1)
             if frame.magic != 2:
-                ts = _LEGACY_TS.unpack_from(self.buf, frame.position + 18)[0] if frame.magic == 1 else -1
+                ts = legacy.entry_timestamp(self.buf, frame.position, frame.magic)
                 self.max_ts = ts if self.max_ts is None else max(self.max_ts, ts)
                 continue
             h = frame.header

@@ -8,12 +8,12 @@ too, and decoding resumes after the damaged region.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional
 
 from forensics.codec import batch as v2
 from forensics.codec import legacy
+from forensics.codec.primitives import INT32_MAX
 from forensics.errors import (
     ForensicsError,
     InputError,
@@ -23,6 +23,7 @@ from forensics.errors import (
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import MappedFile, require_regular
 from forensics.io.frames import FrameScanner
+from forensics.layout.names import BOOTSTRAP_CHECKPOINT, kraft_snapshot_id
 from forensics.report.decoders import record_texts, string_texts
 from forensics.report.events import (
     BatchRow,
@@ -37,9 +38,6 @@ from forensics.report.events import (
     TrailingBytes,
 )
 
-_KRAFT_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
-BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
-INT32_MAX = 0x7FFFFFFF
 NO_TEXT = DecodedText()
 
 
@@ -63,7 +61,7 @@ class DumpOptions:
 
 def file_kind(path: str) -> str:
     name = os.path.basename(path)
-    if name == BOOTSTRAP_CHECKPOINT or _KRAFT_SNAPSHOT.match(name):
+    if name == BOOTSTRAP_CHECKPOINT or kraft_snapshot_id(name) is not None:
         return "kraft-snapshot"
     suffix = name[name.rfind("."):] if "." in name else ""
     return {
@@ -116,10 +114,10 @@ def dump_log(path: str, options: DumpOptions, kind: str = "log") -> Iterator[Dum
     elif name == BOOTSTRAP_CHECKPOINT:
         yield KraftSnapshotStart(-1, -1, True)
     else:
-        m = _KRAFT_SNAPSHOT.match(name)
-        if m is None:
+        snapshot_id = kraft_snapshot_id(name)
+        if snapshot_id is None:
             raise InputError("a KRaft snapshot name must be <20-digit offset>-<10-digit epoch>.checkpoint", path=path)
-        yield KraftSnapshotStart(int(m.group(1)), int(m.group(2)))
+        yield KraftSnapshotStart(*snapshot_id)
     with MappedFile(path) as mf:
         buf = mf.data
         scanner = FrameScanner(buf, path, end=min(mf.size, options.max_bytes), verify_crc=options.verify_crc,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from forensics.errors import InputError
+from forensics.exit_codes import EXIT_CORRUPT
 from forensics.io.digest import FileDigest, hash_files
 from forensics.layout.evidence_files import EvidenceEntry
 
@@ -27,7 +28,7 @@ MANIFEST_VERSION = 2
 class ManifestFormatError(InputError):
     """The file given to verify-manifest is not a kafka-forensics manifest."""
 
-    exit_code = 4
+    exit_code = EXIT_CORRUPT
 
 
 @dataclass(frozen=True)

@@ -119,6 +119,8 @@ ENTRY_POINTS = {
 }
 NOT_DECODERS = {
     "batch.increment_sequence": "int arithmetic on decoded fields",
+    "legacy.entry_timestamp": "a field of an entry the frame scanner framed (its bounds checked there)",
+    "legacy.timestamp_type": "name of a decoded field",
     "control.encode_end_txn_marker": "encoder (fixtures and tests)",
     "txnlog.java_string_hash": "hash of a decoded string",
     "txnlog.java_utils_abs": "int arithmetic",
