@@ -15,14 +15,9 @@ from __future__ import annotations
 
 from typing import Iterator, NamedTuple, Optional, Tuple
 
-from forensics.codec import batch as v2
 from forensics.codec import legacy
 from forensics.codec.compression import codec_name
-from forensics.codec.control import (
-    ControlRecordType,
-    decode_control_key,
-    decode_end_txn_marker,
-)
+from forensics.codec.control import read_control_batch
 from forensics.errors import ForensicsError, InputError
 from forensics.io.files import MappedFile
 from forensics.io.frames import Frame, FrameScanner
@@ -100,16 +95,13 @@ NO_CONTEXT: Context = (None, None, None, None, None, None)  # a single file give
 def _control(buf, frame: Frame) -> Tuple[Optional[str], Optional[int]]:
     """The control record type of a control batch (and the coordinator epoch of an end-transaction
     marker); (None, None) when its record does not decode (the findings table says why)."""
-    h = frame.header
     try:
-        for rec in v2.iter_records(buf, frame.position, h):
-            key = decode_control_key(rec.key)
-            if key.type in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
-                return key.type_name, decode_end_txn_marker(key, rec.value).coordinator_epoch
-            return key.type_name, None
+        control = read_control_batch(buf, frame.position, frame.header)
     except ForensicsError:
-        pass
-    return None, None
+        return None, None
+    if control is None:
+        return None, None
+    return control.key.type_name, control.marker.coordinator_epoch if control.marker is not None else None
 
 
 def _v2_row(head: tuple, buf, frame: Frame) -> tuple:

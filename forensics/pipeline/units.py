@@ -16,11 +16,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 from forensics.codec import batch as v2
 from forensics.codec import legacy
 from forensics.codec.compression import codec_name
-from forensics.codec.control import (
-    ControlRecordType,
-    decode_control_key,
-    decode_end_txn_marker,
-)
+from forensics.codec.control import read_control_batch
 from forensics.codec.indexes import (
     scan_txn_index,
     txn_index_findings,
@@ -190,14 +186,12 @@ class _Runs:
 
 def _marker(buf, pos: int, h: v2.BatchHeader) -> Optional[Marker]:
     """The end-transaction marker of a control batch, or None for other control records."""
-    for rec in v2.iter_records(buf, pos, h):
-        key = decode_control_key(rec.key)
-        if key.type not in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
-            return None
-        m = decode_end_txn_marker(key, rec.value)
-        return Marker(h.producer_id, h.producer_epoch, rec.offset, m.control_type == ControlRecordType.COMMIT,
-                      m.coordinator_epoch, h.max_timestamp, pos)
-    return None  # a control batch with no record: ignored by the broker
+    control = read_control_batch(buf, pos, h)
+    if control is None or control.marker is None:
+        return None
+    m = control.marker
+    return Marker(h.producer_id, h.producer_epoch, control.offset, m.is_commit, m.coordinator_epoch, h.max_timestamp,
+                  pos)
 
 
 # -- __transaction_state records -------------------------------------------------------------------

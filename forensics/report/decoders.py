@@ -10,27 +10,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from forensics.codec.control import (
-    ControlRecordType,
-    decode_control_key,
-    decode_end_txn_marker,
-)
+from forensics.codec.control import format_control_record
 from forensics.report.events import BatchRow, DecodedText
 
 DECODERS = ("transaction-log", "offsets", "cluster-metadata")
-
-
-def control_text(key: Optional[bytes], value: Optional[bytes]) -> str:
-    ckey = decode_control_key(key)
-    t = ckey.type
-    if t in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
-        marker = decode_end_txn_marker(ckey, value)
-        return f"endTxnMarker: {marker.control_type.name} coordinatorEpoch: {marker.coordinator_epoch}"
-    if t is None:
-        return f"controlType: UNKNOWN({ckey.type_id})"
-    from forensics.codec.metadata_records import format_control_record
-
-    return format_control_record(ckey.type_id, key or b"", value or b"")
 
 
 def string_text(data: Optional[bytes]) -> Optional[str]:
@@ -56,9 +39,9 @@ def data_texts(key: Optional[bytes], value: Optional[bytes], offset: int, decode
         k, v = format_offsets_record(key, value, offset)
         return DecodedText(key=k, payload=v)
     if decoder == "cluster-metadata":
-        from forensics.codec.metadata_records import format_metadata_value
+        from forensics.codec.metadata_records import format_metadata_record
 
-        return DecodedText(key=None, payload=format_metadata_value(value, offset))
+        return DecodedText(key=None, payload=format_metadata_record(value, offset))
     raise ValueError(f"unknown decoder {decoder!r}")
 
 
@@ -69,7 +52,7 @@ def record_texts(batch: BatchRow, record, decoder: Optional[str], print_contents
     if is_control:
         if skip_metadata:
             return DecodedText()
-        return DecodedText(control=control_text(record.key, record.value))
+        return DecodedText(control=format_control_record(record.key, record.value))
     if not print_contents:
         return DecodedText()
     return data_texts(record.key, record.value, record.offset, decoder)

@@ -1,10 +1,9 @@
-"""forensics.codec.metadata_records: KRaft metadata records and control records,
-Kafka 4.1 --cluster-metadata-decoder text."""
+"""forensics.codec.metadata_records: KRaft metadata records, Kafka 4.1 --cluster-metadata-decoder text
+(the control records of the same logs: tests/codec/test_control.py)."""
 
 from __future__ import annotations
 
 import json
-import struct
 from pathlib import Path
 from typing import Optional
 
@@ -12,10 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from forensics.codec import control
 from forensics.codec import metadata_records as mr
 from forensics.codec.primitives import encode_uvarint
 from forensics.codec.schema import encode_message, java_double
-from forensics.errors import CorruptInputError, CorruptRecordError, ForensicsError
+from forensics.errors import CorruptInputError
 from tests.oracle import dump_tails, iter_v2_records
 
 REAL = Path("/work/shared/real-kafka/4.1.0")
@@ -27,7 +27,7 @@ h = bytes.fromhex
 
 def our_tail(offset: int, key: Optional[bytes], value: Optional[bytes], is_control: bool) -> str:
     if is_control:
-        return " " + mr.format_control_record(None, key, value)
+        return " " + control.format_control_record(key, value)
     return " payload: " + mr.format_metadata_record(value, offset)
 
 
@@ -102,23 +102,11 @@ REAL_RECORDS = [
     ("01180000", '{"type":"END_TRANSACTION_RECORD","version":0,"data":{}}'),
 ]
 
-LEADER_CHANGE_KEY = h("00000002")
-LEADER_CHANGE_VALUE = h("00000000000102000000010002000000010000")
-LEADER_CHANGE_TEXT = 'LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1}],"grantingVoters":[{"voterId":1}]}'
-
-
 @pytest.mark.parametrize("value_hex,expected", REAL_RECORDS)
 def test_real_records(value_hex, expected):
     assert mr.format_metadata_record(h(value_hex), 7) == expected
     rec = mr.decode_metadata_record(h(value_hex))
     assert json.loads(expected)["type"] == rec.type_name
-
-
-def test_real_leader_change():
-    assert mr.format_control_record(2, LEADER_CHANGE_KEY, LEADER_CHANGE_VALUE) == LEADER_CHANGE_TEXT
-    assert mr.format_control_record(None, LEADER_CHANGE_KEY, LEADER_CHANGE_VALUE) == LEADER_CHANGE_TEXT
-    rec = mr.decode_control_record(LEADER_CHANGE_KEY, LEADER_CHANGE_VALUE)
-    assert rec.type_name == "LEADER_CHANGE" and rec.data["leaderId"] == 1
 
 
 @pytest.mark.skipif(not REAL.is_dir(), reason="/work/shared/real-kafka not present")
@@ -221,64 +209,6 @@ def test_error_strings():
         mr.decode_metadata_record(b"\x01\x63\x00")
 
 
-# --------------------------------------------------------------------------- control records
-
-
-def test_end_txn_markers():
-    assert mr.format_control_record(1, h("00000001"), h("000000000000")) == "endTxnMarker: COMMIT coordinatorEpoch: 0"
-    assert mr.format_control_record(0, h("00000000"), h("0000000000070000")) == "endTxnMarker: ABORT coordinatorEpoch: 7"
-    # unknown key/value versions >= 0 are read as version 0
-    assert mr.format_control_record(None, h("00050001"), h("0003ffffffff")) == "endTxnMarker: COMMIT coordinatorEpoch: -1"
-    with pytest.raises(CorruptRecordError, match="at least 6 bytes"):
-        mr.format_control_record(1, h("00000001"), h("0000"))
-    with pytest.raises(CorruptRecordError, match="end transaction marker: -1"):
-        mr.format_control_record(1, h("00000001"), h("ffff00000000"))
-
-
-def test_kraft_control_records():
-    header = encode_message(mr.SNAPSHOT_HEADER_RECORD, 0, {"version": 0, "lastContainedLogTimestamp": 1795211201211})
-    assert mr.format_control_record(3, h("00000003"), header) == (
-        'SnapshotHeader {"version":0,"lastContainedLogTimestamp":1795211201211}')
-    footer = encode_message(mr.SNAPSHOT_FOOTER_RECORD, 0, {"version": 0})
-    assert mr.format_control_record(4, h("00000004"), footer) == 'SnapshotFooter {"version":0}'
-    kv = encode_message(mr.KRAFT_VERSION_RECORD, 0, {"version": 0, "kRaftVersion": 1})
-    assert mr.format_control_record(5, h("00000005"), kv) == 'KRaftVersion {"version":0,"kRaftVersion":1}'
-    voters = encode_message(mr.VOTERS_RECORD, 0, {"version": 0, "voters": [{
-        "voterId": 1, "voterDirectoryId": "lMXTcDlVjZjX-4CQmJ2Liw",
-        "endpoints": [{"name": "CONTROLLER", "host": "127.0.0.1", "port": 29093}],
-        "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1},
-    }]})
-    assert mr.format_control_record(6, h("00000006"), voters) == (
-        'KRaftVoters {"version":0,"voters":[{"voterId":1,"voterDirectoryId":"lMXTcDlVjZjX-4CQmJ2Liw",'
-        '"endpoints":[{"name":"CONTROLLER","host":"127.0.0.1","port":29093}],'
-        '"kRaftVersionFeature":{"minSupportedVersion":0,"maxSupportedVersion":1}}]}')
-    assert mr.format_control_record(9, h("00000009"), b"") == "controlType: UNKNOWN(9)"
-    assert mr.format_control_record(None, h("0000ffff"), None) == "controlType: UNKNOWN(-1)"
-
-
-def test_leader_change_rendered_at_its_own_version():
-    # read at version 0, written at the version stored in the message: v1 adds the
-    # voters' (default, all-zero) directory ids
-    value = bytearray(LEADER_CHANGE_VALUE)
-    value[0:2] = struct.pack(">h", 1)
-    assert mr.format_control_record(2, LEADER_CHANGE_KEY, bytes(value)) == (
-        'LeaderChange: {"version":1,"leaderId":1,"voters":[{"voterId":1,"voterDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA"}],'
-        '"grantingVoters":[{"voterId":1,"voterDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA"}]}')
-
-
-def test_control_record_errors():
-    with pytest.raises(CorruptRecordError, match="at least 4 bytes"):
-        mr.format_control_record(None, b"\x00\x00", b"")
-    with pytest.raises(CorruptRecordError, match="Invalid version found for control record: -1"):
-        mr.format_control_record(None, h("ffff0002"), b"")
-    with pytest.raises(CorruptRecordError):
-        mr.format_control_record(2, LEADER_CHANGE_KEY, LEADER_CHANGE_VALUE[:5])
-    with pytest.raises(CorruptRecordError):
-        mr.format_control_record(3, LEADER_CHANGE_KEY, LEADER_CHANGE_VALUE)
-    with pytest.raises(CorruptRecordError):
-        mr.format_control_record(None, None, None)
-
-
 def test_java_double():
     assert [java_double(x) for x in (0.0, 1.0, 100.0, 1e7, 1.5e-7, 0.001, 1234.5, -2.5e10, float("nan"))] == [
         "0.0", "1.0", "100.0", "1.0E7", "1.5E-7", "0.001", "1234.5", "-2.5E10", "NaN"]
@@ -310,19 +240,6 @@ def test_known_types_with_arbitrary_bodies(api_key, version, body):
     text = mr.format_metadata_record(frame(api_key, version, body), 1)
     if not text.startswith("Error at 1, skipping. "):
         assert json.loads(text)["type"] == mr.METADATA_RECORD_TYPES[api_key]
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.one_of(st.none(), st.binary(max_size=8)), st.one_of(st.none(), st.binary(max_size=60)))
-def test_arbitrary_control_records_raise_only_our_errors(key, value):
-    try:
-        text = mr.format_control_record(None, key, value)
-    except ForensicsError:
-        return
-    assert isinstance(text, str)
-    label, _, rest = text.partition(" ")
-    if label in ("LeaderChange:", "SnapshotHeader", "SnapshotFooter", "KRaftVersion", "KRaftVoters"):
-        json.loads(rest)
 
 
 _i32 = st.integers(-2**31, 2**31 - 1)

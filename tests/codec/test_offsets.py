@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forensics.codec import offsets as oc
-from forensics.codec.metadata_records import format_control_record
+from forensics.codec.control import format_control_record
 from forensics.codec.schema import encode_message, json_string
 from forensics.errors import CorruptInputError, CorruptRecordError
 from tests.oracle import dump_tails, iter_v2_records
@@ -27,7 +27,7 @@ RUNS = ("kraft-tv2", "kraft-rv3.9-tv0")
 
 def our_tail(offset: int, key: Optional[bytes], value: Optional[bytes], is_control: bool) -> str:
     if is_control:
-        return " " + format_control_record(None, key, value)
+        return " " + format_control_record(key, value)
     return oc.format_offsets_line_suffix(key, value, offset)
 
 
