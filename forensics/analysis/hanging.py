@@ -21,7 +21,7 @@ partition replica (producer id, first offset, entry epoch E, coordinator epoch C
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
 from forensics.analysis.evidence_gaps import EvidenceCheck, Gap, describe
@@ -38,6 +38,7 @@ FENCED = "fenced-coordinator"
 UNVERIFIABLE = "unverifiable"
 DEFAULT_MAX_TRANSACTION_TIMEOUT_MS = 15 * 60_000
 OVERDUE_GRACE_MS = 60_000  # the coordinator aborts timed-out transactions every 10 s by default
+TimeText = Callable[[int], str]  # an epoch-ms time as the reasons show it (render/time_text.py makes it)
 TORN_OR_LOST = ("a torn or partial copy and a marker really lost look alike on disk: only the live cluster "
                 "tells them apart (the guard in abort-commands compares with describe-producers)")
 
@@ -128,7 +129,8 @@ def _fenced(view: PartitionView, e: ProducerState, v: TransactionIdView) -> Opti
             f"copy of __transaction_state-{v.partition} lacks its newest leader epoch")
 
 
-def _classify_with_id(view: PartitionView, e: ProducerState, v: TransactionIdView) -> Tuple[str, str]:
+def _classify_with_id(view: PartitionView, e: ProducerState, v: TransactionIdView, time_text: TimeText = str
+                      ) -> Tuple[str, str]:
     m = v.metadata
     tp = view.topic_partition
     fenced = _fenced(view, e, v)
@@ -152,7 +154,7 @@ def _classify_with_id(view: PartitionView, e: ProducerState, v: TransactionIdVie
         if m.producer_epoch < e.producer_epoch:
             return STUCK, (f"Ongoing at epoch {m.producer_epoch}, below the partition's epoch {e.producer_epoch}: "
                            "the coordinator's markers would be rejected")
-        return ONGOING, (f"Ongoing with {tp} in its set since {m.start_ms}: the coordinator will commit, abort or "
+        return ONGOING, (f"Ongoing with {tp} in its set since {time_text(m.start_ms)}: the coordinator will commit, abort or "
                          f"time it out ({m.timeout_ms} ms)")
     if state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
         what = "COMMIT" if state == S.PREPARE_COMMIT else "ABORT"
@@ -161,7 +163,7 @@ def _classify_with_id(view: PartitionView, e: ProducerState, v: TransactionIdVie
     return HANGING, f"coordinator has {v.transactional_id!r} in {m.state_name}"
 
 
-def _classify(view: PartitionView, e: ProducerState, coord: Optional[CoordinatorView]
+def _classify(view: PartitionView, e: ProducerState, coord: Optional[CoordinatorView], time_text: TimeText = str
               ) -> Tuple[str, str, Optional[TransactionIdView]]:
     pid = e.producer_id
     if coord is None or not coord.partitions:
@@ -170,7 +172,7 @@ def _classify(view: PartitionView, e: ProducerState, coord: Optional[Coordinator
     current = coord.ids_for_producer(pid) or coord.ever_used_producer(pid)
     if current:
         v = current[0]
-        verdict, reason = _classify_with_id(view, e, v)
+        verdict, reason = _classify_with_id(view, e, v, time_text)
         return verdict, reason, v
     missing = _missing_partitions(coord)
     if missing:
@@ -245,13 +247,13 @@ def _snapshot_only(view: PartitionView) -> List[Tuple[ProducerState, int, str]]:
     return out
 
 
-def _lost_from_log(view: PartitionView, coord: Optional[CoordinatorView], check: Optional[EvidenceCheck]
-                   ) -> List[Tuple[ProducerState, int, str, str, Optional[TransactionIdView], Tuple[Gap, ...]]]:
+def _lost_from_log(view: PartitionView, coord: Optional[CoordinatorView], check: Optional[EvidenceCheck],
+                   time_text: TimeText = str) -> List[Tuple[ProducerState, int, str, str, Optional[TransactionIdView], Tuple[Gap, ...]]]:
     """(entry, first offset, verdict, reason, id view, gaps) of the snapshot-only open transactions:
     unverifiable whatever the coordinator says, since the records that would decide are gone."""
     out = []
     for entry, first, path in _snapshot_only(view):
-        _, said, v = _classify(view, entry, coord)
+        _, said, v = _classify(view, entry, coord, time_text)
         gaps = check.data(view, None) if check is not None else ()
         damage = f"; {describe(str(view.topic_partition), gaps)}" if gaps else ""
         reason = (f"open since offset {first} in the producer snapshot {path.rsplit('/', 1)[-1]}, but the log read "
@@ -262,13 +264,13 @@ def _lost_from_log(view: PartitionView, coord: Optional[CoordinatorView], check:
 
 def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as_of: Optional[int],
                        max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-                       replicas: Sequence[PartitionView] = (), check: Optional[EvidenceCheck] = None
-                       ) -> List[Verdict]:
+                       replicas: Sequence[PartitionView] = (), check: Optional[EvidenceCheck] = None,
+                       time_text: TimeText = str) -> List[Verdict]:
     out = []
     for pid, start in view.open_transactions.items():
         e = view.entries[pid]
         span = view.open_span(pid)
-        verdict, reason, v = _classify(view, e, coord)
+        verdict, reason, v = _classify(view, e, coord, time_text)
         patterns: List[str] = []
         gaps: Tuple[Gap, ...] = ()
         if verdict == HANGING:
@@ -285,7 +287,7 @@ def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as
         out.append(Verdict(view, e, start, span, verdict, reason, v.transactional_id if v else None, v,
                            duration, past, tuple(patterns), gaps, _overdue(verdict, v, as_of),
                            _decision(v) if v is not None else None))
-    for e, start, verdict, reason, v, gaps in _lost_from_log(view, coord, check):
+    for e, start, verdict, reason, v, gaps in _lost_from_log(view, coord, check, time_text):
         duration = as_of - e.last_timestamp if as_of is not None and e.last_timestamp >= 0 else None
         out.append(Verdict(view, e, start, None, verdict, reason, v.transactional_id if v else None, v, duration,
                            duration is not None and duration > max_timeout_ms, (), gaps, None,
@@ -296,14 +298,15 @@ def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as
 def classify(views: Sequence[PartitionView], coord: Optional[CoordinatorView], as_of: Optional[int],
              max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
              replicas: Optional[Dict[TopicPartition, List[PartitionView]]] = None,
-             check: Optional[EvidenceCheck] = None) -> List[Verdict]:
+             check: Optional[EvidenceCheck] = None, time_text: TimeText = str) -> List[Verdict]:
     """Verdicts for the open transactions of ``views`` (one replica per partition: the leader's);
     ``replicas`` (all replicas by partition) lets a marker found on another replica explain a hang;
-    ``check`` names the gaps in the evidence that keep a hang from being proven."""
+    ``check`` names the gaps in the evidence that keep a hang from being proven; ``time_text`` writes
+    the times the reasons name (default: the epoch milliseconds)."""
     out: List[Verdict] = []
     for view in views:
         others = (replicas or {}).get(view.topic_partition, ())
-        out.extend(classify_partition(view, coord, as_of, max_timeout_ms, others, check))
+        out.extend(classify_partition(view, coord, as_of, max_timeout_ms, others, check, time_text))
     return out
 
 

@@ -31,6 +31,7 @@ from forensics.cli.state_cmd import (
 )
 from forensics.pipeline.engine import EngineName
 from forensics.render.terminal_text import term
+from forensics.render.time_text import stamp
 from forensics.report.hanging import Outcome, evidence_warnings, outcome_of
 
 HANGING_TABLE = ("topic", "partition", "producerId", "producerEpoch", "coordinatorEpoch", "startOffset",
@@ -51,7 +52,7 @@ def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, pr
     rep = _load(paths, progress, *engine, run, Filters(topic, partition, broker_id), cluster_id,
                 partition_count=partitions)
     verdicts, when = find_hanging(rep, as_of=parse_time(as_of), topic=topic, partition=partition,
-                                  broker_id=broker_id, max_timeout_ms=minutes * 60_000)
+                                  broker_id=broker_id, max_timeout_ms=minutes * 60_000, time_text=stamp)
     return rep, verdicts, when, broker_version_of(rep.inventory, state=rep, given=given)
 
 

@@ -65,12 +65,6 @@ def discover_inputs(paths: List[str], cluster_id: Optional[str]):
     return selection.inventory
 
 
-def format_time(ms: Optional[int]) -> str:
-    if ms is None:
-        return "unknown"
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds") + f" ({ms})"
-
-
 # -- the execution engine ------------------------------------------------------------------------
 
 _ENGINE_HELP = ("local: in-process, no JVM. spark: PySpark, on --master (default local[*,4], every core of "

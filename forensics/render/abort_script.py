@@ -6,8 +6,10 @@ from __future__ import annotations
 import textwrap
 from typing import Any, Dict, List, Optional, Sequence, TextIO
 
+from forensics.render.counts import count
 from forensics.render.live_guard import guard_call, guard_functions
 from forensics.render.shell_text import command, comment, commented_command
+from forensics.render.time_text import duration, stamp
 from forensics.report.hanging import COMMAND_FORMS
 
 Row = Dict[str, Any]
@@ -26,9 +28,10 @@ def _comment_block(lines: Sequence[str]) -> str:
 def _preview_lines(p: Row) -> List[str]:
     """What the abort discards and frees (``abortPreview`` of a row)."""
     keys = p["keys"] if isinstance(p["keys"], str) else ", ".join("null" if k is None else repr(k) for k in p["keys"])
-    lines = [f"the abort DISCARDS this producer's offsets {p['firstOffset']}..{p['lastOffset']}: {p['batches']} "
-             f"batches, {p['records']} records, {p['bytes']} bytes",
-             f"  record timestamps {p['firstTimestamp']} .. {p['lastTimestamp']}; first keys: {keys or '-'}"]
+    lines = [f"the abort DISCARDS this producer's offsets {p['firstOffset']}..{p['lastOffset']}: "
+             f"{count(p['batches'], 'batch')}, {count(p['records'], 'record')}, {count(p['bytes'], 'byte')}",
+             f"  record timestamps {stamp(p['firstTimestamp'])} .. {stamp(p['lastTimestamp'])}; first keys: "
+             f"{keys or '-'}"]
     if not p["batches"]:
         lines.append("  (none of its data batches remains in the segments read: below the log start, or deleted)")
     blocker = p.get("nextBlockingTransaction")
@@ -54,7 +57,7 @@ def _evidence_lines(row: Row) -> List[str]:
     txn = ev.get("openTransaction")
     if txn:
         lines.append(f"open transaction: offsets {txn['firstOffset']}..{txn['lastDataOffset']}, "
-                     f"{txn['batches']} batches, {txn['records']} records, epochs {txn['epochs']}")
+                     f"{count(txn['batches'], 'batch')}, {count(txn['records'], 'record')}, epochs {txn['epochs']}")
     lines.append(f"LSO {ev.get('lastStableOffset')}, high watermark {ev.get('highWatermark')}, "
                  f"log start {ev.get('logStartOffset')}")
     rec = ev.get("coordinatorRecord")
@@ -102,10 +105,18 @@ def _forms(r: Row, armed: bool, bootstrap: str, command_config: Optional[str]) -
     return "\n".join(out) + "\n"
 
 
+def _last_write(r: Row) -> str:
+    """The producer's newest batch time (kafka-transactions.sh LastTimestamp) and how long ago it was."""
+    ago = r.get("durationMs")
+    return (f"last timestamp of the producer: {stamp(r.get('lastTimestamp'))}"
+            + ("" if ago is None else f", {duration(ago)} before the as-of time"))
+
+
 def _row(r: Row, bootstrap: str, command_config: Optional[str]) -> str:
     out = comment(f"{r['topic']}-{r['partition']} producer {r['producerId']} epoch {r['producerEpoch']} "
                   f"from offset {r['startOffset']}: {r['verdict']}")
-    out += _comment_block([f"reason: {r['reason']}", f"transactional id: {r.get('transactionalId')}"])
+    out += _comment_block([f"reason: {r['reason']}", f"transactional id: {r.get('transactionalId')}",
+                           _last_write(r)])
     out += _comment_block(_evidence_lines(r))
     if r.get("abortPreview"):
         out += _comment_block(_preview_lines(r["abortPreview"]))

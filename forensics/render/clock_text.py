@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from forensics.analysis.clock import AsOf, FileTimes
-from forensics.render.html_text import duration
+from forensics.render.time_text import duration
 
 
 def file_times_note(when: AsOf) -> Optional[str]:

@@ -18,7 +18,8 @@ from forensics.findings import Finding
 from forensics.render.clock_text import file_times_note
 from forensics.render.html_style import CSS, TONES, tone_colour
 from forensics.render.html_svg import lso_bars, lso_drawn, timeline_svg
-from forensics.render.html_text import age, duration, esc, iso, moment, size, value_text
+from forensics.render.html_text import esc, size, value_text
+from forensics.render.time_text import age, duration, iso, moment
 from forensics.report.incident_labels import GROUP_LABELS, LINES, QUOTED
 from forensics.report.incident_model import (
     Field,

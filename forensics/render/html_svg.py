@@ -14,7 +14,8 @@ from typing import List, Optional, Sequence, Tuple
 
 from forensics.render.html_measure import LINE_H, text_width, wrap
 from forensics.render.html_style import tone_colour
-from forensics.render.html_text import clock, duration, esc, iso
+from forensics.render.html_text import esc
+from forensics.render.time_text import clock, duration, iso
 from forensics.report.incident_model import (
     CoordinatorEvent,
     Lane,

@@ -12,7 +12,7 @@ higher) epoch, never an inflated coordinator epoch.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from forensics.analysis.advice import advice
 from forensics.analysis.broker_version import BrokerVersionRange
@@ -72,12 +72,17 @@ def leader_views(report: StateReport, topic: Optional[str] = None, partition: Op
 
 def find_hanging(report: StateReport, *, as_of: Optional[int] = None, topic: Optional[str] = None,
                  partition: Optional[int] = None, broker_id: Optional[int] = None,
-                 max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS) -> Tuple[List[Verdict], AsOf]:
+                 max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+                 time_text: Optional[Callable[[int, Optional[int]], str]] = None) -> Tuple[List[Verdict], AsOf]:
+    """The verdicts and the as-of time; ``time_text(ms, as_of_ms)`` writes the times the reasons name
+    (the caller's renderer: render/time_text.stamp), else they show as epoch milliseconds."""
     when = given(as_of) if as_of is not None else newest_input_time(report)
+    text = str if time_text is None else (lambda ms: time_text(ms, when.time_ms))
     views = leader_views(report, topic, partition, broker_id)
     coord = report.coordinator if report.coordinator.partitions else None
     check = EvidenceCheck(report.inventory, coord)
-    return classify(views, coord, when.time_ms, max_timeout_ms, group_replicas(report.partitions), check), when
+    return classify(views, coord, when.time_ms, max_timeout_ms, group_replicas(report.partitions), check,
+                    text), when
 
 
 def _abort_prefix(v: Verdict, bootstrap: str, command_config: Optional[str]) -> List[str]:

@@ -56,7 +56,7 @@ def test_copy_times_are_ignored_with_one_line():
     assert clock_lines(incident_clock(RECORDS, files(T + gap)), as_of_line=False) == [
         "file times look like copy times: 4 d 19 h after the newest record; using the newest record time"]
     assert clock_lines(incident_clock(RECORDS, [(T + 2 * HOUR + 61_000, "/p/0.log")])) == [
-        f"as of 2026-11-20T21:51:00.338+00:00 ({T}): {SOURCE}; file times ignored (copy times)",
+        f"as of 2026-11-20T21:51:00.338Z ({T}): {SOURCE}; file times ignored (copy times)",
         "file times look like copy times: 2 h 1 min after the newest record; using the newest record time"]
 
 
@@ -89,7 +89,7 @@ def test_file_times_older_than_every_record_are_not_used():
 
 def test_given_time_says_nothing_else():
     assert given(5) == AsOf(5, "--as-of")
-    assert clock_lines(given(1767229200000)) == ["as of 2026-01-01T01:00:00.000+00:00 (1767229200000): --as-of"]
+    assert clock_lines(given(1767229200000)) == ["as of 2026-01-01T01:00:00.000Z (1767229200000): --as-of"]
 
 
 def test_a_time_no_calendar_holds_is_printed_as_a_number():

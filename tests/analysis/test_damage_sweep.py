@@ -107,7 +107,8 @@ def test_an_open_transaction_whose_log_is_gone_stays_a_row(tmp_path):
                                                                                           False)
     assert row["reason"].startswith("open since offset 2 in the producer snapshot 00000000000000000005.snapshot, "
                                     "but the log read does not show it; the log of d-txn-ongoing-0 ends at offset 0")
-    assert row["reason"].endswith("the coordinator: Ongoing with d-txn-ongoing-0 in its set since 1795211447934: "
+    assert row["reason"].endswith("the coordinator: Ongoing with d-txn-ongoing-0 in its set since "
+                                  "2026-11-20T21:50:47.934Z (1795211447934; 12.000 s before as-of): "
                                   "the coordinator will commit, abort or time it out (110000 ms)")
 
 

@@ -59,7 +59,7 @@ def test_ansi_escapes_in_a_topic_and_id_are_shown_not_run(disks) -> None:
                             f"coordinator has '{shown}' in CompleteCommit (epoch 0): no transaction in flight, "
                             "no marker will come", shown]
     assert "\x1b" not in out + err
-    assert err.splitlines()[0] == "as of 2026-01-01T00:01:40.000+00:00 (1767225700000): --as-of"
+    assert err.splitlines()[0] == "as of 2026-01-01T00:01:40.000Z (1767225700000): --as-of"
     assert f"/logs{shown}/broker-1/cleaner-offset-checkpoint, byte 4: line 3: malformed entry '{shown} 0 x'" \
         in err.splitlines()[1]
 

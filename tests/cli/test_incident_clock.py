@@ -46,7 +46,7 @@ def epoch_ms(iso: str) -> int:
 def iso_ms(ms: int) -> str:
     from datetime import datetime, timezone
 
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def copied(src: Path, dst: Path, mtime_ms: int) -> Path:
@@ -175,7 +175,7 @@ def test_example_disk(tmp_path):
     assert f"# as of: {iso_ms(newest)} ({newest}): {source}\n" in out
     given = cli("find-hanging", *LOCAL, "--as-of", "2026-01-01T01:00:00Z", "--format", "json", disk)
     (row,) = json.loads(given[1])
-    assert (given[0], given[2].splitlines()) == (1, ["as of 2026-01-01T01:00:00.000+00:00 (1767229200000): --as-of"])
+    assert (given[0], given[2].splitlines()) == (1, ["as of 2026-01-01T01:00:00.000Z (1767229200000): --as-of"])
     assert row["durationMs"] == 1767229200000 - 1767225606251
 
 

@@ -15,7 +15,8 @@ import pytest
 from fixtures.generator import Produce, TopicSpec, Txn, build_disk
 from fixtures.scenario_specs import disk, txn_producer
 from forensics.render.html_report import CSP, html_report
-from forensics.render.html_text import duration, esc, iso
+from forensics.render.html_text import esc
+from forensics.render.time_text import duration, iso
 from forensics.report.hanging import find_hanging
 from forensics.report.incident import build_incident
 from forensics.report.state import load_state

@@ -22,7 +22,7 @@ from fixtures import hanging_scenarios as hs
 from fixtures.generator import Produce, RecordSpec, TopicSpec, Txn, build_disk, encode_v2_batch
 from fixtures.scenario_specs import disk, txn_producer
 from forensics.render.html_report import html_report
-from forensics.render.html_text import duration, iso
+from forensics.render.time_text import duration, iso
 from forensics.report.hanging import find_hanging, hanging_rows
 from forensics.report.incident import build_incident, flatten
 from forensics.report.incident_labels import LABELS, table_key
