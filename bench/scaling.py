@@ -14,11 +14,13 @@ Four input shapes, each generated at three (or more) sizes into ``--data`` (reus
   transactional id and producer id (1-3 small batches), 4 hanging; size = transactions.
 * ``hanging``: the same, with every 100th transaction losing its marker; size = hanging transactions
   (200 / 400 / 2,000 are the 20k / 40k / 200k-transaction disks of issue 18).
-* ``partitions``: small partitions (2 % transactional), 3 brokers; size = partitions.
+* ``partitions``: small partitions on 3 brokers, 10 % transactional, one in 20 ending in a hanging
+  transaction; size = partitions.
 
 Each command runs as a subprocess (``kafka-forensics CMD DISK ... --engine E --no-progress``, stdout
 to a file), ``--repeat`` times, sizes of one command alternating inside a round. Per run: wall
-seconds, CPU seconds (user + sys of the process tree: less noisy than wall on a shared machine),
+seconds, CPU seconds (user + sys of the process tree: less noisy than wall on a shared machine;
+with Spark the sum of each process's own, polled: the driver, its JVM and the Python workers),
 and the peak private memory (``RssAnon``) of each process, polled every 50 ms: the driver, the
 largest other Python process (PySpark workers) and the JVM. Per command the growth exponent is the
 least-squares slope of log(time) over log(size): 1 is linear, 2 quadratic.
@@ -92,8 +94,9 @@ SHAPES: Dict[str, Shape] = {s.name: s for s in (
     Shape("hanging", "hanging", (200, 400, 2000), (50, 100, 200),
           _synth(hanging=0, txns_per_partition=lambda h: int(h * 5), lost_every=100, **_TXN), _HANGING_CMDS),
     Shape("partitions", "partitions", (12_500, 25_000, 50_000), (2_000, 4_000, 8_000),
-          _synth(size_gb=lambda p: p * 8192 / (1 << 30), brokers=3, per_broker=lambda p: int(p // 3), hanging=0,
-                 txn_fraction=0.02, segment_mb=64), _SCAN_CMDS),
+          _synth(size_gb=lambda p: p * 8192 / (1 << 30), brokers=3, per_broker=lambda p: int(p // 3),
+                 hanging=lambda p: int(p // 20), txn_fraction=0.1, segment_mb=64),
+          _SCAN_CMDS + _HANGING_CMDS[:2] + _HANGING_CMDS[2:3]),
 )}
 
 
@@ -130,8 +133,22 @@ class Run:
     stderr_tail: str = ""
 
 
+def _cpu_ticks(pid: int) -> int:
+    """utime + stime of a process (itself, not its children), in clock ticks; 0 once gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def run_once(cmd: Sequence[str], out: Path) -> Tuple[float, float, int, Dict[int, Tuple[int, str]], str]:
+    """Wall seconds, CPU seconds, exit code, peak (RssAnon KiB, what) per pid, stderr's tail. CPU is
+    the process's own when it started no other (exact), else the sum over the tree of each process's
+    last polled utime + stime (Spark: the driver, its JVM and the Python workers)."""
     peaks: Dict[int, Tuple[int, str]] = {}
+    ticks: Dict[int, int] = {}
     t0 = time.perf_counter()
     with open(out, "wb") as stdout:
         p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, cwd=ROOT)
@@ -143,6 +160,7 @@ def run_once(cmd: Sequence[str], out: Path) -> Tuple[float, float, int, Dict[int
                     anon, name = _status(q)
                     if anon > peaks.get(q, (0, ""))[0]:
                         peaks[q] = (anon, name)
+                    ticks[q] = max(ticks.get(q, 0), _cpu_ticks(q))
                 done.wait(POLL_S)
 
         poller = threading.Thread(target=poll, daemon=True)
@@ -154,7 +172,10 @@ def run_once(cmd: Sequence[str], out: Path) -> Tuple[float, float, int, Dict[int
         done.set()
         poller.join()
     tail = " | ".join(err.decode("utf-8", "replace").strip().splitlines()[-2:])
-    return wall, usage.ru_utime + usage.ru_stime, p.returncode, {**peaks, -1: (p.pid, "")}, tail
+    cpu = usage.ru_utime + usage.ru_stime
+    if len(ticks) > 1:
+        cpu = sum(ticks.values()) / os.sysconf("SC_CLK_TCK")
+    return wall, cpu, p.returncode, {**peaks, -1: (p.pid, "")}, tail
 
 
 def measure(shape: Shape, size: float, twin: bool, label: str, args: Sequence[str], engine: str, rnd: int,

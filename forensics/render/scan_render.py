@@ -15,6 +15,7 @@ from rich.table import Table
 
 from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.findings import Finding, total
+from forensics.render.table_text import print_table
 from forensics.render.terminal_text import term
 from forensics.report.scan import PartitionSummary, ScanReport, SegmentSummary
 
@@ -70,7 +71,7 @@ def render_scan_table(report: ScanReport, out: TextIO, version: Optional[BrokerV
                           + (" (late)" if p.late_transaction else ""),
                           _opt(None if p.max_active_txn_duration_ms is None else p.max_active_txn_duration_ms // 1000),
                           _set(p.magics), _set(p.codecs), str(total(p.all_findings())))
-    console.print(parts)
+    print_table(console, parts)  # 50,000 rows: written row by row, not laid out by rich
     if report.loose_segments:
         loose = Table(title="Segment files", title_justify="left")
         for col in ("File", "Bytes", "Batches", "Records", "Offsets", "Magic", "Codecs", "Findings"):
@@ -79,7 +80,7 @@ def render_scan_table(report: ScanReport, out: TextIO, version: Optional[BrokerV
             loose.add_row(term(s.path), str(s.size), str(s.batches), str(s.records),
                           _offsets(s.first_offset, s.last_offset),
                           _set(s.magics), _set(s.codecs), str(total(s.findings)))
-        console.print(loose)
+        print_table(console, loose)
     findings = report.all_findings()
     if findings:
         table = Table(title=f"Findings ({total(findings)})", title_justify="left")
