@@ -7,15 +7,8 @@ import sys
 from typing import List, Optional, TextIO
 
 from forensics.analysis.clock import AsOf
-from forensics.render.clock_text import file_times_note
+from forensics.render.clock_text import as_of_text, file_times_note
 from forensics.render.terminal_text import term
-from forensics.render.time_text import stamp
-
-
-def as_of_text(when: AsOf) -> str:
-    """``<time>: <source>``, as the as-of line and the abort script print it: the time as
-    :func:`~forensics.render.time_text.stamp` writes it (``2026-11-20T21:51:00.338Z (1795211460338)``)."""
-    return f"{stamp(when.time_ms)}: {when.source}"
 
 
 def clock_lines(when: AsOf, *, as_of_line: bool = True, set_aside: bool = True) -> List[str]:

@@ -34,10 +34,6 @@ from forensics.render.terminal_text import term
 from forensics.render.time_text import stamp
 from forensics.report.hanging import Outcome, evidence_warnings, outcome_of
 
-HANGING_TABLE = ("topic", "partition", "producerId", "producerEpoch", "coordinatorEpoch", "startOffset",
-                 "lastTimestamp", "durationMin", "verdict", "reason", "transactionalId")
-HANGING_HEADERS = ("Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch", "StartOffset",
-                   "LastTimestamp", "Duration(min)", "Verdict", "Reason", "TransactionalId")
 OUTCOME_EXIT = {Outcome.CLEAR: EXIT_OK, Outcome.HANGING: EXIT_FOUND, Outcome.UNDECIDED: EXIT_UNDECIDED}
 
 
@@ -83,6 +79,7 @@ def find_hanging_cli(
 ) -> None:
     """Hanging transactions: open on a partition, forgotten by the coordinator. Exit 1 when any hangs."""
     from forensics.render.rows import render_rows
+    from forensics.render.state_render import HANGING_BELOW, HANGING_HEADERS, HANGING_TABLE
     from forensics.report.hanging import hanging_rows
     from forensics.report.preview import add_previews
 
@@ -94,7 +91,8 @@ def find_hanging_cli(
         if fmt is RowFormat.json:  # what each abort would discard (reads the transactions' batches)
             add_previews(pairs, rep.inventory, redact)
         rows = [row for row, _ in pairs]
-        render_rows(fmt.value, rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS, manifest=_finish(run, when))
+        render_rows(fmt.value, rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS, manifest=_finish(run, when),
+                    below=HANGING_BELOW)
         sys.stdout.flush()
         write_clock(when)
         _report_evidence(rep)

@@ -1,11 +1,12 @@
-"""What the file times say about the as-of time, as one line (every command's stderr, the report)."""
+"""Time text of the incident clock: the as-of time and where it comes from, what the file times say
+about it (every command's stderr and tables, the abort script, the report)."""
 
 from __future__ import annotations
 
 from typing import Optional
 
 from forensics.analysis.clock import AsOf, FileTimes
-from forensics.render.time_text import duration
+from forensics.render.time_text import duration, stamp
 
 
 def file_times_note(when: AsOf) -> Optional[str]:
@@ -19,3 +20,9 @@ def file_times_note(when: AsOf) -> Optional[str]:
         return (f"file times look wrong: {duration(-gap)} before the newest record; using the newest record time, "
                 "unchecked")
     return None
+
+
+def as_of_text(when: AsOf) -> str:
+    """``<time>: <source>``, as the as-of lines, the scan table and the abort script print it: the time
+    as :func:`~forensics.render.time_text.stamp` writes it (``2026-11-20T21:51:00.338Z (1795211460338)``)."""
+    return f"{stamp(when.time_ms)}: {when.source}"

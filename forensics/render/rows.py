@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import csv
 import json
-from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, TextIO, Tuple
+
+import textwrap
 
 from forensics.render.csv_text import csv_text
+from forensics.render.table_fit import screen_width
 from forensics.render.terminal_text import term
 
 Row = Dict[str, Any]
@@ -52,13 +55,43 @@ def csv_cell(value: Any) -> str:
     return _plain(value) if _is_number(value) else csv_text(_plain(value))
 
 
-def kafka_table(rows: Sequence[Row], columns: Sequence[str], headers: Sequence[str] = ()) -> str:
+class Below(NamedTuple):
+    """Long texts of a table row (a reason) printed under the row, not as columns: the columns they
+    replace in the table (CSV and JSON keep them) and the lines they make of a row."""
+
+    columns: Tuple[str, ...]
+    lines: Callable[[Row], List[str]]
+
+
+INDENT = "    "
+
+
+def _below_lines(texts: Sequence[str], width: Optional[int]) -> str:
+    """Each text on its own indented line; folded at ``width`` (None: whole) under its first words."""
+    out = []
+    for text in texts:
+        shown = term(text)
+        if width is None or len(INDENT) + len(shown) <= width:
+            out.append(INDENT + shown + "\n")
+            continue
+        out.extend(line + "\n" for line in textwrap.wrap(shown, width, initial_indent=INDENT,
+                                                           subsequent_indent=INDENT * 2, break_on_hyphens=False))
+    return "".join(out)
+
+
+def kafka_table(rows: Sequence[Row], columns: Sequence[str], headers: Sequence[str] = (),
+                below: Optional[Below] = None, width: Optional[int] = None) -> str:
     """``ToolsUtils.prettyPrintTable``: every cell left-aligned, padded to its column's width and
-    followed by a TAB (the last one too); header first."""
+    followed by a TAB (the last one too); header first. ``below``: the row's long texts (a reason),
+    each on an indented line under the row (no TAB: never read as a row), folded at ``width``."""
     heads = list(headers) or [header_of(c) for c in columns]
-    grid = [heads] + [[cell(r.get(c)) for c in columns] for r in rows]
-    widths = [max(len(line[i]) for line in grid) for i in range(len(columns))]
-    return "".join("".join(f"{v:<{w}}\t" for v, w in zip(line, widths)) + "\n" for line in grid)
+    kept = [i for i, c in enumerate(columns) if below is None or c not in below.columns]
+    grid = [[heads[i] for i in kept]] + [[cell(r.get(columns[i])) for i in kept] for r in rows]
+    widths = [max(len(line[i]) for line in grid) for i in range(len(kept))]
+    lines = ["".join(f"{v:<{w}}\t" for v, w in zip(line, widths)) + "\n" for line in grid]
+    if below is not None:
+        lines[1:] = [line + _below_lines(below.lines(r), width) for line, r in zip(lines[1:], rows)]
+    return "".join(lines)
 
 
 def render_json(rows: Sequence[Row], out: TextIO, manifest: Optional[Row] = None) -> None:
@@ -77,15 +110,15 @@ def render_csv(rows: Sequence[Row], columns: Sequence[str], out: TextIO) -> None
 
 def render_rows(fmt: str, rows: Sequence[Row], columns: Sequence[str], out: TextIO,
                 extra_tables: Callable[[Sequence[Row]], List[str]] = lambda rows: [],
-                headers: Sequence[str] = (), manifest: Optional[Row] = None) -> None:
+                headers: Sequence[str] = (), manifest: Optional[Row] = None, below: Optional[Below] = None) -> None:
     """Render ``rows`` in format ``fmt``; ``extra_tables`` adds text blocks after a table;
     ``headers`` overrides the table's column titles; ``manifest`` (path and digest of the evidence
-    manifest) is embedded in JSON."""
+    manifest) is embedded in JSON; ``below``: a table row's long texts, under the row."""
     if fmt == "json":
         render_json(rows, out, manifest)
     elif fmt == "csv":
         render_csv(rows, columns, out)
     else:
-        out.write(kafka_table(rows, columns, headers))
+        out.write(kafka_table(rows, columns, headers, below, screen_width(out)))
         for block in extra_tables(rows):
             out.write("\n" + block)

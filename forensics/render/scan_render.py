@@ -3,21 +3,29 @@
 The tables go through rich with markup, emoji codes and highlighting off, so that no text from the
 evidence (a directory named ``[link=file:evil]click``, a checkpoint line ``[/b]``) is ever read as
 rich markup, and every such text is shown through :func:`~forensics.render.terminal_text.term`.
+
+They fit the screen (:mod:`forensics.render.table_text`): by default the columns an SRE reads first
+(HW, LSO, LSOLag, open transactions, findings; never cut: their columns do not wrap), names and paths
+folded within their cells; ``wide``: every column, as wide as it needs. A file or a pipe gets every
+line whole.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, TextIO
+from typing import Any, Dict, List, Optional, Sequence, TextIO
 
 from rich.console import Console
-from rich.table import Table
 
 from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.findings import Finding, total
+from forensics.render.clock_text import as_of_text
+from forensics.render.counts import count
+from forensics.render.table_fit import NO_LIMIT, Column, fit, make_table, screen_width
 from forensics.render.table_text import print_table
 from forensics.render.terminal_text import term
-from forensics.report.scan import PartitionSummary, ScanReport, SegmentSummary
+from forensics.render.time_text import short_duration
+from forensics.report.scan import LogDirSummary, PartitionSummary, ScanReport, SegmentSummary, quiet_internal
 
 
 def _offsets(first: Optional[int], last: Optional[int]) -> str:
@@ -41,57 +49,122 @@ class _Console(Console):
         raise BrokenPipeError
 
 
-def render_scan_table(report: ScanReport, out: TextIO, version: Optional[BrokerVersionRange] = None) -> None:
-    console = _Console(file=out, width=None if out.isatty() else 220, highlight=False, soft_wrap=False, markup=False,
-                      emoji=False)
-    brokers = Table(title="Log directories", title_justify="left")
-    for col in ("Broker", "Cluster", "LogDir", "CleanShutdown", "Partitions", "Bytes", "LateTxnPartitions",
-                "Findings"):
-        brokers.add_column(col)
-    for d in report.log_dirs:
-        n = sum(total(p.all_findings()) for p in d.partitions) + total(d.findings)
-        brokers.add_row(_opt(d.broker_id), _opt(d.cluster_id), term(d.path) or "(partition dirs given directly)",
-                        "yes" if d.clean_shutdown else "no", str(len(d.partitions)),
-                        str(sum(p.bytes for p in d.partitions)), str(d.partitions_with_late_transactions), str(n))
-    console.print(brokers)
-    console.print(f"As of {report.as_of.time_ms} ({term(report.as_of.source)})")
+# -- the columns: (column, cell of a row) ----------------------------------------------------------------
+
+_DIRS = (Column("Broker"), Column("LogDir", fold=True), Column("CleanShutdown", drop=1), Column("Partitions"),
+         Column("Bytes", drop=2), Column("LateTxnPartitions"), Column("Findings"))
+_DIRS_WIDE = (Column("Broker"), Column("Cluster"), Column("DirectoryId"), Column("LogDir", fold=True),
+              Column("CleanShutdown"), Column("Partitions"), Column("Bytes"), Column("LateTxnPartitions"),
+              Column("Findings"))
+_PARTS = (Column("Broker", drop=1), Column("Partition", fold=True), Column("LogStart", drop=2), Column("HW"),
+          Column("LSO"), Column("LSOLag"), Column("OpenTxns"), Column("Findings"))
+_PARTS_WIDE = (Column("Broker"), Column("Partition", fold=True), Column("TopicId"), Column("Segments"),
+               Column("Bytes"), Column("Batches"), Column("Records"), Column("Offsets"), Column("LogStart"),
+               Column("HW"), Column("LSO"), Column("LSOLag"), Column("OpenTxns"), Column("Magic"),
+               Column("Codecs"), Column("Findings"))
+_LOOSE = (Column("File", fold=True), Column("Bytes"), Column("Batches"), Column("Records"), Column("Offsets"),
+          Column("Magic", drop=2), Column("Codecs", drop=1), Column("Findings"))
+_FINDINGS = (Column("Severity"), Column("Kind", fold=True, min_width=8), Column("Path", fold=True),
+             Column("Bytes", drop=2), Column("Offsets", drop=1), Column("Message", fold=True, min_width=20))
+
+
+def _dir_cells(d: LogDirSummary, wide: bool) -> List[str]:
+    n = sum(total(p.all_findings()) for p in d.partitions) + total(d.findings)
+    head = [_opt(d.broker_id)] + ([_opt(d.cluster_id), _opt(d.directory_id)] if wide else [])
+    return head + [term(d.path) or "(partition dirs given directly)", "yes" if d.clean_shutdown else "no",
+                   str(len(d.partitions)), str(sum(p.bytes for p in d.partitions)),
+                   str(d.partitions_with_late_transactions), str(n)]
+
+
+def _name(p: PartitionSummary) -> str:
+    """``orders-0``, the log dir's name for it; ``orders-0 (stray)`` for a copy Kafka does not serve."""
+    name = term(p.path.rstrip("/").rsplit("/", 1)[-1]) if p.topic is None or p.partition is None \
+        else f"{term(p.topic)}-{p.partition}"
+    return name if p.status == "live" else f"{name} ({term(p.status)})"
+
+
+def _dirs_title(dirs: Sequence[LogDirSummary], wide: bool) -> str:
+    """The table's title; it names the cluster when all the log dirs name the same one (the Cluster
+    column, only with ``wide``, is then the same on every row)."""
+    ids = {d.cluster_id for d in dirs}
+    if wide or len(ids) != 1 or None in ids:
+        return "Log directories"
+    return f"Log directories of cluster {term(next(iter(ids)))}"
+
+
+def _open(p: PartitionSummary) -> str:
+    """``1 (4 d 19 h)``: open transactions and how long the oldest has been open, as of; ``late``
+    past Kafka's late-transaction threshold."""
+    if p.max_active_txn_duration_ms is None:
+        return str(p.open_transactions) + (" (late)" if p.late_transaction else "")
+    return (f"{p.open_transactions} ({short_duration(p.max_active_txn_duration_ms)}"
+            + (", late)" if p.late_transaction else ")"))
+
+
+def _part_cells(p: PartitionSummary, wide: bool) -> List[str]:
+    ends = [_opt(p.log_start_offset), _opt(p.high_watermark), _opt(p.last_stable_offset),
+            _opt(p.last_stable_offset_lag), _open(p)]
+    if not wide:
+        return [_opt(p.broker_id), _name(p)] + ends + [str(total(p.all_findings()))]
+    return ([_opt(p.broker_id), _name(p), _opt(p.topic_id), str(len(p.segments)), str(p.bytes), str(p.batches),
+             str(p.records), _offsets(p.first_offset, p.last_offset)] + ends
+            + [_set(p.magics), _set(p.codecs), str(total(p.all_findings()))])
+
+
+def _loose_cells(s: SegmentSummary) -> List[str]:
+    return [term(s.path), str(s.size), str(s.batches), str(s.records), _offsets(s.first_offset, s.last_offset),
+            _set(s.magics), _set(s.codecs), str(total(s.findings))]
+
+
+def _finding_cells(f: Finding) -> List[str]:
+    end = f.last_position if f.end_position is None else f.end_position
+    return [f.level.value, f.kind.value, _opt(f.path), "-" if f.position is None else f"{f.position}..{_opt(end)}",
+            "-" if f.first_offset is None else f"{f.first_offset}..{_opt(f.last_offset)}", term(f.message)]
+
+
+def _table(console: Console, title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]],
+           width: Optional[int]) -> None:
+    shown, left_out = fit(columns, rows, width)
+    print_table(console, make_table(title, columns, rows, shown))
+    if left_out:
+        console.print(f"({', '.join(left_out)} left out to fit {width} columns: --wide shows every column)")
+
+
+def _hidden_line(hidden: Sequence[PartitionSummary]) -> str:
+    topics: Dict[str, int] = {}
+    for p in hidden:
+        topics[p.topic or ""] = topics.get(p.topic or "", 0) + 1
+    which = ", ".join(f"{term(t)} {n}" for t, n in sorted(topics.items()))
+    return (f"{count(len(hidden), 'partition')} of internal topics hidden ({which}): no LSO lag, open transaction "
+            "or finding; --internal shows them")
+
+
+def render_scan_table(report: ScanReport, out: TextIO, version: Optional[BrokerVersionRange] = None, *,
+                      wide: bool = False, internal: bool = False) -> None:
+    """The tables of a scan: the default columns fitted to the screen, or every column (``wide``); the
+    internal topics' partitions with nothing to look at (report/scan.quiet_internal) left out, said in
+    one line, unless ``internal``."""
+    width = None if wide else screen_width(out)
+    console = _Console(file=out, width=width or NO_LIMIT, highlight=False, soft_wrap=False, markup=False,
+                       emoji=False)
+    if report.log_dirs:
+        _table(console, _dirs_title(report.log_dirs, wide), _DIRS_WIDE if wide else _DIRS,
+               [_dir_cells(d, wide) for d in report.log_dirs], width)
+    console.print(f"As of {term(as_of_text(report.as_of))}")
     if version is not None:
         console.print(term(version.label))
-    parts = Table(title="Partitions", title_justify="left")
-    for col in ("Broker", "Topic", "Partition", "Status", "TopicId", "Segments", "Bytes", "Batches", "Records",
-                "Offsets", "LogStart", "HW", "LSO", "LSOLag", "OpenTxns", "MaxTxnAge(s)", "Magic", "Codecs",
-                "Findings"):
-        parts.add_column(col, no_wrap=True)
-    for d in report.log_dirs:
-        for p in d.partitions:
-            parts.add_row(_opt(p.broker_id), _opt(p.topic), _opt(p.partition), term(p.status), _opt(p.topic_id),
-                          str(len(p.segments)), str(p.bytes), str(p.batches), str(p.records),
-                          _offsets(p.first_offset, p.last_offset), _opt(p.log_start_offset), _opt(p.high_watermark),
-                          _opt(p.last_stable_offset), _opt(p.last_stable_offset_lag), str(p.open_transactions)
-                          + (" (late)" if p.late_transaction else ""),
-                          _opt(None if p.max_active_txn_duration_ms is None else p.max_active_txn_duration_ms // 1000),
-                          _set(p.magics), _set(p.codecs), str(total(p.all_findings())))
-    print_table(console, parts)  # 50,000 rows: written row by row, not laid out by rich
+    every = [p for d in report.log_dirs for p in d.partitions]
+    parts = every if internal else [p for p in every if not quiet_internal(p)]
+    hidden = [] if internal else [p for p in every if quiet_internal(p)]
+    if parts:
+        _table(console, "Partitions", _PARTS_WIDE if wide else _PARTS, [_part_cells(p, wide) for p in parts], width)
+    if hidden:
+        console.print(_hidden_line(hidden))
     if report.loose_segments:
-        loose = Table(title="Segment files", title_justify="left")
-        for col in ("File", "Bytes", "Batches", "Records", "Offsets", "Magic", "Codecs", "Findings"):
-            loose.add_column(col, no_wrap=True)
-        for s in report.loose_segments:
-            loose.add_row(term(s.path), str(s.size), str(s.batches), str(s.records),
-                          _offsets(s.first_offset, s.last_offset),
-                          _set(s.magics), _set(s.codecs), str(total(s.findings)))
-        print_table(console, loose)
+        _table(console, "Segment files", _LOOSE, [_loose_cells(s) for s in report.loose_segments], width)
     findings = report.all_findings()
     if findings:
-        table = Table(title=f"Findings ({total(findings)})", title_justify="left")
-        for col in ("Severity", "Kind", "Path", "Bytes", "Offsets", "Message"):
-            table.add_column(col)
-        for f in findings:
-            table.add_row(f.level.value, f.kind.value, _opt(f.path),
-                          "-" if f.position is None else f"{f.position}..{_opt(f.last_position if f.end_position is None else f.end_position)}",
-                          "-" if f.first_offset is None else f"{f.first_offset}..{_opt(f.last_offset)}",
-                          term(f.message))
-        console.print(table)
+        _table(console, f"Findings ({total(findings)})", _FINDINGS, [_finding_cells(f) for f in findings], width)
     else:
         console.print("Findings: none")
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import List, Sequence
 
-from forensics.render.rows import Row, kafka_table
+from forensics.render.rows import Below, Row, kafka_table
 from forensics.render.terminal_text import term
+from forensics.render.time_text import duration, stamp
 
 PRODUCER_TABLE = ("producerId", "producerEpoch", "latestCoordinatorEpoch", "lastSequence", "lastTimestamp",
                   "currentTransactionStartOffset", "lastOffset", "brokerId")
@@ -17,6 +18,11 @@ DESCRIBE_TABLE = ("coordinatorId", "transactionalId", "producerId", "producerEpo
                   "topicPartitions")
 TIMELINE_TABLE = ("producerId", "firstOffset", "lastDataOffset", "markerOffset", "outcome", "dataEpochs",
                   "markerEpoch", "coordinatorEpoch", "batches", "records", "firstTimestamp", "markerTimestamp")
+# find-hanging: kafka-transactions.sh find-hanging's columns, then ours; the reason under each row
+HANGING_TABLE = ("topic", "partition", "producerId", "producerEpoch", "coordinatorEpoch", "startOffset",
+                 "lastTimestamp", "durationMin", "verdict", "reason", "transactionalId")
+HANGING_HEADERS = ("Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch", "StartOffset",
+                   "LastTimestamp", "Duration(min)", "Verdict", "Reason", "TransactionalId")
 HISTORY_TABLE = ("offset", "timestamp", "coordinatorEpoch", "transactionState", "producerId", "producerEpoch",
                  "transactionTimeoutMs", "startTimeMs", "topicPartitions")
 
@@ -30,3 +36,14 @@ def history_tables(rows: Sequence[Row]) -> List[str]:
     return [f"# history of {term(r['transactionalId'])} "
             f"(transaction state partition {r['transactionStatePartition']})\n"
             + kafka_table(r.get("history", ()), HISTORY_TABLE) for r in rows]
+
+
+def _hanging_lines(row: Row) -> List[str]:
+    """Under a find-hanging row: its last timestamp as people read it, and the reason."""
+    ago = row.get("durationMs")
+    when = f"last timestamp: {stamp(row.get('lastTimestamp'))}" + ("" if ago is None else f", {duration(ago)} "
+                                                                   "before the as-of time")
+    return [when, f"reason: {row.get('reason')}"]
+
+
+HANGING_BELOW = Below(("reason",), _hanging_lines)  # the reason under the row, not a column of the table

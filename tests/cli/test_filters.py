@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
 import forensics.cli.report_cmd  # noqa: F401
+import forensics.cli.scan_cmd  # noqa: F401
 from forensics.analysis.filters import Filters, check_filters
 from forensics.cli.app import app
 from forensics.errors import UsageError
@@ -43,6 +44,8 @@ TYPO = "kafka-forensics: no topic 'order' in the evidence; did you mean 'orders'
     ("find-hanging", EXAMPLE, "--topic", "order", "--format", "json"),
     ("abort-commands", EXAMPLE, *ABORT, "--topic", "order"),
     ("describe-producers", EXAMPLE, "--topic", "order", "--partition", "0"),
+    ("scan", EXAMPLE, "--topic", "order"),
+    ("scan", EXAMPLE, "--topic", "order", "--format", "json"),
 ])
 def test_a_topic_typo_is_a_usage_error_naming_the_close_match(command):
     r = run(*command)
@@ -59,7 +62,7 @@ def test_a_topic_typo_is_a_usage_error_naming_the_close_match(command):
     (("--partition", "1"), "--partition needs --topic"),
 ])
 def test_find_hanging_and_abort_commands_say_what_exists(args, line):
-    for command in (("find-hanging", EXAMPLE), ("abort-commands", EXAMPLE, *ABORT)):
+    for command in (("find-hanging", EXAMPLE), ("abort-commands", EXAMPLE, *ABORT), ("scan", EXAMPLE)):
         r = run(*command, *args)
         assert r.exit_code == 2, (command, r.output)
         assert one_line(r) == "kafka-forensics: " + line

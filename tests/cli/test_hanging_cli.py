@@ -45,11 +45,23 @@ def test_example_disk_has_one_hanging_transaction_and_exit_1():
 def test_as_of_sets_duration_and_table_header():
     r = run("find-hanging", EXAMPLE, "--as-of", "1767225606251", "--no-progress")
     assert r.exit_code == 1
-    header, line = r.stdout.splitlines()[:2]
-    assert [c.strip() for c in header.split("\t")][:11] == [
+    header, line, when, reason = r.stdout.splitlines()
+    assert [c.strip() for c in header.split("\t")] == [  # kafka-transactions.sh find-hanging's, then ours
         "Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch", "StartOffset", "LastTimestamp",
-        "Duration(min)", "Verdict", "Reason", "TransactionalId"]
-    assert [c.strip() for c in line.split("\t")][7] == "0"
+        "Duration(min)", "Verdict", "TransactionalId", ""]
+    assert [c.strip() for c in line.split("\t")] == ["orders", "0", "2002", "1", "-1", "6", "1767225606251", "0",
+                                                     "hanging", "reporting-app", ""]
+    assert when == "    last timestamp: 2026-01-01T00:00:06.251Z (1767225606251), 0.000 s before the as-of time"
+    assert reason == ("    reason: coordinator has 'reporting-app' in CompleteCommit (epoch 1): no transaction in flight, "
+                      "no marker will come")  # under the row, not a column: the table keeps its width
+    narrow = runner.invoke(app, ["find-hanging", str(EXAMPLE), "--as-of", "1767225606251", "--no-progress"],
+                           env={"COLUMNS": "60"})
+    assert narrow.stdout.splitlines()[2:] == [
+        "    last timestamp: 2026-01-01T00:00:06.251Z",
+        "        (1767225606251), 0.000 s before the as-of time",
+        "    reason: coordinator has 'reporting-app' in",
+        "        CompleteCommit (epoch 1): no transaction in flight,",
+        "        no marker will come"]  # folded at the screen's width
     iso = run("find-hanging", EXAMPLE, "--as-of", "2026-01-01T00:00:16.251Z", "--format", "json", "--no-progress")
     assert json.loads(iso.stdout)[0]["durationMs"] == 10_000
     assert run("find-hanging", EXAMPLE, "--as-of", "yesterday").exit_code == 2

@@ -104,7 +104,8 @@ def test_scan_into_head_exits_0_as_a_real_process(tmp_path: Path) -> None:
     done = _shell(f"{prog} scan {shlex.quote(str(DISK))} | head -1; echo \"rc=${{PIPESTATUS[0]}}\"", tmp_path)
     first, rc = done.stdout.splitlines()
     assert first.startswith("Log directories") and rc == "rc=0"
-    assert done.stderr == ""
+    # no error line: at most the clock's note, when the whole table fit the pipe before head left
+    assert all(ln.startswith("file times look like copy times: ") for ln in done.stderr.splitlines()), done.stderr
     # the reader gone before the first write (true reads nothing), so that every write fails
     done = _shell(f"{prog} scan {shlex.quote(str(DISK))} | true; echo \"rc=${{PIPESTATUS[0]}}\"", tmp_path)
     assert (done.stdout, done.stderr) == ("rc=0\n", "")
