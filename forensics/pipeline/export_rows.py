@@ -19,8 +19,8 @@ from forensics.codec import legacy
 from forensics.codec.compression import codec_name
 from forensics.codec.control import read_control_batch
 from forensics.errors import ForensicsError, InputError
-from forensics.io.files import MappedFile
-from forensics.io.frames import Frame, FrameScanner
+from forensics.io.frames import Frame
+from forensics.io.segment import SegmentWalk
 
 
 class Column(NamedTuple):
@@ -129,14 +129,13 @@ def batch_rows(path: str, base_offset: Optional[int], context: Context) -> Itera
     """One :data:`BATCHES` row per frame of the segment at ``path``. A file that cannot be opened
     gives no row (its ``unreadable_file`` finding is in the findings table)."""
     try:
-        mf = MappedFile(path)
+        walk = SegmentWalk(path, base_offset=base_offset)
     except InputError:
         return
     replica, log_dir, broker_id, topic, partition, status = context
-    with mf:
-        buf = mf.data
-        for frame in FrameScanner(buf, path, verify_crc=True, base_offset=base_offset, headers=True,
-                                  holes=mf.holes):
+    with walk:
+        buf = walk.buf
+        for frame in walk.frames():
             head = (path, replica, log_dir, broker_id, topic, partition, status, base_offset, frame.position,
                     frame.size)
             yield _v2_row(head, buf, frame) if frame.magic == 2 else _legacy_row(head, buf, frame)

@@ -17,9 +17,9 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from forensics.codec import batch as v2
 from forensics.codec.offsets import decode_offset_commit
 from forensics.errors import ForensicsError
-from forensics.findings import Finding, FindingKind
-from forensics.io.files import MappedFile
-from forensics.io.frames import FrameScanner
+from forensics.findings import Finding
+from forensics.io.frames import Frame
+from forensics.io.segment import SegmentWalk, unreadable
 from forensics.model import TopicPartition
 
 MAX_KEYS = 5
@@ -52,7 +52,8 @@ class _Tally:
         self.segments: List[str] = []
         self.last: Optional[Tuple[str, int]] = None  # where the newest batch is (path, position)
 
-    def add(self, buf, path: str, pos: int, h: v2.BatchHeader, findings: List[Finding]) -> None:
+    def add(self, walk: SegmentWalk, frame: Frame, findings: List[Finding]) -> None:
+        h, path = frame.header, walk.path
         self.batches += 1
         self.records += max(h.records_count, 0)
         self.bytes += h.size
@@ -61,20 +62,20 @@ class _Tally:
         if not self.segments or self.segments[-1] != path:
             self.segments.append(path)
         if self.first_ts is None or len(self.keys) < MAX_KEYS:
-            for rec in _records(buf, path, pos, h, findings):
+            for rec in _records(walk, frame, findings):
                 if self.first_ts is None:
                     self.first_ts = rec.timestamp
                 if len(self.keys) < MAX_KEYS and rec.key not in self.keys:
                     self.keys.append(rec.key)
 
 
-def _records(buf, path: str, pos: int, h: v2.BatchHeader, findings: List[Finding]) -> List[v2.Record]:
-    try:
-        return list(v2.iter_records(buf, pos, h))
-    except ForensicsError as exc:
-        findings.append(Finding(FindingKind.CORRUPT_BATCH, f"batch records do not decode: {exc.message}", path, pos,
-                                pos + h.size, h.base_offset, h.last_offset))
-        return []
+def _records(walk: SegmentWalk, frame: Frame, findings: List[Finding]) -> List[v2.Record]:
+    """The batch's records; none when one of them does not decode (the finding says why)."""
+    records, error = walk.records(frame)
+    if error is None:
+        return records
+    findings.append(walk.finding(frame, f"batch records do not decode: {error.message}"))
+    return []
 
 
 def discarded_data(segments: Sequence[Tuple[str, int]], producer_id: int, first_offset: int,
@@ -92,26 +93,25 @@ def discarded_data(segments: Sequence[Tuple[str, int]], producer_id: int, first_
             break
         at = first_batch[1] if first_batch is not None and first_batch[0] == path else 0
         try:
-            with MappedFile(path) as mf:
-                _scan(mf, base, producer_id, first_offset, stop, tally, findings, at)
+            walk = SegmentWalk(path, start=at, base_offset=base)
         except ForensicsError as exc:
-            findings.append(Finding(FindingKind.UNREADABLE_FILE, exc.message, path))
+            findings.append(unreadable(path, exc))
+            continue
+        with walk:
+            _scan(walk, producer_id, first_offset, stop, tally, findings)
     return DiscardedData(producer_id, first_offset, tally.last_offset, tally.batches, tally.records, tally.bytes,
                          tally.first_ts, tally.last_ts, tuple(tally.keys), tuple(tally.segments), tuple(findings))
 
 
-def _scan(mf: MappedFile, base: int, pid: int, first: int, stop, tally: _Tally, findings: List[Finding],
-          at: int = 0) -> None:
-    buf, path = mf.data, mf.path
-    scanner = FrameScanner(buf, path, start=at, base_offset=base, headers=True, holes=mf.holes)
-    for frame in scanner:
-        if frame.magic != 2 or frame.crc_ok is False or frame.base_offset < first:
+def _scan(walk: SegmentWalk, pid: int, first: int, stop, tally: _Tally, findings: List[Finding]) -> None:
+    for frame in walk.batches():
+        if frame.base_offset < first:
             continue
         if frame.base_offset > stop:
             break
         h = frame.header
         if h.producer_id == pid and h.is_transactional and not h.is_control:
-            tally.add(buf, path, frame.position, h, findings)
+            tally.add(walk, frame, findings)
 
 
 # -- consumer groups behind the transaction ------------------------------------------------------
@@ -133,19 +133,20 @@ def committed_offsets(segments: Iterable[str], wanted: Iterable[TopicPartition]
     findings: List[Finding] = []
     for path in segments:
         try:
-            with MappedFile(path) as mf:
-                _fold_commits(mf, want, out, findings)
+            walk = SegmentWalk(path)
         except ForensicsError as exc:
-            findings.append(Finding(FindingKind.UNREADABLE_FILE, exc.message, path))
+            findings.append(unreadable(path, exc))
+            continue
+        with walk:
+            _fold_commits(walk, want, out, findings)
     return out, tuple(findings)
 
 
-def _fold_commits(mf: MappedFile, want, out, findings: List[Finding]) -> None:
-    buf, path = mf.data, mf.path
-    for frame in FrameScanner(buf, path, headers=True, holes=mf.holes):
-        if frame.magic != 2 or frame.crc_ok is False or frame.header.is_control:
+def _fold_commits(walk: SegmentWalk, want, out, findings: List[Finding]) -> None:
+    for frame in walk.batches():
+        if frame.header.is_control:
             continue
-        for rec in _records(buf, path, frame.position, frame.header, findings):
+        for rec in _records(walk, frame, findings):
             try:
                 commit = decode_offset_commit(rec.key, rec.value)
             except ForensicsError:

@@ -15,6 +15,13 @@ from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 
 from forensics.codec import batch as v2
 from forensics.codec import legacy
+from forensics.codec.batch import (
+    COMPRESSION_MASK,
+    CONTROL_MASK,
+    MIN_BATCH_LENGTH,
+    MIN_RECORD_SIZE,
+    TRANSACTIONAL_MASK,
+)
 from forensics.codec.compression import codec_name
 from forensics.codec.control import read_control_batch
 from forensics.codec.indexes import (
@@ -26,7 +33,8 @@ from forensics.codec.txnlog import TransactionLogKey, decode_key, decode_value
 from forensics.errors import ForensicsError, InputError
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import WHOLE_FILE_LIMIT, FileTooLarge, MappedFile, read_small_file
-from forensics.io.frames import Frame, FrameScanner
+from forensics.io.frames import Frame
+from forensics.io.segment import SegmentWalk, unreadable
 from forensics.pipeline.plan import UnitKind, WorkUnit
 from forensics.state.coordinator import TxnLogRecord
 from forensics.state.events import DataBatch, Marker, ProducerEvent
@@ -59,10 +67,6 @@ class TxnIndexRead(NamedTuple):
 UnitResult = Union[SegmentPiece, SnapshotRead, TxnIndexRead]
 
 
-def _unreadable(path: str, exc: ForensicsError) -> Finding:
-    return Finding(FindingKind.UNREADABLE_FILE, exc.message, path, exc.position)
-
-
 # -- header statistics (scan) ------------------------------------------------------------------
 
 
@@ -73,8 +77,8 @@ def _miscounted(path: str, frame: Frame) -> Finding:
     if h.records_count > room:
         why = f"its offsets {h.base_offset}-{h.last_offset} hold at most {room}"
     else:
-        body = h.batch_length - v2.MIN_BATCH_LENGTH
-        why = f"its {body} record bytes hold at most {body // v2.MIN_RECORD_SIZE}"
+        body = h.batch_length - MIN_BATCH_LENGTH
+        why = f"its {body} record bytes hold at most {body // MIN_RECORD_SIZE}"
     return Finding(FindingKind.CORRUPT_BATCH, f"batch declares {h.records_count} records but {why}", path,
                    frame.position, frame.end, h.base_offset, h.last_offset)
 
@@ -102,17 +106,17 @@ class _Stats:
             attrs, ts, count = h.attributes, h.max_timestamp, h.records_count
             self.records += max(count, 0)
             # no more records than offsets; uncompressed, no more than the smallest (7-byte) records fit
-            if (count > h.last_offset_delta + 1 or (not attrs & v2.COMPRESSION_MASK
-                                                    and count * v2.MIN_RECORD_SIZE > h.batch_length - v2.MIN_BATCH_LENGTH)) \
+            if (count > h.last_offset_delta + 1 or (not attrs & COMPRESSION_MASK
+                                                    and count * MIN_RECORD_SIZE > h.batch_length - MIN_BATCH_LENGTH)) \
                     and frame.crc_ok is not False:
                 self.miscounted.append(frame)
-            self.tx += bool(attrs & v2.TRANSACTIONAL_MASK)
-            self.ctl += bool(attrs & v2.CONTROL_MASK)
+            self.tx += bool(attrs & TRANSACTIONAL_MASK)
+            self.ctl += bool(attrs & CONTROL_MASK)
         else:
             attrs = buf[frame.position + legacy.ATTRIBUTES_OFFSET]
             ts = legacy.entry_timestamp(buf, frame.position, frame.magic)
             self.records += 1  # inner messages of a wrapper are counted by a deep pass, not here
-        self.codecs.add(codec_name(attrs & v2.COMPRESSION_MASK))
+        self.codecs.add(codec_name(attrs & COMPRESSION_MASK))
         if self.first is None or frame.base_offset < self.first:
             self.first = frame.base_offset
         if self.last is None or frame.last_offset > self.last:
@@ -226,24 +230,24 @@ def _txn_record(rec, h: v2.BatchHeader, pos: int, path: str, out: List[TxnLogRec
 class _Reader:
     """One pass over the frames of a segment range, feeding what the unit asks for."""
 
-    def __init__(self, u: WorkUnit, buf, path: str) -> None:
-        self.u, self.buf, self.path = u, buf, path
+    def __init__(self, u: WorkUnit, walk: SegmentWalk) -> None:
+        self.u, self.walk, self.buf, self.path = u, walk, walk.buf, u.path
         self.stats = _Stats() if u.stats else None
         self.runs = _Runs(u.cuts) if u.kind is UnitKind.EVENTS else None
         self.records: Optional[List[TxnLogRecord]] = [] if u.kind is UnitKind.TXNLOG else None
-        self.findings: List[Finding] = []  # decoding findings (the scanner keeps the framing ones)
+        self.findings: List[Finding] = []  # decoding findings (the walk keeps the framing ones)
         self.valid = 0
         self.next_offset: Optional[int] = None
         self.max_ts: Optional[int] = None
         self.first_base: Optional[int] = None
 
-    def read(self, scanner: FrameScanner) -> None:
-        seen = 0
-        for frame in scanner:
+    def read(self) -> None:
+        damage, seen = self.walk.findings, 0
+        for frame in self.walk.frames():
             if self.first_base is None:
                 self.first_base = frame.base_offset
-            if len(scanner.findings) != seen:
-                seen = len(scanner.findings)
+            if len(damage) != seen:  # nothing joins across damage
+                seen = len(damage)
                 if self.runs is not None:
                     self.runs.break_all()
             if self.stats is not None:
@@ -272,37 +276,36 @@ class _Reader:
         try:
             marker = _marker(self.buf, frame.position, h)
         except ForensicsError as exc:
-            self.findings.append(Finding(FindingKind.CORRUPT_BATCH, f"control batch does not decode: {exc.message}",
-                                         self.path, frame.position, frame.end, h.base_offset, h.last_offset))
+            self.findings.append(self.walk.finding(frame, f"control batch does not decode: {exc.message}"))
             return
         if marker is not None:
             self.runs.marker(marker)
 
     def _txnlog(self, frame: Frame, h: v2.BatchHeader) -> None:
-        try:
-            for rec in v2.iter_records(self.buf, frame.position, h):
-                _txn_record(rec, h, frame.position, self.path, self.records, self.findings)
-        except ForensicsError as exc:
-            self.findings.append(Finding(FindingKind.CORRUPT_BATCH, f"batch records do not decode: {exc.message}",
-                                         self.path, frame.position, frame.end, h.base_offset, h.last_offset))
+        records, error = self.walk.records(frame)
+        for rec in records:
+            _txn_record(rec, h, frame.position, self.path, self.records, self.findings)
+        if error is not None:
+            self.findings.append(self.walk.finding(frame, f"batch records do not decode: {error.message}"))
 
-
-def _piece(u: WorkUnit, r: _Reader, scanner: FrameScanner, size: int) -> SegmentPiece:
-    base = u.base_offset if u.base_offset is not None else 0
-    framing = tuple(scanner.findings)
-    summary = r.stats.summary(u.path, u.base_offset, size, framing) if r.stats is not None else None
-    events = txnlog = None
-    if r.runs is not None:
-        events = SegmentEvents(u.path, base, size, r.runs.freeze(), r.valid, r.next_offset, r.max_ts,
-                               scanner.first_invalid_position, framing + tuple(r.findings))
-    if r.records is not None:
-        txnlog = TxnLogSegment(u.path, base, size, tuple(r.records), r.next_offset, r.max_ts,
-                               framing + tuple(r.findings))
-    return SegmentPiece(u, size, summary, events, txnlog, r.first_base, not framing and not r.findings)
+    def piece(self) -> SegmentPiece:
+        u, walk = self.u, self.walk
+        base = u.base_offset if u.base_offset is not None else 0
+        framing = tuple(walk.findings)
+        size = walk.size
+        summary = self.stats.summary(u.path, u.base_offset, size, framing) if self.stats is not None else None
+        events = txnlog = None
+        if self.runs is not None:
+            events = SegmentEvents(u.path, base, size, self.runs.freeze(), self.valid, self.next_offset, self.max_ts,
+                                   walk.first_invalid_position, framing + tuple(self.findings))
+        if self.records is not None:
+            txnlog = TxnLogSegment(u.path, base, size, tuple(self.records), self.next_offset, self.max_ts,
+                                   framing + tuple(self.findings))
+        return SegmentPiece(u, size, summary, events, txnlog, self.first_base, not framing and not self.findings)
 
 
 def _unreadable_piece(u: WorkUnit, exc: InputError) -> SegmentPiece:
-    finding = (_unreadable(u.path, exc),)
+    finding = (unreadable(u.path, exc),)
     base = u.base_offset or 0
     summary = SegmentSummary(u.path, base, 0, findings=finding) if u.stats else None
     events = SegmentEvents(u.path, base, 0, (), 0, None, None, None, finding) if u.kind is UnitKind.EVENTS else None
@@ -313,15 +316,13 @@ def _unreadable_piece(u: WorkUnit, exc: InputError) -> SegmentPiece:
 def read_segment(u: WorkUnit) -> SegmentPiece:
     """Run a segment unit (events, txnlog or stats) over its byte range."""
     try:
-        mf = MappedFile(u.path)
+        walk = SegmentWalk(u.path, start=u.start, end=u.end, base_offset=u.base_offset)
     except InputError as exc:
         return _unreadable_piece(u, exc)
-    with mf:
-        scanner = FrameScanner(mf.data, u.path, start=u.start, end=u.end, verify_crc=True, base_offset=u.base_offset,
-                               headers=True, holes=mf.holes)
-        reader = _Reader(u, mf.data, u.path)
-        reader.read(scanner)
-        return _piece(u, reader, scanner, mf.size)
+    with walk:
+        reader = _Reader(u, walk)
+        reader.read()
+        return reader.piece()
 
 
 # -- snapshots and transaction indexes ---------------------------------------------------------------
@@ -346,10 +347,10 @@ def read_txn_index(path: str) -> Tuple[Tuple[AbortedTxnEntry, ...], Tuple[Findin
     try:
         mf = MappedFile(path)
     except InputError as exc:
-        return (), (_unreadable(path, exc),)
+        return (), (unreadable(path, exc),)
     with mf:
         if mf.size > WHOLE_FILE_LIMIT:
-            return (), (_unreadable(path, FileTooLarge(path, mf.size, WHOLE_FILE_LIMIT)),)
+            return (), (unreadable(path, FileTooLarge(path, mf.size, WHOLE_FILE_LIMIT)),)
         scan = scan_txn_index(mf.data, mf.holes)  # a sparse file's holes are not read
     entries = tuple(AbortedTxnEntry(e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset, path,
                                     pos) for pos, e in zip(scan.positions, scan.entries))

@@ -20,12 +20,10 @@ from forensics.analysis.broker_version import (
     given_broker_version,
     infer_broker_version,
 )
-from forensics.codec import batch as v2
 from forensics.codec.metadata_records import decode_metadata_record
 from forensics.errors import ForensicsError
 from forensics.findings import FindingKind
-from forensics.io.files import MappedFile
-from forensics.io.frames import FrameScanner
+from forensics.io.segment import SegmentWalk
 from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus
 from forensics.model import CLUSTER_METADATA_TOPIC
 
@@ -101,23 +99,19 @@ def _replica_files(p: PartitionDir) -> Iterator[_Source]:
 def _records(source: _Source) -> Iterator[Tuple[int, bytes]]:
     """(offset, value) of the records of the wanted metadata types in one file."""
     try:
-        mf = MappedFile(source.path)
+        walk = SegmentWalk(source.path, base_offset=source.base_offset)
     except ForensicsError:
         return
-    with mf:
-        scanner = FrameScanner(mf.data, source.path, verify_crc=True, base_offset=source.base_offset, headers=True)
-        for frame in scanner:
+    with walk:
+        for frame in walk.batches():
             h = frame.header
-            if frame.magic != 2 or frame.crc_ok is False or h.is_control or h.last_offset < source.start:
+            if h.is_control or h.last_offset < source.start:
                 continue
-            try:
-                for rec in v2.iter_records(mf.data, frame.position, h):
-                    value = rec.value
-                    if rec.offset >= source.start and value is not None and len(value) > 2 and value[0] == 1 \
-                            and value[1] in _WANTED:
-                        yield rec.offset, bytes(value)
-            except ForensicsError:
-                continue
+            for rec in walk.records(frame)[0]:  # a record that does not decode ends its batch, silently
+                value = rec.value
+                if rec.offset >= source.start and value is not None and len(value) > 2 and value[0] == 1 \
+                        and value[1] in _WANTED:
+                    yield rec.offset, bytes(value)
 
 
 def kraft_versions(inv: Inventory) -> Tuple[Tuple[Tuple[str, int], ...], Tuple[Tuple[int, int], ...]]:

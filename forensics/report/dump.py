@@ -21,8 +21,9 @@ from forensics.errors import (
     UnsupportedCodecError,
 )
 from forensics.findings import Finding, FindingKind
-from forensics.io.files import MappedFile, require_regular
-from forensics.io.frames import FrameScanner
+from forensics.io.files import require_regular
+from forensics.io.frames import Frame
+from forensics.io.segment import SegmentWalk
 from forensics.layout.names import BOOTSTRAP_CHECKPOINT, kraft_snapshot_id
 from forensics.report.decoders import record_texts, string_texts
 from forensics.report.events import (
@@ -118,34 +119,30 @@ def dump_log(path: str, options: DumpOptions, kind: str = "log") -> Iterator[Dum
         if snapshot_id is None:
             raise InputError("a KRaft snapshot name must be <20-digit offset>-<10-digit epoch>.checkpoint", path=path)
         yield KraftSnapshotStart(*snapshot_id)
-    with MappedFile(path) as mf:
-        buf = mf.data
-        scanner = FrameScanner(buf, path, end=min(mf.size, options.max_bytes), verify_crc=options.verify_crc,
-                               base_offset=base if kind == "log" else None, headers=True, holes=mf.holes)
-        emitted = 0
-        for frame in scanner:
-            while emitted < len(scanner.findings):
-                yield FindingRow(scanner.findings[emitted])
-                emitted += 1
-            yield from _dump_frame(buf, frame, path, options)
-        for finding in scanner.findings[emitted:]:
-            yield FindingRow(finding)
-        if scanner.first_invalid_position is not None and options.max_bytes == INT32_MAX:
-            yield TrailingBytes(mf.size - scanner.first_invalid_position, name)
+    with SegmentWalk(path, end=options.max_bytes, verify_crc=options.verify_crc,
+                     base_offset=base if kind == "log" else None) as walk:
+        for item in walk.items():
+            if type(item) is Frame:
+                yield from _dump_frame(walk, item, options)
+            else:
+                yield FindingRow(item)
+        if walk.first_invalid_position is not None and options.max_bytes == INT32_MAX:
+            yield TrailingBytes(walk.size - walk.first_invalid_position, name)
 
 
-def _dump_frame(buf, frame, path: str, options: DumpOptions) -> Iterator[DumpRow]:
+def _dump_frame(walk: SegmentWalk, frame: Frame, options: DumpOptions) -> Iterator[DumpRow]:
+    buf = walk.buf
     try:
         header = frame.header if frame.magic == 2 else legacy.decode_entry(buf, frame.position)
     except ForensicsError as exc:
-        yield FindingRow(_finding(exc, path, frame))
+        yield FindingRow(_finding(exc, walk, frame))
         return
     row = BatchRow(frame, header)
     yield row
     if not options.deep:
         return
     if frame.magic == 2 and not header.is_control and options.decoder is None:  # data records: the hot path
-        yield from _data_records(buf, frame, row, path, options.print_contents)
+        yield from _data_records(walk, frame, row, options.print_contents)
         return
     try:
         records = v2.iter_records(buf, frame.position, header) if frame.magic == 2 else legacy.iter_deep(header)
@@ -153,27 +150,22 @@ def _dump_frame(buf, frame, path: str, options: DumpOptions) -> Iterator[DumpRow
             yield RecordRow(row, record, record_texts(row, record, options.decoder, options.print_contents,
                                                       options.skip_record_metadata))
     except ForensicsError as exc:
-        yield FindingRow(_finding(exc, path, frame))
+        yield FindingRow(_finding(exc, walk, frame))
 
 
-def _data_records(buf, frame, row: BatchRow, path: str, print_contents: bool) -> Iterator[DumpRow]:
+def _data_records(walk: SegmentWalk, frame: Frame, row: BatchRow, print_contents: bool) -> Iterator[DumpRow]:
     """One DataRecords row for the batch; a record that breaks a rule ends it (the good records
     before it are kept) with a finding, as the per-record path does. A batch the C accelerator
     decodes whole travels as a RecordBlock (its records' bytes, no object per record)."""
-    block = v2.record_block(buf, frame.position, row.header)
+    block = v2.record_block(walk.buf, frame.position, row.header)
     if block is not None:
         yield DataRecords(row, block, print_contents)
         return
-    records: list = []
-    try:
-        for record in v2.iter_records(buf, frame.position, row.header):
-            records.append(record)
-    except ForensicsError as exc:
-        if records:
-            yield DataRecords(row, records, print_contents)
-        yield FindingRow(_finding(exc, path, frame))
-        return
-    yield DataRecords(row, records, print_contents)
+    records, error = walk.records(frame)
+    if records or error is None:
+        yield DataRecords(row, records, print_contents)
+    if error is not None:
+        yield FindingRow(_finding(error, walk, frame))
 
 
 def expand_rows(rows: Iterable[DumpRow]) -> Iterator[DumpRow]:
@@ -195,7 +187,7 @@ def record_rows(row: DataRecords) -> Iterator[RecordRow]:
             yield RecordRow(batch, record, NO_TEXT)
 
 
-def _finding(exc: ForensicsError, path: str, frame) -> Finding:
+def _finding(exc: ForensicsError, walk: SegmentWalk, frame: Frame) -> Finding:
     kind = FindingKind.UNSUPPORTED_CODEC if isinstance(exc, UnsupportedCodecError) else FindingKind.CORRUPT_BATCH
     where = f" (byte {exc.position})" if exc.position is not None and exc.position != frame.position else ""
-    return Finding(kind, f"{exc.message}{where}", path, frame.position, frame.end, frame.base_offset, frame.last_offset)
+    return walk.finding(frame, f"{exc.message}{where}", kind)

@@ -15,7 +15,7 @@ from forensics.codec.zeros import Holes
 from forensics.errors import CorruptSnapshotError, ForensicsError, InputError
 from forensics.findings import Finding, FindingKind, Severity
 from forensics.io.files import WHOLE_FILE_LIMIT, FileTooLarge, MappedFile
-from forensics.io.frames import FrameScanner
+from forensics.io.segment import SegmentWalk
 from forensics.report.events import DumpRow, EntryRow, FindingRow, NoteRow
 
 
@@ -82,11 +82,9 @@ def _check_against_log(scan: indexes.IndexScan, path: str) -> Iterator[DumpRow]:
         yield FindingRow(Finding(FindingKind.ORPHAN_INDEX, "no .log beside this index; entries not checked", path))
         return
     try:
-        with MappedFile(log_path) as log:
+        with SegmentWalk(log_path) as log:
             for i, entry in enumerate(scan.entries):
-                frame = next(iter(FrameScanner(log.data, log_path, start=entry.position, verify_crc=False,
-                                                holes=log.holes)), None) \
-                    if entry.position < log.size else None
+                frame = log.frame_at(entry.position)
                 if frame is None:
                     yield FindingRow(Finding(
                         FindingKind.CORRUPT_INDEX, f"entry for offset {entry.offset} points to byte {entry.position} "

@@ -1,0 +1,107 @@
+"""One segment walked frame by frame: the loop every reader of a ``.log`` drives.
+
+The unit reader (``pipeline/units``), the abort preview (``pipeline/preview``), the export's batch
+rows (``pipeline/export_rows``), the dump (``report/dump``, ``report/dump_aux``) and the KRaft
+version reader (``report/broker_version``) open a segment here, read-only
+(:class:`~forensics.io.files.MappedFile`: a sparse file's holes are skipped, never read), frame it
+with one :class:`~forensics.io.frames.FrameScanner` and choose what they walk:
+
+* :meth:`SegmentWalk.frames`: every frame, damaged or not (header statistics, export rows);
+* :meth:`SegmentWalk.batches`: the v2 batches whose checksum verified, the only ones a state
+  rebuild may read (the broker's reader stops at the first that does not verify);
+* :meth:`SegmentWalk.items`: every frame and, between them, each finding where the damage is
+  (the dump prints them in file order; the unit reader joins no run across damage).
+
+The records of a batch come from :meth:`SegmentWalk.records`: those before a record that breaks a
+rule, and the error; :meth:`SegmentWalk.finding` is the finding about one frame.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, List, Optional, Tuple, Union
+
+from forensics.codec import batch as v2
+from forensics.errors import ForensicsError
+from forensics.findings import Finding, FindingKind
+from forensics.io.files import MappedFile
+from forensics.io.frames import Frame, FrameScanner
+
+
+class SegmentWalk:
+    """A segment file opened read-only (raises :class:`~forensics.errors.InputError` when it cannot
+    be) and framed from ``start`` to ``end``; use it as a context manager. Frames decode their v2
+    header once; framing findings collect in :attr:`findings` as the walk goes."""
+
+    __slots__ = ("path", "file", "buf", "size", "scanner")
+
+    def __init__(self, path: str, *, start: int = 0, end: Optional[int] = None, base_offset: Optional[int] = None,
+                 verify_crc: bool = True) -> None:
+        self.path = path
+        self.file = MappedFile(path)
+        self.buf = self.file.data
+        self.size = self.file.size
+        self.scanner = FrameScanner(self.buf, path, start=start, end=end, verify_crc=verify_crc,
+                                    base_offset=base_offset, headers=True, holes=self.file.holes)
+
+    def __enter__(self) -> "SegmentWalk":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.file.close()
+
+    @property
+    def findings(self) -> List[Finding]:
+        """The framing findings so far (damaged regions, checksums, offsets)."""
+        return self.scanner.findings
+
+    @property
+    def first_invalid_position(self) -> Optional[int]:
+        """Where Kafka's own reader would stop (None: nowhere)."""
+        return self.scanner.first_invalid_position
+
+    def frames(self) -> Iterator[Frame]:
+        return iter(self.scanner)
+
+    def batches(self) -> Iterator[Frame]:
+        for frame in self.scanner:
+            if frame.magic == 2 and frame.crc_ok is not False:
+                yield frame
+
+    def items(self) -> Iterator[Union[Frame, Finding]]:
+        findings = self.scanner.findings
+        emitted = 0
+        for frame in self.scanner:
+            if emitted != len(findings):
+                yield from findings[emitted:]
+                emitted = len(findings)
+            yield frame
+        yield from findings[emitted:]
+
+    def records(self, frame: Frame) -> Tuple[List[v2.Record], Optional[ForensicsError]]:
+        """The records of the v2 batch ``frame`` (decompressed): all of them, or those before the
+        first that breaks a rule and the error."""
+        records: List[v2.Record] = []
+        try:
+            records.extend(v2.iter_records(self.buf, frame.position, frame.header))  # keeps those before an error
+        except ForensicsError as exc:
+            return records, exc
+        return records, None
+
+    def finding(self, frame: Frame, message: str, kind: FindingKind = FindingKind.CORRUPT_BATCH) -> Finding:
+        return Finding(kind, message, self.path, frame.position, frame.end, frame.base_offset, frame.last_offset)
+
+    def frame_at(self, position: int) -> Optional[Frame]:
+        """The entry that frames at ``position`` (its checksum not checked), None when none does
+        (an index entry is checked against its log this way)."""
+        if position >= self.size:
+            return None
+        return next(iter(FrameScanner(self.buf, self.path, start=position, verify_crc=False,
+                                      holes=self.file.holes)), None)
+
+
+def unreadable(path: str, exc: ForensicsError) -> Finding:
+    """The finding for a file that cannot be opened or read."""
+    return Finding(FindingKind.UNREADABLE_FILE, exc.message, path, exc.position)
+
+
+__all__ = ["SegmentWalk", "unreadable"]
