@@ -49,7 +49,7 @@ class FindingKind(str, Enum):
     NO_CLUSTER_ID = "no_cluster_id"  # an input names no cluster among inputs that do: how its cluster was decided
     ORPHAN_INDEX = "orphan_index"  # index file without its .log
     MISSING_INDEX = "missing_index"
-    # producer state (spec §9): anomalies the broker's replication path only warns about
+    # producer state (``ProducerAppendInfo``): anomalies the broker's replication path only warns about
     EPOCH_REGRESSION = "epoch_regression"  # producer epoch lower than the entry's
     COORDINATOR_EPOCH_REGRESSION = "coordinator_epoch_regression"  # marker coordinatorEpoch went down
     INVALID_TXN_STATE = "invalid_txn_state"  # non-transactional batch inside an open transaction
@@ -62,7 +62,7 @@ class FindingKind(str, Enum):
     TXN_INDEX_MISMATCH = "txn_index_mismatch"  # aborted txns implied by markers vs .txnindex
     UNKNOWN_PRODUCER_HISTORY = "unknown_producer_history"  # producer known only from a snapshot
     REPLICA_DIVERGENCE = "replica_divergence"  # replicas of one partition disagree (markers, producer state)
-    # transaction coordinator (spec §8)
+    # transaction coordinator (``TransactionStateManager``, ``TransactionMetadata``)
     ILLEGAL_TRANSITION = "illegal_transition"
     WRONG_COORDINATOR_PARTITION = "wrong_coordinator_partition"  # id not where its hash says
     UNKNOWN_TRANSACTION_STATUS = "unknown_transaction_status"

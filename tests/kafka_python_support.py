@@ -3,7 +3,7 @@
 * an ``xxhash.xxh32`` stand-in: kafka-python's old-Kafka LZ4 encoder (magic 0) wants the
   ``xxhash`` package, which is not a dependency; the hash here comes from the C lz4 library (the
   content checksum of an LZ4 frame is XXH32 with seed 0 of the plaintext), independent of our code;
-* seed batches written by kafka-python's builders for every codec and magic, plus the spec's §3.5
+* seed batches written by kafka-python's builders for every codec and magic, plus the 78-byte
   COMMIT marker, used by the fuzz contract tests and the standalone fuzz harness.
 """
 

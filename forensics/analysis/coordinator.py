@@ -1,10 +1,11 @@
 """The transaction coordinators' view, rebuilt from every ``__transaction_state`` partition found.
 
-One replica per partition is folded (the one with the highest leader epoch, then the longest
-log); the partition count N is the number of partitions found (max index + 1) unless the caller
-overrides it. Each transactional id is checked to live where ``abs(javaHash(id)) % N`` says
-(spec §8.5); the coordinator epoch of each partition is the larger of its
-``leader-epoch-checkpoint`` tail and the highest batch leader epoch (spec §8.6).
+One replica per partition is folded (the one with the highest leader epoch, then the longest log); the
+partition count N is the number of partitions found (max index + 1) unless the caller overrides it. Each
+transactional id is checked to live where ``abs(javaHash(id)) % N`` says
+(``TransactionStateManager.partitionFor``); the coordinator epoch of each partition is the larger of its
+``leader-epoch-checkpoint`` tail and the highest batch leader epoch (a coordinator loads a partition at its
+leader epoch: ``TransactionCoordinator.onElection``).
 """
 
 from __future__ import annotations

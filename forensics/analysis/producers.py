@@ -1,12 +1,12 @@
-"""A partition replica's producer state, rebuilt two ways and cross-checked (spec §9.9).
+"""A partition replica's producer state, rebuilt two ways and cross-checked.
 
-* **broker-equivalent**: the newest usable ``.snapshot`` with offset in (logStartOffset, LEO], then
-  the batches from its offset on, stopping where the broker's reader would stop (the first
-  invalid batch); no expiry filtering. This is what the broker held: ``describe-producers``.
+* **broker-equivalent**: the newest usable ``.snapshot`` with offset in (logStartOffset, LEO], then the
+  batches from its offset on (``UnifiedLog.rebuildProducerState``), stopping where the broker's reader would
+  stop (the first invalid batch); no expiry filtering. This is what the broker held: ``describe-producers``.
 * **history**: every decodable batch of every segment from an empty state.
 
-Where they disagree, a ``state_divergence`` (or ``unknown_producer_history``) finding says how.
-Also: first unstable offset and LSO (§9.5), data above the high watermark, and the aborted
+Where they disagree, a ``state_divergence`` (or ``unknown_producer_history``) finding says how. Also: first
+unstable offset and LSO (``UnifiedLog.lastStableOffset``), data above the high watermark, and the aborted
 transactions implied by markers checked against the ``.txnindex`` files.
 """
 
@@ -167,7 +167,7 @@ def _txn_index_check(completed: Sequence[CompletedTxn], index: Sequence[AbortedT
 
 def _stable_offsets(broker: ProducerFold, history: ProducerFold, log_start: int, hw: int
                     ) -> Tuple[Optional[int], int]:
-    """First unstable offset and LSO (``UnifiedLog.lastStableOffset``, §9.5, §9.9 step 4): open
+    """First unstable offset and LSO (``UnifiedLog.lastStableOffset``): open
     transactions, and completed ones whose marker is not below the HW (``unreplicatedTxns``; a
     snapshot does not keep those, so they come from the full history)."""
     candidates = list(broker.ongoing.values())

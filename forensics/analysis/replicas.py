@@ -1,5 +1,5 @@
 """Replicas of one partition compared (several brokers' disks): markers present on one replica and
-missing on another (KAFKA-7408: lost to truncation or an unclean election, spec §13.2) and producer
+missing on another (KAFKA-7408: lost to truncation or an unclean election) and producer
 state that differs where the logs should agree.
 
 Replicas are told apart by their directory, never by broker id alone: two disks may claim the same

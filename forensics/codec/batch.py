@@ -1,4 +1,5 @@
-"""Record batch v2 (magic 2, Kafka >= 0.11.0, KIP-98): header and records (spec §3.2-§3.6).
+"""Record batch v2 (magic 2, Kafka >= 0.11.0, KIP-98): header and records (Kafka's
+``DefaultRecordBatch``, ``DefaultRecord``).
 
 Mirrors ``clients/src/main/java/org/apache/kafka/common/record/DefaultRecordBatch.java`` and
 ``DefaultRecord.java``. The header is declared once as a precompiled struct; decoding the

@@ -1,4 +1,4 @@
-"""Text checkpoint and metadata files of a broker log directory (spec §1.1, §6).
+"""Text checkpoint and metadata files of a broker log directory (Kafka's ``CheckpointFile``, ``MetaProperties``).
 
 Pure parsers: each takes the file content (``bytes`` or ``str``) and the ``path`` it came
 from (used only in error messages) and returns a frozen record. Bad input raises

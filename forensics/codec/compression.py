@@ -1,4 +1,4 @@
-"""Compressed batch payloads (spec §3.6, §3.7, §3.9): gzip, snappy, lz4 and zstd.
+"""Compressed batch payloads: gzip, snappy, lz4 and zstd.
 
 Mirrors the readers Kafka uses (``clients/src/main/java/org/apache/kafka/common/compress/``):
 
@@ -42,7 +42,7 @@ CODEC_NAMES: Dict[int, str] = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "
 def codec_name(codec: int) -> str:
     """Kafka's lowercase codec name (``CompressionType.name``); ``invalid(N)`` for undefined ids."""
     return CODEC_NAMES.get(codec, f"invalid({codec})")
-ZSTD_MIN_MAGIC = 2  # zstd is only valid inside v2 batches (spec §3.6)
+ZSTD_MIN_MAGIC = 2  # zstd is only valid inside v2 batches (KIP-110)
 
 _CHUNK = 64 * 1024
 _LIB_ERRORS = (zlib.error, snappy.UncompressError, lz4.block.LZ4BlockError, zstandard.ZstdError, ValueError)

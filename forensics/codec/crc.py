@@ -1,5 +1,5 @@
-"""Checksums (spec §2.4): CRC-32C for v2 batches and producer snapshots, CRC-32 (IEEE) for
-legacy messages.
+"""Checksums (Kafka's ``Crc32C``, ``LegacyRecord.computeChecksum``): CRC-32C for v2 batches and producer
+snapshots, CRC-32 (IEEE) for legacy messages.
 
 ``crc32c`` uses the ``crc32c`` package (hardware accelerated); a table-driven pure-Python
 fallback keeps the tool working where that package cannot be installed.

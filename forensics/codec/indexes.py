@@ -1,5 +1,6 @@
-"""Segment index files (spec §4): ``.index``, ``.timeindex``, ``.txnindex``, and the entry lines
-Kafka 4.1's ``kafka-dump-log.sh`` (``DumpLogSegments``) prints for them (spec §12).
+"""Segment index files (Kafka's ``OffsetIndex``, ``TimeIndex``, ``TransactionIndex``): ``.index``,
+``.timeindex``, ``.txnindex``, and the entry lines Kafka 4.1's ``kafka-dump-log.sh`` (``DumpLogSegments``)
+prints for them.
 
 Mirrors ``storage/src/main/java/org/apache/kafka/storage/internals/log/``: ``AbstractIndex.java``
 (entries = file length // entry size), ``OffsetIndex.java``, ``TimeIndex.java``,

@@ -1,4 +1,4 @@
-"""Legacy messages, magic 0 and 1 (spec §3.7), including compressed wrapper messages.
+"""Legacy messages, magic 0 and 1 (Kafka's ``LegacyRecord``), including compressed wrapper messages.
 
 Mirrors ``clients/.../record/LegacyRecord.java`` and ``AbstractLegacyRecordBatch.java``
 (``DeepRecordsIterator``): a wrapper's value is a compressed inner message set; v0 inner

@@ -1,4 +1,4 @@
-"""Primitive encodings (spec §2): zig-zag varints of records, unsigned varints and the
+"""Primitive encodings (Kafka's ``ByteUtils``): zig-zag varints of records, unsigned varints and the
 compact/tagged types of flexible message versions, big-endian fixed-width reads.
 
 All readers take a bytes-like buffer and a position and return ``(value, new_position)``.

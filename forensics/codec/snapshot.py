@@ -1,5 +1,5 @@
-"""Producer state snapshots ``<offset>.snapshot`` (spec §5) and the entry lines Kafka 4.1's
-``kafka-dump-log.sh`` prints for them (spec §12).
+"""Producer state snapshots ``<offset>.snapshot`` (Kafka's ``ProducerStateManager.readSnapshot``) and the
+entry lines Kafka 4.1's ``kafka-dump-log.sh`` (``DumpLogSegments``) prints for them.
 
 Mirrors ``storage/src/main/resources/message/ProducerSnapshot.json`` (only version 1 exists) and
 ``storage/src/main/java/org/apache/kafka/storage/internals/log/ProducerStateManager.java``

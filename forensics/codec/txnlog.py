@@ -1,4 +1,4 @@
-"""``__transaction_state`` records (spec §8.2-§8.5) and Kafka 4.1's ``--transaction-log-decoder`` text (§12).
+"""``__transaction_state`` records (Kafka's ``TransactionLog``) and Kafka 4.1's ``--transaction-log-decoder`` text.
 
 Mirrors, from the Kafka source:
 
@@ -42,13 +42,13 @@ MAX_STRING_LENGTH = 0x7FFF  # generated readers reject longer (compact) strings
 TAG_PREVIOUS_PRODUCER_ID = 0  # int64, default -1
 TAG_NEXT_PRODUCER_ID = 1  # int64, default -1
 TAG_CLIENT_TRANSACTION_VERSION = 2  # int16, default 0
-TAG_NEXT_PRODUCER_EPOCH = 3  # int16, default -1 -- post-4.1 trunk (KIP-939), spec §8.3 [UNVERIFIED]
+TAG_NEXT_PRODUCER_EPOCH = 3  # int16, default -1 -- post-4.1 trunk (KIP-939), TransactionLogValue.json [UNVERIFIED]
 
 _E = CorruptTransactionLogError
 
 
 class TransactionStatus(IntEnum):
-    """Persisted ``TransactionStatus`` byte (spec §8.4; Kafka ``TransactionState`` ids)."""
+    """Persisted ``TransactionStatus`` byte (Kafka's ``TransactionState`` ids)."""
 
     EMPTY = 0
     ONGOING = 1
@@ -344,7 +344,8 @@ def java_utils_abs(n: int) -> int:
 
 
 def transaction_partition_for(transactional_id: str, partition_count: int) -> int:
-    """The ``__transaction_state`` partition owning ``transactional_id`` (spec §8.5)."""
+    """The ``__transaction_state`` partition owning ``transactional_id`` (Kafka's
+    ``TransactionStateManager.partitionFor``)."""
     if partition_count <= 0:
         raise ValueError(f"partition_count must be positive, got {partition_count}")
     return java_utils_abs(java_string_hash(transactional_id)) % partition_count

@@ -1,6 +1,6 @@
 """Split a ``.log`` segment into batch frames without touching record bodies.
 
-Kafka's iteration rule (``FileLogInputStream.nextBatch``, spec §3.10): read offset and size
+Kafka's iteration rule (``FileLogInputStream.nextBatch``): read offset and size
 at every entry; size < 14 is corrupt; an entry running past the end of the file ends the log
 (a torn tail); the magic byte at @16 selects legacy (0/1) or v2 parsing.
 

@@ -1,4 +1,4 @@
-"""File and directory names of a broker log directory (spec §1.2, §1.3). Pure functions.
+"""File and directory names of a broker log directory (Kafka's ``LocalLog``, ``LogFileUtils``). Pure functions.
 
 Mirrors ``core/src/main/scala/kafka/log/LocalLog.scala`` (``parseTopicPartitionName``,
 ``DeleteDirPattern``/``FutureDirPattern``/``StrayDirPattern``),

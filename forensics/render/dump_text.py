@@ -1,4 +1,4 @@
-"""Dump rows as the text lines of Kafka 4.1's ``kafka-dump-log.sh`` (spec §12).
+"""Dump rows as the text lines of Kafka 4.1's ``kafka-dump-log.sh`` (``DumpLogSegments``; docs/dump-compatibility.md).
 
 Data lines go to ``out`` exactly as Kafka prints them so the two outputs can be diffed: keys,
 payloads and file names as they are, control characters included (as Kafka's tool, which prints

@@ -4,9 +4,9 @@ The as-of time is never the analysing machine's clock: it is the newest timestam
 (batch timestamps of every partition, ``__cluster_metadata`` and ``__transaction_state`` included,
 and the times of the checkpoint and clean-shutdown files) unless the caller gives one.
 
-Abort arguments (spec §11.5, safe rule): ``--producer-epoch`` = the leader replica's entry epoch,
-``--coordinator-epoch`` = max(that entry's coordinator epoch, 0); never the coordinator's (possibly
-higher) epoch, never an inflated coordinator epoch.
+Abort arguments (docs/stuck-lso.md, "5. The abort commands, and the safety rule"): ``--producer-epoch`` = the
+leader replica's entry epoch, ``--coordinator-epoch`` = max(that entry's coordinator epoch, 0); never the
+coordinator's (possibly higher) epoch, never an inflated coordinator epoch.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from forensics.report.state import StateReport, newest_input_time, preferred_rep
 
 Row = Dict[str, Any]
 BOOTSTRAP_PLACEHOLDER = "<bootstrap-server>"
-# Which brokers each command form works on (spec §11.5, kafka-versions.md), by the row key holding it.
+# Which brokers each command form works on (Kafka's ``TransactionsCommand``), by the row key holding it.
 COMMAND_FORMS = {
     "abortArgs": "kafka-transactions.sh, legacy form: any broker >= 0.11 with message format v2, run with a 3.x "
                  "(3.0-3.9) tool; a 4.x tool no longer speaks WriteTxnMarkers v0 and needs brokers >= 2.8",

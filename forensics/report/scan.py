@@ -46,11 +46,11 @@ class PartitionSummary:
     findings: Tuple[Finding, ...] = ()
     last_stable_offset: Optional[int] = None  # None: not computed (no transactional data, or internal log)
     open_transactions: int = 0
-    state_findings: Tuple[Finding, ...] = ()  # producer-state anomalies (spec §9)
+    state_findings: Tuple[Finding, ...] = ()  # producer-state anomalies (``ProducerAppendInfo``)
     oldest_open_txn_start: Optional[int] = None  # first data timestamp of the oldest open transaction
     oldest_open_txn_last_timestamp: Optional[int] = None  # its producer entry's lastTimestamp
     max_active_txn_duration_ms: Optional[int] = None  # as-of minus oldest_open_txn_start
-    late_transaction: bool = False  # Kafka's hasLateTransaction rule (spec §9.5), against the as-of time
+    late_transaction: bool = False  # ``ProducerStateManager.hasLateTransaction``, against the as-of time
 
     @property
     def last_stable_offset_lag(self) -> Optional[int]:

@@ -1,8 +1,9 @@
 """state layer: pure folds over decoded events (never opens a file).
 
 * :mod:`forensics.state.producer`: a partition replica's producer state, with the broker's
-  replication semantics (spec §9): nothing is rejected, every anomaly becomes a finding.
+  replication semantics (``ProducerAppendInfo``): nothing is rejected, every anomaly becomes a finding.
 * :mod:`forensics.state.coordinator`: the transaction coordinator's metadata, folded from
-  ``__transaction_state`` records as the coordinator loads a partition (spec §8.7).
+  ``__transaction_state`` records as the coordinator loads a partition
+  (``TransactionStateManager.loadTransactionMetadata``).
 * :mod:`forensics.state.transitions`: the one table of valid previous transaction states.
 """

@@ -1,6 +1,6 @@
 """The transaction coordinator's metadata, folded from one ``__transaction_state`` partition.
 
-Emulates ``TransactionStateManager.loadTransactionMetadata`` (spec §8.7): every record from the
+Emulates ``TransactionStateManager.loadTransactionMetadata``: every record from the
 log start to the log end (above the high watermark too), in offset order; a tombstone removes the
 transactional id, a value replaces its metadata (the partition set only counts when the state is
 not Empty). Unlike the coordinator the fold keeps each id's full history and checks every

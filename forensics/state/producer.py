@@ -1,11 +1,11 @@
 """A partition replica's producer state, folded with the broker's replication semantics.
 
-Mirrors ``ProducerStateManager`` / ``ProducerAppendInfo`` / ``ProducerStateEntry`` (spec §9.1,
-§9.2, §9.5) on the *replication and recovery* path: nothing is rejected. Where the broker's leader
+Mirrors ``ProducerStateManager`` / ``ProducerAppendInfo`` / ``ProducerStateEntry``
+on the *replication and recovery* path: nothing is rejected. Where the broker's leader
 path would refuse a batch (epoch or coordinator epoch going backwards) or where every path throws
 (``InvalidTxnStateException``: a non-transactional batch inside an open transaction) the fold
 applies what the replication path applies and records a :class:`Finding` with file, byte position
-and offset. Batches are applied one at a time, as ``LogSegment.recover`` does (§9.3).
+and offset. Batches are applied one at a time, as ``LogSegment.recover`` does.
 
 Besides the broker's entry per producer id the fold keeps, for forensics, every transaction it
 saw on the partition (:class:`TransactionSpan`: first offset, marker, outcome, epochs, size).
@@ -68,7 +68,8 @@ class TransactionSpan:
 
 @dataclass(frozen=True, slots=True)
 class CompletedTxn:
-    """``CompletedTxn`` plus the last stable offset the broker computes for it (§9.5)."""
+    """``CompletedTxn`` plus the last stable offset the broker computes for it
+    (``ProducerStateManager.lastStableOffset``)."""
 
     producer_id: int
     first_offset: int
@@ -277,7 +278,7 @@ class ProducerStateBuilder:
         heapq.heappush(self._oldest, (first, pid))
 
     def _complete(self, m: Marker, first: int) -> None:
-        """``ProducerStateManager.lastStableOffset`` then ``completeTxn`` (§9.5)."""
+        """``ProducerStateManager.lastStableOffset`` then ``completeTxn``."""
         del self._ongoing[m.producer_id]
         heap = self._oldest
         while heap and self._ongoing.get(heap[0][1]) != heap[0][0]:

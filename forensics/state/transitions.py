@@ -1,4 +1,4 @@
-"""The one table of valid previous transaction states (spec §8.4).
+"""The one table of valid previous transaction states (Kafka's ``TransactionState``).
 
 Mirrors ``validPreviousStates`` of Kafka's ``TransactionState`` (``TransactionMetadata.scala``
 up to 3.9, ``TransactionState.java`` in 4.x). A TV2 client (``clientTransactionVersion >= 2``,

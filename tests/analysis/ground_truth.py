@@ -2,7 +2,7 @@
 
 Kafka prints tables with ``ToolsUtils.prettyPrintTable``: one row per line, header first, every cell
 left-aligned and right-padded with spaces to its column's width and followed by a TAB, the last cell
-included (docs/kafka-on-disk-spec.md §11). The saved files put context lines before the tables:
+included (``TransactionsCommand``). The saved files put context lines before the tables:
 
 * ``$ kafka-transactions.sh describe-producers --topic T --partition P`` (before-d view), or
   ``# T-P`` (at-stop ``describe-producers-d.txt``), before each describe-producers table;

@@ -1,6 +1,6 @@
 """``find-hanging`` on the hanging-transaction scenarios (``fixtures/hanging_scenarios.py``):
 every scenario is built twice (byte-identical), then its verdicts, abort arguments (safe rule,
-spec §11.5), exit code and findings are compared with the hand-derived
+docs/stuck-lso.md), exit code and findings are compared with the hand-derived
 ``fixtures/hanging-scenarios/<name>/expected.json``."""
 
 from __future__ import annotations

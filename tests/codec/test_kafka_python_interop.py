@@ -10,8 +10,8 @@ the checksum recomputed when it covers them.
 
 Every batch is decoded with our codec and checked field by field against what was written, against
 kafka-python's own reader (``kafka.record.MemoryRecords``) record for record, and through the dump
-report (``Dumping`` / batch / ``|`` record lines). Also the spec's worked examples: §3.5 (the 78-byte
-COMMIT control batch) and §2.2 (varints).
+report (``Dumping`` / batch / ``|`` record lines). Also worked examples: the 78-byte COMMIT
+control batch (``EndTransactionMarker``) and varints (``ByteUtils``).
 """
 
 from __future__ import annotations
@@ -618,7 +618,7 @@ def test_dump_of_mixed_magic_segment(tmp_path, xxhash_for_kafka_python):
     assert out == text_of(head + expected_legacy_lines(lbuf, False) + v2_lines)
 
 
-# -- spec §3.5: the 78-byte COMMIT control batch ------------------------------------------------
+# -- the 78-byte COMMIT control batch (EndTransactionMarker) --------------------------------------
 
 COMMIT_MARKER = bytes.fromhex(
     "00 00 00 00 00 00 00 2a 00 00 00 42 00 00 00 03"
@@ -724,7 +724,7 @@ def test_end_txn_marker_higher_versions_read_as_v0():
         control.decode_end_txn_marker(control.decode_control_key(b"\x00\x00\x00\x02"), b"\x00" * 6)
 
 
-# -- spec §2.2: varints -------------------------------------------------------------------------
+# -- varints (ByteUtils.writeVarint) --------------------------------------------------------------
 
 VARINT_EXAMPLES = [(0, "00"), (-1, "01"), (1, "02"), (-2, "03"), (63, "7e"), (-64, "7f"), (64, "8001"),
                    (300, "d804")]

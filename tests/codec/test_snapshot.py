@@ -18,7 +18,8 @@ FIXTURES = REPO / "fixtures" / "real"
 REAL = Path("/work/shared/real-kafka/4.1.0")
 RUNS = ("kraft-tv2", "kraft-rv3.9-tv0")
 
-# spec §5 worked example: open txn for pid 1000 (epoch 5, first offset 1030) + marker-only pid 2000
+# a worked example (ProducerStateManager.writeSnapshot): open txn for pid 1000 (epoch 5, first offset 1030)
+# + marker-only pid 2000
 SPEC_EXAMPLE = bytes.fromhex(
     "0001cd05a45d00000002"
     "00000000000003e8000500000029000000000000041100000003"

@@ -22,7 +22,7 @@ RUNS = ("kraft-tv2", "kraft-rv3.9-tv0")
 
 h = bytes.fromhex
 
-# spec §8.2 / §8.3 worked examples
+# worked examples of TransactionLogKey / TransactionLogValue
 KEY_MY_TXN_ID = h("0000" "0009" "6d792d74786e2d6964")
 V0_ONGOING = h("0000 00000000000003e8 0005 0000ea60 01 00000001 0006 6f7264657273 00000002 00000000 00000002"
                " 0000018bcfe56800 0000018bcfe540f0".replace(" ", ""))

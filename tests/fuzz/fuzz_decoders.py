@@ -15,7 +15,7 @@ every frame the scanner yields.
 
 Inputs: random bytes, byte-level mutations (flip / set / insert / delete / truncate / splice / zero
 fill) of valid batches written by kafka-python's builders (magic 2 with none/gzip/snappy/lz4/zstd,
-magic 0/1 with none/gzip/snappy/lz4, plus the spec §3.5 COMMIT marker) and of 80 real Kafka 4.1.0
+magic 0/1 with none/gzip/snappy/lz4, plus the 78-byte COMMIT marker) and of 80 real Kafka 4.1.0
 batches (``tests/fuzz/real_seeds.py``: every codec, control batches), field overwrites with the CRC
 recomputed (so damage reaches the record decoders), and v2 batches with random headers and
 random-ish records under a valid CRC-32C. Without atheris the generator is ``random.Random(--seed)``,

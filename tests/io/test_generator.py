@@ -1,7 +1,7 @@
 """The synthetic-disk writer (``fixtures/generator.py``) against the real thing.
 
-* the spec's worked examples (78-byte COMMIT marker §3.5, producer snapshot §5, transaction log
-  values §8.3) byte for byte;
+* worked examples (the 78-byte COMMIT marker, a producer snapshot, transaction log values) byte
+  for byte;
 * batches written by a real Kafka 4.1 broker and its clients, re-encoded from their decoded fields:
   identical bytes (committed fixtures always; more from ``/work/shared/real-kafka`` when present);
   for compressed real batches, our record encoding equals their decompressed payload;

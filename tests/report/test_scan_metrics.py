@@ -1,5 +1,5 @@
 """Offline metrics in ``scan``: LSO, LastStableOffsetLag, MaxActiveTransactionDuration and
-PartitionsWithLateTransactionsCount (spec §9.5), against the as-of time."""
+PartitionsWithLateTransactionsCount (``ProducerStateManager.hasLateTransaction``), against the as-of time."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The producer-state fold against the broker's rules (spec §9.2, §9.5), event by event."""
+"""The producer-state fold against the broker's rules (``ProducerAppendInfo.append``,
+``ProducerStateManager.completeTxn``), event by event."""
 
 from __future__ import annotations
 

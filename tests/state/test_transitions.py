@@ -1,4 +1,4 @@
-"""The transition table over the whole product of states (spec §8.4)."""
+"""The transition table over the whole product of states (Kafka's ``TransactionState``)."""
 
 from __future__ import annotations
 
