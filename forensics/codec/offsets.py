@@ -42,15 +42,20 @@ import struct as _struct
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
+from forensics.codec.offsets_schemas import (
+    CONSUMER_PROTOCOL_ASSIGNMENT,
+    CONSUMER_PROTOCOL_SUBSCRIPTION,
+    CONSUMER_PROTOCOL_TYPE,
+    RECORD_TYPE_NAMES,
+    RECORDS,
+    record_schemas,
+)
 from forensics.codec.schema import (
-    F,
     JavaReader,
     Message,
     RawJson,
-    S,
     SchemaReadError,
     json_string,
-    parse_versions,
     read_message,
     write_json,
 )
@@ -92,227 +97,6 @@ class UnknownCoordinatorRecordTypeError(CorruptCoordinatorRecordError):
     def __init__(self, record_type: int, *, offset: Optional[int] = None) -> None:
         super().__init__(f"Found an unknown record type {record_type}", position=0, offset=offset)
         self.record_type = record_type
-
-
-# --------------------------------------------------------------------------- schemas
-# Derived from group-coordinator/src/main/resources/common/message/*.json and
-# clients/src/main/resources/common/message/ConsumerProtocol*.json.
-
-
-def _key(name: str, api_key: int, *fields) -> Message:
-    return Message(name, parse_versions("0"), None, list(fields), api_key=api_key)
-
-
-def _offset_commit_value_fields():
-    return [
-        F("offset", "int64"),
-        F("leaderEpoch", "int32", "3+", default=-1, ignorable=True),
-        F("metadata", "string"),
-        F("commitTimestamp", "int64"),
-        F("expireTimestamp", "int64", "1", default=-1, ignorable=True),
-    ]
-
-
-_MEMBER_METADATA = S(
-    "MemberMetadata",
-    [
-        F("memberId", "string"),
-        F("groupInstanceId", "string", "3+", nullable="3+", default="null", ignorable=True),
-        F("clientId", "string"),
-        F("clientHost", "string"),
-        F("rebalanceTimeout", "int32", "1+", default=-1, ignorable=True),
-        F("sessionTimeout", "int32"),
-        F("subscription", "bytes"),
-        F("assignment", "bytes"),
-    ],
-)
-
-_CG_TOPIC_PARTITIONS = S("TopicPartitions", [F("topicId", "uuid"), F("partitions", "[]int32")])
-
-# record type -> (key message, value message)
-_RECORDS: Dict[int, Tuple[Message, Message]] = {
-    0: (
-        _key("LegacyOffsetCommitKey", 0, F("group", "string"), F("topic", "string"), F("partition", "int32")),
-        Message("LegacyOffsetCommitValue", parse_versions("0"), None, _offset_commit_value_fields(), api_key=0),
-    ),
-    1: (
-        _key("OffsetCommitKey", 1, F("group", "string"), F("topic", "string"), F("partition", "int32")),
-        Message("OffsetCommitValue", parse_versions("0-4"), parse_versions("4+"), _offset_commit_value_fields(), api_key=1),
-    ),
-    2: (
-        _key("GroupMetadataKey", 2, F("group", "string")),
-        Message(
-            "GroupMetadataValue",
-            parse_versions("0-4"),
-            parse_versions("4+"),
-            [
-                F("protocolType", "string"),
-                F("generation", "int32"),
-                F("protocol", "string", nullable="0+"),
-                F("leader", "string", nullable="0+"),
-                F("currentStateTimestamp", "int64", "2+", default=-1, ignorable=True),
-                F("members", "[]struct", struct=_MEMBER_METADATA),
-            ],
-            api_key=2,
-            common=[_MEMBER_METADATA],
-        ),
-    ),
-    3: (
-        _key("ConsumerGroupMetadataKey", 3, F("groupId", "string")),
-        Message("ConsumerGroupMetadataValue", parse_versions("0"), parse_versions("0+"), [F("epoch", "int32")], api_key=3),
-    ),
-    4: (
-        _key("ConsumerGroupPartitionMetadataKey", 4, F("groupId", "string")),
-        Message(
-            "ConsumerGroupPartitionMetadataValue",
-            parse_versions("0"),
-            parse_versions("0+"),
-            [
-                F(
-                    "topics",
-                    "[]struct",
-                    struct=S(
-                        "TopicMetadata",
-                        [
-                            F("topicId", "uuid"),
-                            F("topicName", "string"),
-                            F("numPartitions", "int32"),
-                            F(
-                                "partitionMetadata",
-                                "[]struct",
-                                struct=S("PartitionMetadata", [F("partition", "int32"), F("racks", "[]string")]),
-                            ),
-                        ],
-                    ),
-                )
-            ],
-            api_key=4,
-        ),
-    ),
-    5: (
-        _key("ConsumerGroupMemberMetadataKey", 5, F("groupId", "string"), F("memberId", "string")),
-        Message(
-            "ConsumerGroupMemberMetadataValue",
-            parse_versions("0"),
-            parse_versions("0+"),
-            [
-                F("instanceId", "string", nullable="0+"),
-                F("rackId", "string", nullable="0+"),
-                F("clientId", "string"),
-                F("clientHost", "string"),
-                F("subscribedTopicNames", "[]string"),
-                F("subscribedTopicRegex", "string", nullable="0+"),
-                F("rebalanceTimeoutMs", "int32", default=-1),
-                F("serverAssignor", "string", nullable="0+"),
-                F(
-                    "classicMemberMetadata",
-                    "struct",
-                    nullable="0+",
-                    default="null",
-                    tagged="0+",
-                    tag=0,
-                    struct=S(
-                        "ClassicMemberMetadata",
-                        [
-                            F("sessionTimeoutMs", "int32"),
-                            F(
-                                "supportedProtocols",
-                                "[]struct",
-                                struct=S("ClassicProtocol", [F("name", "string"), F("metadata", "bytes")]),
-                            ),
-                        ],
-                    ),
-                ),
-            ],
-            api_key=5,
-        ),
-    ),
-    6: (
-        _key("ConsumerGroupTargetAssignmentMetadataKey", 6, F("groupId", "string")),
-        Message(
-            "ConsumerGroupTargetAssignmentMetadataValue",
-            parse_versions("0"),
-            parse_versions("0+"),
-            [F("assignmentEpoch", "int32")],
-            api_key=6,
-        ),
-    ),
-    7: (
-        _key("ConsumerGroupTargetAssignmentMemberKey", 7, F("groupId", "string"), F("memberId", "string")),
-        Message(
-            "ConsumerGroupTargetAssignmentMemberValue",
-            parse_versions("0"),
-            parse_versions("0+"),
-            [
-                F(
-                    "topicPartitions",
-                    "[]struct",
-                    struct=S("TopicPartition", [F("topicId", "uuid"), F("partitions", "[]int32")]),
-                )
-            ],
-            api_key=7,
-        ),
-    ),
-    8: (
-        _key("ConsumerGroupCurrentMemberAssignmentKey", 8, F("groupId", "string"), F("memberId", "string")),
-        Message(
-            "ConsumerGroupCurrentMemberAssignmentValue",
-            parse_versions("0"),
-            parse_versions("0+"),
-            [
-                F("memberEpoch", "int32"),
-                F("previousMemberEpoch", "int32"),
-                F("state", "int8"),
-                F("assignedPartitions", "[]struct", struct=_CG_TOPIC_PARTITIONS),
-                F("partitionsPendingRevocation", "[]struct", struct=_CG_TOPIC_PARTITIONS),
-            ],
-            api_key=8,
-            common=[_CG_TOPIC_PARTITIONS],
-        ),
-    ),
-}
-
-RECORD_TYPE_NAMES: Dict[int, str] = {t: km.name[: -len("Key")] for t, (km, _) in _RECORDS.items()}
-
-CONSUMER_PROTOCOL_SUBSCRIPTION = Message(
-    "ConsumerProtocolSubscription",
-    parse_versions("0-3"),
-    None,
-    [
-        F("topics", "[]string"),
-        F("userData", "bytes", nullable="0+", default="null", zero_copy=True),
-        F(
-            "ownedPartitions",
-            "[]struct",
-            "1+",
-            ignorable=True,
-            struct=S("TopicPartition", [F("topic", "string", "1+"), F("partitions", "[]int32", "1+")]),
-        ),
-        F("generationId", "int32", "2+", default=-1, ignorable=True),
-        F("rackId", "string", "3+", nullable="3+", default="null", ignorable=True),
-    ],
-)
-
-CONSUMER_PROTOCOL_ASSIGNMENT = Message(
-    "ConsumerProtocolAssignment",
-    parse_versions("0-3"),
-    None,
-    [
-        F(
-            "assignedPartitions",
-            "[]struct",
-            struct=S("TopicPartition", [F("topic", "string"), F("partitions", "[]int32")]),
-        ),
-        F("userData", "bytes", nullable="0+", default="null", zero_copy=True),
-    ],
-)
-
-CONSUMER_PROTOCOL_TYPE = "consumer"
-
-
-def record_schemas(record_type: int) -> Optional[Tuple[Message, Message]]:
-    """(key message, value message) for a record type, None when unknown."""
-    return _RECORDS.get(record_type)
 
 
 # --------------------------------------------------------------------------- decoding
@@ -361,7 +145,7 @@ def decode_offsets_record(key: Optional[bytes], value: Optional[bytes]) -> Coord
         raise CorruptRecordError("offsets record has no key")
     key = bytes(key)
     record_type, _ = _read_version(key, "key")
-    schemas = _RECORDS.get(record_type)
+    schemas = record_schemas(record_type)
     if schemas is None:
         raise UnknownCoordinatorRecordTypeError(record_type)
     key_msg, value_msg = schemas
@@ -525,7 +309,7 @@ def format_offsets_record(key: Optional[bytes], value: Optional[bytes], offset: 
         )
     try:
         rec = decode_offsets_record(key, value)
-        key_msg, value_msg = _RECORDS[rec.record_type]
+        key_msg, value_msg = RECORDS[rec.record_type]
         key_text = '{"type":' + json_string(str(key_msg.api_key)) + ',"data":' + write_json(key_msg, rec.key, 0) + "}"
         if rec.value is None:
             return key_text, "<DELETE>"

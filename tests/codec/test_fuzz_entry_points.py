@@ -39,6 +39,7 @@ from forensics.codec import (
     legacy,
     metadata_records,
     offsets,
+    offsets_schemas,
     primitives,
     schema,
     snapshot,
@@ -134,7 +135,7 @@ NOT_DECODERS = {
     "indexes.format_aborted_txn": "text of a decoded entry",
     "checkpoints.encode_kafka_uuid": "encoder",
     **{f"primitives.{n}": "encoder" for n in ("encode_uvarint", "encode_varint", "encode_varlong")},
-    "offsets.record_schemas": "schema lookup by record type",
+    "offsets_schemas.record_schemas": "schema lookup by record type",
     "metadata_records.apply_partition_change": "replays decoded records",
     **{f"schema.{n}": "schema definitions and rendering helpers (trusted, built into the code)" for n in (
         "parse_versions", "intersect", "subtract", "cond", "F", "S", "uuid_to_string", "uuid_from_string",
@@ -142,8 +143,8 @@ NOT_DECODERS = {
     "crc.crc32c_pure": "the reference the accelerated crc32c is checked against",
     "frames.Frame": "result type",
 }
-MODULES = ("batch", "legacy", "control", "txnlog", "snapshot", "indexes", "checkpoints", "offsets", "metadata_records",
-           "schema", "compression", "primitives", "crc")
+MODULES = ("batch", "legacy", "control", "txnlog", "snapshot", "indexes", "checkpoints", "offsets", "offsets_schemas",
+           "metadata_records", "schema", "compression", "primitives", "crc")
 
 
 def public_functions():
@@ -330,11 +331,11 @@ def test_real_control_records_mutated(key, value):
     assert isinstance(text, (str, CorruptRecordError))
 
 
-MESSAGES = ([m for t in range(16) for m in (offsets.record_schemas(t) or ())]
+MESSAGES = ([m for t in range(16) for m in (offsets_schemas.record_schemas(t) or ())]
             + list(metadata_records.METADATA_MESSAGES.values())
             + [m for m, _ in control.KRAFT_CONTROL_MESSAGES.values()]
-            + [offsets.CONSUMER_PROTOCOL_SUBSCRIPTION,
-               offsets.CONSUMER_PROTOCOL_ASSIGNMENT])
+            + [offsets_schemas.CONSUMER_PROTOCOL_SUBSCRIPTION,
+               offsets_schemas.CONSUMER_PROTOCOL_ASSIGNMENT])
 
 
 @FUZZ
