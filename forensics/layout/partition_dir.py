@@ -70,6 +70,54 @@ def special_file(e: DirEntry, kafka_name: bool) -> Finding:
 # --------------------------------------------------------------------------- partition dirs
 
 
+class _Listing:
+    """The entries of one partition directory, sorted by kind as they are read (findings in order)."""
+
+    def __init__(self, findings: List[Finding]) -> None:
+        self.findings = findings
+        self.offset_files: List[NamedFile] = []
+        self.kraft: List[KraftSnapshotFile] = []
+        self.kraft_deleted: List[str] = []
+        self.epochs: Optional[cp.LeaderEpochCheckpoint] = None
+        self.metadata: Optional[cp.PartitionMetadata] = None
+        self.quorum: Optional[cp.QuorumState] = None
+
+    def add(self, e: DirEntry) -> None:
+        findings = self.findings
+        if e.kind == "dir":
+            findings.append(note(FindingKind.UNKNOWN_FILE, "unexpected dir inside a partition dir", e.path))
+            return
+        parsed = classify_file_name(e.name)
+        if e.kind != "file":
+            findings.append(special_file(e, parsed is not None and parsed.kind in PARTITION_FILE_KINDS))
+        elif parsed is None or parsed.kind not in PARTITION_FILE_KINDS:
+            findings.append(note(FindingKind.UNKNOWN_FILE, "not a Kafka partition file", e.path))
+        elif parsed.temp in (TempSuffix.TMP, TempSuffix.PART):
+            findings.append(note(FindingKind.STALE_TMP_FILE, "leftover of an interrupted write; ignored", e.path))
+        elif parsed.kind is FileKind.KRAFT_SNAPSHOT:
+            self._kraft_snapshot(e, parsed)
+        elif parsed.kind is FileKind.LEADER_EPOCH_CHECKPOINT:
+            self.epochs = read_text_file(e.path, cp.parse_leader_epoch_checkpoint, findings)
+            if self.epochs is not None and not self.epochs.is_monotonic():
+                findings.append(
+                    note(FindingKind.CORRUPT_CHECKPOINT, "leader epochs / start offsets are not increasing", e.path)
+                )
+        elif parsed.kind is FileKind.PARTITION_METADATA:
+            self.metadata = read_text_file(e.path, cp.parse_partition_metadata, findings)
+        elif parsed.kind is FileKind.QUORUM_STATE:
+            self.quorum = read_text_file(e.path, cp.parse_quorum_state, findings)
+        else:
+            self.offset_files.append(NamedFile(parsed, e))
+
+    def _kraft_snapshot(self, e: DirEntry, parsed) -> None:
+        if parsed.temp is TempSuffix.DELETED:
+            self.kraft_deleted.append(e.path)
+            self.findings.append(Finding(FindingKind.DELETED_FILE, "KRaft snapshot marked for deletion", path=e.path,
+                                         first_offset=parsed.offset))
+        else:
+            self.kraft.append(KraftSnapshotFile(parsed.offset or 0, parsed.epoch or 0, e.path, e.size))
+
+
 def scan_partition_dir(
     path: str,
     entries: Sequence[DirEntry],
@@ -80,51 +128,11 @@ def scan_partition_dir(
     (``listing_findings``: what went wrong while listing it, e.g. dangling symlinks)."""
     name = os.path.basename(os.path.normpath(path))
     parsed_name = parse_partition_dir_name(name)
-    findings: List[Finding] = list(listing_findings)
-    offset_files: List[NamedFile] = []
-    kraft: List[KraftSnapshotFile] = []
-    kraft_deleted: List[str] = []
-    epochs: Optional[cp.LeaderEpochCheckpoint] = None
-    metadata: Optional[cp.PartitionMetadata] = None
-    quorum: Optional[cp.QuorumState] = None
+    files = _Listing(list(listing_findings))
     for e in entries:
-        if e.kind == "dir":
-            findings.append(note(FindingKind.UNKNOWN_FILE, "unexpected dir inside a partition dir", e.path))
-            continue
-        parsed = classify_file_name(e.name)
-        if e.kind != "file":
-            findings.append(special_file(e, parsed is not None and parsed.kind in PARTITION_FILE_KINDS))
-            continue
-        if parsed is None or parsed.kind not in PARTITION_FILE_KINDS:
-            findings.append(note(FindingKind.UNKNOWN_FILE, "not a Kafka partition file", e.path))
-            continue
-        if parsed.temp in (TempSuffix.TMP, TempSuffix.PART):
-            findings.append(note(FindingKind.STALE_TMP_FILE, "leftover of an interrupted write; ignored", e.path))
-        elif parsed.kind is FileKind.KRAFT_SNAPSHOT:
-            if parsed.temp is TempSuffix.DELETED:
-                kraft_deleted.append(e.path)
-                findings.append(
-                    Finding(
-                        FindingKind.DELETED_FILE,
-                        "KRaft snapshot marked for deletion",
-                        path=e.path,
-                        first_offset=parsed.offset,
-                    )
-                )
-            else:
-                kraft.append(KraftSnapshotFile(parsed.offset or 0, parsed.epoch or 0, e.path, e.size))
-        elif parsed.kind is FileKind.LEADER_EPOCH_CHECKPOINT:
-            epochs = read_text_file(e.path, cp.parse_leader_epoch_checkpoint, findings)
-            if epochs is not None and not epochs.is_monotonic():
-                findings.append(
-                    note(FindingKind.CORRUPT_CHECKPOINT, "leader epochs / start offsets are not increasing", e.path)
-                )
-        elif parsed.kind is FileKind.PARTITION_METADATA:
-            metadata = read_text_file(e.path, cp.parse_partition_metadata, findings)
-        elif parsed.kind is FileKind.QUORUM_STATE:
-            quorum = read_text_file(e.path, cp.parse_quorum_state, findings)
-        else:
-            offset_files.append(NamedFile(parsed, e))
+        files.add(e)
+    findings, offset_files, epochs, metadata = files.findings, files.offset_files, files.epochs, files.metadata
+    kraft, kraft_deleted, quorum = files.kraft, files.kraft_deleted, files.quorum
     res = resolve_segments(offset_files, swap_next_offset)
     for f in offset_files:
         if not is_readable(f.path):
