@@ -15,7 +15,7 @@ from typing import Iterable, Iterator, List, NamedTuple, Optional, Tuple
 from forensics.codec.compression import NATIVE_CODECS, decompress
 from forensics.codec.crc import crc32c
 from forensics.codec.primitives import INT32_MAX, read_varint, read_varlong
-from forensics.codec.records import LOG_OVERHEAD
+from forensics.codec.records import KEY_SIZE_PROPERTY, LOG_OVERHEAD, VALUE_SIZE_PROPERTY
 from forensics.errors import CorruptBatchError, CorruptRecordError, ForensicsError
 from forensics.speedups import native
 
@@ -140,13 +140,8 @@ class Record(NamedTuple):
     attributes: int
     position: int  # byte position of the record's length varint (in the decompressed stream if compressed)
 
-    @property
-    def key_size(self) -> int:
-        return -1 if self.key is None else len(self.key)
-
-    @property
-    def value_size(self) -> int:
-        return -1 if self.value is None else len(self.value)
+    key_size = KEY_SIZE_PROPERTY
+    value_size = VALUE_SIZE_PROPERTY
 
 
 def decode_header(buf, pos: int = 0) -> BatchHeader:

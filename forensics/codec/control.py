@@ -7,7 +7,7 @@ coordinatorEpoch; the KRaft types (LEADER_CHANGE .. KRAFT_VOTERS) hold a message
 ``clients/src/main/resources/common/message`` (``LeaderChangeMessage``, ``SnapshotHeaderRecord``,
 ``SnapshotFooterRecord``, ``KRaftVersionRecord``, ``VotersRecord``). A control batch holds one
 control record: the broker reads its first (``ProducerAppendInfo.append``), and so does
-:func:`read_control_batch`. ``docs/on-disk-format.md`` ("Control batches") describes them.
+:func:`read_control_batch`.
 """
 
 from __future__ import annotations
@@ -63,30 +63,27 @@ class EndTransactionMarker(NamedTuple):
         return self.control_type == ControlRecordType.COMMIT
 
 
-def decode_control_key(key: Optional[bytes]) -> ControlKey:
-    if key is None or len(key) < CONTROL_KEY_SIZE:
-        size = -1 if key is None else len(key)
-        raise CorruptRecordError(
-            f"invalid control record key: must have at least {CONTROL_KEY_SIZE} bytes, found {size}"
-        )
-    version, type_id = _KEY.unpack_from(key, 0)
+def _versioned(layout: struct.Struct, data: Optional[bytes], what: str, name: str) -> Tuple[int, int]:
+    """(version, field) of a control record's key or value: at least ``layout.size`` bytes, a
+    version that is not negative (``ControlRecordType.parseTypeId``, ``EndTransactionMarker.deserialize``)."""
+    if data is None or len(data) < layout.size:
+        size = -1 if data is None else len(data)
+        raise CorruptRecordError(f"invalid {what}: must have at least {layout.size} bytes, found {size}")
+    version, field = layout.unpack_from(data, 0)
     if version < 0:
-        raise CorruptRecordError(f"invalid negative control record key version {version}")
-    return ControlKey(version, type_id)
+        raise CorruptRecordError(f"invalid negative {name} version {version}")
+    return version, field
+
+
+def decode_control_key(key: Optional[bytes]) -> ControlKey:
+    return ControlKey(*_versioned(_KEY, key, "control record key", "control record key"))
 
 
 def decode_end_txn_marker(key: ControlKey, value: Optional[bytes]) -> EndTransactionMarker:
     t = key.type
     if t not in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
         raise CorruptRecordError(f"control record type {key.type_id} is not an end-transaction marker")
-    if value is None or len(value) < END_TXN_MARKER_VALUE_SIZE:
-        size = -1 if value is None else len(value)
-        raise CorruptRecordError(
-            f"invalid end-transaction marker value: must have at least {END_TXN_MARKER_VALUE_SIZE} bytes, found {size}"
-        )
-    version, coordinator_epoch = _MARKER.unpack_from(value, 0)
-    if version < 0:
-        raise CorruptRecordError(f"invalid negative end-transaction marker version {version}")
+    version, coordinator_epoch = _versioned(_MARKER, value, "end-transaction marker value", "end-transaction marker")
     return EndTransactionMarker(t, version, coordinator_epoch)
 
 

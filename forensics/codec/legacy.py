@@ -15,7 +15,7 @@ from typing import List, NamedTuple, Optional, Sequence
 from forensics.codec.batch import RecordTuple
 from forensics.codec.compression import decompress
 from forensics.codec.crc import crc32
-from forensics.codec.records import LOG_OVERHEAD, MAGIC_OFFSET
+from forensics.codec.records import KEY_SIZE_PROPERTY, LOG_OVERHEAD, MAGIC_OFFSET, VALUE_SIZE_PROPERTY
 from forensics.errors import CorruptRecordError, UnsupportedCodecError
 from forensics.speedups import native
 
@@ -77,13 +77,8 @@ class LegacyRecord(NamedTuple):
     def timestamp_type(self) -> str:
         return timestamp_type(self.magic, self.attributes)
 
-    @property
-    def key_size(self) -> int:
-        return -1 if self.key is None else len(self.key)
-
-    @property
-    def value_size(self) -> int:
-        return -1 if self.value is None else len(self.value)
+    key_size = KEY_SIZE_PROPERTY
+    value_size = VALUE_SIZE_PROPERTY
 
     @property
     def total_size(self) -> int:

@@ -421,26 +421,24 @@ def format_record_key_and_value(key, value, offset: int) -> Tuple[str, Optional[
     if key is None:
         raise _E(f"Failed to decode message at offset {offset} using the specified decoder "
                  "(message had a missing key)", offset=offset)
-    prefix = f"Error at offset {offset}, skipping. "
-    if len(key) < 2:
-        return prefix + "Could not read version from key's buffer.", None
-    try:
-        decoded_key = decode_key(key)
-    except CorruptTransactionLogError as exc:
-        return prefix + _could_not_read(key, "key", exc), None
-    if isinstance(decoded_key, UnknownTransactionLogKey):
+    decoded_key, error = _read_part(decode_key, key, "key")
+    if error is None and isinstance(decoded_key, UnknownTransactionLogKey):
         return f"Unknown record type {decoded_key.version} at offset {offset}, skipping.", None
-    if value is None:
+    if error is None and value is None:
         return format_key_json(decoded_key), "<DELETE>"
-    if len(value) < 2:
-        return prefix + "Could not read version from value's buffer.", None
-    try:
-        decoded_value = decode_value(value)
-    except CorruptTransactionLogError as exc:
-        return prefix + _could_not_read(value, "value", exc), None
+    if error is None:
+        decoded_value, error = _read_part(decode_value, value, "value")
+    if error is not None:
+        return f"Error at offset {offset}, skipping. {error}", None
     return format_key_json(decoded_key), format_value_json(decoded_value)
 
 
-def _could_not_read(buf, what: str, exc: CorruptTransactionLogError) -> str:
-    version = int.from_bytes(bytes(buf[:2]), "big", signed=True)
-    return f"Could not read record with version {version} from {what}'s buffer due to: {exc.message}."
+def _read_part(decode: Callable, buf, what: str):
+    """(decoded, None), or (None, why) in ``CoordinatorRecordSerde``'s words."""
+    if len(buf) < 2:
+        return None, f"Could not read version from {what}'s buffer."
+    try:
+        return decode(buf), None
+    except CorruptTransactionLogError as exc:
+        version = int.from_bytes(bytes(buf[:2]), "big", signed=True)
+        return None, f"Could not read record with version {version} from {what}'s buffer due to: {exc.message}."
