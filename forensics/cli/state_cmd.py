@@ -125,7 +125,7 @@ def list_cli(
 ) -> None:
     """Every transactional id the coordinators hold (expired ids only with --state Dead)."""
     from forensics.render.rows import render_rows
-    from forensics.render.state_render import LIST_TABLE
+    from forensics.render.state_render import LIST_FORMATS, LIST_HEADERS, LIST_TABLE
     from forensics.report.state import list_rows, newest_input_time
 
     with error_boundary():
@@ -134,7 +134,8 @@ def list_cli(
         rep = _load(paths, progress, engine, master, conf, run, cluster_id=cluster_id, data=False,
                     partition_count=partitions)
         rows = list_rows(paths, wanted, report=rep)
-        render_rows(fmt.value, rows, LIST_TABLE, sys.stdout, manifest=_finish(run, newest_input_time(rep)))
+        render_rows(fmt.value, rows, LIST_TABLE, sys.stdout, manifest=_finish(run, newest_input_time(rep)),
+                    headers=LIST_HEADERS, formats=LIST_FORMATS)
         sys.stdout.flush()
         if wanted is not None and not rows:
             sys.stderr.write(f"no transactional id is in state {wanted}; states in the evidence: "
@@ -152,7 +153,7 @@ def describe_cli(
 ) -> None:
     """One transactional id: the coordinator's metadata, then every record of its history."""
     from forensics.render.rows import render_rows
-    from forensics.render.state_render import DESCRIBE_TABLE, history_tables
+    from forensics.render.state_render import DESCRIBE_BELOW, DESCRIBE_TABLE, history_tables
     from forensics.report.state import describe_rows, newest_input_time
 
     with error_boundary():
@@ -163,7 +164,8 @@ def describe_cli(
         when = parse_time(as_of)
         clock = given(when) if when is not None else newest_input_time(rep)
         rows = describe_rows(paths, transactional_id, as_of=clock.time_ms, report=rep)
-        render_rows(fmt.value, rows, DESCRIBE_TABLE, sys.stdout, history_tables, manifest=_finish(run, clock))
+        render_rows(fmt.value, rows, DESCRIBE_TABLE, sys.stdout, history_tables, manifest=_finish(run, clock),
+                    below=DESCRIBE_BELOW)
         sys.stdout.flush()
         write_clock(clock, as_of_line=False)
         v = rep.coordinator.ids[transactional_id]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, TextIO, Tuple
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, TextIO, Tuple
 
 import textwrap
 
@@ -79,14 +79,19 @@ def _below_lines(texts: Sequence[str], width: Optional[int]) -> str:
     return "".join(out)
 
 
+Formats = Mapping[str, Callable[[Any], str]]  # a column's cell text in a table (times: render/time_text)
+
+
 def kafka_table(rows: Sequence[Row], columns: Sequence[str], headers: Sequence[str] = (),
-                below: Optional[Below] = None, width: Optional[int] = None) -> str:
+                below: Optional[Below] = None, width: Optional[int] = None, formats: Optional[Formats] = None) -> str:
     """``ToolsUtils.prettyPrintTable``: every cell left-aligned, padded to its column's width and
     followed by a TAB (the last one too); header first. ``below``: the row's long texts (a reason),
-    each on an indented line under the row (no TAB: never read as a row), folded at ``width``."""
+    each on an indented line under the row (no TAB: never read as a row), folded at ``width``;
+    ``formats``: the cell text of some columns (times as people read them; CSV and JSON keep the values)."""
     heads = list(headers) or [header_of(c) for c in columns]
     kept = [i for i, c in enumerate(columns) if below is None or c not in below.columns]
-    grid = [[heads[i] for i in kept]] + [[cell(r.get(columns[i])) for i in kept] for r in rows]
+    shown = [(formats or {}).get(columns[i], cell) for i in kept]
+    grid = [[heads[i] for i in kept]] + [[term(f(r.get(columns[i]))) for i, f in zip(kept, shown)] for r in rows]
     widths = [max(len(line[i]) for line in grid) for i in range(len(kept))]
     lines = ["".join(f"{v:<{w}}\t" for v, w in zip(line, widths)) + "\n" for line in grid]
     if below is not None:
@@ -110,15 +115,16 @@ def render_csv(rows: Sequence[Row], columns: Sequence[str], out: TextIO) -> None
 
 def render_rows(fmt: str, rows: Sequence[Row], columns: Sequence[str], out: TextIO,
                 extra_tables: Callable[[Sequence[Row]], List[str]] = lambda rows: [],
-                headers: Sequence[str] = (), manifest: Optional[Row] = None, below: Optional[Below] = None) -> None:
+                headers: Sequence[str] = (), manifest: Optional[Row] = None, below: Optional[Below] = None,
+                formats: Optional[Formats] = None) -> None:
     """Render ``rows`` in format ``fmt``; ``extra_tables`` adds text blocks after a table;
     ``headers`` overrides the table's column titles; ``manifest`` (path and digest of the evidence
-    manifest) is embedded in JSON; ``below``: a table row's long texts, under the row."""
+    manifest) is embedded in JSON; ``below``, ``formats``: see :func:`kafka_table`."""
     if fmt == "json":
         render_json(rows, out, manifest)
     elif fmt == "csv":
         render_csv(rows, columns, out)
     else:
-        out.write(kafka_table(rows, columns, headers, below, screen_width(out)))
+        out.write(kafka_table(rows, columns, headers, below, screen_width(out), formats))
         for block in extra_tables(rows):
             out.write("\n" + block)

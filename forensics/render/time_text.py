@@ -40,6 +40,11 @@ def stamp(ms: Optional[int], as_of: Optional[int] = None) -> str:
     return f"{text} ({ms}; {ago})" if ago else f"{text} ({ms})"
 
 
+def table_time(ms: Optional[int]) -> str:
+    """A table cell: the ISO time; a value that is no time (None, negative: Kafka's -1) as it is."""
+    return ("None" if ms is None else str(ms)) if ms is None or ms < 0 else iso(ms)
+
+
 def duration(ms: Optional[int]) -> str:
     """``6.749 s``, ``3 min 20 s``, ``5 h 2 min``, ``324 d 1 h``."""
     if ms is None:
@@ -94,4 +99,4 @@ def clock(ms: int, span_ms: int) -> str:
     return time if span_ms < 60_000 else time[:8]
 
 
-__all__ = ["age", "clock", "duration", "iso", "moment", "short_duration", "stamp"]
+__all__ = ["age", "clock", "duration", "iso", "moment", "short_duration", "stamp", "table_time"]

@@ -79,3 +79,50 @@ def test_abort_script_comments_name_times_and_count_in_words():
            "(1767225606251); first keys: 'k18', 'k19'" in lines
     assert "#   open transaction: offsets 6..7, 1 batch, 2 records, epochs [1]" in lines
     assert "#   the abort DISCARDS this producer's offsets 6..7: 1 batch, 2 records, 249 bytes" in lines
+
+
+def _table(args, width=None):
+    import forensics.cli.state_cmd  # noqa: F401  (registers the commands)
+
+    env = {"COLUMNS": str(width)} if width else {}
+    r = CliRunner().invoke(app, [*map(str, args), "--no-progress", "--engine", "local"], env=env)
+    assert r.exit_code == 0, r.output
+    return r.stdout.splitlines()
+
+
+def _cells(line: str):
+    return [c.strip() for c in line.split("\t")[:-1]]
+
+
+def test_list_shows_our_last_update_column_in_iso_and_kafkas_columns_as_kafka():
+    lines = _table(["list", REPO / "fixtures" / "example-disk"])
+    assert _cells(lines[0]) == ["TransactionalId", "Coordinator", "ProducerId", "TransactionState", "ProducerEpoch",
+                                "TransactionTimeoutMs", "LastUpdateTime", "TopicPartitions"]
+    assert _cells(lines[3]) == ["reporting-app", "1", "2002", "CompleteCommit", "1", "30000",
+                                iso(1767225606750), ""]
+    csv = _table(["list", REPO / "fixtures" / "example-disk", "--format", "csv"])
+    assert csv[0].split(",")[6] == "LastUpdateTimeMs" and csv[3].split(",")[6] == "1767225606750"  # ms kept
+
+
+@pytest.mark.parametrize("disk", [REAL / "kraft-tv2" / "disk", SHARED / "kraft-tv2" / "data"])
+def test_describe_gives_kafkas_start_time_in_ms_and_under_the_row_in_iso(disk):
+    if not disk.is_dir():
+        pytest.skip(f"{disk} is absent")
+    lines = _table(["describe", disk, "--transactional-id", "d-tx-ongoing"], width=100)
+    # kafka-transactions.sh describe on the live broker: CurrentTransactionStartTimeMs 1795211447934
+    assert _cells(lines[1])[:7] == ["1", "d-tx-ongoing", "20", "0", "Ongoing", "110000", str(T)]
+    duration_ms = int(_cells(lines[1])[7])
+    assert lines[2:4] == [f"    current transaction start: 2026-11-20T21:50:47.934Z ({T}), {duration(duration_ms)} "
+                          "before the as-of", "        time"]  # folded at 100 columns
+    history = lines[lines.index("# history of d-tx-ongoing (transaction state partition 43)") + 1:]
+    assert _cells(history[0])[1] == "Timestamp" and _cells(history[-1])[7] == "2026-11-20T21:50:47.934Z"
+
+
+def test_the_timeline_shows_iso_times():
+    lines = _table(["describe-producers", REPO / "fixtures" / "example-disk", "--topic", "orders", "--partition", "0",
+                    "--timeline"])
+    timeline = lines[lines.index("# transactions on this partition") + 1:]
+    assert _cells(timeline[0])[-2:] == ["FirstTimestamp", "MarkerTimestamp"]
+    assert _cells(timeline[1])[-2:] == [iso(1767225601501), iso(1767225602500)]
+    assert _cells(timeline[-1])[-2:] == [iso(1767225606251), "None"]  # open: no marker
+    assert _cells(lines[2])[4] == "1767225606251"  # Kafka's describe-producers column: Kafka's ms
