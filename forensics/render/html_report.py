@@ -16,6 +16,7 @@ from typing import Iterable, List, Optional, Sequence, TextIO, Tuple
 
 from forensics.findings import Finding
 from forensics.render.clock_text import file_times_note
+from forensics.render.counts import count
 from forensics.render.html_style import CSS, TONES, tone_colour
 from forensics.render.html_svg import lso_bars, lso_drawn, timeline_svg
 from forensics.render.html_text import esc, size, value_text
@@ -153,7 +154,8 @@ def _summary(inc: Incident) -> str:
         _card("log bytes", size(s.log_bytes)),
     ]
     if s.batches is not None:
-        cards.append(_card("batches", s.batches, f"{s.records} records in {s.segments} segments"))
+        cards.append(_card("batch" if s.batches == 1 else "batches", s.batches,
+                           f"{count(s.records, 'record')} in {count(s.segments, 'segment')}"))
     return f'<section id="summary"><h2>Summary</h2><div class="cards">{"".join(cards)}</div></section>'
 
 
