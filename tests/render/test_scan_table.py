@@ -185,3 +185,40 @@ def test_the_docs_show_the_screens_as_printed_at_100_columns(doc, args, monkeypa
     text = (REPO / "docs" / doc).read_text(encoding="utf-8")
     indented = "".join("  " + ln + "\n" for ln in screen.splitlines())
     assert screen in text or indented in text
+
+
+def test_on_a_terminal_the_table_fits_the_terminals_width():
+    """A real terminal (a pty 90 columns wide, no COLUMNS): the width comes from the terminal."""
+    import fcntl
+    import os
+    import pty
+    import re
+    import select
+    import struct
+    import sys
+    import termios
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the command on the terminal
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+        os.chdir(REPO)
+        os.execve(sys.executable, [sys.executable, "-m", "forensics", "scan", "fixtures/example-disk", "--no-progress",
+                                   "--engine", "local"], env)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 90, 0, 0))
+    out = b""
+    while select.select([fd], [], [], 60)[0]:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        out += data
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    text = re.sub(r"\x1b\[[0-9;]*m", "", out.decode()).replace("\r\n", "\n")
+    table = text[text.index("Partitions"):]
+    stdout = [ln for ln in text.splitlines() if not ln.startswith("file times look like")]  # stderr's note
+    assert max(cell_len(ln) for ln in stdout) <= 90
+    assert "│ 1      │ orders-0   │ 0        │ 16 │ 6   │ 10     │ 1 (6 s)  │ 0        │" in table
+    assert "(Bytes left out to fit 90 columns: --wide shows every column)" in text
