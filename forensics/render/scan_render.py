@@ -64,8 +64,8 @@ _PARTS_WIDE = (Column("Broker"), Column("Partition", fold=True), Column("TopicId
                Column("Codecs"), Column("Findings"))
 _LOOSE = (Column("File", fold=True), Column("Bytes"), Column("Batches"), Column("Records"), Column("Offsets"),
           Column("Magic", drop=2), Column("Codecs", drop=1), Column("Findings"))
-_FINDINGS = (Column("Severity"), Column("Kind", fold=True, min_width=8), Column("Path", fold=True),
-             Column("Bytes", drop=2), Column("Offsets", drop=1), Column("Message", fold=True, min_width=20))
+_FINDINGS = (Column("Severity"), Column("Kind"), Column("Path", fold=True),
+             Column("Bytes", drop=1), Column("Offsets", drop=2), Column("Message", fold=True, min_width=20))
 
 
 def _dir_cells(d: LogDirSummary, wide: bool) -> List[str]:

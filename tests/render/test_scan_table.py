@@ -222,3 +222,26 @@ def test_on_a_terminal_the_table_fits_the_terminals_width():
     assert max(cell_len(ln) for ln in stdout) <= 90
     assert "│ 1      │ orders-0   │ 0        │ 16 │ 6   │ 10     │ 1 (6 s)  │ 0        │" in table
     assert "(Bytes left out to fit 90 columns: --wide shows every column)" in text
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+def test_findings_keep_their_byte_positions_whole(width):
+    corpus = REPO / "tests" / "corpus" / "bitflip-magic"
+    _, out, _ = scan(corpus, width=width)
+    lines = out[out.index("Findings (2)"):].splitlines()
+    header = [c.strip() for c in lines[2].strip("┃").split("┃")]
+    rows: List[List[str]] = []
+    for ln in lines[4:]:
+        if not ln.startswith("│"):
+            break
+        cells = [c.strip() for c in ln.strip("│").split("│")]
+        if rows and not cells[0]:  # a folded line continues the row above
+            rows[-1] = [a + (" " if a and b and i == len(cells) - 1 else "") + b
+                        for i, (a, b) in enumerate(zip(rows[-1], cells))]
+        else:
+            rows.append(cells)
+    found = {r[1]: dict(zip(header, r)) for r in rows}
+    assert found["corrupt_region"]["Bytes"] == "119..262"
+    assert found["corrupt_region"]["Path"] == f"{corpus}/00000000000000000000.log"
+    assert found["corrupt_region"]["Message"] == "143 bytes skipped (unsupported magic byte 3); resynced at byte 262"
+    assert ("Offsets" in header) == (width > 80)  # the first column left out on a narrow screen
