@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from forensics.analysis.hanging import Verdict
 from forensics.layout import Inventory, PartitionStatus
-from forensics.model import TopicPartition
+from forensics.model import CONSUMER_OFFSETS_TOPIC, TopicPartition
 from forensics.pipeline.preview import (
     CommittedOffset,
     committed_offsets,
@@ -20,7 +20,6 @@ from forensics.pipeline.preview import (
 from forensics.report.decoders import string_text
 
 Row = Dict[str, Any]
-CONSUMER_OFFSETS = "__consumer_offsets"
 REDACTED = "<redacted>"
 
 
@@ -42,7 +41,7 @@ def consumer_offsets_logs(inventory: Inventory) -> List[str]:
     (the replica with the most bytes), in partition and offset order."""
     best: Dict[int, Tuple[int, List[str]]] = {}
     for _, p in inventory.all_partitions():
-        if p.topic != CONSUMER_OFFSETS or p.status is not PartitionStatus.LIVE or p.partition is None:
+        if p.topic != CONSUMER_OFFSETS_TOPIC or p.status is not PartitionStatus.LIVE or p.partition is None:
             continue
         logs = [s.log for s in p.segments if s.log]
         size = sum(s.log_size or 0 for s in p.segments)

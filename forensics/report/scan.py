@@ -8,14 +8,15 @@ layout's checkpoints (log start offset, high watermark, topic id); every finding
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple
+from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 from forensics.analysis.clock import AsOf, given, incident_clock, newest_per_file
+from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS
 from forensics.analysis.producers import rebuild_partition
 from forensics.findings import Finding, FindingKind, not_kafka_segment
 from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus, discover
 from forensics.layout.evidence import input_file_times
-from forensics.model import CLUSTER_METADATA_TOPIC, CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
+from forensics.model import CLUSTER_METADATA_TOPIC, CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, Progress
 from forensics.pipeline.assemble import EMPTY_RESULT, partition_inputs
 from forensics.pipeline.engine import Executor
 from forensics.pipeline.local import LocalExecutor
@@ -24,10 +25,8 @@ from forensics.pipeline.plan import Scope, UnitKind, WorkUnit, plan
 from forensics.pipeline.units import read_segment
 from forensics.state.inputs import SegmentSummary
 
-Progress = Callable[[int], None]  # called with bytes just scanned
 _NO_PRODUCER_STATE = (TRANSACTION_STATE_TOPIC, CLUSTER_METADATA_TOPIC)  # coordinator / KRaft logs
 LATE_TRANSACTION_BUFFER_MS = 300_000  # ProducerStateManager.LATE_TRANSACTION_BUFFER_MS
-DEFAULT_MAX_TIMEOUT_MS = 900_000  # transaction.max.timeout.ms default
 INTERNAL_TOPICS = (CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, CLUSTER_METADATA_TOPIC)
 
 
@@ -209,7 +208,7 @@ def scan_clock(report: ScanReport, file_times: Sequence[Tuple[int, str]]) -> AsO
 
 
 def scan(paths: Sequence[str], progress: Optional[Progress] = None, inventory: Optional[Inventory] = None,
-         as_of: Optional[int] = None, max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
+         as_of: Optional[int] = None, max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
          executor: Optional[Executor] = None) -> ScanReport:
     inv = inventory if inventory is not None else discover(paths)
     report = _scan(paths, progress, inv, executor or LocalExecutor())

@@ -30,7 +30,7 @@ from forensics.findings import (
 )
 from forensics.layout import Inventory, LogDir, PartitionDir, discover
 from forensics.layout.evidence import input_file_times
-from forensics.model import CLUSTER_METADATA_TOPIC
+from forensics.model import CLUSTER_METADATA_TOPIC, Progress
 from forensics.pipeline.assemble import (
     EMPTY_RESULT,
     is_txn_state,
@@ -46,7 +46,6 @@ from forensics.state.inputs import SegmentSummary, TxnStateInputs
 from forensics.state.producer import TransactionSpan
 
 Row = Dict[str, Any]
-Progress = Callable[[int], None]
 DEFAULT_TXN_STATE_PARTITIONS = 50  # transaction.state.log.num.partitions
 
 
