@@ -35,7 +35,7 @@ import os
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from forensics.codec import checkpoints as cp
+from forensics.codec import broker_files as bf
 from forensics.errors import UsageError
 from forensics.findings import Finding, FindingKind, Severity
 from forensics.layout.checks import duplicate_brokers
@@ -76,7 +76,7 @@ def _parent_cluster(path: str, levels: int, read: Dict[str, Optional[str]]) -> O
         parent = os.path.dirname(parent)
     if parent not in read:
         meta_path = os.path.join(parent, "meta.properties")
-        meta = read_text_file(meta_path, cp.parse_meta_properties, []) if os.path.isfile(meta_path) else None
+        meta = read_text_file(meta_path, bf.parse_meta_properties, []) if os.path.isfile(meta_path) else None
         read[parent] = meta.cluster_id if meta is not None else None
     return read[parent]
 

@@ -31,6 +31,7 @@ import os
 from types import MappingProxyType
 from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
+from forensics.codec import broker_files as bf
 from forensics.codec import checkpoints as cp
 from forensics.errors import InputError
 from forensics.findings import Finding, FindingKind
@@ -224,8 +225,8 @@ class _Walker:
 
 
 def _scan_root_files(path: str, entries: Sequence[DirEntry], findings: List[Finding]) -> LogDir:
-    meta: Optional[cp.MetaProperties] = None
-    clean: Optional[cp.CleanShutdown] = None
+    meta: Optional[bf.MetaProperties] = None
+    clean: Optional[bf.CleanShutdown] = None
     bootstrap: Optional[str] = None
     offsets: Dict[str, Mapping[TopicPartition, int]] = {}
     for e in entries:
@@ -241,14 +242,14 @@ def _scan_root_files(path: str, entries: Sequence[DirEntry], findings: List[Find
             message = "leftover of an interrupted checkpoint write; the file without .tmp is authoritative"
             findings.append(_note(FindingKind.STALE_TMP_FILE, message, e.path))
         elif parsed.kind is FileKind.META_PROPERTIES:
-            meta = read_text_file(e.path, cp.parse_meta_properties, findings)
+            meta = read_text_file(e.path, bf.parse_meta_properties, findings)
         elif parsed.kind is FileKind.OFFSET_CHECKPOINT:
             checkpoint = read_text_file(e.path, cp.parse_offset_checkpoint, findings)
             if checkpoint is not None:
                 offsets[e.name] = checkpoint.offsets()
         elif parsed.kind is FileKind.CLEAN_SHUTDOWN:
             # the broker treats the file's existence as a clean shutdown, whatever its content
-            clean = read_text_file(e.path, cp.parse_clean_shutdown, findings) or cp.CleanShutdown(None, None)
+            clean = read_text_file(e.path, bf.parse_clean_shutdown, findings) or bf.CleanShutdown(None, None)
         elif parsed.kind is FileKind.BOOTSTRAP_CHECKPOINT:
             bootstrap = e.path
     empty: Mapping[TopicPartition, int] = MappingProxyType({})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Callable, List, Optional, Sequence, TypeVar
 
+from forensics.codec import broker_files as bf
 from forensics.codec import checkpoints as cp
 from forensics.errors import CorruptCheckpointError
 from forensics.findings import Finding, FindingKind
@@ -80,7 +81,7 @@ class _Listing:
         self.kraft_deleted: List[str] = []
         self.epochs: Optional[cp.LeaderEpochCheckpoint] = None
         self.metadata: Optional[cp.PartitionMetadata] = None
-        self.quorum: Optional[cp.QuorumState] = None
+        self.quorum: Optional[bf.QuorumState] = None
 
     def add(self, e: DirEntry) -> None:
         findings = self.findings
@@ -105,7 +106,7 @@ class _Listing:
         elif parsed.kind is FileKind.PARTITION_METADATA:
             self.metadata = read_text_file(e.path, cp.parse_partition_metadata, findings)
         elif parsed.kind is FileKind.QUORUM_STATE:
-            self.quorum = read_text_file(e.path, cp.parse_quorum_state, findings)
+            self.quorum = read_text_file(e.path, bf.parse_quorum_state, findings)
         else:
             self.offset_files.append(NamedFile(parsed, e))
 

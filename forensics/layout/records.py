@@ -11,12 +11,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Iterator, Mapping, Optional, Tuple
 
-from forensics.codec.checkpoints import (
-    CleanShutdown,
-    EpochEntry,
-    MetaProperties,
-    QuorumState,
-)
+from forensics.codec.broker_files import CleanShutdown, MetaProperties, QuorumState
+from forensics.codec.checkpoints import EpochEntry
 from forensics.findings import Finding
 from forensics.layout.names import MAX_DIR_NAME, FileKind, PartitionStatus
 from forensics.model import TopicPartition

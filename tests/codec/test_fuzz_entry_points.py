@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from forensics.codec import (
     batch,
+    broker_files,
     checkpoints,
     compression,
     control,
@@ -94,8 +95,11 @@ ENTRY_POINTS = {
         "txn_index_dump_lines")},
     **{f"checkpoints.{n}": f"{HERE}::test_real_checkpoint_files_mutated" for n in (
         "parse_checkpoint", "parse_offset_checkpoint", "parse_leader_epoch_checkpoint", "decode_kafka_uuid",
-        "parse_partition_metadata", "parse_properties", "parse_meta_properties", "parse_clean_shutdown",
-        "parse_quorum_state")},
+        "parse_partition_metadata")},
+    **{f"broker_files.{n}": f"{HERE}::test_real_checkpoint_files_mutated" for n in (
+        "parse_properties", "parse_meta_properties", "parse_clean_shutdown", "parse_quorum_state")},
+    **{f"text_lines.{n}": f"{HERE}::test_real_checkpoint_files_mutated" for n in (
+        "as_bytes", "decode_text", "text_lines", "java_split", "java_int", "line_int")},
     **{f"offsets.{n}": f"{HERE}::test_real_offsets_records_mutated" for n in (
         "decode_offsets_record", "decode_offset_commit", "decode_group_metadata", "format_offsets_record",
         "format_offsets_key", "format_offsets_value", "format_offsets_line_suffix")},
@@ -134,6 +138,7 @@ NOT_DECODERS = {
     "indexes.format_timestamp_offset": "text of a decoded entry",
     "indexes.format_aborted_txn": "text of a decoded entry",
     "checkpoints.encode_kafka_uuid": "encoder",
+    "text_lines.corrupt": "builds the error the text-file parsers raise",
     **{f"primitives.{n}": "encoder" for n in ("encode_uvarint", "encode_varint", "encode_varlong")},
     "offsets_schemas.record_schemas": "schema lookup by record type",
     "metadata_records.apply_partition_change": "replays decoded records",
@@ -143,8 +148,8 @@ NOT_DECODERS = {
     "crc.crc32c_pure": "the reference the accelerated crc32c is checked against",
     "frames.Frame": "result type",
 }
-MODULES = ("batch", "legacy", "control", "txnlog", "snapshot", "indexes", "checkpoints", "offsets", "offsets_schemas",
-           "metadata_records", "schema", "compression", "primitives", "crc")
+MODULES = ("batch", "legacy", "control", "txnlog", "snapshot", "indexes", "checkpoints", "broker_files", "text_lines",
+           "offsets", "offsets_schemas", "metadata_records", "schema", "compression", "primitives", "crc")
 
 
 def public_functions():
@@ -390,9 +395,9 @@ CHECKPOINTS = {
     "offset-checkpoint": checkpoints.parse_offset_checkpoint,
     "leader-epoch-checkpoint": checkpoints.parse_leader_epoch_checkpoint,
     "partition.metadata": checkpoints.parse_partition_metadata,
-    "meta.properties": checkpoints.parse_meta_properties,
-    "quorum-state": checkpoints.parse_quorum_state,
-    "clean-shutdown": checkpoints.parse_clean_shutdown,
+    "meta.properties": broker_files.parse_meta_properties,
+    "quorum-state": broker_files.parse_quorum_state,
+    "clean-shutdown": broker_files.parse_clean_shutdown,
 }
 
 
@@ -401,7 +406,7 @@ CHECKPOINTS = {
 def test_real_checkpoint_files_mutated(kind, data, as_text):
     raw = data.draw(mutated(real_seeds.files(kind)))
     content = raw.decode("latin-1") if as_text else raw
-    for parse in (CHECKPOINTS[kind], checkpoints.parse_properties,
+    for parse in (CHECKPOINTS[kind], broker_files.parse_properties,
                   lambda c, p: checkpoints.parse_checkpoint(c, p, 0, lambda fields: fields or None)):
         got = ours(parse, content, "f")
         assert not isinstance(got, ForensicsError) or (isinstance(got, CorruptCheckpointError) and got.path == "f")

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from forensics.codec import broker_files as bf
 from forensics.codec import checkpoints as cp
 from forensics.errors import CorruptCheckpointError
 from forensics.model import TopicPartition
@@ -178,7 +179,7 @@ cluster.id=TW9-1HLgQpieFawninaYyg
 
 
 def test_meta_properties_kraft():
-    m = cp.parse_meta_properties(KRAFT_META, P)
+    m = bf.parse_meta_properties(KRAFT_META, P)
     assert (m.version, m.node_id, m.cluster_id, m.directory_id) == (
         1,
         1,
@@ -201,16 +202,16 @@ def test_meta_properties_zookeeper_and_syntax():
         "version=0\n"
         "version = 0\n"
     )
-    m = cp.parse_meta_properties(text, P)
+    m = bf.parse_meta_properties(text, P)
     assert (m.version, m.node_id, m.cluster_id, m.directory_id) == (0, 7, "AbCdEf", None)
     assert ("weird=key", "vaAlue\n") in m.raw
     assert [k for k, _ in m.raw].count("version") == 2
 
 
 def test_meta_properties_defaults():
-    m = cp.parse_meta_properties(b"cluster.id=x\n", P)  # no version: 0, broker.id optional
+    m = bf.parse_meta_properties(b"cluster.id=x\n", P)  # no version: 0, broker.id optional
     assert (m.version, m.node_id) == (0, None)
-    assert cp.parse_meta_properties(b"", P).version == 0
+    assert bf.parse_meta_properties(b"", P).version == 0
 
 
 @pytest.mark.parametrize(
@@ -229,12 +230,12 @@ def test_meta_properties_defaults():
     ],
 )
 def test_meta_properties_malformed(data, fragment):
-    e = corrupt(cp.parse_meta_properties, data)
+    e = corrupt(bf.parse_meta_properties, data)
     assert fragment in e.message
 
 
 def test_meta_properties_error_points_at_line():
-    e = corrupt(cp.parse_meta_properties, b"#c\nversion=1\nnode.id=abc\ncluster.id=x\n")
+    e = corrupt(bf.parse_meta_properties, b"#c\nversion=1\nnode.id=abc\ncluster.id=x\n")
     assert e.position == len(b"#c\nversion=1\n") and "line 3" in e.message
 
 
@@ -242,18 +243,18 @@ def test_meta_properties_error_points_at_line():
 
 
 def test_clean_shutdown():
-    assert cp.parse_clean_shutdown(b"", P) == cp.CleanShutdown(None, None)
-    assert cp.parse_clean_shutdown(b"\n", P) == cp.CleanShutdown(None, None)
-    assert cp.parse_clean_shutdown(b'{"version":0,"brokerEpoch":10}', P) == cp.CleanShutdown(0, 10)
-    assert cp.parse_clean_shutdown(b'{"version":0,"brokerEpoch":10,"x":1}', P) == cp.CleanShutdown(0, 10)
-    assert cp.parse_clean_shutdown(b'{"version":0}', P) == cp.CleanShutdown(0, None)
+    assert bf.parse_clean_shutdown(b"", P) == bf.CleanShutdown(None, None)
+    assert bf.parse_clean_shutdown(b"\n", P) == bf.CleanShutdown(None, None)
+    assert bf.parse_clean_shutdown(b'{"version":0,"brokerEpoch":10}', P) == bf.CleanShutdown(0, 10)
+    assert bf.parse_clean_shutdown(b'{"version":0,"brokerEpoch":10,"x":1}', P) == bf.CleanShutdown(0, 10)
+    assert bf.parse_clean_shutdown(b'{"version":0}', P) == bf.CleanShutdown(0, None)
 
 
 @pytest.mark.parametrize(
     "data", [b"{", b"[1]", b'{"brokerEpoch":"10"}', b'{"brokerEpoch":true}', b"\xff", b'{"brokerEpoch":1e3}']
 )
 def test_clean_shutdown_malformed(data):
-    corrupt(cp.parse_clean_shutdown, data)
+    corrupt(bf.parse_clean_shutdown, data)
 
 
 # --------------------------------------------------------------------------- quorum-state
@@ -265,9 +266,9 @@ QS0 = (
 
 
 def test_quorum_state():
-    q = cp.parse_quorum_state(QS0, P)
-    assert q == cp.QuorumState(0, 1, 1, -1, None, "", 0, (1,))
-    q1 = cp.parse_quorum_state(
+    q = bf.parse_quorum_state(QS0, P)
+    assert q == bf.QuorumState(0, 1, 1, -1, None, "", 0, (1,))
+    q1 = bf.parse_quorum_state(
         b'{"leaderId":3,"leaderEpoch":7,"votedId":2,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAQ","data_version":1}\ngarbage',
         P,
     )
@@ -291,7 +292,7 @@ def test_quorum_state():
     ],
 )
 def test_quorum_state_malformed(data):
-    corrupt(cp.parse_quorum_state, data)
+    corrupt(bf.parse_quorum_state, data)
 
 
 # --------------------------------------------------------------------------- fuzz contract
@@ -300,9 +301,9 @@ PARSERS = [
     cp.parse_offset_checkpoint,
     cp.parse_leader_epoch_checkpoint,
     cp.parse_partition_metadata,
-    cp.parse_meta_properties,
-    cp.parse_clean_shutdown,
-    cp.parse_quorum_state,
+    bf.parse_meta_properties,
+    bf.parse_clean_shutdown,
+    bf.parse_quorum_state,
 ]
 
 
@@ -356,9 +357,9 @@ def test_only_corrupt_checkpoint_error_escapes(parser, data):
 @pytest.mark.parametrize("run", RUNS)
 def test_real_root_files(run):
     d = real_data(run)
-    meta = cp.parse_meta_properties((d / "meta.properties").read_bytes(), str(d / "meta.properties"))
+    meta = bf.parse_meta_properties((d / "meta.properties").read_bytes(), str(d / "meta.properties"))
     assert meta.version == 1 and meta.node_id == 1 and meta.cluster_id and meta.directory_id
-    clean = cp.parse_clean_shutdown((d / ".kafka_cleanshutdown").read_bytes(), "x")
+    clean = bf.parse_clean_shutdown((d / ".kafka_cleanshutdown").read_bytes(), "x")
     assert clean.version == 0 and clean.broker_epoch in (6, 10)
     hw = cp.parse_offset_checkpoint((d / "replication-offset-checkpoint").read_bytes(), "x").offsets()
     assert len(hw) == 136
@@ -382,14 +383,14 @@ def test_real_partition_files(run):
     topics = {t for t, _ in seen_ids}
     assert len(seen_ids) == len(topics)  # one id per topic
     assert ("__cluster_metadata", "AAAAAAAAAAAAAAAAAAAAAQ") in seen_ids
-    q = cp.parse_quorum_state((d / "__cluster_metadata-0" / "quorum-state").read_bytes(), "q")
+    q = bf.parse_quorum_state((d / "__cluster_metadata-0" / "quorum-state").read_bytes(), "q")
     assert (q.leader_id, q.leader_epoch, q.voted_id, q.current_voters, q.data_version) == (1, 1, -1, (1,), 0)
 
 
 def test_real_files_are_not_modified_by_parsing():
     d = real_data(RUNS[0])
     before = os.stat(d / "meta.properties")
-    cp.parse_meta_properties((d / "meta.properties").read_bytes(), "m")
+    bf.parse_meta_properties((d / "meta.properties").read_bytes(), "m")
     after = os.stat(d / "meta.properties")
     assert (before.st_mtime_ns, before.st_size, before.st_mode) == (after.st_mtime_ns, after.st_size, after.st_mode)
 

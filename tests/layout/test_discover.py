@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from forensics.codec.broker_files import parse_meta_properties
 from forensics.codec.checkpoints import (
     EpochEntry,
-    parse_meta_properties,
     parse_offset_checkpoint,
 )
 from forensics.errors import InputError
