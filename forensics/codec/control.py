@@ -17,7 +17,9 @@ from enum import IntEnum
 from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 from forensics.codec import batch as v2
-from forensics.codec.schema import F, JavaReader, Message, S, SchemaReadError, parse_versions, read_message, write_json
+from forensics.codec.java_reader import JavaReader, SchemaReadError
+from forensics.codec.schema import F, Message, S, parse_versions, read_message
+from forensics.codec.schema_json import write_json
 from forensics.errors import CorruptRecordError
 
 _KEY = struct.Struct(">hh")

@@ -30,7 +30,9 @@ from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple, Union
 
 from forensics.codec.metadata_schemas import METADATA_MESSAGES, METADATA_RECORD_TYPES
-from forensics.codec.schema import JavaReader, SchemaReadError, json_string, read_message, write_json
+from forensics.codec.java_reader import JavaReader, SchemaReadError
+from forensics.codec.schema import read_message
+from forensics.codec.schema_json import json_string, write_json
 from forensics.errors import CorruptInputError
 
 __all__ = [

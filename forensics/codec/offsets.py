@@ -42,6 +42,7 @@ import struct as _struct
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
+from forensics.codec.java_reader import JavaReader, SchemaReadError
 from forensics.codec.offsets_schemas import (
     CONSUMER_PROTOCOL_ASSIGNMENT,
     CONSUMER_PROTOCOL_SUBSCRIPTION,
@@ -50,15 +51,8 @@ from forensics.codec.offsets_schemas import (
     RECORDS,
     record_schemas,
 )
-from forensics.codec.schema import (
-    JavaReader,
-    Message,
-    RawJson,
-    SchemaReadError,
-    json_string,
-    read_message,
-    write_json,
-)
+from forensics.codec.schema import Message, read_message
+from forensics.codec.schema_json import RawJson, json_string, write_json
 from forensics.errors import CorruptInputError, CorruptRecordError
 
 __all__ = [

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from fixtures.diskgen.records import encode_marker_batch
 from forensics.codec import batch as v2
 from forensics.codec import control
-from forensics.codec.schema import encode_message
+from forensics.codec.schema_encode import encode_message
 from forensics.errors import CorruptRecordError, ForensicsError
 
 h = bytes.fromhex

@@ -37,12 +37,14 @@ from forensics.codec import (
     control,
     crc,
     indexes,
+    java_reader,
     legacy,
     metadata_records,
     offsets,
     offsets_schemas,
     primitives,
     schema,
+    schema_json,
     snapshot,
     txnlog,
 )
@@ -109,8 +111,8 @@ ENTRY_POINTS = {
         "read_control", "decode_control_record", "format_control_record")},
     "control.read_control_batch": f"{HERE}::test_real_v2_batches_mutated",
     "schema.read_message": f"{HERE}::test_every_message_schema_on_arbitrary_bytes",
-    "schema.write_json": f"{HERE}::test_every_message_schema_on_arbitrary_bytes",
-    "schema.java_string": f"{HERE}::test_every_message_schema_on_arbitrary_bytes",
+    "schema_json.write_json": f"{HERE}::test_every_message_schema_on_arbitrary_bytes",
+    "java_reader.java_string": f"{HERE}::test_every_message_schema_on_arbitrary_bytes",
     "compression.decompress": f"{HERE}::test_real_v2_batches_mutated",
     "compression.xxh32": "codec/test_compression.py::test_xxh32_property",
     "compression.codec_name": f"{HERE}::test_small_readers_on_arbitrary_input",
@@ -142,14 +144,18 @@ NOT_DECODERS = {
     **{f"primitives.{n}": "encoder" for n in ("encode_uvarint", "encode_varint", "encode_varlong")},
     "offsets_schemas.record_schemas": "schema lookup by record type",
     "metadata_records.apply_partition_change": "replays decoded records",
-    **{f"schema.{n}": "schema definitions and rendering helpers (trusted, built into the code)" for n in (
-        "parse_versions", "intersect", "subtract", "cond", "F", "S", "uuid_to_string", "uuid_from_string",
-        "json_string", "java_double", "encode_message")},
+    **{f"schema.{n}": "schema definitions (trusted, built into the code)" for n in (
+        "parse_versions", "intersect", "subtract", "cond", "F", "S", "field_flexible")},
+    **{f"java_reader.{n}": "rendering helpers (trusted, built into the code)" for n in (
+        "uuid_to_string", "uuid_from_string", "i32")},
+    **{f"schema_json.{n}": "rendering helpers (trusted, built into the code)" for n in ("json_string", "java_double")},
+    "schema_encode.encode_message": "the test fixtures' encoder",
     "crc.crc32c_pure": "the reference the accelerated crc32c is checked against",
     "frames.Frame": "result type",
 }
 MODULES = ("batch", "legacy", "control", "txnlog", "snapshot", "indexes", "checkpoints", "broker_files", "text_lines",
-           "offsets", "offsets_schemas", "metadata_records", "schema", "compression", "primitives", "crc")
+           "offsets", "offsets_schemas", "metadata_records", "schema", "schema_json",
+           "schema_encode", "java_reader", "compression", "primitives", "crc")
 
 
 def public_functions():
@@ -347,12 +353,12 @@ MESSAGES = ([m for t in range(16) for m in (offsets_schemas.record_schemas(t) or
 @given(msg=st.sampled_from(MESSAGES), version=st.integers(-1, 20),
        raw=st.one_of(st.binary(max_size=120), mutated([v for _, v in METADATA if v] + [v for _, v in OFFSETS if v])))
 def test_every_message_schema_on_arbitrary_bytes(msg, version, raw):
-    data = ours(schema.read_message, msg, schema.JavaReader(raw), version)
+    data = ours(schema.read_message, msg, java_reader.JavaReader(raw), version)
     if isinstance(data, ForensicsError):
-        assert isinstance(data, schema.SchemaReadError)
+        assert isinstance(data, java_reader.SchemaReadError)
         return
-    assert isinstance(ours(schema.write_json, msg, data, version), (str, schema.SchemaReadError))
-    assert isinstance(schema.java_string(raw), str)
+    assert isinstance(ours(schema_json.write_json, msg, data, version), (str, java_reader.SchemaReadError))
+    assert isinstance(java_reader.java_string(raw), str)
 
 
 # -- files -------------------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from forensics.codec import control
 from forensics.codec import metadata_records as mr
 from forensics.codec.primitives import encode_uvarint
-from forensics.codec.schema import encode_message, java_double
+from forensics.codec.schema_encode import encode_message
+from forensics.codec.schema_json import java_double
 from forensics.errors import CorruptInputError
 from tests.oracle import dump_tails, iter_v2_records
 

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from forensics.codec import offsets as oc
 from forensics.codec.control import format_control_record
-from forensics.codec.schema import encode_message, json_string
+from forensics.codec.schema_encode import encode_message
+from forensics.codec.schema_json import json_string
 from forensics.errors import CorruptInputError, CorruptRecordError
 from tests.oracle import dump_tails, iter_v2_records
 
