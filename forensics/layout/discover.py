@@ -66,20 +66,21 @@ DEFAULT_MAX_DEPTH = 3
 # --------------------------------------------------------------------------- log dirs
 
 
-def _is_partition_like(entries: Sequence[DirEntry]) -> bool:
+def _holds_kind(entries: Sequence[DirEntry], kinds) -> bool:
+    """Whether a regular file among ``entries`` is named like a Kafka file of one of ``kinds``."""
     for e in entries:
         parsed = classify_file_name(e.name) if e.kind == "file" else None
-        if parsed is not None and parsed.kind in PARTITION_FILE_KINDS:
+        if parsed is not None and parsed.kind in kinds:
             return True
     return False
+
+
+def _is_partition_like(entries: Sequence[DirEntry]) -> bool:
+    return _holds_kind(entries, PARTITION_FILE_KINDS)
 
 
 def _has_root_marker(entries: Sequence[DirEntry]) -> bool:
-    for e in entries:
-        parsed = classify_file_name(e.name) if e.kind == "file" else None
-        if parsed is not None and parsed.kind in ROOT_FILE_KINDS:
-            return True
-    return False
+    return _holds_kind(entries, ROOT_FILE_KINDS)
 
 
 class _Walker:
