@@ -16,21 +16,16 @@ _B64 = base64.b64encode
 
 
 
-_SHORT_ESCAPES = {0x22: '\\"', 0x5C: "\\\\", 0x08: "\\b", 0x09: "\\t", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r"}
+# Jackson's default escaping: '"', '\\', the short escapes \b \t \n \f \r, every other control
+# char below 0x20 as \u00XX with upper-case hex; '/', DEL, non-ASCII and U+2028/9 stay as they are.
+_JSON_ESCAPES = {i: f"\\u{i:04X}" for i in range(0x20)}
+_JSON_ESCAPES.update({0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r", 0x22: '\\"', 0x5C: "\\\\"})
 
 
 def json_string(s: str) -> str:
     """A JSON string as Jackson writes it: only ``"``, ``\\`` and C0 controls escaped,
     generic escapes with upper-case hex, everything else verbatim."""
-    out = ['"']
-    for ch in s:
-        c = ord(ch)
-        if c < 0x20 or c == 0x22 or c == 0x5C:
-            out.append(_SHORT_ESCAPES.get(c) or f"\\u{c:04X}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    return '"' + s.translate(_JSON_ESCAPES) + '"'
 
 
 def java_double(d: float) -> str:

@@ -1,4 +1,5 @@
-"""``__transaction_state`` records (Kafka's ``TransactionLog``) and Kafka 4.1's ``--transaction-log-decoder`` text.
+"""``__transaction_state`` records (Kafka's ``TransactionLog``); the text Kafka 4.1's
+``--transaction-log-decoder`` prints for them is in :mod:`forensics.codec.txnlog_text`.
 
 Mirrors, from the Kafka source:
 
@@ -6,9 +7,7 @@ Mirrors, from the Kafka source:
   non-flexible; in 4.x the key's int16 prefix is the coordinator *record type*, 0 = TransactionLog)
   and ``TransactionLogValue.json`` (v0 non-flexible, v1 flexible with tagged fields 0..2), read the
   way the generated ``TransactionLogKey``/``TransactionLogValue`` readers do;
-* ``coordinator-common/.../runtime/CoordinatorRecordSerde.java`` + ``TransactionCoordinatorRecordSerde``
-  and ``DumpLogSegments.TransactionLogMessageParser`` for the dump text (JSON written by the generated
-  ``*JsonConverter`` classes through Jackson's ``ObjectNode.toString``);
+* ``coordinator-common/.../runtime/CoordinatorRecordSerde.java`` + ``TransactionCoordinatorRecordSerde``;
 * ``clients/.../utils/Utils.java`` (``abs``) and ``java.lang.String.hashCode`` for the partition of an id.
 
 Strings are decoded like Java's ``new String(bytes, UTF_8)``: malformed UTF-8 becomes U+FFFD (the
@@ -349,96 +348,3 @@ def transaction_partition_for(transactional_id: str, partition_count: int) -> in
     if partition_count <= 0:
         raise ValueError(f"partition_count must be positive, got {partition_count}")
     return java_utils_abs(java_string_hash(transactional_id)) % partition_count
-
-
-# --------------------------------------------------------------------------- dump text (Kafka 4.1)
-
-# Jackson's default escaping: '"', '\\', the short escapes \b \t \n \f \r, every other control
-# char below 0x20 as \u00XX with upper-case hex; '/', DEL, non-ASCII and U+2028/9 stay as they are.
-_JSON_ESCAPES = {i: f"\\u{i:04X}" for i in range(0x20)}
-_JSON_ESCAPES.update({0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r",
-                      ord('"'): '\\"', ord("\\"): "\\\\"})
-
-
-def jackson_string(s: str) -> str:
-    """A JSON string literal exactly as Jackson's default generator writes it."""
-    return '"' + s.translate(_JSON_ESCAPES) + '"'
-
-
-def format_key_json(key: TransactionLogKey) -> str:
-    """``{"type":"0","data":{"transactionalId":"..."}}`` as printed by DumpLogSegments 4.1."""
-    return '{"type":"%d","data":{"transactionalId":%s}}' % (key.version, jackson_string(key.transactional_id))
-
-
-def _partitions_json(parts: Optional[Tuple[PartitionsSchema, ...]]) -> str:
-    if parts is None:
-        return "null"
-    items = (
-        '{"topic":%s,"partitionIds":[%s]}' % (jackson_string(p.topic), ",".join(map(str, p.partition_ids)))
-        for p in parts
-    )
-    return "[" + ",".join(items) + "]"
-
-
-def format_value_json(value: Optional[TransactionLogValue]) -> str:
-    """The ``payload:`` text of DumpLogSegments 4.1 (``<DELETE>`` for a tombstone).
-
-    Field order is the schema's declaration order (so tags 0/1 sit between producerId and
-    producerEpoch); tagged fields appear only when different from their default and only for
-    v1+. Tags unknown to the 4.1 schema (including tag 3, NextProducerEpoch) are not printed.
-    """
-    if value is None:
-        return "<DELETE>"
-    v = value
-    out = ['{"version":"%d","data":{"producerId":%d' % (v.version, v.producer_id)]
-    flexible = v.version >= 1
-    if flexible and v.previous_producer_id != -1:
-        out.append(',"previousProducerId":%d' % v.previous_producer_id)
-    if flexible and v.next_producer_id != -1:
-        out.append(',"nextProducerId":%d' % v.next_producer_id)
-    out.append(',"producerEpoch":%d,"transactionTimeoutMs":%d,"transactionStatus":%d'
-               % (v.producer_epoch, v.transaction_timeout_ms, v.status_id))
-    out.append(',"transactionPartitions":' + _partitions_json(v.partitions))
-    out.append(',"transactionLastUpdateTimestampMs":%d,"transactionStartTimestampMs":%d'
-               % (v.last_update_timestamp_ms, v.start_timestamp_ms))
-    if flexible and v.client_transaction_version != 0:
-        out.append(',"clientTransactionVersion":%d' % v.client_transaction_version)
-    out.append("}}")
-    return "".join(out)
-
-
-def format_record_key_and_value(key, value, offset: int) -> Tuple[str, Optional[str]]:
-    """What ``DumpLogSegments --transaction-log-decoder`` prints after ``key:`` and ``payload:``
-    for one record (``None`` = no payload part), including its skip messages:
-
-    * unknown record type: ``Unknown record type N at offset O, skipping.`` and no payload;
-    * undecodable key/value: ``Error at offset O, skipping. <reason>`` and no payload. The
-      ``Could not read ...`` framing follows ``CoordinatorRecordSerde``; the reason text after
-      ``due to:`` is ours, not Java's exception message.
-
-    A null key makes Kafka's tool abort; we raise :class:`CorruptTransactionLogError`.
-    """
-    if key is None:
-        raise _E(f"Failed to decode message at offset {offset} using the specified decoder "
-                 "(message had a missing key)", offset=offset)
-    decoded_key, error = _read_part(decode_key, key, "key")
-    if error is None and isinstance(decoded_key, UnknownTransactionLogKey):
-        return f"Unknown record type {decoded_key.version} at offset {offset}, skipping.", None
-    if error is None and value is None:
-        return format_key_json(decoded_key), "<DELETE>"
-    if error is None:
-        decoded_value, error = _read_part(decode_value, value, "value")
-    if error is not None:
-        return f"Error at offset {offset}, skipping. {error}", None
-    return format_key_json(decoded_key), format_value_json(decoded_value)
-
-
-def _read_part(decode: Callable, buf, what: str):
-    """(decoded, None), or (None, why) in ``CoordinatorRecordSerde``'s words."""
-    if len(buf) < 2:
-        return None, f"Could not read version from {what}'s buffer."
-    try:
-        return decode(buf), None
-    except CorruptTransactionLogError as exc:
-        version = int.from_bytes(bytes(buf[:2]), "big", signed=True)
-        return None, f"Could not read record with version {version} from {what}'s buffer due to: {exc.message}."

@@ -29,7 +29,7 @@ def data_texts(key: Optional[bytes], value: Optional[bytes], offset: int, decode
     if decoder is None:
         return string_texts(key, value)
     if decoder == "transaction-log":
-        from forensics.codec.txnlog import format_record_key_and_value
+        from forensics.codec.txnlog_text import format_record_key_and_value
 
         k, v = format_record_key_and_value(key, value, offset)
         return DecodedText(key=k, payload=v)

@@ -47,6 +47,7 @@ from forensics.codec import (
     schema_json,
     snapshot,
     txnlog,
+    txnlog_text,
 )
 from forensics.errors import (
     CorruptCheckpointError,
@@ -86,9 +87,9 @@ ENTRY_POINTS = {
     "control.decode_end_txn_marker": f"{HERE}::test_real_control_records_mutated",
     "txnlog.decode_key": f"{HERE}::test_real_transaction_log_records_mutated",
     "txnlog.decode_value": f"{HERE}::test_real_transaction_log_records_mutated",
-    "txnlog.format_key_json": f"{HERE}::test_real_transaction_log_records_mutated",
-    "txnlog.format_value_json": f"{HERE}::test_real_transaction_log_records_mutated",
-    "txnlog.format_record_key_and_value": f"{HERE}::test_real_transaction_log_records_mutated",
+    "txnlog_text.format_key_json": f"{HERE}::test_real_transaction_log_records_mutated",
+    "txnlog_text.format_value_json": f"{HERE}::test_real_transaction_log_records_mutated",
+    "txnlog_text.format_record_key_and_value": f"{HERE}::test_real_transaction_log_records_mutated",
     "snapshot.decode_snapshot": f"{HERE}::test_real_snapshots_mutated",
     "snapshot.format_snapshot_entry": f"{HERE}::test_real_snapshots_mutated",
     **{f"indexes.{n}": f"{HERE}::test_real_indexes_mutated" for n in (
@@ -133,7 +134,6 @@ NOT_DECODERS = {
     "txnlog.java_string_hash": "hash of a decoded string",
     "txnlog.java_utils_abs": "int arithmetic",
     "txnlog.transaction_partition_for": "partition of a decoded id, for a configured count",
-    "txnlog.jackson_string": "JSON text of a decoded string",
     "snapshot.decrement_sequence": "int arithmetic on decoded fields",
     "snapshot.format_optional_long": "text of a decoded int",
     "indexes.format_offset_position": "text of a decoded entry",
@@ -155,7 +155,7 @@ NOT_DECODERS = {
 }
 MODULES = ("batch", "legacy", "control", "txnlog", "snapshot", "indexes", "checkpoints", "broker_files", "text_lines",
            "offsets", "offsets_schemas", "metadata_records", "schema", "schema_json",
-           "schema_encode", "java_reader", "compression", "primitives", "crc")
+           "schema_encode", "java_reader", "txnlog_text", "compression", "primitives", "crc")
 
 
 def public_functions():
@@ -285,13 +285,13 @@ def test_real_transaction_log_records_mutated(key, value):
         if isinstance(got, ForensicsError):
             assert isinstance(got, CorruptTransactionLogError) and got.position is not None
         elif isinstance(got, txnlog.TransactionLogKey):
-            assert isinstance(txnlog.format_key_json(got), str)
+            assert isinstance(txnlog_text.format_key_json(got), str)
         elif isinstance(got, txnlog.TransactionLogValue):
-            assert isinstance(txnlog.format_value_json(got), str)
+            assert isinstance(txnlog_text.format_value_json(got), str)
     if key is None:
-        assert isinstance(ours(txnlog.format_record_key_and_value, key, value, 3), CorruptTransactionLogError)
+        assert isinstance(ours(txnlog_text.format_record_key_and_value, key, value, 3), CorruptTransactionLogError)
     else:
-        k, v = txnlog.format_record_key_and_value(key, value, 3)
+        k, v = txnlog_text.format_record_key_and_value(key, value, 3)
         assert isinstance(k, str) and (v is None or isinstance(v, str))
 
 

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forensics.codec import txnlog as tl
+from forensics.codec import txnlog_text as tt
 from forensics.codec.primitives import encode_uvarint
 from forensics.errors import CorruptTransactionLogError, ForensicsError
 from tests.oracle import iter_v2_records
@@ -55,7 +56,7 @@ def our_records(path: Path):
     out = []
     for offset, key, value, control in iter_v2_records(path.read_bytes()):
         assert not control
-        k, p = tl.format_record_key_and_value(key, value, offset)
+        k, p = tt.format_record_key_and_value(key, value, offset)
         out.append((offset, k, p))
     return out
 
@@ -112,7 +113,7 @@ def encode_key(txn_id, version=0) -> bytes:
 def test_spec_key_example():
     key = tl.decode_key(KEY_MY_TXN_ID)
     assert key == tl.TransactionLogKey("my-txn-id", 0)
-    assert tl.format_key_json(key) == '{"type":"0","data":{"transactionalId":"my-txn-id"}}'
+    assert tt.format_key_json(key) == '{"type":"0","data":{"transactionalId":"my-txn-id"}}'
 
 
 @pytest.mark.parametrize("raw,version", [(V0_ONGOING, 0), (V1_ONGOING, 1)])
@@ -125,7 +126,7 @@ def test_spec_ongoing_values(raw, version):
     assert v.client_transaction_version == (2 if version else 0)
     assert v.trailing_bytes == 0 and v.unknown_tags == ()
     tail = ',"clientTransactionVersion":2}}' if version else "}}"
-    assert tl.format_value_json(v) == (
+    assert tt.format_value_json(v) == (
         '{"version":"%d","data":{"producerId":1000,"producerEpoch":5,"transactionTimeoutMs":60000,'
         '"transactionStatus":1,"transactionPartitions":[{"topic":"orders","partitionIds":[0,2]}],'
         '"transactionLastUpdateTimestampMs":1700000000000,"transactionStartTimestampMs":1699999990000' % version
@@ -138,7 +139,7 @@ def test_spec_empty_values(raw, version):
     v = tl.decode_value(raw)
     assert v.status is tl.TransactionStatus.EMPTY and v.partitions is None and v.start_timestamp_ms == -1
     assert v.producer_epoch == 6 and v.version == version
-    assert tl.format_value_json(v) == (
+    assert tt.format_value_json(v) == (
         '{"version":"%d","data":{"producerId":1000,"producerEpoch":6,"transactionTimeoutMs":60000,'
         '"transactionStatus":0,"transactionPartitions":null,"transactionLastUpdateTimestampMs":1700000000000,'
         '"transactionStartTimestampMs":-1}}' % version
@@ -148,13 +149,13 @@ def test_spec_empty_values(raw, version):
 def test_brief_example_text_i_java_txn():
     value = encode_value(1, 19, 1, 60000, 2, [("i-java-txn", [1])], 1795211299775, 1795211299178,
                          tags=[(2, b"\x00\x02")])
-    assert tl.format_value_json(tl.decode_value(value)) == (
+    assert tt.format_value_json(tl.decode_value(value)) == (
         '{"version":"1","data":{"producerId":19,"producerEpoch":1,"transactionTimeoutMs":60000,'
         '"transactionStatus":2,"transactionPartitions":[{"topic":"i-java-txn","partitionIds":[1]}],'
         '"transactionLastUpdateTimestampMs":1795211299775,"transactionStartTimestampMs":1795211299178,'
         '"clientTransactionVersion":2}}'
     )
-    assert tl.format_key_json(tl.decode_key(encode_key("a-tx-producer-1"))) == \
+    assert tt.format_key_json(tl.decode_key(encode_key("a-tx-producer-1"))) == \
         '{"type":"0","data":{"transactionalId":"a-tx-producer-1"}}'
 
 
@@ -221,8 +222,8 @@ def test_every_real_transaction_state_log_matches_kafka_dump(run):
 
 def test_tombstone_and_empty_value():
     assert tl.decode_value(None) is None
-    assert tl.format_value_json(None) == "<DELETE>"
-    assert tl.format_record_key_and_value(KEY_MY_TXN_ID, None, 9) == (
+    assert tt.format_value_json(None) == "<DELETE>"
+    assert tt.format_record_key_and_value(KEY_MY_TXN_ID, None, 9) == (
         '{"type":"0","data":{"transactionalId":"my-txn-id"}}', "<DELETE>")
     with pytest.raises(CorruptTransactionLogError):
         tl.decode_value(b"")  # an empty value is not a tombstone
@@ -231,28 +232,28 @@ def test_tombstone_and_empty_value():
 def test_unknown_key_version_is_typed_not_an_error():
     key = tl.decode_key(b"\x00\x01\x00\x02ab")
     assert key == tl.UnknownTransactionLogKey(1, b"\x00\x02ab")
-    assert tl.format_record_key_and_value(b"\x00\x01\x00\x02ab", V0_ONGOING, 42) == (
+    assert tt.format_record_key_and_value(b"\x00\x01\x00\x02ab", V0_ONGOING, 42) == (
         "Unknown record type 1 at offset 42, skipping.", None)
 
 
 def test_record_error_texts():
-    assert tl.format_record_key_and_value(b"\x00", None, 3) == (
+    assert tt.format_record_key_and_value(b"\x00", None, 3) == (
         "Error at offset 3, skipping. Could not read version from key's buffer.", None)
-    assert tl.format_record_key_and_value(KEY_MY_TXN_ID, b"\x00", 3) == (
+    assert tt.format_record_key_and_value(KEY_MY_TXN_ID, b"\x00", 3) == (
         "Error at offset 3, skipping. Could not read version from value's buffer.", None)
-    k, p = tl.format_record_key_and_value(KEY_MY_TXN_ID, b"\x00\x02" + V0_ONGOING[2:], 3)
+    k, p = tt.format_record_key_and_value(KEY_MY_TXN_ID, b"\x00\x02" + V0_ONGOING[2:], 3)
     assert k == ("Error at offset 3, skipping. Could not read record with version 2 from value's buffer "
                  "due to: Can't read version 2 of TransactionLogValue.") and p is None
-    k, p = tl.format_record_key_and_value(KEY_MY_TXN_ID[:-1], V0_ONGOING, 3)
+    k, p = tt.format_record_key_and_value(KEY_MY_TXN_ID[:-1], V0_ONGOING, 3)
     assert k.startswith("Error at offset 3, skipping. Could not read record with version 0 from key's buffer")
     with pytest.raises(CorruptTransactionLogError):
-        tl.format_record_key_and_value(None, V0_ONGOING, 3)
+        tt.format_record_key_and_value(None, V0_ONGOING, 3)
 
 
 def test_unknown_status_is_kept():
     v = tl.decode_value(encode_value(0, 1, 0, 100, 9, [], 5, 6))
     assert v.status == 9 and not v.status_known and v.status_id == 9
-    assert '"transactionStatus":9,' in tl.format_value_json(v)
+    assert '"transactionStatus":9,' in tt.format_value_json(v)
     v = tl.decode_value(encode_value(0, 1, 0, 100, -1, [], 5, 6))
     assert v.status == -1 and not v.status_known
     assert tl.decode_value(V0_ONGOING).status_known
@@ -268,7 +269,7 @@ def test_tagged_fields_known_unknown_and_json_placement():
         (77, 78, 1, 4)
     assert v.unknown_tags == (tl.TaggedField(9, b"\xde\xad"),)
     assert v.partition_unknown_tags == ((0, tl.TaggedField(4, b"x")),)
-    assert tl.format_value_json(v) == (
+    assert tt.format_value_json(v) == (
         '{"version":"1","data":{"producerId":5,"previousProducerId":77,"nextProducerId":78,"producerEpoch":3,'
         '"transactionTimeoutMs":1000,"transactionStatus":1,"transactionPartitions":[{"topic":"t","partitionIds":[0]}],'
         '"transactionLastUpdateTimestampMs":10,"transactionStartTimestampMs":11,"clientTransactionVersion":1}}'
@@ -278,8 +279,8 @@ def test_tagged_fields_known_unknown_and_json_placement():
 def test_tagged_fields_at_default_are_not_printed():
     tags = [(0, struct.pack(">q", -1)), (2, b"\x00\x00")]
     v = tl.decode_value(encode_value(1, 5, 3, 1000, 0, None, 10, -1, tags=tags))
-    assert "previousProducerId" not in tl.format_value_json(v)
-    assert "clientTransactionVersion" not in tl.format_value_json(v)
+    assert "previousProducerId" not in tt.format_value_json(v)
+    assert "clientTransactionVersion" not in tt.format_value_json(v)
 
 
 def test_known_tag_with_wrong_size_is_an_error():
@@ -294,18 +295,18 @@ def test_partitions_null_vs_empty_v0_v1():
         assert tl.decode_value(encode_value(version, 1, 0, 1, 0, None, 1, 1)).partitions is None
         v = tl.decode_value(encode_value(version, 1, 0, 1, 4, [], 1, 1))
         assert v.partitions == ()
-        assert '"transactionPartitions":[],' in tl.format_value_json(v)
+        assert '"transactionPartitions":[],' in tt.format_value_json(v)
 
 
 def test_jackson_escaping_of_strings():
     txn_id = 'a"b\\c/d\ne\tf\x01g\x1fh\x7fi\u00e9j\u2028k\U0001F600l\x08\x0c\r'
     k = tl.decode_key(encode_key(txn_id))
-    assert tl.format_key_json(k) == (
+    assert tt.format_key_json(k) == (
         '{"type":"0","data":{"transactionalId":"a\\"b\\\\c/d\\ne\\tf\\u0001g\\u001Fh\x7fi\u00e9j\u2028k'
         '\U0001F600l\\b\\f\\r"}}'
     )
     v = tl.decode_value(encode_value(1, 1, 0, 1, 1, [("t\x00\u00fc", [3])], 1, 1))
-    assert '"topic":"t\\u0000\u00fc"' in tl.format_value_json(v)
+    assert '"topic":"t\\u0000\u00fc"' in tt.format_value_json(v)
 
 
 def test_invalid_utf8_is_replaced_like_java():
@@ -367,7 +368,7 @@ def test_every_bit_flip_decodes_or_raises_our_error(raw):
         except CorruptTransactionLogError as exc:
             assert exc.position is not None
         else:
-            tl.format_value_json(v)
+            tt.format_value_json(v)
 
 
 @settings(max_examples=400, deadline=None)
@@ -381,10 +382,10 @@ def test_arbitrary_bytes_raise_only_our_errors(data):
                 assert isinstance(exc, CorruptTransactionLogError) and exc.position is not None
             else:
                 if isinstance(result, tl.TransactionLogValue):
-                    tl.format_value_json(result)
+                    tt.format_value_json(result)
                 elif isinstance(result, tl.TransactionLogKey):
-                    tl.format_key_json(result)
-        k, p = tl.format_record_key_and_value(candidate, data, 7)
+                    tt.format_key_json(result)
+        k, p = tt.format_record_key_and_value(candidate, data, 7)
         assert isinstance(k, str) and (p is None or isinstance(p, str))
 
 
@@ -400,4 +401,4 @@ def test_roundtrip_generated_values(version, pid, epoch, timeout, status, parts,
     v = tl.decode_value(encode_value(version, pid, epoch, timeout, status, parts, last, start))
     assert (v.producer_id, v.producer_epoch, v.transaction_timeout_ms, v.status_id) == (pid, epoch, timeout, status)
     assert v.partitions == (None if parts is None else tuple(tl.PartitionsSchema(t, tuple(i)) for t, i in parts))
-    assert tl.format_value_json(v).startswith('{"version":"%d","data":{"producerId":%d,' % (version, pid))
+    assert tt.format_value_json(v).startswith('{"version":"%d","data":{"producerId":%d,' % (version, pid))
