@@ -63,7 +63,8 @@ def _evidence_lines(row: Row) -> List[str]:
     rec = ev.get("coordinatorRecord")
     if rec:
         lines.append(f"coordinator: __transaction_state-{rec['partition']} offset {rec['offset']} "
-                     f"({rec['state']}) in {rec['path']} @ byte {rec['position']}")
+                     f"({rec['state']}, written {stamp(rec.get('timestamp'))}) in {rec['path']} @ byte "
+                     f"{rec['position']}")
     for gap in ev.get("gaps") or ():
         lines.append(f"gap in the evidence: {gap['path']}: {gap['text']}")
     return lines
