@@ -37,6 +37,7 @@ from typing import (
     TypeVar,
 )
 
+from forensics.codec.java_reader import uuid_to_string
 from forensics.codec.primitives import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from forensics.codec.text_lines import (
     JAVA_WS,
@@ -197,7 +198,7 @@ def decode_kafka_uuid(text: str, path: Optional[str] = None, position: Optional[
 
 def encode_kafka_uuid(value: uuid.UUID) -> str:
     """``Uuid.toString``: base64url without padding."""
-    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
+    return uuid_to_string(value.bytes)
 
 
 # --------------------------------------------------------------------------- partition.metadata
