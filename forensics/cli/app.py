@@ -1,20 +1,18 @@
-"""The ``kafka-forensics`` command line: thin typer commands over library functions.
+"""The ``kafka-forensics`` command line: the typer app and its commands, registered here by name.
 
-One place maps errors to exit codes (see :data:`EXIT_CODES` and docs/cli.md). Data goes to
-stdout; progress, findings and diagnostics go to stderr. No traceback reaches a user unless
-KAFKA_FORENSICS_DEBUG=1 is set. A closed output pipe ends any command quietly with exit 0; an
-output that cannot be written (a full disk) ends it with :data:`EXIT_OUTPUT` and one line.
+Each command lives in a module of its own that knows nothing of this one: it parses its options,
+makes one call into :mod:`forensics.runs`, renders the result and picks the exit code (the exit codes,
+the error line and the stdout guard are :mod:`forensics.cli.boundary`'s). :func:`main` is the entry
+point (``kafka-forensics``, ``python -m forensics``).
 """
 
 from __future__ import annotations
 
-import _thread
 import os
 import signal
 import sys
 import threading
-from contextlib import contextmanager
-from typing import Iterator, List, Optional
+from typing import List, Optional
 
 import typer
 
@@ -24,31 +22,30 @@ except ImportError:  # pragma: no cover - older typer re-exports click's excepti
     from click import ClickException as _CliError
 
 from forensics import __version__
+from forensics.cli import dump_cmd, evidence, export_cmd, hanging_cmd, report_cmd, scan_cmd, state_cmd
+from forensics.cli.boundary import (  # noqa: F401  (the names tests and scripts import from here)
+    _COMMAND_LINE,
+    _CTRL_C,
+    EXIT_CODES,
+    EXIT_FOUND,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_OUTPUT,
+    EXIT_UNDECIDED,
+    EXIT_USAGE,
+    OutputError,
+    _interrupted,
+    _on_ctrl_c,
+    _silence_stdout,
+    _unsafe_to_interrupt,
+    _Stdout,
+    command_line,
+    error_boundary,
+    fail,
+)
 from forensics.errors import ForensicsError
 from forensics.render.terminal_text import term
-
-EXIT_OK = 0
-EXIT_FOUND = 1  # reserved for commands that gate scripts (find-hanging: something hangs)
-EXIT_USAGE = 2
-EXIT_UNDECIDED = 7  # find-hanging: open transactions need a person, none is proven hanging
-EXIT_INTERRUPTED = 130
-EXIT_INTERNAL = 70
-EXIT_OUTPUT = 74  # sysexits.h EX_IOERR: the output could not be written
-EXIT_CODES = {
-    0: "success",
-    1: "the analysis found what the command looks for (find-hanging: a hanging transaction; verify-manifest: a "
-       "file differs from the manifest)",
-    2: "usage error (bad option or argument, an output path inside the evidence)",
-    3: "input error: a path does not exist, is of the wrong type or cannot be read",
-    4: "an input file is not what its name says or is damaged beyond decoding",
-    5: "--strict was given and findings were reported",
-    6: "the Spark engine failed: Spark could not start or a job failed (the message names Spark's log)",
-    7: "find-hanging: nothing is proven hanging, but open transactions need a person (unverifiable evidence, a "
-       "coordinator stuck or fenced, an ongoing transaction long past its timeout): neither all clear nor abort these",
-    70: "internal error (a bug: please report it with KAFKA_FORENSICS_DEBUG=1 output)",
-    74: "output error: stdout could not be written (disk full, I/O error); what was written is incomplete",
-    130: "interrupted (Ctrl-C)",
-}
 
 app = typer.Typer(
     add_completion=False,
@@ -62,7 +59,7 @@ app = typer.Typer(
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"kafka-forensics {__version__}")
-        raise typer.Exit(0)
+        raise typer.Exit(EXIT_OK)
 
 
 @app.callback()
@@ -71,105 +68,21 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     """Offline forensics for Apache Kafka broker disks (read-only)."""
 
 
-def fail(message: str, code: int) -> "typer.Exit":
-    """One line ``kafka-forensics: MESSAGE`` on stderr (evidence text in it shown escaped, see
-    :func:`~forensics.render.terminal_text.term`) and the exit to raise."""
-    sys.stdout.flush()
-    typer.echo(f"kafka-forensics: {term(message)}", err=True)
-    return typer.Exit(code)
-
-
-class OutputError(ForensicsError):
-    """Writing to stdout failed (not a closed pipe: that ends the command quietly)."""
-
-    exit_code = EXIT_OUTPUT
-
-
-class _Stdout:
-    """``sys.stdout`` whose write failures are told apart from every other ``OSError``: a full disk
-    or an I/O error on the output becomes an :class:`OutputError`; a closed pipe stays a
-    ``BrokenPipeError``. Everything else is the wrapped stream's."""
-
-    def __init__(self, stream) -> None:
-        self._stream = stream
-
-    def _guard(self, call, *args):
-        try:
-            return call(*args)
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise OutputError(f"cannot write to stdout: {exc.strerror or exc}") from None
-
-    def write(self, text: str) -> int:
-        return self._guard(self._stream.write, text)
-
-    def flush(self) -> None:
-        self._guard(self._stream.flush)
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
-
-
-_CTRL_C = threading.Event()  # set by the first Ctrl-C: whatever fails after it was interrupted
-
-
-def _unsafe_to_interrupt(frame) -> bool:
-    """A KeyboardInterrupt raised inside a finalizer (``__del__``: Py4J closes connections there)
-    is swallowed by Python, and one raised inside logging can leave its module lock held, which
-    hangs the next thread that logs. Neither may be where Ctrl-C lands."""
-    while frame is not None:
-        code = frame.f_code
-        if code.co_name == "__del__" or code.co_filename.endswith(os.path.join("logging", "__init__.py")):
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _on_ctrl_c(signum, frame) -> None:
-    _CTRL_C.set()
-    if _unsafe_to_interrupt(frame):  # come back in a moment, at a safe point
-        threading.Timer(0.05, _thread.interrupt_main).start()
-        return
-    raise KeyboardInterrupt
-
-
-@contextmanager
-def error_boundary() -> Iterator[None]:
-    """Turn our errors into one clear line on stderr and a documented exit code."""
-    try:
-        yield
-    except OutputError as exc:
-        _silence_stdout()  # what is still buffered cannot be written either
-        raise fail(str(exc), exc.exit_code)
-    except ForensicsError as exc:
-        if _CTRL_C.is_set():  # a Spark job cancelled by Ctrl-C fails as a job: it was interrupted
-            raise KeyboardInterrupt from None
-        raise fail(str(exc), exc.exit_code)
-    except BrokenPipeError:
-        _silence_stdout()
-        raise typer.Exit(EXIT_OK)
-
-
-def _silence_stdout() -> None:
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-
-
-def _interrupted() -> int:
-    typer.echo("kafka-forensics: interrupted", err=True)
-    return EXIT_INTERRUPTED
-
-
-_COMMAND_LINE: List[str] = []  # as main() was given it, for the evidence manifest
-
-
-def command_line() -> List[str]:
-    """This run's command line (``sys.argv`` when the app was not started through :func:`main`)."""
-    return list(_COMMAND_LINE) or ["kafka-forensics", *sys.argv[1:]]
+# The commands, in the order ``--help`` lists them.
+COMMANDS = (
+    ("verify-manifest", evidence.verify_manifest_cli),
+    ("dump", dump_cmd.dump_cli),
+    ("describe-producers", state_cmd.describe_producers_cli),
+    ("list", state_cmd.list_cli),
+    ("describe", state_cmd.describe_cli),
+    ("export", export_cmd.export_cli),
+    ("find-hanging", hanging_cmd.find_hanging_cli),
+    ("abort-commands", hanging_cmd.abort_commands_cli),
+    ("report", report_cmd.report_cli),
+    ("scan", scan_cmd.scan_cli),
+)
+for _name, _command in COMMANDS:
+    app.command(_name)(_command)
 
 
 def _run(argv: Optional[List[str]]) -> int:
@@ -235,15 +148,6 @@ def main(argv: Optional[List[str]] = None) -> None:
     if not isinstance(sys.stdout, _Stdout) and sys.stdout is not None:
         sys.stdout = _Stdout(sys.stdout)
     try:
-        from forensics.cli import (  # noqa: F401  (registers the commands)
-            dump_cmd,
-            evidence,
-            export_cmd,
-            hanging_cmd,
-            report_cmd,
-            scan_cmd,
-            state_cmd,
-        )
         from forensics.pipeline.engine import shutdown
     except KeyboardInterrupt:
         sys.exit(_interrupted())

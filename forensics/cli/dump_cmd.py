@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from forensics.cli.app import EXIT_USAGE, app, error_boundary, fail
+from forensics.cli.boundary import EXIT_STRICT, EXIT_USAGE, error_boundary, fail
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import ENGINE_LOCAL
 from forensics.errors import InputError
@@ -22,7 +22,6 @@ class DumpFormat(str, Enum):
     json = "json"
 
 
-@app.command("dump")
 def dump_cli(
     files: Optional[List[str]] = typer.Argument(None, help="Files to dump (.log .index .timeindex .txnindex .snapshot .checkpoint)."),
     files_opt: Optional[str] = typer.Option(None, "--files", help="Comma-separated files, as kafka-dump-log.sh takes them."),
@@ -77,7 +76,7 @@ def dump_cli(
     if failed:
         raise typer.Exit(failed)
     if strict and findings:
-        raise typer.Exit(5)
+        raise typer.Exit(EXIT_STRICT)
 
 
 def _dump_one(path: str, options: DumpOptions, fmt: DumpFormat) -> int:

@@ -20,10 +20,10 @@ from typing import Optional, Sequence
 import typer
 
 from forensics import __version__
-from forensics.cli.app import (
+from forensics.cli.boundary import (
     EXIT_FOUND,
+    EXIT_INPUT,
     EXIT_USAGE,
-    app,
     command_line,
     error_boundary,
     fail,
@@ -65,7 +65,7 @@ def require_parent_dir(target: str, option: str) -> None:
     """Refuse (exit 3) an output path whose directory does not exist."""
     parent = os.path.dirname(os.path.abspath(target))
     if not os.path.isdir(parent):
-        raise fail(f"{option} {target}: directory {parent} does not exist", 3)
+        raise fail(f"{option} {target}: directory {parent} does not exist", EXIT_INPUT)
 
 
 class ManifestRun:
@@ -144,7 +144,6 @@ def write_atomically(target: str, data: bytes, what: str = "the manifest") -> No
         raise InputError(f"cannot write {what}: {exc.strerror or exc}", path=target) from None
 
 
-@app.command("verify-manifest")
 def verify_manifest_cli(
     manifest: str = typer.Argument(..., help="A manifest written by --manifest."),
     base: Optional[str] = typer.Option(None, "--base", metavar="DIR", help="Resolve the manifest's relative paths "

@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Sequence
 import typer
 
 from forensics import __version__
-from forensics.cli.app import EXIT_USAGE, app, command_line, error_boundary, fail
+from forensics.cli.boundary import EXIT_STRICT, EXIT_USAGE, command_line, error_boundary, fail
 from forensics.cli.as_of import write_clock
 from forensics.cli.evidence import (
     MANIFEST,
@@ -175,7 +175,6 @@ def _summary(out: str, paths: Sequence[str], counts: Dict[str, int], as_of, ref)
         fh.write("\n")
 
 
-@app.command("export")
 def export_cli(
     paths: List[str] = typer.Argument(..., help="Log dirs, a folder of several brokers' log dirs, partition dirs "
                                       "or files."),
@@ -215,7 +214,7 @@ def export_cli(
             if f.kind in EVIDENCE_KINDS:
                 sys.stderr.write(term(f.one_line()) + "\n")
     if strict and findings:
-        raise typer.Exit(5)
+        raise typer.Exit(EXIT_STRICT)
 
 
 __all__ = ["check_out", "export_cli", "previous_export"]

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from forensics.analysis.filters import Filters
-from forensics.cli.app import EXIT_FOUND, EXIT_OK, EXIT_UNDECIDED, EXIT_USAGE, app, error_boundary, fail
+from forensics.cli.boundary import EXIT_FOUND, EXIT_OK, EXIT_UNDECIDED, EXIT_USAGE, error_boundary, fail
 from forensics.cli.as_of import as_of_text, write_clock
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
@@ -65,7 +65,6 @@ PARTITION = typer.Option(None, "--partition", min=0, help="Only this partition (
 BROKER = typer.Option(None, "--broker-id", help="Only replicas on this broker.")
 
 
-@app.command("find-hanging")
 def find_hanging_cli(
     paths: List[str] = PATHS, as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT,
     topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
@@ -109,7 +108,6 @@ def find_hanging_cli(
     raise typer.Exit(OUTCOME_EXIT[outcome])
 
 
-@app.command("abort-commands")
 def abort_commands_cli(
     paths: List[str] = PATHS,
     bootstrap: str = typer.Option(..., "--bootstrap-server", help="HOST:PORT written into the commands."),

@@ -9,7 +9,7 @@ from typing import List, Optional, Tuple
 
 import typer
 
-from forensics.cli.app import EXIT_USAGE, fail
+from forensics.cli.boundary import EXIT_USAGE, fail
 from forensics.pipeline.engine import EngineName, EngineSpec, Executor, make_executor
 from forensics.render.terminal_text import term
 

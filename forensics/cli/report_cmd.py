@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from forensics.cli.app import app, error_boundary
+from forensics.cli.boundary import error_boundary
 from forensics.cli.evidence import (
     MANIFEST,
     ManifestRun,
@@ -37,7 +37,6 @@ def _write(target: str, text: str) -> int:
     return len(data)
 
 
-@app.command("report")
 def report_cli(
     paths: List[str] = PATHS,
     out: str = typer.Option(..., "--out", metavar="FILE", help="The HTML file to write (outside the evidence)."),

@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from forensics.analysis.filters import Filters, check_filters
-from forensics.cli.app import app, error_boundary
+from forensics.cli.boundary import EXIT_STRICT, error_boundary
 from forensics.cli.as_of import write_clock
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
@@ -34,7 +34,6 @@ class ScanFormat(str, Enum):
     json = "json"
 
 
-@app.command("scan")
 def scan_cli(
     paths: List[str] = typer.Argument(..., help="Log dirs, a folder of several brokers' log dirs, partition dirs or files."),
     fmt: ScanFormat = typer.Option(ScanFormat.table, "--format", help="table or json."),
@@ -79,4 +78,4 @@ def scan_cli(
         sys.stdout.flush()
         write_clock(report.as_of, as_of_line=False, set_aside=False)  # the set-aside times are scan findings
     if strict and report.all_findings():
-        raise typer.Exit(5)
+        raise typer.Exit(EXIT_STRICT)

@@ -10,7 +10,7 @@ import typer
 
 from forensics.analysis.clock import given
 from forensics.analysis.filters import STATE_NAMES, Filters, canonical_state, check_filters, states_present
-from forensics.cli.app import app, error_boundary, fail
+from forensics.cli.boundary import EXIT_INPUT, EXIT_STRICT, error_boundary, fail
 from forensics.cli.as_of import write_clock
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import (
@@ -29,7 +29,6 @@ from forensics.cli.progress import byte_progress
 from forensics.pipeline.engine import EngineName
 from forensics.render.terminal_text import term
 
-EXIT_INPUT = 3
 
 
 class RowFormat(str, Enum):
@@ -50,7 +49,7 @@ def _report_findings(findings: Sequence, strict: bool) -> None:
     for f in findings:
         sys.stderr.write(term(f.one_line()) + "\n")
     if strict and findings:
-        raise typer.Exit(5)
+        raise typer.Exit(EXIT_STRICT)
 
 
 def _finish(run: ManifestRun, clock) -> Optional[dict]:
@@ -77,7 +76,6 @@ def _load(paths: List[str], progress: bool, engine: EngineName, master: Optional
     return report
 
 
-@app.command("describe-producers")
 def describe_producers_cli(
     paths: List[str] = PATHS,
     topic: str = typer.Option(..., "--topic", help="Topic of the partition."),
@@ -114,7 +112,6 @@ def describe_producers_cli(
         _report_findings(view.findings, strict)
 
 
-@app.command("list")
 def list_cli(
     paths: List[str] = PATHS,
     state: Optional[str] = typer.Option(None, "--state", help="Only transactional ids in this state (any case): "
@@ -143,7 +140,6 @@ def list_cli(
         _report_findings(rep.with_evidence(rep.coordinator.findings), strict)
 
 
-@app.command("describe")
 def describe_cli(
     paths: List[str] = PATHS,
     transactional_id: str = typer.Option(..., "--transactional-id", help="The transactional id."),

@@ -6,20 +6,16 @@ per replica; nothing after that depends on which one ran.
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from enum import Enum
-from functools import lru_cache
 from typing import Callable, Dict, Optional, Protocol, Sequence, Tuple
 
 from forensics.model import Progress
+from forensics.pipeline.java import MIN_JAVA, _java_major, java_runtime, spark_available  # noqa: F401
 from forensics.pipeline.merge import ReplicaResult
 from forensics.pipeline.plan import WorkUnit
+from forensics.pipeline.stats import engine_stats  # noqa: F401  (re-exported)
 
 
 
@@ -35,63 +31,11 @@ class Executor(Protocol):
         ...
 
 
-def engine_stats(engine: str, master: Optional[str], units: Sequence[WorkUnit], tasks: int, slots: int,
-                 started: float, bytes_to_driver: int = 0, startup_seconds: float = 0.0) -> Dict[str, object]:
-    """What an executor did, with the same keys for both (``KAFKA_FORENSICS_STATS``, benchmarks).
-    ``started``: ``time.perf_counter()`` when the job began."""
-    return {"engine": engine, "master": master, "units": len(units), "tasks": tasks, "slots": slots,
-            "bytesToDriver": bytes_to_driver, "startupSeconds": round(startup_seconds, 3),
-            "runSeconds": round(time.perf_counter() - started, 3), "inputBytes": sum(u.size for u in units)}
-
-
 @dataclass(frozen=True)
 class EngineSpec:
     name: EngineName = EngineName.local
     master: Optional[str] = None  # None: local[*,4] (or what spark-submit configured)
     conf: Tuple[Tuple[str, str], ...] = ()
-
-
-MIN_JAVA = 17  # Spark 4 runs on Java 17 and later
-
-
-def _java_major(version_output: str) -> Optional[int]:
-    """``openjdk version "17.0.15"`` -> 17; ``java version "1.8.0_392"`` -> 8."""
-    m = re.search(r'version "(\d+)(?:\.(\d+))?', version_output)
-    if m is None:
-        return None
-    major = int(m.group(1))
-    return int(m.group(2) or 0) if major == 1 else major
-
-
-@lru_cache(maxsize=1)
-def java_runtime() -> Optional[str]:
-    """The ``java`` Spark would start (``JAVA_HOME`` first, then ``PATH``), if it runs and is recent
-    enough."""
-    home = os.environ.get("JAVA_HOME")
-    candidates = [os.path.join(home, "bin", "java")] if home else []
-    found = shutil.which("java")
-    if found:
-        candidates.append(found)
-    for java in candidates:
-        try:
-            done = subprocess.run([java, "-version"], capture_output=True, timeout=30, check=False)
-        except (OSError, subprocess.SubprocessError):
-            continue
-        major = _java_major(done.stderr.decode("utf-8", "replace") + done.stdout.decode("utf-8", "replace"))
-        if done.returncode == 0 and major is not None and major >= MIN_JAVA:
-            return java
-    return None
-
-
-def spark_available() -> Tuple[bool, str]:
-    """Whether ``--engine spark`` can run here, and why not."""
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return False, "PySpark is not installed"
-    if java_runtime() is None:
-        return False, f"no Java runtime found (Spark needs Java {MIN_JAVA} or later: install one or set JAVA_HOME)"
-    return True, ""
 
 
 def make_executor(spec: EngineSpec, warn: Callable[[str], None]) -> Executor:

@@ -7,7 +7,7 @@ import time
 from typing import Dict, Optional, Sequence
 
 from forensics.model import Progress
-from forensics.pipeline.engine import engine_stats
+from forensics.pipeline.stats import engine_stats
 from forensics.pipeline.merge import ReplicaResult, finalize, merge_all, part_of
 from forensics.pipeline.plan import WorkUnit
 from forensics.pipeline.units import run_unit

@@ -35,7 +35,7 @@ from typing import (
 )
 
 from forensics.model import Progress
-from forensics.pipeline.engine import engine_stats
+from forensics.pipeline.stats import engine_stats
 from forensics.pipeline.merge import (
     ReplicaParts,
     ReplicaResult,

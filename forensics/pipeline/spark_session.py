@@ -27,7 +27,7 @@ from typing import Callable, Dict, Iterator, Optional, Set, Tuple
 from forensics.errors import ForensicsError
 from forensics.exit_codes import EXIT_SPARK
 from forensics.pipeline import jvm_cache
-from forensics.pipeline.engine import java_runtime
+from forensics.pipeline.java import java_runtime
 
 Conf = Tuple[Tuple[str, str], ...]
 # A failed task is tried this many times before the job fails: Spark's own default on a cluster
