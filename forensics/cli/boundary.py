@@ -1,7 +1,7 @@
 """Where the command line meets the library: exit codes by name, the one line an error becomes, stdout
 that tells a full disk from a closed pipe, and Ctrl-C.
 
-One place maps errors to exit codes (:data:`EXIT_CODES`, docs/cli.md). Data goes to stdout; progress,
+One place maps errors to exit codes (by name, :mod:`forensics.exit_codes`; docs/cli.md). Data goes to stdout; progress,
 findings and diagnostics go to stderr. No traceback reaches a user unless KAFKA_FORENSICS_DEBUG=1 is
 set. A closed output pipe ends any command quietly with exit 0; an output that cannot be written (a
 full disk) ends it with :data:`EXIT_OUTPUT` and one line. Every command module imports this module,
@@ -22,33 +22,20 @@ import typer
 from forensics.errors import ForensicsError
 from forensics.render.terminal_text import term
 
-EXIT_OK = 0
-EXIT_FOUND = 1  # reserved for commands that gate scripts (find-hanging: something hangs)
-EXIT_USAGE = 2
-EXIT_INPUT = 3  # forensics.errors.InputError
-EXIT_CORRUPT = 4  # forensics.errors.CorruptInputError, NotASegmentError
-EXIT_STRICT = 5  # --strict and findings were reported
-EXIT_SPARK = 6  # forensics.pipeline.spark_session.SparkError
-EXIT_UNDECIDED = 7  # find-hanging: open transactions need a person, none is proven hanging
-EXIT_INTERRUPTED = 130
-EXIT_INTERNAL = 70
-EXIT_OUTPUT = 74  # sysexits.h EX_IOERR: the output could not be written
-EXIT_CODES = {
-    EXIT_OK: "success",
-    EXIT_FOUND: "the analysis found what the command looks for (find-hanging: a hanging transaction; verify-manifest: "
-                "a file differs from the manifest)",
-    EXIT_USAGE: "usage error (bad option or argument, an output path inside the evidence)",
-    EXIT_INPUT: "input error: a path does not exist, is of the wrong type or cannot be read",
-    EXIT_CORRUPT: "an input file is not what its name says or is damaged beyond decoding",
-    EXIT_STRICT: "--strict was given and findings were reported",
-    EXIT_SPARK: "the Spark engine failed: Spark could not start or a job failed (the message names Spark's log)",
-    EXIT_UNDECIDED: "find-hanging: nothing is proven hanging, but open transactions need a person (unverifiable "
-                    "evidence, a coordinator stuck or fenced, an ongoing transaction long past its timeout): neither "
-                    "all clear nor abort these",
-    EXIT_INTERNAL: "internal error (a bug: please report it with KAFKA_FORENSICS_DEBUG=1 output)",
-    EXIT_OUTPUT: "output error: stdout could not be written (disk full, I/O error); what was written is incomplete",
-    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
-}
+from forensics.exit_codes import (  # noqa: F401  (re-exported: the commands import them from here)
+    EXIT_CODES,
+    EXIT_CORRUPT,
+    EXIT_FOUND,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_OUTPUT,
+    EXIT_SPARK,
+    EXIT_STRICT,
+    EXIT_UNDECIDED,
+    EXIT_USAGE,
+)
 
 
 def fail(message: str, code: int) -> "typer.Exit":

@@ -8,7 +8,8 @@ from typing import List, Optional
 
 import typer
 
-from forensics.cli.boundary import EXIT_STRICT, EXIT_USAGE, error_boundary, fail
+from forensics.cli.boundary import EXIT_STRICT, EXIT_USAGE, command_line, error_boundary, fail
+from forensics.cli.console import after_run
 from forensics.cli.evidence import MANIFEST, ManifestRun
 from forensics.cli.options import ENGINE_LOCAL
 from forensics.errors import InputError
@@ -58,7 +59,7 @@ def dump_cli(
     findings = 0
     failed = 0  # exit code of the first file that could not be dumped
     with error_boundary():
-        run = ManifestRun(manifest, "dump", paths, None)
+        run = ManifestRun(manifest, "dump", paths, None, command_line())
         run.record_given(paths)
         for path in paths:
             try:
@@ -67,11 +68,11 @@ def dump_cli(
                 sys.stdout.flush()
                 typer.echo(f"kafka-forensics: {term(exc)}", err=True)
                 failed = failed or exc.exit_code
-        ref = run.finish()
+        ref = after_run(run.finish())
         if ref is not None and fmt is DumpFormat.json:  # the dump streams: its digest comes last
             import json
 
-            sys.stdout.write(json.dumps({"type": "manifest", **ref.as_json()}) + "\n")
+            sys.stdout.write(json.dumps({"type": "manifest", **ref}) + "\n")
         sys.stdout.flush()
     if failed:
         raise typer.Exit(failed)

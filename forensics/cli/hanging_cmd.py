@@ -7,62 +7,65 @@ from typing import List, Optional
 
 import typer
 
-from forensics.analysis.filters import Filters
+from forensics.cli.as_of import write_clock
 from forensics.cli.boundary import EXIT_FOUND, EXIT_OK, EXIT_UNDECIDED, EXIT_USAGE, error_boundary, fail
-from forensics.cli.as_of import as_of_text, write_clock
-from forensics.cli.evidence import MANIFEST, ManifestRun
+from forensics.cli.console import StderrListener, after_run, write_findings
+from forensics.cli.evidence import MANIFEST
 from forensics.cli.options import (
     AS_OF,
+    BROKER,
     BROKER_VERSION,
     CLUSTER_ID,
     CONF,
     ENGINE_SPARK,
     MASTER,
-    given_broker_version,
-    parse_time,
-)
-from forensics.cli.state_cmd import (
+    PARTITION,
     PARTITIONS,
     PATHS,
     PROGRESS,
+    TIMEOUT,
+    TOPIC,
     RowFormat,
-    _finish,
-    _load,
+    engine_choice,
+    evidence_of,
+    given_broker_version,
+    parse_time,
 )
-from forensics.pipeline.engine import EngineName
-from forensics.render.terminal_text import term
+from forensics.render.clock_text import as_of_text
+from forensics.render.rows import render_rows
+from forensics.render.shell_text import has_hidden, visible
+from forensics.render.state_render import HANGING_BELOW, HANGING_HEADERS, HANGING_TABLE
 from forensics.render.time_text import stamp
-from forensics.report.hanging import Outcome, evidence_warnings, outcome_of
+from forensics.report.hanging import Outcome
+from forensics.runs.context import EngineName
+from forensics.runs.hanging import (
+    AbortRequest,
+    FindHangingRequest,
+    VerdictRequest,
+    VerdictRun,
+    abort_commands,
+    find_hanging,
+)
 
 OUTCOME_EXIT = {Outcome.CLEAR: EXIT_OK, Outcome.HANGING: EXIT_FOUND, Outcome.UNDECIDED: EXIT_UNDECIDED}
 
 
-def _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions, progress, engine, run, cluster_id=None,
-              broker_version=None):
-    """The state, the verdicts, the as-of time and the brokers' version range (``--broker-version``,
-    checked before anything is read, else what the disks show: report/broker_version.py)."""
-    from forensics.report.broker_version import broker_version_of
-    from forensics.report.hanging import find_hanging
-
-    given = given_broker_version(broker_version)
-    rep = _load(paths, progress, *engine, run, Filters(topic, partition, broker_id), cluster_id,
-                partition_count=partitions)
-    verdicts, when = find_hanging(rep, as_of=parse_time(as_of), topic=topic, partition=partition,
-                                  broker_id=broker_id, max_timeout_ms=minutes * 60_000, time_text=stamp)
-    return rep, verdicts, when, broker_version_of(rep.inventory, state=rep, given=given)
+def verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master, conf,
+                    topic=None, partition=None, broker_id=None) -> VerdictRequest:
+    """The options every verdict command shares, parsed (``--broker-version`` and ``--as-of`` checked
+    before anything is read)."""
+    version = given_broker_version(broker_version)
+    return VerdictRequest(evidence_of(paths, cluster_id, manifest), engine_choice(engine, master, conf),
+                          parse_time(as_of), minutes * 60_000, topic, partition, broker_id, partitions, version,
+                          time_text=stamp)
 
 
-def _report_evidence(rep) -> None:
-    """What could not be read, or not as Kafka wrote it: one line each on stderr."""
-    for f in rep.evidence_findings():
-        sys.stderr.write(term(f.one_line()) + "\n")
-
-
-TIMEOUT = typer.Option(15, "--max-transaction-timeout", min=0, help="Age gate in minutes (as Kafka's tool); "
-                       "decides only where no coordinator data can.")
-TOPIC = typer.Option(None, "--topic", help="Only this topic.")
-PARTITION = typer.Option(None, "--partition", min=0, help="Only this partition (with --topic).")
-BROKER = typer.Option(None, "--broker-id", help="Only replicas on this broker.")
+def write_run_diagnostics(run: VerdictRun, as_of_line: bool = True) -> None:
+    """After the output: the as-of lines, what could not be read, what weakens every verdict."""
+    write_clock(run.as_of, as_of_line=as_of_line)
+    write_findings(run.evidence)
+    for warning in run.warnings:
+        sys.stderr.write(f"WARNING: {warning}\n")
 
 
 def find_hanging_cli(
@@ -77,35 +80,23 @@ def find_hanging_cli(
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Hanging transactions: open on a partition, forgotten by the coordinator. Exit 1 when any hangs."""
-    from forensics.render.rows import render_rows
-    from forensics.render.state_render import HANGING_BELOW, HANGING_HEADERS, HANGING_TABLE
-    from forensics.report.hanging import hanging_rows
-    from forensics.report.preview import add_previews
-
     with error_boundary():
-        run = ManifestRun(manifest, "find-hanging", paths, engine.value)
-        rep, verdicts, when, version = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions,
-                                                 progress, (engine, master, conf), run, cluster_id, broker_version)
-        pairs = hanging_rows(verdicts, show_all, when, version=version)
-        if fmt is RowFormat.json:  # what each abort would discard (reads the transactions' batches)
-            add_previews(pairs, rep.inventory, redact)
-        rows = [row for row, _ in pairs]
-        render_rows(fmt.value, rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS, manifest=_finish(run, when),
+        req = verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master,
+                              conf, topic, partition, broker_id)
+        found = find_hanging(FindHangingRequest(req, show_all, previews=fmt is RowFormat.json, redact=redact),
+                             StderrListener(progress))
+        ref = after_run(found.run.manifest, found.run.stats)
+        render_rows(fmt.value, found.rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS, manifest=ref,
                     below=HANGING_BELOW)
         sys.stdout.flush()
-        write_clock(when)
-        _report_evidence(rep)
-        for warning in evidence_warnings(rep):
-            sys.stderr.write(f"WARNING: {warning}\n")
-        hidden = [v for v in verdicts if not v.needs_attention]
-        if hidden and not show_all:
-            kinds = ", ".join(sorted({v.verdict for v in hidden}))
-            sys.stderr.write(f"{len(hidden)} other open transaction(s) ({kinds}): see --all\n")
-        outcome = outcome_of(verdicts)
-        if outcome is Outcome.UNDECIDED:
+        write_run_diagnostics(found.run)
+        if found.hidden and not show_all:
+            kinds = ", ".join(sorted({v.verdict for v in found.hidden}))
+            sys.stderr.write(f"{len(found.hidden)} other open transaction(s) ({kinds}): see --all\n")
+        if found.outcome is Outcome.UNDECIDED:
             sys.stderr.write("nothing is proven hanging, but the open transaction(s) above need a person (see each "
                              "reason): exit 7\n")
-    raise typer.Exit(OUTCOME_EXIT[outcome])
+    raise typer.Exit(OUTCOME_EXIT[found.outcome])
 
 
 def abort_commands_cli(
@@ -124,26 +115,20 @@ def abort_commands_cli(
     """A reviewable shell script of kafka-transactions.sh abort lines for the hanging transactions.
     Never runs anything."""
     from forensics.render.abort_script import render_abort_script
-    from forensics.render.shell_text import has_hidden, visible
-    from forensics.report.hanging import hanging_row
-    from forensics.report.preview import add_previews
 
     for name, value in (("--bootstrap-server", bootstrap), ("--command-config", command_config)):
         if value is not None and has_hidden(value):  # written into the script's commands: never raw
             raise fail(f"{name}: a control character in '{visible(value)}'", EXIT_USAGE)
 
     with error_boundary():
-        run = ManifestRun(manifest, "abort-commands", paths, engine.value)
-        rep, verdicts, when, version = _verdicts(paths, as_of, topic, partition, broker_id, minutes, partitions,
-                                                 progress, (engine, master, conf), run, cluster_id, broker_version)
-        pairs = [(hanging_row(v, bootstrap, command_config, arm_unverifiable, version), v) for v in verdicts
-                 if v.needs_attention]
-        add_previews(pairs, rep.inventory, redact)
-        rows = [row for row, _ in pairs]
-        ref = _finish(run, when)
-        render_abort_script(rows, sys.stdout, as_of=as_of_text(when), inputs=paths, manifest=ref,
-                            bootstrap=bootstrap, command_config=command_config,
-                            warnings=evidence_warnings(rep), brokers=version.label)
+        req = verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master,
+                              conf, topic, partition, broker_id)
+        done = abort_commands(AbortRequest(req, bootstrap, command_config, redact, arm_unverifiable),
+                              StderrListener(progress))
+        ref = after_run(done.run.manifest, done.run.stats)
+        render_abort_script(done.rows, sys.stdout, as_of=as_of_text(done.run.as_of), inputs=paths, manifest=ref,
+                            bootstrap=bootstrap, command_config=command_config, warnings=list(done.run.warnings),
+                            brokers=done.run.version.label)
         sys.stdout.flush()
-        write_clock(when, as_of_line=False)
-        _report_evidence(rep)
+        write_clock(done.run.as_of, as_of_line=False)
+        write_findings(done.run.evidence)

@@ -1,17 +1,16 @@
-"""Options shared by several commands: the analysis time, the cluster and the execution engine."""
+"""Options shared by several commands (the inputs, the analysis time, the cluster, the engine, the
+filters, the formats) and what they become in a run's request."""
 
 from __future__ import annotations
 
-import json
-import os
 from datetime import datetime, timezone
+from enum import Enum
 from typing import List, Optional, Tuple
 
 import typer
 
-from forensics.cli.boundary import EXIT_USAGE, fail
-from forensics.pipeline.engine import EngineName, EngineSpec, Executor, make_executor
-from forensics.render.terminal_text import term
+from forensics.cli.boundary import EXIT_USAGE, command_line, fail
+from forensics.runs.context import EngineChoice, EngineName, Evidence
 
 AS_OF = typer.Option(None, "--as-of", help="Analysis time (epoch ms or ISO-8601). Default: the newest timestamp "
                      "on the inputs, never this machine's clock.")
@@ -53,16 +52,6 @@ CLUSTER_ID = typer.Option(None, "--cluster-id", metavar="ID", help="Analyse only
                           "when the inputs hold several clusters: they are never replicas of each other).")
 
 
-def discover_inputs(paths: List[str], cluster_id: Optional[str]):
-    """The inventory of the inputs, one cluster and one copy of each broker's log dir (see
-    :mod:`forensics.layout.clusters`); what was left out, one line each on stderr."""
-    from forensics.layout import discover
-    from forensics.layout.clusters import select_cluster
-
-    selection = select_cluster(discover(paths), cluster_id)
-    for note in selection.notes:
-        typer.echo(f"kafka-forensics: {term(note)}", err=True)
-    return selection.inventory
 
 
 # -- the execution engine ------------------------------------------------------------------------
@@ -78,7 +67,6 @@ MASTER = typer.Option(None, "--master", metavar="URL", help="Spark master: local
                       "yarn, k8s://... (default local[*,4]: a failed task is tried up to 4 times; under spark-submit, the master it was given).")
 CONF = typer.Option(None, "--conf", metavar="KEY=VALUE", help="A Spark setting, e.g. spark.executor.memory=4g "
                     "(repeatable).")
-STATS_ENV = "KAFKA_FORENSICS_STATS"  # file to write the engine's statistics to (benchmarks)
 
 
 def _parse_conf(items: Optional[List[str]]) -> Tuple[Tuple[str, str], ...]:
@@ -91,20 +79,32 @@ def _parse_conf(items: Optional[List[str]]) -> Tuple[Tuple[str, str], ...]:
     return tuple(out)
 
 
-def make_engine(engine: EngineName, master: Optional[str], conf: Optional[List[str]]) -> Executor:
-    """The executor the options ask for (a warning on stderr when Spark cannot run here)."""
-    spec = EngineSpec(engine, master, _parse_conf(conf))
-    if engine is EngineName.local and (master or conf):
-        typer.echo("kafka-forensics: warning: --master/--conf apply to --engine spark only", err=True)
-    return make_executor(spec, lambda m: typer.echo(f"kafka-forensics: warning: {m}", err=True))
+def engine_choice(engine: EngineName, master: Optional[str], conf: Optional[List[str]]) -> EngineChoice:
+    return EngineChoice(engine, master, _parse_conf(conf))
 
 
-def write_engine_stats(executor: Executor) -> None:
-    """With KAFKA_FORENSICS_STATS=FILE, record what the engine did (units, tasks, bytes to the driver)."""
-    target = os.environ.get(STATS_ENV)
-    stats = getattr(executor, "stats", None)
-    if not target or not stats:
-        return
-    with open(target, "w", encoding="utf-8") as fh:
-        json.dump(stats, fh, indent=2, sort_keys=True)
-        fh.write("\n")
+def evidence_of(paths: List[str], cluster_id: Optional[str] = None, manifest: Optional[str] = None) -> Evidence:
+    """The inputs of a run, with the manifest wish and this command line (which the manifest records)."""
+    return Evidence(tuple(paths), cluster_id, manifest, tuple(command_line()))
+
+
+# -- the inputs, filters and formats of the state and verdict commands ------------------------------
+
+
+class RowFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+PATHS = typer.Argument(..., help="Log dirs, a folder of several brokers' log dirs, or partition dirs.")
+FORMAT = typer.Option(RowFormat.table, "--format", help="table (as kafka-transactions.sh), json or csv.")
+PARTITIONS = typer.Option(None, "--transaction-state-partitions", min=1,
+                          help="Partition count of __transaction_state (default: as many as found).")
+STRICT = typer.Option(False, "--strict", help="Exit 5 when any finding was reported.")
+PROGRESS = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal).")
+TIMEOUT = typer.Option(15, "--max-transaction-timeout", min=0, help="Age gate in minutes (as Kafka's tool); "
+                       "decides only where no coordinator data can.")
+TOPIC = typer.Option(None, "--topic", help="Only this topic.")
+PARTITION = typer.Option(None, "--partition", min=0, help="Only this partition (with --topic).")
+BROKER = typer.Option(None, "--broker-id", help="Only replicas on this broker.")

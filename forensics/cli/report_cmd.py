@@ -7,16 +7,11 @@ from typing import List, Optional
 
 import typer
 
+from forensics.cli.as_of import write_clock
 from forensics.cli.boundary import error_boundary
-from forensics.cli.evidence import (
-    MANIFEST,
-    ManifestRun,
-    check_outside_evidence,
-    require_parent_dir,
-    write_atomically,
-)
-from forensics.cli.as_of import as_of_text, write_clock
-from forensics.cli.hanging_cmd import TIMEOUT, _report_evidence, _verdicts
+from forensics.cli.console import StderrListener, after_run, write_findings
+from forensics.cli.evidence import MANIFEST
+from forensics.cli.hanging_cmd import verdict_request
 from forensics.cli.options import (
     AS_OF,
     BROKER_VERSION,
@@ -24,10 +19,17 @@ from forensics.cli.options import (
     CONF,
     ENGINE_SPARK,
     MASTER,
+    PARTITIONS,
+    PATHS,
+    PROGRESS,
+    TIMEOUT,
 )
-from forensics.cli.state_cmd import PARTITIONS, PATHS, PROGRESS
-from forensics.pipeline.engine import EngineName
+from forensics.render.clock_text import as_of_text
+from forensics.render.html_report import html_report
 from forensics.render.terminal_text import term
+from forensics.runs.context import EngineName
+from forensics.runs.hanging import ReportRequest, incident_report
+from forensics.runs.manifest import check_outside_evidence, require_parent_dir, write_atomically
 
 
 def _write(target: str, text: str) -> int:
@@ -54,28 +56,17 @@ def report_cli(
     evidence and proposed commands, LSO lag per partition and a timeline per transactional id, in one
     self-contained HTML file (no script, no network). Exit 0 also when something hangs (find-hanging
     is the command that gates scripts)."""
-    from forensics.render.html_report import html_report
-    from forensics.report.hanging import hanging_row
-    from forensics.report.incident import build_incident
-    from forensics.report.preview import add_previews
-
-    check_outside_evidence(out, paths, "--out")
-    require_parent_dir(out, "--out")
     with error_boundary():
-        run = ManifestRun(manifest, "report", paths, engine.value)
-        rep, verdicts, when, version = _verdicts(paths, as_of, None, None, None, minutes, partitions, progress,
-                                                 (engine, master, conf), run, cluster_id, broker_version)
-        ref = run.finish(when.time_ms, when.source)
-        pairs = [(hanging_row(v, bootstrap, command_config, version=version), v) for v in verdicts]
-        add_previews(pairs, rep.inventory, redact)
-        rows = [r for r, _ in pairs]
-        incident = build_incident(rep, verdicts, when, inputs=paths, rows=rows,
-                                  manifest=(ref.path, ref.sha256) if ref is not None else None,
-                                  brokers=version.label)
-        size = _write(out, html_report(incident))
-        s = incident.summary
+        check_outside_evidence(out, paths, "--out")
+        require_parent_dir(out, "--out")
+        req = verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master,
+                              conf)
+        done = incident_report(ReportRequest(req, bootstrap, command_config, redact), StderrListener(progress))
+        after_run(done.run.manifest, done.run.stats)
+        size = _write(out, html_report(done.incident))
+        s = done.incident.summary
         sys.stderr.write(f"report: {out} ({size} bytes): {s.hanging} hanging, {s.unverifiable} unverifiable, "
                          f"{s.open_transactions} open transaction(s), {s.findings} finding(s); "
-                         f"as of {term(as_of_text(when))}\n")
-        write_clock(when, as_of_line=False)
-        _report_evidence(rep)
+                         f"as of {term(as_of_text(done.run.as_of))}\n")
+        write_clock(done.run.as_of, as_of_line=False)
+        write_findings(done.run.evidence)

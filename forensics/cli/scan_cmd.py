@@ -8,10 +8,10 @@ from typing import List, Optional
 
 import typer
 
-from forensics.analysis.filters import Filters, check_filters
-from forensics.cli.boundary import EXIT_STRICT, error_boundary
 from forensics.cli.as_of import write_clock
-from forensics.cli.evidence import MANIFEST, ManifestRun
+from forensics.cli.boundary import EXIT_STRICT, error_boundary
+from forensics.cli.console import StderrListener, after_run
+from forensics.cli.evidence import MANIFEST
 from forensics.cli.options import (
     AS_OF,
     BROKER_VERSION,
@@ -19,14 +19,14 @@ from forensics.cli.options import (
     CONF,
     ENGINE_SPARK,
     MASTER,
-    discover_inputs,
+    engine_choice,
+    evidence_of,
     given_broker_version,
-    make_engine,
     parse_time,
-    write_engine_stats,
 )
-from forensics.cli.progress import byte_progress
-from forensics.pipeline.engine import EngineName
+from forensics.render.scan_render import render_scan_json, render_scan_table
+from forensics.runs.context import EngineName
+from forensics.runs.scan import ScanRequest, scan
 
 
 class ScanFormat(str, Enum):
@@ -51,31 +51,16 @@ def scan_cli(
     engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Inventory: brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
-    from forensics.report.broker_version import broker_version_of
-    from forensics.report.scan import scan, selected, total_log_bytes
-
     with error_boundary():
-        given = given_broker_version(broker_version)
-        run = ManifestRun(manifest, "scan", paths, engine.value)
-        inventory = discover_inputs(paths, cluster_id)
-        check_filters(inventory, Filters(topic, partition, broker_id))
-        executor = make_engine(engine, master, conf)
-        run.record_inventory(inventory, executor.name)
-        with byte_progress(total_log_bytes(inventory), f"scanning ({executor.name})", enabled=progress) as advance:
-            report = scan(paths, advance, inventory=inventory, as_of=parse_time(as_of), executor=executor)
-        write_engine_stats(executor)
-        report = selected(report, topic, partition, broker_id)
-        version = broker_version_of(inventory, scan=report, given=given)
-        ref = run.finish(report.as_of.time_ms, report.as_of.source)
+        req = ScanRequest(evidence_of(paths, cluster_id, manifest), engine_choice(engine, master, conf),
+                          parse_time(as_of), given_broker_version(broker_version), topic, partition, broker_id)
+        done = scan(req, StderrListener(progress))
+        ref = after_run(done.manifest, done.stats)
         if fmt is ScanFormat.json:
-            from forensics.render.scan_render import render_scan_json
-
-            render_scan_json(report, sys.stdout, ref.as_json() if ref is not None else None, version)
+            render_scan_json(done.report, sys.stdout, ref, done.version)
         else:
-            from forensics.render.scan_render import render_scan_table
-
-            render_scan_table(report, sys.stdout, version, wide=wide, internal=internal or topic is not None)
+            render_scan_table(done.report, sys.stdout, done.version, wide=wide, internal=internal or topic is not None)
         sys.stdout.flush()
-        write_clock(report.as_of, as_of_line=False, set_aside=False)  # the set-aside times are scan findings
-    if strict and report.all_findings():
+        write_clock(done.report.as_of, as_of_line=False, set_aside=False)  # the set-aside times are scan findings
+    if strict and done.report.all_findings():
         raise typer.Exit(EXIT_STRICT)

@@ -11,6 +11,7 @@ from forensics.render.live_guard import guard_call, guard_functions
 from forensics.render.shell_text import command, comment, commented_command
 from forensics.render.time_text import duration, stamp
 from forensics.report.hanging import COMMAND_FORMS
+from forensics.report.row import as_mapping
 
 Row = Dict[str, Any]
 
@@ -135,6 +136,7 @@ def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs:
                         manifest: Optional[Row] = None, warnings: Sequence[str] = (),
                         bootstrap: str = "<bootstrap-server>", command_config: Optional[str] = None,
                         brokers: Optional[str] = None) -> None:
+    rows = [as_mapping(r) for r in rows]
     text = "#!/bin/sh\n# kafka-forensics abort-commands: REVIEW BEFORE RUNNING. Nothing here has been run.\n"
     text += "".join(comment(f"WARNING: {w}") for w in warnings)
     text += comment(f"inputs: {' '.join(inputs)}")

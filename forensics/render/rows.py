@@ -1,6 +1,7 @@
 """Renderers for row reports, chosen by name: ``table`` (kafka-transactions.sh layout), ``json``, ``csv``.
 
-Rows are plain dicts keyed by lowerCamelCase column names. Knows nothing of Kafka rules: the
+Rows are mappings keyed by lowerCamelCase column names (typed rows give theirs, see
+:mod:`forensics.report.row`). Knows nothing of Kafka rules: the
 caller says which keys are columns, in which order. Text in a row may come from the evidence: a
 table cell shows it through :func:`~forensics.render.terminal_text.term` (no control character
 reaches the terminal), a CSV cell through :func:`~forensics.render.csv_text.csv_text` (no
@@ -18,6 +19,7 @@ import textwrap
 from forensics.render.csv_text import csv_text
 from forensics.render.table_fit import screen_width
 from forensics.render.terminal_text import term
+from forensics.report.row import as_mapping
 
 Row = Dict[str, Any]
 
@@ -119,7 +121,9 @@ def render_rows(fmt: str, rows: Sequence[Row], columns: Sequence[str], out: Text
                 formats: Optional[Formats] = None) -> None:
     """Render ``rows`` in format ``fmt``; ``extra_tables`` adds text blocks after a table;
     ``headers`` overrides the table's column titles; ``manifest`` (path and digest of the evidence
-    manifest) is embedded in JSON; ``below``, ``formats``: see :func:`kafka_table`."""
+    manifest) is embedded in JSON; ``below``, ``formats``: see :func:`kafka_table`. A row is a mapping of
+    its columns or a typed row (:class:`~forensics.report.row.JsonRow`)."""
+    rows = [as_mapping(r) for r in rows]
     if fmt == "json":
         render_json(rows, out, manifest)
     elif fmt == "csv":

@@ -11,6 +11,7 @@ coordinator's (possibly higher) epoch, never an inflated coordinator epoch.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -30,9 +31,9 @@ from forensics.analysis.hanging import (
 )
 from forensics.analysis.replicas import group_replicas
 from forensics.layout.names import is_legal_topic
+from forensics.report.row import ABSENT, JsonRow
 from forensics.report.state import StateReport, newest_input_time, preferred_replica
 
-Row = Dict[str, Any]
 BOOTSTRAP_PLACEHOLDER = "<bootstrap-server>"
 # Which brokers each command form works on (Kafka's ``TransactionsCommand``), by the row key holding it.
 COMMAND_FORMS = {
@@ -159,8 +160,47 @@ def _not_armed_because(v: Verdict, arm_unverifiable: bool) -> Optional[str]:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class HangingRow(JsonRow):
+    """One open transaction as find-hanging, abort-commands and the report show it (columns in JSON order;
+    see :mod:`forensics.report.row`)."""
+
+    topic: str
+    partition: int
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    start_offset: int
+    last_timestamp: int
+    duration_ms: Optional[int]
+    verdict: str
+    reason: str
+    transactional_id: Optional[str]
+    abort_args: Optional[List[str]]
+    evidence: Dict[str, Any]
+    abort_args_start_offset: Optional[List[str]]
+    kafka_python_args: Optional[List[str]]
+    broker_id: Optional[int]
+    duration_s: Optional[int]
+    last_sequence: int  # with lastTimestamp: what the live guard compares besides the epochs
+    duration_min: Optional[int]
+    armed: bool
+    not_armed_because: Optional[str]
+    abort_forms: Optional[Dict[str, List[str]]]
+    active_form: Optional[str]
+    advice: List[str]
+    coordinator_partition: Optional[int]
+    overdue_ms: Optional[int]
+    as_of_ms: Any = ABSENT  # find-hanging's rows say their as-of time
+    as_of_source: Any = ABSENT
+    abort_preview: Any = ABSENT  # an AbortPreview, where one was computed (rows with abort forms)
+
+
 def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: Optional[str] = None,
-                arm_unverifiable: bool = False, version: Optional[BrokerVersionRange] = None) -> Row:
+                arm_unverifiable: bool = False, version: Optional[BrokerVersionRange] = None, *,
+                as_of: Optional[AsOf] = None, preview: Any = ABSENT) -> HangingRow:
+    """The row of verdict ``v``; ``as_of``: stated in the row (find-hanging); ``preview``: what its abort
+    discards (:func:`forensics.report.preview.abort_preview`)."""
     tp = v.view.topic_partition
     e = v.entry
     armed = is_armed(v, arm_unverifiable)
@@ -169,36 +209,24 @@ def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_conf
         forms = {"abortArgs": abort_args(v, bootstrap, command_config),
                  "abortArgsStartOffset": start_offset_args(v, bootstrap, command_config),
                  "kafkaPythonArgs": kafka_python_args(v, bootstrap)}
-    return {
-        "topic": tp.topic, "partition": tp.partition, "producerId": e.producer_id, "producerEpoch": e.producer_epoch,
-        "coordinatorEpoch": e.coordinator_epoch if e.coordinator_epoch >= 0 else -1, "startOffset": v.start_offset,
-        "lastTimestamp": e.last_timestamp, "durationMs": v.duration_ms, "verdict": v.verdict, "reason": v.reason,
-        "transactionalId": v.transactional_id,
-        "abortArgs": forms["abortArgs"] if armed and forms else None,
-        "evidence": evidence_of(v),
-        "abortArgsStartOffset": forms["abortArgsStartOffset"] if armed and forms else None,
-        "kafkaPythonArgs": forms["kafkaPythonArgs"] if armed and forms else None, "brokerId": v.view.inputs.broker_id,
-        "durationS": v.duration_ms // 1000 if v.duration_ms is not None else None,
-        "lastSequence": e.last_sequence,  # with lastTimestamp: what the live guard compares besides the epochs
-        "durationMin": v.duration_ms // 60_000 if v.duration_ms is not None else None,
-        "armed": armed, "notArmedBecause": None if armed or forms is None else _not_armed_because(v, arm_unverifiable),
-        "abortForms": forms, "activeForm": active_form(version) if forms else None,
-        "advice": list(advice(v)), "coordinatorPartition": v.coordinator_partition,
-        "overdueMs": v.overdue_ms,
-    }
+    live = forms if armed else None
+    return HangingRow(
+        tp.topic, tp.partition, e.producer_id, e.producer_epoch, e.coordinator_epoch if e.coordinator_epoch >= 0 else -1,
+        v.start_offset, e.last_timestamp, v.duration_ms, v.verdict, v.reason, v.transactional_id,
+        live["abortArgs"] if live else None, evidence_of(v), live["abortArgsStartOffset"] if live else None,
+        live["kafkaPythonArgs"] if live else None, v.view.inputs.broker_id,
+        v.duration_ms // 1000 if v.duration_ms is not None else None, e.last_sequence,
+        v.duration_ms // 60_000 if v.duration_ms is not None else None, armed,
+        None if armed or forms is None else _not_armed_because(v, arm_unverifiable), forms,
+        active_form(version) if forms else None, list(advice(v)), v.coordinator_partition, v.overdue_ms,
+        as_of.time_ms if as_of is not None else ABSENT, as_of.source if as_of is not None else ABSENT,
+        preview if forms else ABSENT)
 
 
-def hanging_rows(verdicts: Sequence[Verdict], show_all: bool = False, as_of: Optional[AsOf] = None,
-                 arm_unverifiable: bool = False, version: Optional[BrokerVersionRange] = None
-                 ) -> List[Tuple[Row, Verdict]]:
-    """(row, verdict) of every verdict that needs attention (all but ongoing in time), or of all with
-    ``show_all``."""
-    pairs = [(hanging_row(v, arm_unverifiable=arm_unverifiable, version=version), v) for v in verdicts
-             if show_all or v.needs_attention]
-    if as_of is not None:
-        for r, _ in pairs:
-            r["asOfMs"], r["asOfSource"] = as_of.time_ms, as_of.source
-    return pairs
+def shown(v: Verdict, show_all: bool) -> bool:
+    """find-hanging's rows: every verdict that needs attention (all but ongoing in time), or all with
+    ``--all``."""
+    return show_all or v.needs_attention
 
 
 class Outcome(str, Enum):

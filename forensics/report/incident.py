@@ -54,6 +54,7 @@ from forensics.report.incident_model import (
     Timeline,
 )
 from forensics.report.incident_labels import ELSEWHERE, FACT, GROUP_LABELS, LABELS, label
+from forensics.report.row import as_mapping
 from forensics.report.scan import ScanReport, total_log_bytes
 from forensics.report.state import StateReport
 from forensics.state.coordinator import HistoryEntry
@@ -78,6 +79,7 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
     ``manifest``: (path, sha256) of the evidence manifest."""
     if rows is None:
         rows = [hanging_row(v, bootstrap, command_config) for v in verdicts]
+    rows = [as_mapping(r) for r in rows]
     if len(rows) != len(verdicts):
         raise ValueError(f"{len(rows)} rows for {len(verdicts)} verdicts")
     views = leader_views(report)

@@ -1,23 +1,23 @@
 """The abort preview: what an administrative abort of a hanging transaction discards, where the
 partition's last stable offset moves once the marker is written, and who waits behind it.
 
-Plain rows (JSON-able dicts) for ``find-hanging --format json``, ``abort-commands`` and the
-incident report. Keys are shown as text (UTF-8, invalid bytes replaced) unless ``redact`` is set.
+Typed rows for ``find-hanging --format json``, ``abort-commands`` and the incident report, built from
+what :mod:`forensics.pipeline.preview` read (the run reads; this module only shapes). Keys are shown
+as text (UTF-8, invalid bytes replaced) unless ``redact`` is set.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from forensics.analysis.hanging import Verdict
+from forensics.findings import Finding
 from forensics.layout import Inventory, PartitionStatus
 from forensics.model import CONSUMER_OFFSETS_TOPIC, TopicPartition
-from forensics.pipeline.preview import (
-    CommittedOffset,
-    committed_offsets,
-    discarded_data,
-)
+from forensics.pipeline.preview import CommittedOffset, DiscardedData
 from forensics.report.decoders import string_text
+from forensics.report.row import JsonRow
 
 Row = Dict[str, Any]
 REDACTED = "<redacted>"
@@ -50,51 +50,50 @@ def consumer_offsets_logs(inventory: Inventory) -> List[str]:
     return [path for _, (_, logs) in sorted(best.items()) for path in logs]
 
 
-def stuck_groups(inventory: Inventory, verdicts: Sequence[Verdict]
-                 ) -> Tuple[Optional[Dict[TopicPartition, List[CommittedOffset]]], Tuple]:
-    """Per partition, the groups whose committed offset sits at its LSO; None without
-    ``__consumer_offsets`` among the inputs."""
-    logs = consumer_offsets_logs(inventory)
-    if not logs:
-        return None, ()
-    lso = {v.view.topic_partition: v.view.last_stable_offset for v in verdicts}
-    commits, findings = committed_offsets(logs, lso)
+def stuck_at_lso(commits: Dict[TopicPartition, Dict[str, CommittedOffset]], lso: Dict[TopicPartition, int]
+                 ) -> Dict[TopicPartition, List[CommittedOffset]]:
+    """Per partition, the groups whose committed offset sits at its LSO (``commits``: what
+    :func:`~forensics.pipeline.preview.committed_offsets` read for those partitions)."""
     return {tp: sorted((c for c in groups.values() if c.offset == lso[tp]), key=lambda c: c.group)
-            for tp, groups in commits.items()}, findings
+            for tp, groups in commits.items()}
 
 
-def abort_preview(v: Verdict, stuck: Optional[Dict[TopicPartition, List[CommittedOffset]]],
-                  redact: bool = False) -> Row:
-    """What aborting ``v`` discards on its partition, and what it frees."""
-    last = v.span.last_data_offset if v.span is not None else None
-    segments = [(s.path, s.base_offset) for s in v.view.inputs.segments]
-    start = v.span.start if v.span is not None and v.span.first_offset == v.start_offset else None
-    data = discarded_data(segments, v.entry.producer_id, v.start_offset, last,
-                          (start.path, start.position) if start is not None else None)
+@dataclass(frozen=True, slots=True)
+class AbortPreview(JsonRow):
+    """What aborting one open transaction discards on its partition, and what it frees."""
+
+    first_offset: int
+    last_offset: Optional[int]
+    batches: int
+    records: int
+    bytes: int
+    first_timestamp: Optional[int]
+    last_timestamp: Optional[int]
+    keys: Any  # the first distinct keys as text, or REDACTED
+    segments: List[str]
+    last_stable_offset: int
+    high_watermark: int
+    lso_after_abort: int
+    next_blocking_transaction: Optional[Row]
+    stuck_consumer_groups: Optional[List[Row]]  # None: no __consumer_offsets among the inputs
+    findings: List[str]
+
+
+def abort_preview(v: Verdict, data: DiscardedData, stuck: Optional[Dict[TopicPartition, List[CommittedOffset]]],
+                  read_findings: Sequence[Finding] = (), redact: bool = False) -> AbortPreview:
+    """What aborting ``v`` discards (``data``: its batches, read from the partition's segments) and frees
+    (``stuck``: :func:`stuck_at_lso`, None without ``__consumer_offsets``; ``read_findings``: damage met
+    reading those)."""
     after, blocker = lso_after_abort(v)
     tp = v.view.topic_partition
     keys: Any = REDACTED if redact else [string_text(k) for k in data.keys]
-    return {
-        "firstOffset": data.first_offset, "lastOffset": data.last_offset, "batches": data.batches,
-        "records": data.records, "bytes": data.bytes, "firstTimestamp": data.first_timestamp,
-        "lastTimestamp": data.last_timestamp, "keys": keys, "segments": list(data.segments),
-        "lastStableOffset": v.view.last_stable_offset, "highWatermark": v.view.high_watermark,
-        "lsoAfterAbort": after, "nextBlockingTransaction": blocker,
-        "stuckConsumerGroups": None if stuck is None else [
+    return AbortPreview(
+        data.first_offset, data.last_offset, data.batches, data.records, data.bytes, data.first_timestamp,
+        data.last_timestamp, keys, list(data.segments), v.view.last_stable_offset, v.view.high_watermark, after,
+        blocker, None if stuck is None else [
             {"group": c.group, "committedOffset": c.offset, "commitTimestamp": c.commit_timestamp}
             for c in stuck.get(tp, ())],
-        "findings": [f.one_line() for f in data.findings],
-    }
+        [f.one_line() for f in data.findings] + [f.one_line() for f in read_findings])
 
 
-def add_previews(pairs: Sequence[Tuple[Row, Verdict]], inventory: Inventory, redact: bool = False) -> None:
-    """Set ``abortPreview`` on each (row, verdict) pair whose row carries abort commands (armed or not)."""
-    candidates = [v for row, v in pairs if row.get("abortForms")]
-    stuck, findings = stuck_groups(inventory, candidates)
-    for row, v in pairs:
-        if row.get("abortForms"):
-            row["abortPreview"] = abort_preview(v, stuck, redact)
-            row["abortPreview"]["findings"] += [f.one_line() for f in findings]
-
-
-__all__ = ["abort_preview", "add_previews", "consumer_offsets_logs", "lso_after_abort", "stuck_groups"]
+__all__ = ["AbortPreview", "abort_preview", "consumer_offsets_logs", "lso_after_abort", "stuck_at_lso"]

@@ -8,21 +8,18 @@ layout's checkpoints (log start offset, high watermark, topic id); every finding
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import FrozenSet, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from forensics.analysis.clock import AsOf, given, incident_clock, newest_per_file
 from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS
 from forensics.analysis.producers import rebuild_partition
 from forensics.findings import Finding, FindingKind, not_kafka_segment
-from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus, discover
+from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus
 from forensics.layout.evidence import input_file_times
-from forensics.model import CLUSTER_METADATA_TOPIC, CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, Progress
+from forensics.model import CLUSTER_METADATA_TOPIC, CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
 from forensics.pipeline.assemble import EMPTY_RESULT, partition_inputs
-from forensics.pipeline.engine import Executor
-from forensics.pipeline.local import LocalExecutor
 from forensics.pipeline.merge import ReplicaResult
-from forensics.pipeline.plan import Scope, UnitKind, WorkUnit, plan
-from forensics.pipeline.units import read_segment
+from forensics.pipeline.plan import Scope
 from forensics.state.inputs import SegmentSummary
 
 _NO_PRODUCER_STATE = (TRANSACTION_STATE_TOPIC, CLUSTER_METADATA_TOPIC)  # coordinator / KRaft logs
@@ -128,15 +125,6 @@ class ScanReport:
         return sum(p.bytes for d in self.log_dirs for p in d.partitions) + sum(s.size for s in self.loose_segments)
 
 
-def scan_segment(path: str, base_offset: Optional[int] = None, progress: Optional[Progress] = None) -> SegmentSummary:
-    """Header-only summary of one ``.log`` file (never raises on damaged content)."""
-    piece = read_segment(WorkUnit(UnitKind.STATS, path, path, base_offset, stats=True))
-    if progress is not None:
-        progress(piece.file_size)
-    assert piece.summary is not None
-    return piece.summary
-
-
 def _as_read(s: SegmentSummary, unreadable: FrozenSet[str]) -> SegmentSummary:
     """A segment's findings as reported: a file discovery already named unreadable is not reported a
     second time by its reader; a file in which not one batch frames is not Kafka."""
@@ -207,11 +195,11 @@ def scan_clock(report: ScanReport, file_times: Sequence[Tuple[int, str]]) -> AsO
     return incident_clock(newest_per_file((s.max_timestamp, s.path) for s in segs), file_times)
 
 
-def scan(paths: Sequence[str], progress: Optional[Progress] = None, inventory: Optional[Inventory] = None,
-         as_of: Optional[int] = None, max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-         executor: Optional[Executor] = None) -> ScanReport:
-    inv = inventory if inventory is not None else discover(paths)
-    report = _scan(paths, progress, inv, executor or LocalExecutor())
+def assemble_scan(paths: Sequence[str], inv: Inventory, results: Dict[str, ReplicaResult], as_of: Optional[int] = None,
+                  max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS) -> ScanReport:
+    """The scan report from what the executor read for ``plan(inv, SCAN_SCOPE)``, as of ``as_of`` (default:
+    the incident clock)."""
+    report = _scan(paths, inv, results)
     when = given(as_of) if as_of is not None else scan_clock(report, input_file_times(inv))
     dirs = tuple(replace(d, partitions=tuple(_with_metrics(p, when.time_ms, max_timeout_ms) for p in d.partitions))
                  for d in report.log_dirs)
@@ -221,8 +209,7 @@ def scan(paths: Sequence[str], progress: Optional[Progress] = None, inventory: O
 SCAN_SCOPE = Scope(stats=True, data=True, coordinator=False, non_live=True)
 
 
-def _scan(paths: Sequence[str], progress: Optional[Progress], inv: Inventory, executor: Executor) -> ScanReport:
-    results = executor.run(plan(inv, SCAN_SCOPE), progress)
+def _scan(paths: Sequence[str], inv: Inventory, results: Dict[str, ReplicaResult]) -> ScanReport:
     dirs = []
     for d in inv.log_dirs:
         parts = tuple(_partition(d, p, results.get(p.path, EMPTY_RESULT))

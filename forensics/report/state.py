@@ -1,8 +1,9 @@
 """Offline ``describe-producers``, ``list`` and ``describe``: rows shaped like ``kafka-transactions.sh``.
 
-:func:`load_state` discovers the inputs, runs the work units (local executor) and the analysis;
-the ``*_rows`` functions turn the result into plain row dicts whose keys are the lowerCamelCase
-column names (JSON as is; the table and CSV renderers print them in column order).
+:func:`assemble_state` turns what the executor read (for the plan of :func:`state_scope`) into a
+:class:`StateReport` (the run, :func:`forensics.runs.rebuild.load_state`, reads); the ``*_rows``
+functions turn that into row dicts whose keys are the lowerCamelCase column names (JSON as is; the
+table and CSV renderers print them in column order).
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from forensics.findings import (
     dedupe,
     not_kafka_segment,
 )
-from forensics.layout import Inventory, LogDir, PartitionDir, discover
+from forensics.layout import Inventory, LogDir, PartitionDir
 from forensics.layout.evidence import input_file_times
-from forensics.model import CLUSTER_METADATA_TOPIC, Progress
+from forensics.model import CLUSTER_METADATA_TOPIC
 from forensics.pipeline.assemble import (
     EMPTY_RESULT,
     is_txn_state,
@@ -38,9 +39,8 @@ from forensics.pipeline.assemble import (
     partition_inputs,
     txn_state_inputs,
 )
-from forensics.pipeline.engine import Executor
-from forensics.pipeline.local import LocalExecutor
-from forensics.pipeline.plan import Scope, plan
+from forensics.pipeline.merge import ReplicaResult
+from forensics.pipeline.plan import Scope
 from forensics.state.coordinator import HistoryEntry
 from forensics.state.inputs import SegmentSummary, TxnStateInputs
 from forensics.state.producer import TransactionSpan
@@ -124,16 +124,18 @@ def _without_events(view: PartitionView) -> PartitionView:
     return replace(view, inputs=replace(view.inputs, segments=segments))
 
 
-def load_state(paths: Sequence[str], *, topic: Optional[str] = None, partition: Optional[int] = None,
-               broker_id: Optional[int] = None, partition_count: Optional[int] = None,
-               data: bool = True, progress: Optional[Progress] = None,
-               inventory: Optional[Inventory] = None, executor: Optional[Executor] = None) -> StateReport:
-    """Rebuild producer state (data partitions matching the filters) and coordinator metadata."""
-    inv = inventory if inventory is not None else discover(paths)
-    notes = _single_files(inv)
-    selected = _selector(topic, partition, broker_id)
-    scope = Scope(data=data, coordinator=True, select=selected, metadata_tail=True)
-    results = (executor or LocalExecutor()).run(plan(inv, scope), progress)
+def state_scope(topic: Optional[str] = None, partition: Optional[int] = None, broker_id: Optional[int] = None,
+                data: bool = True) -> Scope:
+    """What a state rebuild reads: the coordinator partitions, the newest ``__cluster_metadata`` segment
+    (the clock) and, with ``data``, the data partitions matching the filters."""
+    return Scope(data=data, coordinator=True, select=_selector(topic, partition, broker_id), metadata_tail=True)
+
+
+def assemble_state(inv: Inventory, results: Dict[str, ReplicaResult], scope: Scope,
+                   partition_count: Optional[int] = None) -> StateReport:
+    """Producer state (data partitions in ``scope``) and coordinator metadata, from what the executor
+    read for ``plan(inv, scope)``."""
+    notes = loose_file_notes(inv)
     views, txn, metadata = [], [], []
     for log_dir, p in live_partitions(inv):
         r = results.get(p.path, EMPTY_RESULT)
@@ -141,7 +143,7 @@ def load_state(paths: Sequence[str], *, topic: Optional[str] = None, partition: 
             metadata.extend(r.summaries)
         elif is_txn_state(p):
             txn.append(txn_state_inputs(log_dir, p, r))
-        elif data and selected(log_dir, p):
+        elif scope.data and scope.select(log_dir, p):
             views.append(_without_events(rebuild_partition(partition_inputs(log_dir, p, r))))
     views.sort(key=lambda v: (v.topic_partition.topic, v.topic_partition.partition,
                               -1 if v.inputs.broker_id is None else v.inputs.broker_id, v.inputs.path))
@@ -153,7 +155,7 @@ def load_state(paths: Sequence[str], *, topic: Optional[str] = None, partition: 
     return StateReport(inv, tuple(views), coordinator, notes, tuple(metadata))
 
 
-def _single_files(inv: Inventory) -> Tuple[Finding, ...]:
+def loose_file_notes(inv: Inventory) -> Tuple[Finding, ...]:
     """Producer and coordinator state live in partition directories: single files given alone are
     an input error, next to directories a finding (scan and dump read them)."""
     if not inv.loose_files:
@@ -268,15 +270,12 @@ def producer_rows(view: PartitionView) -> List[Row]:
     return rows
 
 
-def describe_producers_rows(paths: Sequence[str], topic: str, partition: int, broker_id: Optional[int] = None,
-                            report: Optional[StateReport] = None) -> List[Row]:
-    rep = report or load_state(paths, topic=topic, partition=partition, broker_id=broker_id)
+def describe_producers_rows(rep: StateReport, topic: str, partition: int) -> List[Row]:
     view = preferred_replica(rep.replicas(topic, partition))
     return producer_rows(view) if view is not None else []
 
 
-def partition_state_rows(paths: Sequence[str], report: Optional[StateReport] = None) -> List[Row]:
-    rep = report or load_state(paths)
+def partition_state_rows(rep: StateReport) -> List[Row]:
     return [{
         "topic": v.topic_partition.topic, "partition": v.topic_partition.partition, "brokerId": v.inputs.broker_id,
         "logStartOffset": v.log_start_offset, "logEndOffset": v.log_end_offset,
@@ -285,10 +284,6 @@ def partition_state_rows(paths: Sequence[str], report: Optional[StateReport] = N
         "openTransactions": len(v.open_transactions), "producers": len(v.entries),
         "snapshot": v.snapshot_used.path if v.snapshot_used is not None else None,
     } for v in rep.partitions]
-
-
-def state_findings(paths: Sequence[str], report: Optional[StateReport] = None) -> List[Finding]:
-    return (report or load_state(paths)).findings()
 
 
 # -- list / describe -----------------------------------------------------------------------------
@@ -319,8 +314,7 @@ def transaction_row(v: TransactionIdView) -> Row:
     return row
 
 
-def list_rows(paths: Sequence[str], state: Optional[str] = None, report: Optional[StateReport] = None) -> List[Row]:
-    rep = report or load_state(paths, data=False)
+def list_rows(rep: StateReport, state: Optional[str] = None) -> List[Row]:
     rows = []
     for v in rep.coordinator.ids.values():
         if v.metadata is None and state != "Dead":
@@ -331,9 +325,7 @@ def list_rows(paths: Sequence[str], state: Optional[str] = None, report: Optiona
     return rows
 
 
-def describe_rows(paths: Sequence[str], transactional_id: str, as_of: Optional[int] = None,
-                  report: Optional[StateReport] = None) -> List[Row]:
-    rep = report or load_state(paths, data=False)
+def describe_rows(rep: StateReport, transactional_id: str, as_of: Optional[int] = None) -> List[Row]:
     v = rep.coordinator.ids.get(transactional_id)
     if v is None:
         return []

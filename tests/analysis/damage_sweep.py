@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Iterator, List, Set, Tuple
 
 from forensics.report.hanging import find_hanging, is_armed
-from forensics.report.state import load_state
+from forensics.runs.rebuild import load_state
 
 Mutation = Tuple[str, str, Callable[[Path], None]]  # (file, description, apply)
 SKIP_TOPICS = ("__consumer_offsets", "c-")  # no transaction lives there

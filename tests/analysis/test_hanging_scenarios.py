@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
 from fixtures import hanging_scenarios as hs
 from forensics.cli.app import app
-from forensics.report.state import load_state, partition_state_rows
+from forensics.report.state import partition_state_rows
+from forensics.runs.rebuild import load_state
 
 runner = CliRunner()
 NAMES = list(hs.SCENARIOS)
@@ -103,7 +104,7 @@ def test_findings(name, built):
     for want in exp["findings"]:
         assert any(k == want["kind"] and want["pathContains"] in p for k, p in found), (want, found)
     for want in exp.get("lso", ()):
-        [row] = [x for x in partition_state_rows([str(built[name])], report=rep)
+        [row] = [x for x in partition_state_rows(rep)
                  if (x["topic"], x["partition"]) == (want["topic"], want["partition"])]
         assert {k: row[k] for k in want} == want
 

@@ -84,6 +84,12 @@ def state():
     return importlib.import_module("forensics.report.state")
 
 
+@functools.lru_cache(maxsize=None)
+def rebuilt(run: str, data: bool = True):
+    """The state of one run's disk (one rebuild per run)."""
+    return importlib.import_module("forensics.runs.rebuild").load_state(paths(run), data=data)
+
+
 # -- what the broker said (collected at import time from the committed fixtures only) ------------------
 
 
@@ -139,17 +145,17 @@ def describe_field_cases():
 
 @functools.lru_cache(maxsize=None)
 def our_producers(run: str, topic: str, partition: int) -> Tuple[Dict[str, Any], ...]:
-    return tuple(state().describe_producers_rows(paths(run), topic, partition))
+    return tuple(state().describe_producers_rows(rebuilt(run), topic, partition))
 
 
 @functools.lru_cache(maxsize=None)
 def our_list(run: str) -> Tuple[Dict[str, Any], ...]:
-    return tuple(state().list_rows(paths(run)))
+    return tuple(state().list_rows(rebuilt(run, False)))
 
 
 @functools.lru_cache(maxsize=None)
 def our_describe(run: str, txid: str) -> Tuple[Dict[str, Any], ...]:
-    return tuple(state().describe_rows(paths(run), txid))
+    return tuple(state().describe_rows(rebuilt(run, False), txid))
 
 
 def by_pid(rows, key: str = "producerId") -> Dict[Any, Dict[str, Any]]:
@@ -295,7 +301,7 @@ def test_describe_unknown_id(run):
     from forensics.errors import ForensicsError
 
     try:
-        rows = state().describe_rows(paths(run), "TransactionalId")
+        rows = state().describe_rows(rebuilt(run, False), "TransactionalId")
     except (ForensicsError, LookupError, ValueError):
         return
     assert list(rows) == []

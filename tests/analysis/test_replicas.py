@@ -18,7 +18,7 @@ import forensics.cli.hanging_cmd  # noqa: F401
 from fixtures.generator import RecordSpec, encode_v2_batch
 from forensics.analysis.replicas import compare_replicas
 from forensics.cli.app import app
-from forensics.report.state import load_state
+from forensics.runs.rebuild import load_state
 
 DISK = Path(__file__).resolve().parents[2] / "fixtures" / "real" / "kraft-tv2" / "disk"
 PART = "b-txn-aborts-0"

@@ -76,12 +76,13 @@ def test_a_filter_naming_something_real_that_selects_nothing_is_an_answer():
 
 
 def test_the_check_runs_before_anything_is_read(monkeypatch):
-    import forensics.report.state as state
+    import forensics.runs.hanging as hanging
 
     def boom(*a, **k):
         raise AssertionError("the state was loaded")
 
-    monkeypatch.setattr(state, "load_state", boom)
+    monkeypatch.setattr(hanging, "assemble_state", boom)
+    monkeypatch.setattr(hanging, "plan", boom)
     r = run("find-hanging", EXAMPLE, "--topic", "order", "--engine", "spark")
     assert r.exit_code == 2 and one_line(r) == TYPO
 

@@ -139,7 +139,7 @@ def test_scan_never_reads_rich_markup_from_the_evidence(disks, name, literal) ->
 
 def test_on_a_terminal_a_markup_link_stays_text(disks, monkeypatch) -> None:
     from forensics.render.scan_render import render_scan_table
-    from forensics.report.scan import scan
+    from forensics.runs.rebuild import scan
 
     monkeypatch.setenv("COLUMNS", "400")  # wide enough for the cells not to wrap
     screen = _Terminal()

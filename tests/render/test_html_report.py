@@ -19,7 +19,7 @@ from forensics.render.html_text import esc
 from forensics.render.time_text import duration, iso
 from forensics.report.hanging import find_hanging
 from forensics.report.incident import build_incident
-from forensics.report.state import load_state
+from forensics.runs.rebuild import load_state
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"

@@ -20,7 +20,7 @@ from forensics.render.html_svg import MAX_LABEL_W
 from forensics.report.hanging import find_hanging
 from forensics.report.incident import build_incident
 from forensics.report.incident_model import Incident
-from forensics.report.state import load_state
+from forensics.runs.rebuild import load_state
 from tests.render.test_html_report import fed
 
 LONG = ("com.example.settlement." + "eu-west-1.payments-ledger." * 9)[:249]  # Kafka's longest topic name

@@ -24,7 +24,7 @@ from forensics.report.incident import (
     build_incident,
     flatten,
 )
-from forensics.report.state import load_state
+from forensics.runs.rebuild import load_state
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"
@@ -224,7 +224,7 @@ def test_the_model_is_deterministic():
 def test_extra_row_keys_become_commands_or_field_groups():
     """Keys a newer row carries are shown, labelled by the table or humanised, never dropped."""
     _, rep, verdicts = incident_of(EXAMPLE, AS_OF)
-    row = hanging_row(verdicts[0])
+    row = hanging_row(verdicts[0]).as_json()
     row.update(toolXArgs=["tool-x", "abort", "--pid", "2002"], abortPreview={"firstOffset": 6, "keys": ["a", None],
                "firstTimestamp": 1767225606250, "nested": [{"group": "g"}], "stuckConsumerGroups": None},
                note="see ticket", brandNewFact=None)

@@ -23,11 +23,11 @@ from fixtures.generator import Produce, RecordSpec, TopicSpec, Txn, build_disk, 
 from fixtures.scenario_specs import disk, txn_producer
 from forensics.render.html_report import html_report
 from forensics.render.time_text import duration, iso
-from forensics.report.hanging import find_hanging, hanging_rows
+from forensics.report.hanging import find_hanging, hanging_row
 from forensics.report.incident import build_incident, flatten
 from forensics.report.incident_labels import LABELS, table_key
-from forensics.report.preview import add_previews
-from forensics.report.state import load_state
+from forensics.runs.hanging import with_previews
+from forensics.runs.rebuild import load_state
 from tests.render.test_html_report import fed
 from tests.report.test_abort_preview import _commit_key, _commit_value
 
@@ -46,10 +46,11 @@ class Case(NamedTuple):
 def _case(path: Path, as_of=None) -> Case:
     rep = load_state([str(path)])
     verdicts, when = find_hanging(rep, as_of=as_of)
-    pairs = hanging_rows(verdicts, show_all=True, as_of=when)  # every key find-hanging --format json writes
-    add_previews(pairs, rep.inventory)
-    inc = build_incident(rep, [v for _, v in pairs], when, inputs=[str(path)], rows=[r for r, _ in pairs])
-    return Case([r for r, _ in pairs], html_report(inc), when.time_ms)
+    # every key find-hanging --all --format json writes
+    rows = with_previews(verdicts, [hanging_row(v, as_of=when) for v in verdicts], rep.inventory, False,
+                         lambda v, preview: hanging_row(v, as_of=when, preview=preview))
+    inc = build_incident(rep, verdicts, when, inputs=[str(path)], rows=rows)
+    return Case([r.as_json() for r in rows], html_report(inc), when.time_ms)
 
 
 def _behind_and_waiting(root: Path) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from forensics.findings import FindingKind
-from forensics.report.scan import scan, scan_segment
+from forensics.runs.rebuild import scan, scan_segment
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "real-kafka" / "4.1.0"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from forensics.report.scan import scan
+from forensics.runs.rebuild import scan
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"

@@ -29,10 +29,9 @@ from forensics.layout import discover
 from forensics.layout.clusters import select_cluster
 from forensics.pipeline.engine import spark_available
 from forensics.pipeline.export_rows import TABLES
-from forensics.report.scan import scan
+from forensics.runs.rebuild import load_state, scan
 from forensics.report.state import (
     describe_rows,
-    load_state,
     partition_state_rows,
     producer_rows,
     without_whole_file_regions,
@@ -238,7 +237,7 @@ def test_transactions_and_producers_are_the_local_engines(name, exports, session
     same = ("topic", "partition", "brokerId", "logStartOffset", "logEndOffset", "highWatermark", "firstUnstableOffset",
             "lastStableOffset", "openTransactions", "producers")
     parts = sorted(tuple(r[k] for k in same) + (r["snapshotPath"],) for r in _table(session, e, "partitions"))
-    local = sorted(tuple(r[k] for k in same) + (r["snapshot"],) for r in partition_state_rows(e.paths, report=e.state))
+    local = sorted(tuple(r[k] for k in same) + (r["snapshot"],) for r in partition_state_rows(e.state))
     assert parts == local
 
 
@@ -254,7 +253,7 @@ def test_coordinator_records_are_describes_history(name, exports, session) -> No
     assert len(rows) == sum(len(h) for cp in e.state.coordinator.partitions.values() for h in cp.state.history.values())
     assert e.state.coordinator.ids or not rows
     for tid, view in e.state.coordinator.ids.items():
-        history = describe_rows(e.paths, tid, report=e.state)[0]["history"]
+        history = describe_rows(e.state, tid)[0]["history"]
         where = (tid, view.partition)
         mine = sorted((r for r in rows if (r["transactionalId"], r["transactionStatePartition"]) == where),
                       key=lambda r: r["offset"])

@@ -17,7 +17,7 @@ import pytest
 from fixtures import replay
 from forensics.cli import scan_cmd, state_cmd  # noqa: F401  (registers the commands)
 from forensics.findings import AGGREGATE_AFTER, Finding, FindingKind, FindingRuns, level_counts, total
-from forensics.report.scan import scan
+from forensics.runs.rebuild import scan
 from tests.cli.test_cli import run_cli
 
 COPIES = 12

@@ -1,0 +1,111 @@
+"""What every run is given (the evidence, the engine) and how it tells what it does as it goes."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, ContextManager, Dict, Iterator, Optional, Protocol, Tuple
+
+from forensics.analysis.filters import Filters, check_filters
+from forensics.layout import Inventory, discover
+from forensics.model import Progress
+from forensics.layout.clusters import select_cluster
+
+from forensics.pipeline.engine import EngineName, EngineSpec, Executor, make_executor
+from forensics.report.scan import total_log_bytes
+from forensics.runs.manifest import ManifestRun
+
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    """``--engine``, ``--master``, ``--conf``."""
+
+    name: EngineName = EngineName.local
+    master: Optional[str] = None  # None: local[*,4] (or what spark-submit configured)
+    conf: Tuple[Tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What to read: the paths given, the cluster to analyse among them, and where to write the evidence
+    manifest (the command line it records with it)."""
+
+    paths: Tuple[str, ...]
+    cluster_id: Optional[str] = None
+    manifest: Optional[str] = None
+    command_line: Tuple[str, ...] = ()
+
+
+class Listener(Protocol):
+    """What a run tells while it runs (the command line prints it on stderr, as it happens)."""
+
+    def note(self, text: str) -> None:
+        """A line about the inputs (which cluster, which copy of a broker was used)."""
+
+    def warn(self, text: str) -> None:
+        """A warning about how the run runs (Spark cannot start here: local instead)."""
+
+    def progress(self, total: int, label: str) -> ContextManager[Progress]:
+        """A progress bar over ``total`` bytes; the context gives the function told each byte count read."""
+
+
+class Quiet:
+    """A listener that tells nothing (library use, tests)."""
+
+    def note(self, text: str) -> None:
+        pass
+
+    def warn(self, text: str) -> None:
+        pass
+
+    @contextmanager
+    def progress(self, total: int, label: str) -> Iterator[Progress]:
+        yield lambda n: None
+
+
+@dataclass
+class Opened:
+    """The evidence of one run, discovered: its inventory (one cluster), the executor chosen and the
+    manifest being recorded."""
+
+    inventory: Inventory
+    executor: Executor
+    manifest: ManifestRun
+    stats: Dict[str, Any] = field(default_factory=dict)
+
+    def run_units(self, units, label: str, listener: Listener) -> Dict[str, Any]:
+        """Run ``units`` on the executor, with a progress bar over the inventory's log bytes."""
+        with listener.progress(total_log_bytes(self.inventory), f"{label} ({self.executor.name})") as advance:
+            results = self.executor.run(units, advance)
+        self.stats = dict(getattr(self.executor, "stats", None) or {})
+        return results
+
+
+def discover_inputs(evidence: Evidence, listener: Listener) -> Inventory:
+    """The inventory of the inputs, one cluster and one copy of each broker's log dir (see
+    :mod:`forensics.layout.clusters`); what was left out, told as notes."""
+    selection = select_cluster(discover(list(evidence.paths)), evidence.cluster_id)
+    for note in selection.notes:
+        listener.note(note)
+    return selection.inventory
+
+
+def executor_for(engine: EngineChoice, listener: Listener) -> Executor:
+    """The executor asked for (a warning when Spark cannot run here, or options that only Spark takes)."""
+    if engine.name is EngineName.local and (engine.master or engine.conf):
+        listener.warn("--master/--conf apply to --engine spark only")
+    return make_executor(EngineSpec(engine.name, engine.master, engine.conf), listener.warn)
+
+
+def open_evidence(command: str, evidence: Evidence, engine: EngineChoice, listener: Listener,
+                  filters: Optional[Filters] = None) -> Opened:
+    """Start the manifest (refusing a manifest path in the evidence), discover one cluster's inputs, check
+    the filters against them (before anything is read), choose the executor, record and hash the tree."""
+    manifest = ManifestRun(evidence.manifest, command, evidence.paths, engine.name.value, evidence.command_line)
+    inventory = discover_inputs(evidence, listener)
+    if filters is not None:
+        check_filters(inventory, filters)
+    executor = executor_for(engine, listener)
+    manifest.record_inventory(inventory, executor.name)
+    return Opened(inventory, executor, manifest)

@@ -1,0 +1,200 @@
+"""export: the disks as Parquet tables, for Spark SQL or pandas (docs/export.md).
+
+Always on Spark: one job reads the disks once for the scan and the state report (only reduced
+per-replica results reach the driver, as for every command), a second makes the ``batches``
+table on the executors, where Spark writes it; the driver's tables follow. Nothing is written
+next to the evidence: ``out`` may not lie inside an input, and a non-empty ``out`` is only
+replaced with ``overwrite`` when it holds nothing but a previous export, identified by its
+``_export.json`` (only the table directories it lists are removed, and only if they hold nothing
+but Spark's Parquet files).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from forensics import __version__
+from forensics.analysis.clock import AsOf
+from forensics.errors import UsageError
+from forensics.findings import Finding
+from forensics.layout.evidence import is_within as inside
+from forensics.pipeline import export_rows as tables
+from forensics.pipeline.engine import EngineName, spark_available
+from forensics.pipeline.export_rows import TABLES
+from forensics.pipeline.plan import Scope, plan
+from forensics.pipeline.spark_session import SparkError
+from forensics.render.terminal_text import term
+from forensics.report.export import (
+    all_findings,
+    contexts,
+    coordinator_rows,
+    finding_rows,
+    partition_rows,
+    producer_state_rows,
+    transaction_rows,
+)
+from forensics.runs.context import EngineChoice, Evidence, Listener, Opened, Quiet, open_evidence
+from forensics.runs.manifest import ManifestWritten, check_outside_evidence, require_parent_dir
+from forensics.runs.rebuild import load_state, scan
+
+EXPORT_JSON = "_export.json"  # what was exported, from what, with the manifest's digest
+EXPORT_FORMAT = "kafka-forensics-export"
+_TABLE_NAMES = frozenset(t.name for t in TABLES)
+# what Spark's Parquet writer leaves in a table directory: part files, _SUCCESS, their .crc files
+_SPARK_FILE = re.compile(r"\.?(?:part-[\w.-]+|_SUCCESS)(?:\.crc)?\Z")
+
+# -- the output directory -------------------------------------------------------------------------
+
+
+def check_out(out: str, inputs: Sequence[str], overwrite: bool, manifest: Optional[str] = None) -> None:
+    """Refuse an output directory in or around the evidence, or one holding anything but a previous
+    export (and that only with ``--overwrite``)."""
+    check_outside_evidence(out, inputs, "--out")
+    if manifest is not None and inside(manifest, out):
+        raise UsageError(f"--manifest {manifest}: lies inside --out {out}, which an export replaces; write it beside "
+                   "the export")
+    for given in inputs:
+        if os.path.lexists(given) and inside(given, out):
+            raise UsageError(f"--out {out}: holds the evidence ({given}); write the export elsewhere")
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise UsageError(f"--out {out}: exists and is not a directory")
+    require_parent_dir(out, "--out")
+    entries = sorted(os.listdir(out)) if os.path.isdir(out) else []
+    if entries and not overwrite:
+        raise UsageError(f"--out {out}: not empty (give --overwrite to replace a previous export)")
+    if entries:
+        previous_export(out)
+
+
+def previous_export(out: str) -> List[str]:
+    """The files of the previous export in ``out``, in the order to remove them (the tables its
+    ``_export.json`` lists, then ``_export.json``); refuses (exit 2) anything it cannot identify
+    as one: no readable ``_export.json`` of ours, an entry it does not list, a table directory
+    holding anything but Spark's Parquet output."""
+    summary = os.path.join(out, EXPORT_JSON)
+    try:
+        with open(summary, "rb") as fh:
+            doc = json.loads(fh.read(1 << 20).decode("utf-8"))
+        listed = doc["tables"] if doc.get("format") == EXPORT_FORMAT else None
+        tables = sorted(n for n, t in listed.items() if n in _TABLE_NAMES and t.get("path") == n)
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        held = ", ".join(sorted(os.listdir(out))[:3])
+        raise UsageError(f"--out {out}: holds no previous export (no {EXPORT_JSON} of one, which an interrupted "
+                         f"export does not leave either; it holds {held}): choose an empty or new directory, or "
+                         "empty it yourself") from None
+    foreign = [e for e in sorted(os.listdir(out)) if e != EXPORT_JSON and e not in tables]
+    files = []
+    for name in tables:
+        table = os.path.join(out, name)
+        if not os.path.lexists(table):
+            continue
+        inside_table = sorted(os.listdir(table)) if os.path.isdir(table) and not os.path.islink(table) else None
+        if inside_table is None:
+            foreign.append(name)
+            continue
+        odd = [f for f in inside_table if not (_SPARK_FILE.match(f) and os.path.isfile(os.path.join(table, f))
+                                               and not os.path.islink(os.path.join(table, f)))]
+        foreign += [os.path.join(name, f) for f in odd]
+        files += [os.path.join(table, f) for f in inside_table] + [table]
+    if foreign:
+        raise UsageError(f"--out {out}: holds files the previous export did not write ({term(', '.join(foreign[:3]))}): "
+                   "choose an empty or new directory")
+    return files + [summary]
+
+
+def _clear(out: str) -> None:
+    """Remove the previous export that :func:`previous_export` identifies (nothing else)."""
+    if os.path.isdir(out) and os.listdir(out):
+        for path in previous_export(out):
+            if os.path.isdir(path):
+                os.rmdir(path)
+            else:
+                os.unlink(path)
+    os.makedirs(out, exist_ok=True)
+
+
+# -- the command ----------------------------------------------------------------------------------
+
+
+def _analyse(paths: Sequence[str], opened: Opened, partitions: Optional[int], listener: Listener):
+    """One Spark job for everything the scan and the state report need; both built from its results."""
+    from forensics.pipeline.export import Reuse
+
+    inventory = opened.inventory
+    scope = Scope(stats=True, data=True, coordinator=True, non_live=True)
+    reuse = Reuse(opened.run_units(plan(inventory, scope), "reading", listener))
+    scanned = scan(paths, inventory=inventory, executor=reuse)
+    # single files given on the command line are in the scan and in batches; the state ignores them
+    state = load_state(paths, inventory=replace(inventory, loose_files=()), executor=reuse,
+                       partition_count=partitions)
+    return scanned, state
+
+
+def _write(out: str, inventory, state, findings, executor, listener: Listener) -> Dict[str, int]:
+    from forensics.pipeline.export import SEGMENT_KINDS, ParquetWriter
+
+    whole = Scope(stats=True, data=True, coordinator=True, non_live=True, split_bytes=1 << 62)
+    segments = [u for u in plan(inventory, whole) if u.kind in SEGMENT_KINDS]
+    _clear(out)
+    writer = ParquetWriter(out, executor.master, executor.conf)
+    counts: Dict[str, int] = {}
+    with listener.progress(sum(u.size for u in segments), "writing batches (spark)") as advance:
+        counts["batches"] = writer.write_batches(segments, contexts(inventory), advance)
+    for table, rows in ((tables.TRANSACTIONS, transaction_rows(state)),
+                        (tables.PRODUCER_STATES, producer_state_rows(state)),
+                        (tables.PARTITIONS, partition_rows(state)),
+                        (tables.COORDINATOR_RECORDS, coordinator_rows(state)),
+                        (tables.FINDINGS, finding_rows(findings))):
+        counts[table.name] = writer.write_table(table, rows)
+    return counts
+
+
+def _summary(out: str, paths: Sequence[str], counts: Dict[str, int], as_of, ref, command_line) -> None:
+    doc = {"format": EXPORT_FORMAT, "formatVersion": 1, "toolVersion": __version__,
+           "commandLine": list(command_line), "inputs": list(paths), "asOfMs": as_of.time_ms, "asOfSource": as_of.source,
+           "manifest": ref.as_json() if ref is not None else None,
+           "tables": {name: {"path": name, "rows": n} for name, n in counts.items()}}
+    with open(os.path.join(out, EXPORT_JSON), "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, indent=2)
+        fh.write("\n")
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    evidence: Evidence
+    out: str
+    overwrite: bool = False
+    partition_count: Optional[int] = None
+    master: Optional[str] = None
+    conf: Tuple[Tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    counts: Dict[str, int]  # rows per table, in the order written
+    as_of: AsOf
+    findings: Tuple[Finding, ...]  # what the scan and the state rebuild found, once each
+    manifest: Optional[ManifestWritten]
+    stats: Dict[str, Any]
+
+
+def export(req: ExportRequest, listener: Listener = Quiet()) -> ExportResult:
+    """Write the Parquet tables to ``req.out`` (refusing one in the evidence, or one holding anything but
+    a previous export)."""
+    paths = req.evidence.paths
+    check_out(req.out, paths, req.overwrite, req.evidence.manifest)
+    ok, why = spark_available()
+    if not ok:
+        raise SparkError(f"export writes its tables through Spark, which cannot run here: {why}")
+    opened = open_evidence("export", req.evidence, EngineChoice(EngineName.spark, req.master, req.conf), listener)
+    scanned, state = _analyse(list(paths), opened, req.partition_count, listener)
+    findings = all_findings(scanned, state)
+    counts = _write(req.out, opened.inventory, state, findings, opened.executor, listener)
+    written = opened.manifest.finish(scanned.as_of.time_ms, scanned.as_of.source)
+    _summary(req.out, paths, counts, scanned.as_of, written.ref if written is not None else None,
+             req.evidence.command_line)
+    return ExportResult(counts, scanned.as_of, tuple(findings), written, opened.stats)

@@ -1,0 +1,189 @@
+"""find-hanging, abort-commands and the incident report: verdicts on every open transaction, offline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from forensics.analysis.broker_version import BrokerVersionRange, Version
+from forensics.analysis.clock import AsOf
+from forensics.analysis.filters import Filters
+from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, Verdict
+from forensics.findings import Finding
+from forensics.layout import Inventory
+from forensics.pipeline.plan import plan
+from forensics.report.broker_version import broker_version_of
+from forensics.report.hanging import (
+    BOOTSTRAP_PLACEHOLDER,
+    HangingRow,
+    Outcome,
+    evidence_warnings,
+    find_hanging as verdicts_of,
+    hanging_row,
+    outcome_of,
+    shown,
+)
+from forensics.report.incident import build_incident
+from forensics.report.incident_model import Incident
+from forensics.report.row import ABSENT
+from forensics.report.state import StateReport, assemble_state, loose_file_notes, state_scope
+from forensics.runs.context import EngineChoice, Evidence, Listener, Opened, Quiet, open_evidence
+from forensics.runs.manifest import ManifestWritten
+from forensics.runs.rebuild import previews
+
+
+@dataclass(frozen=True)
+class VerdictRequest:
+    """What every verdict run needs: the evidence, the engine, the analysis time (None: the incident
+    clock), the age gate, the filters, the ``__transaction_state`` partition count and the brokers'
+    release (None: what the disks show)."""
+
+    evidence: Evidence
+    engine: EngineChoice = EngineChoice()
+    as_of: Optional[int] = None
+    max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS
+    topic: Optional[str] = None
+    partition: Optional[int] = None
+    broker_id: Optional[int] = None
+    partition_count: Optional[int] = None
+    broker_version: Optional[Version] = None
+    # how the verdicts' reasons write a time: time_text(ms, as_of_ms) (the caller's renderer); None: epoch ms
+    time_text: Optional[Callable[[int, Optional[int]], str]] = None
+
+
+@dataclass(frozen=True)
+class VerdictRun:
+    """What every verdict run returns besides its rows."""
+
+    as_of: AsOf
+    version: BrokerVersionRange
+    evidence: Tuple[Finding, ...]  # what could not be read, or not as Kafka wrote it
+    warnings: Tuple[str, ...]  # what weakens every verdict (no coordinator among the inputs)
+    manifest: Optional[ManifestWritten]
+    stats: Dict[str, Any]
+
+
+def _verdicts(command: str, req: VerdictRequest, listener: Listener):
+    """Open the evidence, rebuild the state (the data partitions the filters select), judge every open
+    transaction as of the request's time."""
+    opened = open_evidence(command, req.evidence, req.engine, listener, Filters(req.topic, req.partition, req.broker_id))
+    loose_file_notes(opened.inventory)
+    scope = state_scope(data=True)
+    results = opened.run_units(plan(opened.inventory, scope), "rebuilding state", listener)
+    rep = assemble_state(opened.inventory, results, scope, req.partition_count)
+    verdicts, when = verdicts_of(rep, as_of=req.as_of, topic=req.topic, partition=req.partition,
+                                 broker_id=req.broker_id, max_timeout_ms=req.max_timeout_ms,
+                                 time_text=req.time_text)
+    version = broker_version_of(rep.inventory, state=rep, given=req.broker_version)
+    return opened, rep, verdicts, when, version
+
+
+def _finish(opened: Opened, rep: StateReport, when: AsOf, version: BrokerVersionRange) -> VerdictRun:
+    written = opened.manifest.finish(when.time_ms, when.source)
+    return VerdictRun(when, version, tuple(rep.evidence_findings()), tuple(evidence_warnings(rep)), written,
+                      opened.stats)
+
+
+# -- find-hanging ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FindHangingRequest:
+    verdicts: VerdictRequest
+    show_all: bool = False  # every open transaction, ongoing ones in time too
+    previews: bool = False  # what each abort would discard (reads the transactions' batches)
+    redact: bool = False  # the previews hide record keys
+
+
+@dataclass(frozen=True)
+class FindHangingResult:
+    rows: Tuple[HangingRow, ...]
+    hidden: Tuple[Verdict, ...]  # open transactions needing no one, left out without show_all
+    outcome: Outcome
+    run: VerdictRun
+
+
+def find_hanging(req: FindHangingRequest, listener: Listener = Quiet()) -> FindHangingResult:
+    """Hanging transactions: open on a partition, forgotten by the coordinator."""
+    opened, rep, verdicts, when, version = _verdicts("find-hanging", req.verdicts, listener)
+    listed = [v for v in verdicts if shown(v, req.show_all)]
+    made = [hanging_row(v, version=version, as_of=when) for v in listed]
+    if req.previews:
+        made = with_previews(listed, made, opened.inventory, req.redact, lambda v, p: hanging_row(
+            v, version=version, as_of=when, preview=p))
+    run = _finish(opened, rep, when, version)
+    hidden = tuple(v for v in verdicts if not v.needs_attention)
+    return FindHangingResult(tuple(made), hidden, outcome_of(verdicts), run)
+
+
+def with_previews(verdicts, rows, inventory: Inventory, redact: bool, row_of):
+    """``rows`` (those of ``verdicts``), the ones with abort forms built again by ``row_of(verdict,
+    preview)`` with what their abort discards (read from ``inventory``)."""
+    wanted = [v for v, r in zip(verdicts, rows) if r.abort_forms]
+    found = dict(zip(map(id, wanted), previews(wanted, inventory, redact)))
+    return [row_of(v, found[id(v)]) if id(v) in found else r for v, r in zip(verdicts, rows)]
+
+
+# -- abort-commands -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AbortRequest:
+    verdicts: VerdictRequest
+    bootstrap: str = BOOTSTRAP_PLACEHOLDER
+    command_config: Optional[str] = None
+    redact: bool = False
+    arm_unverifiable: bool = False  # arm the unverifiable ones that lack only coordinator data
+
+
+@dataclass(frozen=True)
+class AbortResult:
+    rows: Tuple[HangingRow, ...]
+    run: VerdictRun
+
+
+def abort_commands(req: AbortRequest, listener: Listener = Quiet()) -> AbortResult:
+    """The rows of a reviewable abort script: every open transaction that needs attention, with its
+    commands (armed or not) and what each abort discards."""
+    opened, rep, verdicts, when, version = _verdicts("abort-commands", req.verdicts, listener)
+    listed = [v for v in verdicts if v.needs_attention]
+
+    def row_of(v, preview=ABSENT):
+        return hanging_row(v, req.bootstrap, req.command_config, req.arm_unverifiable, version, preview=preview)
+
+    rows = with_previews(listed, [row_of(v) for v in listed], opened.inventory, req.redact, row_of)
+    return AbortResult(tuple(rows), _finish(opened, rep, when, version))
+
+
+# -- report ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    verdicts: VerdictRequest
+    bootstrap: str = BOOTSTRAP_PLACEHOLDER
+    command_config: Optional[str] = None
+    redact: bool = False
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    incident: Incident
+    run: VerdictRun
+
+
+def incident_report(req: ReportRequest, listener: Listener = Quiet()) -> ReportResult:
+    """The incident model: every open transaction with its verdict, evidence and commands, LSO lag per
+    partition, a timeline per transactional id (rendered to HTML by the command line)."""
+    opened, rep, verdicts, when, version = _verdicts("report", req.verdicts, listener)
+    run = _finish(opened, rep, when, version)
+
+    def row_of(v, preview=ABSENT):
+        return hanging_row(v, req.bootstrap, req.command_config, version=version, preview=preview)
+
+    rows = with_previews(verdicts, [row_of(v) for v in verdicts], opened.inventory, req.redact, row_of)
+    written = run.manifest
+    incident = build_incident(rep, verdicts, when, inputs=req.verdicts.evidence.paths, rows=rows,
+                              manifest=(written.ref.path, written.ref.sha256) if written is not None else None,
+                              brokers=version.label)
+    return ReportResult(incident, run)

@@ -1,0 +1,158 @@
+"""The evidence manifest of a run (``--manifest FILE``) and ``verify-manifest``.
+
+A :class:`ManifestRun` starts with the run: it refuses a manifest path anywhere in the evidence
+(:func:`check_outside_evidence`, the one rule for every output path), records the whole tree under
+the inputs and hashes its files once discovery has named the log and partition dirs (before the
+analysis reads them), and at the end writes the manifest (atomically, next to nowhere but FILE)
+and returns its digest, which JSON reports embed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import time
+from dataclasses import dataclass, replace
+from typing import List, Optional, Sequence, Tuple
+
+from forensics import __version__
+from forensics.errors import InputError, UsageError
+from forensics.io.files import WHOLE_FILE_LIMIT, read_small_file
+from forensics.layout.evidence import evidence_zones, under
+from forensics.layout.evidence_files import EvidenceEntry, evidence_tree, roles_of
+from forensics.layout.records import Inventory
+from forensics.render.manifest_render import manifest_json
+from forensics.report.manifest import Manifest, ManifestEntry, ManifestFormatError, close_run, record_inputs
+from forensics.report.manifest_verify import Verification, manifest_checks, parse_manifest, verify_manifest
+
+
+@dataclass(frozen=True)
+class ManifestRef:
+    path: str
+    sha256: str
+
+    def as_json(self) -> dict:
+        return {"path": self.path, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
+class ManifestWritten:
+    """A manifest written: its reference, and what the command line says about it."""
+
+    ref: ManifestRef
+    manifest: Manifest
+
+    @property
+    def problems(self) -> Tuple[ManifestEntry, ...]:
+        """Entries not hashed, read or listed, or that changed while the run read them."""
+        return tuple(f for f in self.manifest.entries if f.error is not None or f.changed_during_run)
+
+
+def check_outside_evidence(target: str, inputs: Sequence[str], option: str = "--manifest") -> None:
+    """Refuse (exit 2) an output path anywhere in the evidence: inside or equal to an input, beside a
+    file given, or under the broker log dir holding an input (layout/evidence.evidence_zones). The one
+    rule for every output path (--manifest, report --out, export --out)."""
+    real = os.path.realpath(target)
+    for given in inputs:
+        for zone, why in evidence_zones(given):
+            if under(real, zone):
+                where = given if why == given else f"{zone}, {why}"
+                raise UsageError(f"{option} {target}: lies inside the evidence ({where}); write it elsewhere")
+
+
+def require_parent_dir(target: str, option: str) -> None:
+    """Refuse (exit 3) an output path whose directory does not exist."""
+    parent = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(parent):
+        raise InputError(f"{option} {target}: directory {parent} does not exist")
+
+
+class ManifestRun:
+    """What one run read, hashed; ``target=None`` makes every call a no-op."""
+
+    def __init__(self, target: Optional[str], command: str, inputs: Sequence[str], engine: Optional[str],
+                 command_line: Sequence[str] = ()) -> None:
+        self.target = target
+        if target is None:
+            return
+        check_outside_evidence(target, inputs)
+        require_parent_dir(target, "--manifest")
+        self.manifest = Manifest(
+            tool_version=__version__, command=command, command_line=tuple(command_line),
+            working_directory=os.getcwd(), host=socket.gethostname(), engine=engine, inputs=tuple(inputs),
+            started_ms=time.time_ns() // 1_000_000, ended_ms=None, as_of_ms=None, as_of_source=None, entries=())
+
+    def record(self, entries: Sequence[EvidenceEntry]) -> None:
+        if self.target is not None:
+            self.manifest = record_inputs(self.manifest, entries)
+
+    def record_inventory(self, inventory: Inventory, engine: Optional[str] = None) -> None:
+        """Record the whole tree under the inputs, each entry with the role discovery gave it, and hash
+        every regular file; ``engine``: the executor that will really run."""
+        if self.target is not None:
+            if engine is not None:
+                self.manifest = replace(self.manifest, engine=engine)
+            self.record(evidence_tree(self.manifest.inputs, roles_of(inventory)))
+
+    def record_given(self, paths: Sequence[str]) -> None:
+        """Record the files named (``dump``): a directory among them is refused by the command, not walked."""
+        if self.target is not None:
+            self.record(evidence_tree([p for p in paths if not os.path.isdir(p)]))
+
+    def finish(self, as_of_ms: Optional[int] = None, as_of_source: Optional[str] = None) -> Optional[ManifestWritten]:
+        """Write the manifest; its digest for the report (None without --manifest)."""
+        if self.target is None:
+            return None
+        self.manifest = close_run(self.manifest, time.time_ns() // 1_000_000, as_of_ms, as_of_source)
+        data = manifest_json(self.manifest)
+        write_atomically(self.target, data)
+        return ManifestWritten(ManifestRef(self.target, hashlib.sha256(data).hexdigest()), self.manifest)
+
+
+def write_atomically(target: str, data: bytes, what: str = "the manifest") -> None:
+    """Write ``data`` to ``target`` through a temporary file beside it and a rename: a reader never
+    sees half of it; one clear line if it cannot be written."""
+    tmp = f"{target}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise InputError(f"cannot write {what}: {exc.strerror or exc}", path=target) from None
+
+
+# -- verify-manifest ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verified:
+    """The checks of a manifest against itself and the evidence, in order, and the manifest's digest."""
+
+    rows: Tuple[Verification, ...]
+    sha256: str
+    version: int
+
+    @property
+    def differs(self) -> bool:
+        return any(r.status != "ok" for r in self.rows)
+
+
+def verify(manifest: str, base: Optional[str] = None) -> Verified:
+    """Check a manifest and the evidence tree against each other: its own digest and summary, then every
+    entry under its inputs (``base``: resolve its relative paths there instead)."""
+    data = read_small_file(manifest, WHOLE_FILE_LIMIT)
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ManifestFormatError(f"not JSON: {exc}", path=manifest) from None
+    recorded = parse_manifest(obj, manifest)
+    rows: List[Verification] = manifest_checks(obj, recorded, manifest) + verify_manifest(recorded, base)
+    return Verified(tuple(rows), hashlib.sha256(data).hexdigest(), recorded.version)

@@ -1,0 +1,44 @@
+"""scan: the inventory of broker disks (header-only, read-only)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, Optional
+
+from forensics.analysis.broker_version import BrokerVersionRange, Version
+from forensics.analysis.filters import Filters
+from forensics.pipeline.plan import plan
+from forensics.report.broker_version import broker_version_of
+from forensics.report.scan import SCAN_SCOPE, ScanReport, assemble_scan, selected
+from forensics.runs.context import EngineChoice, Evidence, Listener, Quiet, open_evidence
+from forensics.runs.manifest import ManifestWritten
+
+
+@dataclass(frozen=True)
+class ScanRequest:
+    evidence: Evidence
+    engine: EngineChoice = EngineChoice()
+    as_of: Optional[int] = None  # None: the incident clock
+    broker_version: Optional[Version] = None  # None: what the disks show
+    topic: Optional[str] = None  # only this topic's partitions (checked against the inputs before reading)
+    partition: Optional[int] = None
+    broker_id: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    report: ScanReport  # its as_of is the run's
+    version: BrokerVersionRange
+    manifest: Optional[ManifestWritten]
+    stats: Dict[str, Any]
+
+
+def scan(req: ScanRequest, listener: Listener = Quiet()) -> ScanResult:
+    """Brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
+    opened = open_evidence("scan", req.evidence, req.engine, listener, Filters(req.topic, req.partition, req.broker_id))
+    results = opened.run_units(plan(opened.inventory, SCAN_SCOPE), "scanning", listener)
+    report = selected(assemble_scan(req.evidence.paths, opened.inventory, results, req.as_of), req.topic,
+                      req.partition, req.broker_id)
+    version = broker_version_of(opened.inventory, scan=report, given=req.broker_version)
+    written = opened.manifest.finish(report.as_of.time_ms, report.as_of.source)
+    return ScanResult(report, version, written, opened.stats)

@@ -1,0 +1,116 @@
+"""describe-producers, list and describe: kafka-transactions.sh's views, rebuilt offline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Tuple
+
+from forensics.analysis.clock import AsOf, given
+from forensics.analysis.filters import Filters, canonical_state, check_filters, states_present
+from forensics.errors import InputError
+from forensics.findings import Finding
+from forensics.pipeline.plan import plan
+from forensics.report.state import (
+    StateReport,
+    assemble_state,
+    describe_rows,
+    list_rows,
+    loose_file_notes,
+    newest_input_time,
+    preferred_replica,
+    producer_rows,
+    state_scope,
+)
+from forensics.runs.context import EngineChoice, Evidence, Listener, Opened, Quiet, open_evidence
+from forensics.runs.manifest import ManifestWritten
+
+Row = Dict[str, Any]
+
+
+def _rebuild(opened: Opened, listener: Listener, partition_count: Optional[int] = None, **scope) -> StateReport:
+    loose_file_notes(opened.inventory)
+    wanted = state_scope(**scope)
+    results = opened.run_units(plan(opened.inventory, wanted), "rebuilding state", listener)
+    return assemble_state(opened.inventory, results, wanted, partition_count)
+
+
+@dataclass(frozen=True)
+class StateResult:
+    """Rows of a state view, the as-of time (the incident clock, or the one given), the findings to show,
+    the manifest written, the engine's statistics."""
+
+    rows: Tuple[Row, ...]
+    as_of: AsOf
+    findings: Tuple[Finding, ...]
+    manifest: Optional[ManifestWritten]
+    stats: Dict[str, Any]
+    note: Optional[str] = None  # list --state that matched nothing: the states the evidence holds
+
+
+@dataclass(frozen=True)
+class ProducersRequest:
+    evidence: Evidence
+    topic: str
+    partition: int
+    broker_id: Optional[int] = None  # None: the likely leader
+    engine: EngineChoice = EngineChoice()
+
+
+def describe_producers(req: ProducersRequest, listener: Listener = Quiet()) -> StateResult:
+    """Producer state of one partition replica, as the broker held it (snapshot + replay)."""
+    filters = Filters(req.topic, req.partition, req.broker_id)
+    opened = open_evidence("describe-producers", req.evidence, req.engine, listener, filters)
+    rep = _rebuild(opened, listener, topic=req.topic, partition=req.partition, broker_id=req.broker_id, data=True)
+    view = preferred_replica(rep.replicas(req.topic, req.partition))
+    if view is None:
+        where = f" on broker {req.broker_id}" if req.broker_id is not None else ""
+        raise InputError(f"no replica of {req.topic}-{req.partition}{where} among the inputs")
+    clock = newest_input_time(rep)
+    written = opened.manifest.finish(clock.time_ms, clock.source)
+    return StateResult(tuple(producer_rows(view)), clock, tuple(view.findings), written, opened.stats)
+
+
+@dataclass(frozen=True)
+class ListRequest:
+    evidence: Evidence
+    state: Optional[str] = None  # only ids in this state (any case)
+    partition_count: Optional[int] = None
+    engine: EngineChoice = EngineChoice()
+
+
+def list_ids(req: ListRequest, listener: Listener = Quiet()) -> StateResult:
+    """Every transactional id the coordinators hold (expired ids only with state Dead)."""
+    wanted = canonical_state(req.state) if req.state is not None else None
+    opened = open_evidence("list", req.evidence, req.engine, listener)
+    rep = _rebuild(opened, listener, req.partition_count, data=False)
+    rows = tuple(list_rows(rep, wanted))
+    clock = newest_input_time(rep)
+    written = opened.manifest.finish(clock.time_ms, clock.source)
+    note = None
+    if wanted is not None and not rows:
+        note = f"no transactional id is in state {wanted}; states in the evidence: {states_present(rep.coordinator)}"
+    findings = tuple(rep.with_evidence(rep.coordinator.findings))
+    return StateResult(rows, clock, findings, written, opened.stats, note)
+
+
+@dataclass(frozen=True)
+class DescribeRequest:
+    evidence: Evidence
+    transactional_id: str
+    as_of: Optional[int] = None
+    partition_count: Optional[int] = None
+    engine: EngineChoice = EngineChoice()
+
+
+def describe_id(req: DescribeRequest, listener: Listener = Quiet()) -> StateResult:
+    """One transactional id: the coordinator's metadata, then every record of its history."""
+    opened = open_evidence("describe", req.evidence, req.engine, listener)
+    rep = _rebuild(opened, listener, req.partition_count, data=False)
+    tid = req.transactional_id
+    check_filters(rep.inventory, Filters(transactional_id=tid), rep.coordinator)
+    clock = given(req.as_of) if req.as_of is not None else newest_input_time(rep)
+    rows = tuple(describe_rows(rep, tid, as_of=clock.time_ms))
+    written = opened.manifest.finish(clock.time_ms, clock.source)
+    v = rep.coordinator.ids[tid]
+    findings = tuple(f for f in rep.coordinator.findings if tid in f.message or f.path == v.history[0].at.path)
+    return StateResult(rows, clock, findings, written, opened.stats)
