@@ -51,6 +51,14 @@ def test_an_import_pointing_up_breaks_it(tmp_path: Path) -> None:
     assert "forensics.codec.crc -> forensics.cli.boundary" in done.stdout
 
 
+def test_a_view_calling_a_run_breaks_it(tmp_path: Path) -> None:
+    """report/ holds views: it may not call back into the application layer that orchestrates it."""
+    done = _lint(_copy_with(tmp_path, "report/hanging.py", "import forensics.runs.context  # noqa"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "The floors of the house: imports point down BROKEN" in done.stdout
+    assert "forensics.report.hanging -> forensics.runs.context" in done.stdout
+
+
 def test_a_circle_in_one_folder_breaks_it(tmp_path: Path) -> None:
     """The executors may not import the module that chooses between them (it imports them)."""
     done = _lint(_copy_with(tmp_path, "pipeline/local.py", "import forensics.pipeline.engine  # noqa"))

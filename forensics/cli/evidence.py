@@ -11,14 +11,7 @@ import typer
 from forensics.cli.boundary import EXIT_FOUND, EXIT_USAGE, error_boundary, fail
 from forensics.layout.evidence import is_within as inside
 from forensics.render.manifest_render import render_verification
-from forensics.runs.manifest import (
-    ManifestRef,
-    ManifestRun,
-    check_outside_evidence,
-    require_parent_dir,
-    verify,
-    write_atomically,
-)
+from forensics.runs.manifest import ManifestRef, ManifestRun, verify, write_atomically
 
 MANIFEST = typer.Option(None, "--manifest", metavar="FILE", help="Write an evidence manifest to FILE: tool "
                         "version, command line, times, and size, modification time and SHA-256 of every input "
@@ -50,5 +43,4 @@ def verify_manifest_cli(
         raise typer.Exit(EXIT_FOUND)
 
 
-__all__ = ["MANIFEST", "ManifestRef", "ManifestRun", "check_outside_evidence", "inside", "require_parent_dir",
-           "verify_manifest_cli", "write_atomically"]
+__all__ = ["MANIFEST", "ManifestRef", "ManifestRun", "inside", "verify_manifest_cli", "write_atomically"]

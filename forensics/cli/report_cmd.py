@@ -24,12 +24,13 @@ from forensics.cli.options import (
     PROGRESS,
     TIMEOUT,
 )
+from forensics.layout.evidence import check_output_path
 from forensics.render.clock_text import as_of_text
 from forensics.render.html_report import html_report
 from forensics.render.terminal_text import term
 from forensics.runs.context import EngineName
 from forensics.runs.hanging import ReportRequest, incident_report
-from forensics.runs.manifest import check_outside_evidence, require_parent_dir, write_atomically
+from forensics.runs.manifest import write_atomically
 
 
 def _write(target: str, text: str) -> int:
@@ -57,8 +58,7 @@ def report_cli(
     self-contained HTML file (no script, no network). Exit 0 also when something hangs (find-hanging
     is the command that gates scripts)."""
     with error_boundary():
-        check_outside_evidence(out, paths, "--out")
-        require_parent_dir(out, "--out")
+        check_output_path(out, paths, "--out")
         req = verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master,
                               conf)
         done = incident_report(ReportRequest(req, bootstrap, command_config, redact), StderrListener(progress))

@@ -13,6 +13,7 @@ import os
 import stat
 from typing import TYPE_CHECKING, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
+from forensics.errors import InputError, UsageError
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import describe_mode
 from forensics.layout.names import BOOTSTRAP_CHECKPOINT, OFFSET_CHECKPOINT_NAMES
@@ -101,6 +102,31 @@ def evidence_zones(given: str) -> List[Tuple[str, str]]:
         if up != os.path.dirname(up) and is_log_dir(up) and all(up != z for z, _ in zones):
             zones.append((up, f"the log dir holding {given}"))
     return zones
+
+
+def check_outside_evidence(target: str, inputs: Sequence[str], option: str = "--manifest") -> None:
+    """Refuse (exit 2) an output path anywhere in the evidence: inside or equal to an input, beside a
+    file given, or under the broker log dir holding an input (:func:`evidence_zones`). The one rule for
+    every output path (--manifest, report --out, export --out)."""
+    real = os.path.realpath(target)
+    for given in inputs:
+        for zone, why in evidence_zones(given):
+            if under(real, zone):
+                where = given if why == given else f"{zone}, {why}"
+                raise UsageError(f"{option} {target}: lies inside the evidence ({where}); write it elsewhere")
+
+
+def require_parent_dir(target: str, option: str) -> None:
+    """Refuse (exit 3) an output path whose directory does not exist."""
+    parent = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(parent):
+        raise InputError(f"{option} {target}: directory {parent} does not exist")
+
+
+def check_output_path(target: str, inputs: Sequence[str], option: str) -> None:
+    """An output file may be written at ``target``: outside the evidence, in a directory that exists."""
+    check_outside_evidence(target, inputs, option)
+    require_parent_dir(target, option)
 
 
 def outside_evidence(e: DirEntry, roots: Sequence[str]) -> Optional[Finding]:

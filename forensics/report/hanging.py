@@ -137,13 +137,16 @@ def is_armed(v: Verdict, arm_unverifiable: bool = False) -> bool:
     """The abort line is active: proven hanging, or unverifiable for want of coordinator data (not damage) and
     past the age gate when the user asked for it with ``--arm-unverifiable``; never for a topic name no broker
     makes."""
-    if not is_legal_topic(v.view.topic_partition.topic):
-        return False
-    return v.abortable or (arm_unverifiable and v.verdict == UNVERIFIABLE and not v.gaps and v.past_age_gate)
+    return _armed(v, arm_unverifiable, is_legal_topic(v.view.topic_partition.topic))
 
 
-def _not_armed_because(v: Verdict, arm_unverifiable: bool) -> Optional[str]:
-    if not is_legal_topic(v.view.topic_partition.topic):
+def _armed(v: Verdict, arm_unverifiable: bool, legal_topic: bool) -> bool:
+    return legal_topic and (v.abortable or (arm_unverifiable and v.verdict == UNVERIFIABLE and not v.gaps
+                                            and v.past_age_gate))
+
+
+def _not_armed_because(v: Verdict, arm_unverifiable: bool, legal_topic: bool) -> Optional[str]:
+    if not legal_topic:
         return ("the partition dir's topic name is not one Kafka allows (1-249 of a-z A-Z 0-9 . _ -): a forged or "
                 "damaged directory name")
     if v.verdict == UNVERIFIABLE:
@@ -203,7 +206,8 @@ def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_conf
     discards (:func:`forensics.report.preview.abort_preview`)."""
     tp = v.view.topic_partition
     e = v.entry
-    armed = is_armed(v, arm_unverifiable)
+    legal = is_legal_topic(tp.topic)
+    armed = _armed(v, arm_unverifiable, legal)
     forms = None
     if abort_candidate(v):
         forms = {"abortArgs": abort_args(v, bootstrap, command_config),
@@ -217,16 +221,10 @@ def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_conf
         live["kafkaPythonArgs"] if live else None, v.view.inputs.broker_id,
         v.duration_ms // 1000 if v.duration_ms is not None else None, e.last_sequence,
         v.duration_ms // 60_000 if v.duration_ms is not None else None, armed,
-        None if armed or forms is None else _not_armed_because(v, arm_unverifiable), forms,
+        None if armed or forms is None else _not_armed_because(v, arm_unverifiable, legal), forms,
         active_form(version) if forms else None, list(advice(v)), v.coordinator_partition, v.overdue_ms,
         as_of.time_ms if as_of is not None else ABSENT, as_of.source if as_of is not None else ABSENT,
         preview if forms else ABSENT)
-
-
-def shown(v: Verdict, show_all: bool) -> bool:
-    """find-hanging's rows: every verdict that needs attention (all but ongoing in time), or all with
-    ``--all``."""
-    return show_all or v.needs_attention
 
 
 class Outcome(str, Enum):

@@ -82,30 +82,20 @@ class Opened:
         return results
 
 
-def discover_inputs(evidence: Evidence, listener: Listener) -> Inventory:
-    """The inventory of the inputs, one cluster and one copy of each broker's log dir (see
-    :mod:`forensics.layout.clusters`); what was left out, told as notes."""
+def open_evidence(command: str, evidence: Evidence, engine: EngineChoice, listener: Listener,
+                  filters: Optional[Filters] = None) -> Opened:
+    """Start the manifest (refusing a manifest path in the evidence); discover the inputs, one cluster and
+    one copy of each broker's log dir (:mod:`forensics.layout.clusters`; what was left out told as notes);
+    check the filters against them (before anything is read); choose the executor (a warning when Spark
+    cannot run here, or for options only Spark takes); record and hash the tree."""
+    manifest = ManifestRun(evidence.manifest, command, evidence.paths, engine.name.value, evidence.command_line)
     selection = select_cluster(discover(list(evidence.paths)), evidence.cluster_id)
     for note in selection.notes:
         listener.note(note)
-    return selection.inventory
-
-
-def executor_for(engine: EngineChoice, listener: Listener) -> Executor:
-    """The executor asked for (a warning when Spark cannot run here, or options that only Spark takes)."""
+    if filters is not None:
+        check_filters(selection.inventory, filters)
     if engine.name is EngineName.local and (engine.master or engine.conf):
         listener.warn("--master/--conf apply to --engine spark only")
-    return make_executor(EngineSpec(engine.name, engine.master, engine.conf), listener.warn)
-
-
-def open_evidence(command: str, evidence: Evidence, engine: EngineChoice, listener: Listener,
-                  filters: Optional[Filters] = None) -> Opened:
-    """Start the manifest (refusing a manifest path in the evidence), discover one cluster's inputs, check
-    the filters against them (before anything is read), choose the executor, record and hash the tree."""
-    manifest = ManifestRun(evidence.manifest, command, evidence.paths, engine.name.value, evidence.command_line)
-    inventory = discover_inputs(evidence, listener)
-    if filters is not None:
-        check_filters(inventory, filters)
-    executor = executor_for(engine, listener)
-    manifest.record_inventory(inventory, executor.name)
-    return Opened(inventory, executor, manifest)
+    executor = make_executor(EngineSpec(engine.name, engine.master, engine.conf), listener.warn)
+    manifest.record_inventory(selection.inventory, executor.name)
+    return Opened(selection.inventory, executor, manifest)

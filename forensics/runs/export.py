@@ -21,6 +21,7 @@ from forensics import __version__
 from forensics.analysis.clock import AsOf
 from forensics.errors import UsageError
 from forensics.findings import Finding
+from forensics.layout.evidence import check_outside_evidence, require_parent_dir
 from forensics.layout.evidence import is_within as inside
 from forensics.pipeline import export_rows as tables
 from forensics.pipeline.engine import EngineName, spark_available
@@ -38,7 +39,7 @@ from forensics.report.export import (
     transaction_rows,
 )
 from forensics.runs.context import EngineChoice, Evidence, Listener, Opened, Quiet, open_evidence
-from forensics.runs.manifest import ManifestWritten, check_outside_evidence, require_parent_dir
+from forensics.runs.manifest import ManifestWritten
 from forensics.runs.rebuild import load_state, scan
 
 EXPORT_JSON = "_export.json"  # what was exported, from what, with the manifest's digest

@@ -21,7 +21,6 @@ from forensics.report.hanging import (
     find_hanging as verdicts_of,
     hanging_row,
     outcome_of,
-    shown,
 )
 from forensics.report.incident import build_incident
 from forensics.report.incident_model import Incident
@@ -106,7 +105,7 @@ class FindHangingResult:
 def find_hanging(req: FindHangingRequest, listener: Listener = Quiet()) -> FindHangingResult:
     """Hanging transactions: open on a partition, forgotten by the coordinator."""
     opened, rep, verdicts, when, version = _verdicts("find-hanging", req.verdicts, listener)
-    listed = [v for v in verdicts if shown(v, req.show_all)]
+    listed = [v for v in verdicts if req.show_all or v.needs_attention]  # --all: ongoing ones in time too
     made = [hanging_row(v, version=version, as_of=when) for v in listed]
     if req.previews:
         made = with_previews(listed, made, opened.inventory, req.redact, lambda v, p: hanging_row(

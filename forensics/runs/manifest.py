@@ -1,7 +1,7 @@
 """The evidence manifest of a run (``--manifest FILE``) and ``verify-manifest``.
 
 A :class:`ManifestRun` starts with the run: it refuses a manifest path anywhere in the evidence
-(:func:`check_outside_evidence`, the one rule for every output path), records the whole tree under
+(:func:`~forensics.layout.evidence.check_outside_evidence`, the one rule for every output path), records the whole tree under
 the inputs and hashes its files once discovery has named the log and partition dirs (before the
 analysis reads them), and at the end writes the manifest (atomically, next to nowhere but FILE)
 and returns its digest, which JSON reports embed.
@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 from typing import List, Optional, Sequence, Tuple
 
 from forensics import __version__
-from forensics.errors import InputError, UsageError
+from forensics.errors import InputError
 from forensics.io.files import WHOLE_FILE_LIMIT, read_small_file
-from forensics.layout.evidence import evidence_zones, under
+from forensics.layout.evidence import check_output_path
 from forensics.layout.evidence_files import EvidenceEntry, evidence_tree, roles_of
 from forensics.layout.records import Inventory
 from forensics.render.manifest_render import manifest_json
@@ -50,25 +50,6 @@ class ManifestWritten:
         return tuple(f for f in self.manifest.entries if f.error is not None or f.changed_during_run)
 
 
-def check_outside_evidence(target: str, inputs: Sequence[str], option: str = "--manifest") -> None:
-    """Refuse (exit 2) an output path anywhere in the evidence: inside or equal to an input, beside a
-    file given, or under the broker log dir holding an input (layout/evidence.evidence_zones). The one
-    rule for every output path (--manifest, report --out, export --out)."""
-    real = os.path.realpath(target)
-    for given in inputs:
-        for zone, why in evidence_zones(given):
-            if under(real, zone):
-                where = given if why == given else f"{zone}, {why}"
-                raise UsageError(f"{option} {target}: lies inside the evidence ({where}); write it elsewhere")
-
-
-def require_parent_dir(target: str, option: str) -> None:
-    """Refuse (exit 3) an output path whose directory does not exist."""
-    parent = os.path.dirname(os.path.abspath(target))
-    if not os.path.isdir(parent):
-        raise InputError(f"{option} {target}: directory {parent} does not exist")
-
-
 class ManifestRun:
     """What one run read, hashed; ``target=None`` makes every call a no-op."""
 
@@ -77,8 +58,7 @@ class ManifestRun:
         self.target = target
         if target is None:
             return
-        check_outside_evidence(target, inputs)
-        require_parent_dir(target, "--manifest")
+        check_output_path(target, inputs, "--manifest")
         self.manifest = Manifest(
             tool_version=__version__, command=command, command_line=tuple(command_line),
             working_directory=os.getcwd(), host=socket.gethostname(), engine=engine, inputs=tuple(inputs),
