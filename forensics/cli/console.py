@@ -24,6 +24,7 @@ class StderrListener:
         self.enabled = progress
 
     def note(self, text: str) -> None:
+        sys.stdout.flush()  # after what stdout already holds, on a terminal showing both
         typer.echo(f"kafka-forensics: {term(text)}", err=True)
 
     def warn(self, text: str) -> None:

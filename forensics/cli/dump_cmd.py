@@ -1,4 +1,5 @@
-"""``kafka-forensics dump``: Kafka 4.1 ``kafka-dump-log.sh``-compatible dumps, read-only."""
+"""``kafka-forensics dump``: Kafka 4.1 ``kafka-dump-log.sh``-compatible dumps, read-only (the run is
+:mod:`forensics.runs.dump`'s)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ from typing import List, Optional
 import typer
 
 from forensics.cli.boundary import EXIT_STRICT, EXIT_USAGE, command_line, error_boundary, fail
-from forensics.cli.console import after_run
-from forensics.cli.evidence import MANIFEST, ManifestRun
+from forensics.cli.console import StderrListener, after_run
+from forensics.cli.evidence import MANIFEST
 from forensics.cli.options import ENGINE_LOCAL
-from forensics.errors import InputError
 from forensics.pipeline.engine import EngineName
-from forensics.render.terminal_text import for_terminal, term
-from forensics.report.dump import INT32_MAX, DumpOptions, dump_file
+from forensics.render.terminal_text import for_terminal
+from forensics.report.dump import INT32_MAX, DumpOptions
+from forensics.runs.dump import DumpRequest, dump
 
 
 class DumpFormat(str, Enum):
@@ -56,33 +57,23 @@ def dump_cli(
     if engine is EngineName.spark:
         typer.echo("kafka-forensics: note: dump streams each file in order in this process; --engine spark "
                    "applies to the whole-disk commands", err=True)
-    findings = 0
-    failed = 0  # exit code of the first file that could not be dumped
     with error_boundary():
-        run = ManifestRun(manifest, "dump", paths, None, command_line())
-        run.record_given(paths)
-        for path in paths:
-            try:
-                findings += _dump_one(path, options, fmt)
-            except InputError as exc:  # this file cannot be read: one line, then the other files
-                sys.stdout.flush()
-                typer.echo(f"kafka-forensics: {term(exc)}", err=True)
-                failed = failed or exc.exit_code
-        ref = after_run(run.finish())
+        done = dump(DumpRequest(tuple(paths), options, manifest, tuple(command_line())),
+                    lambda rows: _show(rows, fmt, options.skip_record_metadata), StderrListener(progress=False))
+        ref = after_run(done.manifest)
         if ref is not None and fmt is DumpFormat.json:  # the dump streams: its digest comes last
             import json
 
             sys.stdout.write(json.dumps({"type": "manifest", **ref}) + "\n")
         sys.stdout.flush()
-    if failed:
-        raise typer.Exit(failed)
-    if strict and findings:
+    if done.failed:
+        raise typer.Exit(done.failed)
+    if strict and done.findings:
         raise typer.Exit(EXIT_STRICT)
 
 
-def _dump_one(path: str, options: DumpOptions, fmt: DumpFormat) -> int:
-    """Dump one file to stdout (findings to stderr in text); the number of findings."""
-    rows = dump_file(path, options)
+def _show(rows, fmt: DumpFormat, skip_record_metadata: bool) -> int:
+    """Render one file's rows to stdout (findings to stderr in text); the number of findings."""
     if fmt is DumpFormat.json:
         from forensics.render.dump_json import render_dump_json
 
@@ -90,4 +81,4 @@ def _dump_one(path: str, options: DumpOptions, fmt: DumpFormat) -> int:
     from forensics.render.dump_text import render_dump_text
 
     # to a terminal, control characters from the records are shown escaped; to a file or pipe, Kafka's bytes
-    return render_dump_text(rows, for_terminal(sys.stdout), sys.stderr, options.skip_record_metadata)
+    return render_dump_text(rows, for_terminal(sys.stdout), sys.stderr, skip_record_metadata)

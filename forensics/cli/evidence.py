@@ -9,9 +9,8 @@ from typing import Optional
 import typer
 
 from forensics.cli.boundary import EXIT_FOUND, EXIT_USAGE, error_boundary, fail
-from forensics.layout.evidence import is_within as inside
 from forensics.render.manifest_render import render_verification
-from forensics.runs.manifest import ManifestRef, ManifestRun, verify, write_atomically
+from forensics.runs.manifest import verify
 
 MANIFEST = typer.Option(None, "--manifest", metavar="FILE", help="Write an evidence manifest to FILE: tool "
                         "version, command line, times, and size, modification time and SHA-256 of every input "
@@ -43,4 +42,4 @@ def verify_manifest_cli(
         raise typer.Exit(EXIT_FOUND)
 
 
-__all__ = ["MANIFEST", "ManifestRef", "ManifestRun", "inside", "verify_manifest_cli", "write_atomically"]
+__all__ = ["MANIFEST", "verify_manifest_cli"]
