@@ -2,7 +2,7 @@
 
 The unit reader (``pipeline/units``), the abort preview (``pipeline/preview``), the export's batch
 rows (``pipeline/export_rows``), the dump (``report/dump``, ``report/dump_aux``) and the KRaft
-version reader (``report/broker_version``) open a segment here, read-only
+version reader (``runs/broker_version``) open a segment here, read-only
 (:class:`~forensics.io.files.MappedFile`: a sparse file's holes are skipped, never read), frame it
 with one :class:`~forensics.io.frames.FrameScanner` and choose what they walk:
 

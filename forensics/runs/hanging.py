@@ -12,7 +12,7 @@ from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, Verdi
 from forensics.findings import Finding
 from forensics.layout import Inventory
 from forensics.pipeline.plan import plan
-from forensics.report.broker_version import broker_version_of
+from forensics.runs.broker_version import broker_version_of
 from forensics.report.hanging import (
     BOOTSTRAP_PLACEHOLDER,
     HangingRow,

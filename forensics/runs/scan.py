@@ -8,7 +8,7 @@ from typing import Any, Dict, Optional
 from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.filters import Filters
 from forensics.pipeline.plan import plan
-from forensics.report.broker_version import broker_version_of
+from forensics.runs.broker_version import broker_version_of
 from forensics.report.scan import SCAN_SCOPE, ScanReport, assemble_scan, selected
 from forensics.runs.context import EngineChoice, Evidence, Listener, Quiet, open_evidence
 from forensics.runs.manifest import ManifestWritten

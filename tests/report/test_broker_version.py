@@ -28,7 +28,7 @@ from forensics.analysis.broker_version import (
 from forensics.cli.app import app
 from forensics.errors import UsageError
 from forensics.layout import discover
-from forensics.report.broker_version import broker_version_of, kraft_versions
+from forensics.runs.broker_version import broker_version_of, kraft_versions
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "fixtures" / "real"
