@@ -6,6 +6,7 @@ is found the extension also inflates gzip payloads itself (``HAVE_ZLIB``); witho
 with Python's zlib module.
 """
 
+import glob
 import os
 import tempfile
 
@@ -39,7 +40,7 @@ class BuildExt(build_ext):
 setup(
     cmdclass={"build_ext": BuildExt},
     ext_modules=[
-        Extension("forensics._speedups", ["forensics/_speedups.c"], optional=True,
-                  extra_compile_args=["-O2", "-std=c99", "-Wall"]),
+        Extension("forensics._speedups", sorted(glob.glob("csrc/*.c")), depends=["csrc/speedups.h"], optional=True,
+                  extra_compile_args=["-O2", "-std=c99", "-Wall", "-fvisibility=hidden"]),
     ],
 )

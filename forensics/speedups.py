@@ -1,4 +1,4 @@
-"""The optional C accelerator (``forensics/_speedups.c``), or ``None``.
+"""The optional C accelerator (``forensics._speedups``, built from ``csrc/``), or ``None``.
 
 It is built at install time where a C compiler exists. The pure-Python code paths stay the
 reference and give the same results: the accelerator only takes the healthy common case (framing

@@ -1,4 +1,4 @@
-"""The C accelerator (forensics/_speedups.c) against the pure-Python reference.
+"""The C accelerator (csrc/, forensics._speedups) against the pure-Python reference.
 
 The accelerator only takes the healthy common case and hands the rest back, so with or without it
 every frame, header, record, finding and error message must be the same. These tests run both

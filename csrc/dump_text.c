@@ -1,0 +1,138 @@
+#include "speedups.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * The dump's record lines (forensics/render/dump_text.py is the reference: data_record_lines and
+ * _line for the data records of a v2 batch), written straight from a checked RecordBlock's bytes,
+ * without a Python object per record.
+ */
+
+typedef struct {
+    char *p;
+    Py_ssize_t len, cap;
+} text_t;
+
+static int text_reserve(text_t *t, Py_ssize_t more) {
+    if (t->len + more <= t->cap)
+        return 1;
+    Py_ssize_t cap = t->cap * 2 > t->len + more ? t->cap * 2 : t->len + more + 4096;
+    char *grown = PyMem_Realloc(t->p, (size_t)cap);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    t->p = grown;
+    t->cap = cap;
+    return 1;
+}
+
+static inline int text_put(text_t *t, const char *s, Py_ssize_t n) {
+    if (!text_reserve(t, n))
+        return 0;
+    memcpy(t->p + t->len, s, (size_t)n);
+    t->len += n;
+    return 1;
+}
+
+#define TEXT_LIT(t, s) text_put((t), (s), (Py_ssize_t)(sizeof(s) - 1))
+
+static int text_int(text_t *t, long long v) {
+    char digits[24];
+    int n = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        digits[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (!text_reserve(t, n + 1))
+        return 0;
+    if (v < 0)
+        t->p[t->len++] = '-';
+    while (n)
+        t->p[t->len++] = digits[--n];
+    return 1;
+}
+
+/* Bytes as Kafka's StringDecoder prints them (string_text: UTF-8, invalid bytes replaced). */
+static int text_string(text_t *t, const unsigned char *b, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n && b[i] < 0x80)
+        i++;
+    if (i == n || utf8_valid(b + i, n - i))
+        return text_put(t, (const char *)b, n);
+    PyObject *u = PyUnicode_DecodeUTF8((const char *)b, n, "replace");
+    if (u == NULL)
+        return 0;
+    Py_ssize_t len;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(u, &len);
+    int ok = utf8 != NULL && text_put(t, utf8, len);
+    Py_DECREF(u);
+    return ok;
+}
+
+/* record_lines(data, header, ts_label, print_contents, skip_metadata) -> str: the dump lines of the
+ * records in data (a RecordBlock's bytes), each ending in a newline; None if they do not parse. */
+PyObject *record_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyUnicode_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "record_lines(data, header, ts_label, print_contents, skip_metadata)");
+        return NULL;
+    }
+    int contents = PyObject_IsTrue(args[3]), skip = PyObject_IsTrue(args[4]);
+    Py_ssize_t label_len;
+    const char *label = PyUnicode_AsUTF8AndSize(args[2], &label_len);
+    if (contents < 0 || skip < 0 || label == NULL)
+        return NULL;
+    batch_t h;
+    long long attributes, count;
+    if (!header_fields(args[1], &h, &attributes, &count))
+        Py_RETURN_NONE;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *b = (const unsigned char *)view.buf;
+    Py_ssize_t p = 0, end = view.len;
+    text_t t = {NULL, 0, 0};
+    int ok = count <= end / 2 + 1 && text_reserve(&t, 2 * end + 130 * count + 64);
+    for (long long i = 0; ok && i < count; i++) {
+        rec_t r;
+        long long offset, ts;
+        if (p >= end || !parse_record(b, &p, end, &r) || !record_offset_ts(&h, &r, &offset, &ts)) {
+            ok = -1;
+            break;
+        }
+        const char *prefix = "| ";
+        if (!skip) {
+            ok = TEXT_LIT(&t, "| offset: ") && text_int(&t, offset) && TEXT_LIT(&t, " ") &&
+                 text_put(&t, label, label_len) && TEXT_LIT(&t, ": ") && text_int(&t, ts) &&
+                 TEXT_LIT(&t, " keySize: ") && text_int(&t, r.key_len) && TEXT_LIT(&t, " valueSize: ") &&
+                 text_int(&t, r.value_len) && TEXT_LIT(&t, " sequence: ") && text_int(&t, record_sequence(&h, &r)) &&
+                 TEXT_LIT(&t, " headerKeys: [");
+            Py_ssize_t q = r.headers_pos;
+            for (int64_t k = 0; ok && k < r.header_count; k++) {
+                int64_t hk_len = 0;
+                Py_ssize_t at, len;
+                varint32(b, &q, r.body_end, &hk_len); /* checked by parse_record */
+                ok = (k == 0 || TEXT_LIT(&t, ",")) && text_put(&t, (const char *)b + q, (Py_ssize_t)hk_len);
+                q += hk_len;
+                nullable_span(b, &q, r.body_end, &at, &len);
+            }
+            ok = ok && TEXT_LIT(&t, "]");
+            prefix = " ";
+        }
+        if (ok && contents && r.key_len >= 0)
+            ok = text_put(&t, prefix, (Py_ssize_t)strlen(prefix)) && TEXT_LIT(&t, "key: ") &&
+                 text_string(&t, b + r.key_pos, r.key_len);
+        if (ok && contents && r.value_len >= 0)
+            ok = TEXT_LIT(&t, " payload: ") && text_string(&t, b + r.value_pos, r.value_len);
+        ok = ok && TEXT_LIT(&t, "\n");
+    }
+    PyObject *out;
+    if (ok > 0 && p == end)
+        out = PyUnicode_DecodeUTF8(t.p, t.len, "strict");
+    else if (ok == 0 && PyErr_Occurred())
+        out = NULL;
+    else
+        out = (Py_INCREF(Py_None), Py_None);
+    PyMem_Free(t.p);
+    PyBuffer_Release(&view);
+    return out;
+}
