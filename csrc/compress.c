@@ -48,12 +48,20 @@ static int zstd_frames_whole(const unsigned char *b, Py_ssize_t n) {
 static int unframe_gzip(sink_t *sink, const unsigned char *b, Py_ssize_t n) {
     if (n == 0 || n > (Py_ssize_t)UINT32_MAX)
         return 0;
+    /* One inflate state, reset for every member: making one allocates its window (the GIL is held
+     * throughout, so no two calls share it). */
+    static z_stream zs;
+    static int zs_ready;
     Py_ssize_t pos = 0;
     for (;;) {
-        z_stream zs;
-        memset(&zs, 0, sizeof zs);
-        if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+        if (!zs_ready) {
+            memset(&zs, 0, sizeof zs);
+            if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+                return 0;
+            zs_ready = 1;
+        } else if (inflateReset(&zs) != Z_OK) {
             return 0;
+        }
         zs.next_in = (Bytef *)(b + pos);
         zs.avail_in = (uInt)(n - pos);
         Py_ssize_t cap = 4 * (n - pos) + 256, room = sink->limit - sink->total;
@@ -79,7 +87,6 @@ static int unframe_gzip(sink_t *sink, const unsigned char *b, Py_ssize_t n) {
             cap = grown;
         }
         pos += (n - pos) - (Py_ssize_t)zs.avail_in;
-        inflateEnd(&zs);
         if (out == NULL)
             return -1;
         if (ret != Z_STREAM_END || got > room || _PyBytes_Resize(&out, got) < 0) {

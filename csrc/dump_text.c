@@ -69,6 +69,93 @@ static int text_string(text_t *t, const unsigned char *b, Py_ssize_t n) {
     return ok;
 }
 
+/* The end of a record line: key and payload when printed, and the newline (_line's tail). */
+static int text_contents(text_t *t, const char *prefix, int contents, const unsigned char *key, Py_ssize_t key_len,
+                         const unsigned char *value, Py_ssize_t value_len) {
+    if (contents && key_len >= 0 &&
+        !(text_put(t, prefix, (Py_ssize_t)strlen(prefix)) && TEXT_LIT(t, "key: ") && text_string(t, key, key_len)))
+        return 0;
+    if (contents && value_len >= 0 && !(TEXT_LIT(t, " payload: ") && text_string(t, value, value_len)))
+        return 0;
+    return TEXT_LIT(t, "\n");
+}
+
+/* The text of a finished buffer: a str (valid UTF-8 by construction), NULL on error, None when a
+ * record did not parse (ok < 0). Frees the buffer. */
+static PyObject *text_result(text_t *t, int ok) {
+    PyObject *out;
+    if (ok > 0)
+        out = PyUnicode_DecodeUTF8(t->p, t->len, "strict");
+    else if (ok == 0 && PyErr_Occurred())
+        out = NULL;
+    else
+        out = (Py_INCREF(Py_None), Py_None);
+    PyMem_Free(t->p);
+    return out;
+}
+
+/* A bytes item (or None: len -1) of a tuple; 0 when it is neither. */
+static int item_bytes(PyObject *tuple, Py_ssize_t i, const unsigned char **b, Py_ssize_t *len) {
+    PyObject *v = PyTuple_GET_ITEM(tuple, i);
+    if (v == Py_None) {
+        *b = NULL;
+        *len = -1;
+        return 1;
+    }
+    if (!PyBytes_Check(v))
+        return 0;
+    *b = (const unsigned char *)PyBytes_AS_STRING(v);
+    *len = PyBytes_GET_SIZE(v);
+    return 1;
+}
+
+/* legacy_lines(records, ts_label, print_contents, skip_metadata) -> str: the dump lines of legacy
+ * records (a sequence of LegacyRecord: an uncompressed entry, or a wrapper's inner messages), as
+ * _line writes them for magic 0 and 1; None when an item is not a LegacyRecord of ints and bytes. */
+PyObject *legacy_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "legacy_lines(records, ts_label, print_contents, skip_metadata)");
+        return NULL;
+    }
+    int contents = PyObject_IsTrue(args[2]), skip = PyObject_IsTrue(args[3]);
+    Py_ssize_t label_len;
+    const char *label = PyUnicode_AsUTF8AndSize(args[1], &label_len);
+    if (contents < 0 || skip < 0 || label == NULL)
+        return NULL;
+    PyObject *seq = PySequence_Fast(args[0], "legacy_lines() needs a sequence of LegacyRecord");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    text_t t = {NULL, 0, 0};
+    int ok = text_reserve(&t, 200 * n + 64);
+    for (Py_ssize_t i = 0; ok > 0 && i < n; i++) {
+        PyObject *r = PySequence_Fast_GET_ITEM(seq, i);
+        long long offset, crc, timestamp;
+        const unsigned char *key, *value;
+        Py_ssize_t key_len, value_len;
+        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 10 || !tuple_int64(r, 0, &offset) || !tuple_int64(r, 2, &crc) ||
+            !tuple_int64(r, 5, &timestamp) || !item_bytes(r, 6, &key, &key_len) || !item_bytes(r, 7, &value, &value_len) ||
+            !PyBool_Check(PyTuple_GET_ITEM(r, 8))) {
+            ok = -1;
+            break;
+        }
+        const char *prefix = "| ";
+        if (!skip) {
+            ok = TEXT_LIT(&t, "| offset: ") && text_int(&t, offset) && TEXT_LIT(&t, " ") &&
+                 text_put(&t, label, label_len) && TEXT_LIT(&t, ": ") && text_int(&t, timestamp) &&
+                 TEXT_LIT(&t, " keySize: ") && text_int(&t, key_len) && TEXT_LIT(&t, " valueSize: ") &&
+                 text_int(&t, value_len) &&
+                 (PyTuple_GET_ITEM(r, 8) == Py_True ? TEXT_LIT(&t, " isValid: true crc: ")
+                                                    : TEXT_LIT(&t, " isValid: false crc: ")) &&
+                 text_int(&t, crc) && TEXT_LIT(&t, "}");
+            prefix = " ";
+        }
+        ok = ok && text_contents(&t, prefix, contents, key, key_len, value, value_len);
+    }
+    Py_DECREF(seq);
+    return text_result(&t, ok);
+}
+
 /* record_lines(data, header, ts_label, print_contents, skip_metadata) -> str: the dump lines of the
  * records in data (a RecordBlock's bytes), each ending in a newline; None if they do not parse. */
 PyObject *record_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -118,21 +205,8 @@ PyObject *record_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
             ok = ok && TEXT_LIT(&t, "]");
             prefix = " ";
         }
-        if (ok && contents && r.key_len >= 0)
-            ok = text_put(&t, prefix, (Py_ssize_t)strlen(prefix)) && TEXT_LIT(&t, "key: ") &&
-                 text_string(&t, b + r.key_pos, r.key_len);
-        if (ok && contents && r.value_len >= 0)
-            ok = TEXT_LIT(&t, " payload: ") && text_string(&t, b + r.value_pos, r.value_len);
-        ok = ok && TEXT_LIT(&t, "\n");
+        ok = ok && text_contents(&t, prefix, contents, b + r.key_pos, r.key_len, b + r.value_pos, r.value_len);
     }
-    PyObject *out;
-    if (ok > 0 && p == end)
-        out = PyUnicode_DecodeUTF8(t.p, t.len, "strict");
-    else if (ok == 0 && PyErr_Occurred())
-        out = NULL;
-    else
-        out = (Py_INCREF(Py_None), Py_None);
-    PyMem_Free(t.p);
     PyBuffer_Release(&view);
-    return out;
+    return text_result(&t, ok > 0 && p != end ? -1 : ok);
 }

@@ -98,6 +98,7 @@ static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "Frame the healthy v2 batches from a position on (see the module source)."},
     {"record_block", (PyCFunction)(void (*)(void))record_block, METH_FASTCALL, "The checked records' bytes of a v2 batch, or None."},
     {"record_lines", (PyCFunction)(void (*)(void))record_lines, METH_FASTCALL, "The dump lines of a RecordBlock's records."},
+    {"legacy_lines", (PyCFunction)(void (*)(void))legacy_lines, METH_FASTCALL, "The dump lines of legacy records."},
     {"records", (PyCFunction)(void (*)(void))records, METH_FASTCALL, "Decode a v2 batch's records, or None when one breaks a rule."},
     {"crc32c", py_crc32c, METH_O, "CRC-32C of a bytes-like object."},
     {"crc32", py_crc32, METH_O, "CRC-32 (IEEE, as zlib.crc32) of a bytes-like object."},

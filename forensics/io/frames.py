@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 import struct
-from typing import Iterator, List, NamedTuple, Optional
+from itertools import chain
+from typing import Iterator, List, NamedTuple, Optional, Sequence
 
 from forensics.codec import batch as v2
 from forensics.codec import legacy
@@ -103,6 +104,13 @@ class FrameScanner:
         self._next_offset: Optional[int] = None
 
     def __iter__(self) -> Iterator[Frame]:
+        # the frames of _runs() one by one: a C-level loop over each run (a generator resumed per
+        # frame cost more than the accelerator takes to frame it)
+        return chain.from_iterable(self._runs())
+
+    def _runs(self) -> Iterator[Sequence[Frame]]:
+        """The frames in order, as runs: up to _NATIVE_CHUNK healthy ones framed by the accelerator
+        at once, or one framed (or skipped, with findings) by the rules below."""
         buf, end = self.buf, self.end
         pos = self.start
         while pos < end:
@@ -112,7 +120,7 @@ class FrameScanner:
                     buf, pos, end, self.verify_crc, self.base_offset, self._next_offset, self.headers, _NATIVE_CHUNK)
                 if frames:
                     self.valid_bytes += valid
-                    yield from frames
+                    yield frames
                     continue
                 if pos >= end:
                     return
@@ -145,7 +153,7 @@ class FrameScanner:
                         self._crc_finding(frame)
                     self._check_offsets(frame)
                     self.valid_bytes += size
-                    yield frame
+                    yield (frame,)
                     pos += size
                     continue
             if self.first_invalid_position is None:

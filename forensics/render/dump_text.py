@@ -20,6 +20,7 @@ from forensics.codec.batch import (
     RecordBlock,
 )
 from forensics.codec.compression import codec_name
+from forensics.codec.legacy import CODEC_MASK as LEGACY_CODEC_MASK
 from forensics.render.terminal_text import term
 from forensics.report.decoders import string_text
 from forensics.report.events import (
@@ -57,9 +58,11 @@ def batch_line(row: BatchRow) -> str:
             f"magic: {magic} compresscodec: {codec_name(attributes & COMPRESSION_MASK)} crc: {crc} "
             f"isvalid: {_bool(frame.crc_ok is not False)}"
         )
+    offset, size, crc, magic, attributes, timestamp, _, _, is_valid, _ = h  # a LegacyRecord
     return (
-        f"offset: {h.offset} position: {frame.position} {h.timestamp_type}: {h.timestamp} size: {h.total_size} "
-        f"magic: {h.magic} compresscodec: {codec_name(h.codec)} crc: {h.crc} isvalid: {_bool(h.is_valid)}"
+        f"offset: {offset} position: {frame.position} {h.timestamp_type}: {timestamp} size: {LOG_OVERHEAD + size} "
+        f"magic: {magic} compresscodec: {codec_name(attributes & LEGACY_CODEC_MASK)} crc: {crc} "
+        f"isvalid: {_bool(is_valid)}"
     )
 
 
@@ -70,12 +73,18 @@ def record_line(row: RecordRow, skip_metadata: bool = False) -> str:
 
 
 def data_record_lines(row: DataRecords, skip_metadata: bool = False) -> str:
-    """The lines of a batch's data records, joined (one write per batch). A RecordBlock is written
-    by the C accelerator straight from its bytes (``native.record_lines``, the same lines)."""
+    """The lines of a batch's data records, joined (one write per batch). The C accelerator writes
+    the same lines: a RecordBlock's straight from its bytes (``native.record_lines``), legacy
+    records from their tuples (``native.legacy_lines``)."""
     ts_label, magic = row.batch.header.timestamp_type, row.batch.frame.magic
     records = row.records
-    if type(records) is RecordBlock and native is not None:
-        text = native.record_lines(records.data, records.header, ts_label, row.print_contents, skip_metadata)
+    if native is not None:
+        if type(records) is RecordBlock:
+            text = native.record_lines(records.data, records.header, ts_label, row.print_contents, skip_metadata)
+        elif magic < 2:
+            text = native.legacy_lines(records, ts_label, row.print_contents, skip_metadata)
+        else:
+            text = None
         if text is not None:
             return text
     if row.print_contents:

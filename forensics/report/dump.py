@@ -141,8 +141,11 @@ def _dump_frame(walk: SegmentWalk, frame: Frame, options: DumpOptions) -> Iterat
     yield row
     if not options.deep:
         return
-    if frame.magic == 2 and not header.is_control and options.decoder is None:  # data records: the hot path
-        yield from _data_records(walk, frame, row, options.print_contents)
+    if options.decoder is None and (frame.magic != 2 or not header.is_control):  # data records: the hot path
+        if frame.magic == 2:
+            yield from _data_records(walk, frame, row, options.print_contents)
+        else:
+            yield from _legacy_records(walk, frame, row, options.print_contents)
         return
     try:
         records = v2.iter_records(buf, frame.position, header) if frame.magic == 2 else legacy.iter_deep(header)
@@ -166,6 +169,17 @@ def _data_records(walk: SegmentWalk, frame: Frame, row: BatchRow, print_contents
         yield DataRecords(row, records, print_contents)
     if error is not None:
         yield FindingRow(_finding(error, walk, frame))
+
+
+def _legacy_records(walk: SegmentWalk, frame: Frame, row: BatchRow, print_contents: bool) -> Iterator[DumpRow]:
+    """One DataRecords row for a legacy entry's records (itself, or a wrapper's inner messages);
+    a wrapper that does not decode is a finding, as in the per-record path."""
+    try:
+        records = legacy.iter_deep(row.header)
+    except ForensicsError as exc:
+        yield FindingRow(_finding(exc, walk, frame))
+        return
+    yield DataRecords(row, records, print_contents)
 
 
 def expand_rows(rows: Iterable[DumpRow]) -> Iterator[DumpRow]:

@@ -45,13 +45,13 @@ class RecordRow(NamedTuple):
 
 
 class DataRecords(NamedTuple):
-    """The data records of one v2 batch in one row: the dump's hot path, where a row per record
-    would cost more than decoding it. Key and payload print as Kafka's ``StringDecoder`` does
-    (UTF-8, invalid bytes replaced) when ``print_contents``; ``expand_rows`` turns it into one
-    RecordRow per record for consumers that want them."""
+    """The data records of one batch (v2, or a legacy entry deep) in one row: the dump's hot path,
+    where a row per record would cost more than decoding it. Key and payload print as Kafka's
+    ``StringDecoder`` does (UTF-8, invalid bytes replaced) when ``print_contents``; ``expand_rows``
+    turns it into one RecordRow per record for consumers that want them."""
 
     batch: BatchRow
-    records: Sequence[Record]  # a list, or a RecordBlock (the records' bytes, decoded on demand)
+    records: Sequence[Union[Record, LegacyRecord]]  # a RecordBlock (v2 records' bytes, decoded on demand)
     print_contents: bool
 
 

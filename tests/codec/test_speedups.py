@@ -477,3 +477,19 @@ def test_dump_text_of_awkward_records_is_the_same_both_ways(tmp_path_factory, se
     fast = _dump_text(path)
     with _pure():
         assert _dump_text(path) == fast
+
+
+@needs_native
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**16), flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=2))
+def test_dump_text_of_legacy_entries_is_the_same_both_ways(tmp_path_factory, seed: int, flips) -> None:
+    """Legacy entries and wrappers (the accelerator writes their lines from the LegacyRecord
+    tuples), intact and damaged: the same text and findings as the pure-Python writer."""
+    data = bytearray(_legacy_segment(seed))
+    for where, value in flips:
+        data[where % len(data)] = value
+    path = tmp_path_factory.mktemp("dump") / "00000000000000000000.log"
+    path.write_bytes(bytes(data))
+    fast = _dump_text(path)
+    with _pure():
+        assert _dump_text(path) == fast
