@@ -16,8 +16,9 @@ nothing else. Contract (the peers in ``bench/peers.py`` return the same tuples, 
   and touch offset, timestamp, key, value and headers of each.
 * ``describe() -> str``: which implementation is in use (printed by the benchmark).
 
-Today: ``FrameScanner(..., headers=True)`` (v2 headers in ``Frame.header``), ``iter_records``,
-``decode_entry`` / ``iter_deep`` for legacy entries, on a ``MappedFile``.
+Today: ``FrameScanner(..., headers=True)`` (v2 headers in ``Frame.header``) for the scans,
+``FrameScanner.record_tuples()`` for the decode (``iter_records``, ``decode_entry`` / ``iter_deep``
+for ``ours-records``), on a ``MappedFile``.
 
 Each takes the path of a ``.log`` segment and opens it itself (inside the timed region).
 """
@@ -28,8 +29,8 @@ import importlib
 import os
 
 from forensics.codec import crc as _crc
-from forensics.codec.batch import iter_records, record_tuples
-from forensics.codec.legacy import decode_entry, deep_tuples, iter_deep
+from forensics.codec.batch import iter_records
+from forensics.codec.legacy import decode_entry, iter_deep
 from forensics.io.files import MappedFile
 from forensics.io.frames import FrameScanner
 
@@ -91,21 +92,15 @@ def crc_scan(path: str) -> tuple:
 
 def decode_records(path: str) -> tuple:
     """Every record of every batch: offset, timestamp, key, value, headers, through the bulk API
-    (``record_tuples``: the records projected to exactly those five fields, as tuples; the loop
-    unpacks each one). The same five objects per record as the peers make."""
+    (``FrameScanner.record_tuples``: every record of the segment projected to exactly those five
+    fields, as tuples, v2 batches and legacy entries deep; the loop unpacks each one). The same
+    five objects per record as the peers make."""
     n = 0
     last = ts = -1
     key = value = headers = None
     with MappedFile(path) as f:
-        buf = f.data
-        for frame in FrameScanner(buf, path, verify_crc=False, headers=True):
-            h = frame.header
-            if h is not None:  # v2
-                rows = record_tuples(buf, frame.position, h)
-            else:  # legacy: the entry itself, or a wrapper's inner messages; no headers
-                rows = deep_tuples(buf, frame.position)
-            for last, ts, key, value, headers in rows:
-                n += 1
+        for last, ts, key, value, headers in FrameScanner(f.data, path, verify_crc=False).record_tuples():
+            n += 1
     return n, last, ts, (key, value, headers)
 
 

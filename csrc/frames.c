@@ -53,21 +53,92 @@ static PyObject *batch_header(const unsigned char *p) {
     return make_tuple(HeaderType, 13, f);
 }
 
+/* The scanner's state between entries: FrameScanner's base offset and next expected offset. */
+typedef struct {
+    int has_base, has_next;
+    long long base, next;
+} offsets_t;
+
+/* The arguments scan() and scan_tuples() share: (buf, pos, end, verify_crc, base_offset|None,
+ * next_offset|None, ...); 0 with an error set when they do not parse. */
+static int offsets_of(PyObject *base_obj, PyObject *next_obj, offsets_t *o) {
+    o->has_base = base_obj != Py_None;
+    o->has_next = next_obj != Py_None;
+    o->base = o->next = 0;
+    if (o->has_base && (o->base = PyLong_AsLongLong(base_obj)) == -1 && PyErr_Occurred())
+        return 0;
+    if (o->has_next && (o->next = PyLong_AsLongLong(next_obj)) == -1 && PyErr_Occurred())
+        return 0;
+    return 1;
+}
+
+/* Is the entry at pos healthy, as the Python scanner would frame it without a finding? Then 1 with
+ * its magic, size, first and last offset and the next expected offset after it (*next_after;
+ * committed by the caller). 0: the Python scanner must look at it. The offset rules are
+ * FrameScanner._check_offsets'. */
+static int healthy_entry(const unsigned char *b, Py_ssize_t pos, Py_ssize_t end, int verify, const offsets_t *o,
+                         int *magic_out, Py_ssize_t *size_out, long long *first, long long *last_out,
+                         long long *next_after) {
+    if (end - pos <= 17)
+        return 0;
+    const unsigned char *p = b + pos;
+    long long offset = be64(p);
+    int32_t length = be32(p + 8);
+    int magic = p[16];
+    Py_ssize_t size = 12 + (Py_ssize_t)length;
+    long long last = offset;
+    if (magic == 2) {
+        if (length < 49 || (long long)pos + 12 + length > (long long)end)
+            return 0;
+        if (verify && crc32c(p + 21, (size_t)size - 21) != be32u(p + 17))
+            return 0;
+        /* offsets at the ends of the int64 range (damage) overflow here: the Python scanner takes them */
+        if (__builtin_add_overflow(offset, (long long)be32(p + 23), &last))
+            return 0;
+        if (o->has_next && offset < o->next) /* a regression is checked for v2 batches only */
+            return 0;
+    } else if (magic <= 1) { /* a legacy entry: its offset is its last; CRC-32 from the magic byte */
+        if (length < 14 || (long long)pos + 12 + length > (long long)end)
+            return 0;
+        if (verify && crc32_ieee(p + 16, (size_t)size - 16) != be32u(p + 12))
+            return 0;
+    } else {
+        return 0;
+    }
+    long long above_base, following;
+    if (o->has_base && (offset < o->base || __builtin_sub_overflow(last, o->base, &above_base) || above_base > INT32_MAX_))
+        return 0;
+    if (__builtin_add_overflow(last, 1LL, &following))
+        return 0;
+    *next_after = o->has_next ? (o->next > following ? o->next : following) : (following > 0 ? following : 0);
+    *magic_out = magic;
+    *size_out = size;
+    *first = offset;
+    *last_out = last;
+    return 1;
+}
+
+/* The (items, pos, next_offset|None, valid_bytes) scan() and scan_tuples() return. */
+static PyObject *scan_result(PyObject *items, Py_ssize_t pos, const offsets_t *o, long long valid) {
+    PyObject *next_out = o->has_next ? PyLong_FromLongLong(o->next) : (Py_INCREF(Py_None), Py_None);
+    if (next_out == NULL) {
+        Py_DECREF(items);
+        return NULL;
+    }
+    return Py_BuildValue("(NnNL)", items, pos, next_out, valid);
+}
+
 /* scan(buf, pos, end, verify_crc, base_offset|None, next_offset|None, with_headers, limit)
  *   -> (frames, pos, next_offset|None, valid_bytes)
- * Frames the healthy entries (v2 batches, legacy messages) from pos on, at most `limit`; stops before the first entry the
- * Python scanner must look at. The offset rules are FrameScanner._check_offsets'. */
+ * Frames the healthy entries (v2 batches, legacy messages) from pos on, at most `limit`; stops
+ * before the first entry the Python scanner must look at. */
 PyObject *scan(PyObject *self, PyObject *args) {
     PyObject *bufobj, *base_obj, *next_obj;
     Py_ssize_t pos, end, limit;
     int verify, with_headers;
-    if (!PyArg_ParseTuple(args, "OnnpOOpn", &bufobj, &pos, &end, &verify, &base_obj, &next_obj, &with_headers, &limit))
-        return NULL;
-    int has_base = base_obj != Py_None, has_next = next_obj != Py_None;
-    long long base = 0, next = 0;
-    if (has_base && (base = PyLong_AsLongLong(base_obj)) == -1 && PyErr_Occurred())
-        return NULL;
-    if (has_next && (next = PyLong_AsLongLong(next_obj)) == -1 && PyErr_Occurred())
+    offsets_t o;
+    if (!PyArg_ParseTuple(args, "OnnpOOpn", &bufobj, &pos, &end, &verify, &base_obj, &next_obj, &with_headers, &limit) ||
+        !offsets_of(base_obj, next_obj, &o))
         return NULL;
     if (FrameType == NULL || HeaderType == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "init_frames() has not been called");
@@ -86,43 +157,16 @@ PyObject *scan(PyObject *self, PyObject *args) {
     if (frames == NULL)
         goto fail;
     PyObject *crc_flag = verify ? Py_True : Py_None;
-    while (pos < end && PyList_GET_SIZE(frames) < limit) {
-        if (end - pos <= 17)
-            break;
-        const unsigned char *p = b + pos;
-        long long offset = be64(p);
-        int32_t length = be32(p + 8);
-        int magic = p[16];
-        Py_ssize_t size = 12 + (Py_ssize_t)length;
-        long long last = offset;
-        if (magic == 2) {
-            if (length < 49 || (long long)pos + 12 + length > (long long)end)
-                break;
-            if (verify && crc32c(p + 21, (size_t)size - 21) != be32u(p + 17))
-                break;
-            /* offsets at the ends of the int64 range (damage) overflow here: the Python scanner takes them */
-            if (__builtin_add_overflow(offset, (long long)be32(p + 23), &last))
-                break;
-            if (has_next && offset < next) /* a regression is checked for v2 batches only */
-                break;
-        } else if (magic <= 1) { /* a legacy entry: its offset is its last; CRC-32 from the magic byte */
-            if (length < 14 || (long long)pos + 12 + length > (long long)end)
-                break;
-            if (verify && crc32_ieee(p + 16, (size_t)size - 16) != be32u(p + 12))
-                break;
-        } else {
-            break;
-        }
-        long long above_base, following;
-        if (has_base && (offset < base || __builtin_sub_overflow(last, base, &above_base) || above_base > INT32_MAX_))
-            break;
-        if (__builtin_add_overflow(last, 1LL, &following))
-            break;
-        next = has_next ? (next > following ? next : following) : (following > 0 ? following : 0);
-        has_next = 1;
+    int magic;
+    Py_ssize_t size;
+    long long offset, last, next_after;
+    while (pos < end && PyList_GET_SIZE(frames) < limit &&
+           healthy_entry(b, pos, end, verify, &o, &magic, &size, &offset, &last, &next_after)) {
+        o.next = next_after;
+        o.has_next = 1;
         PyObject *header = Py_None;
         if (with_headers && magic == 2) {
-            header = batch_header(p);
+            header = batch_header(b + pos);
             if (header == NULL)
                 goto fail;
         } else {
@@ -147,14 +191,109 @@ PyObject *scan(PyObject *self, PyObject *args) {
         pos += size;
     }
     PyBuffer_Release(&view);
-    PyObject *next_out = has_next ? PyLong_FromLongLong(next) : (Py_INCREF(Py_None), Py_None);
-    if (next_out == NULL) {
-        Py_DECREF(frames);
-        return NULL;
-    }
-    return Py_BuildValue("(NnNL)", frames, pos, next_out, valid);
+    return scan_result(frames, pos, &o, valid);
 fail:
     Py_XDECREF(frames);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+/* The record tuples of the healthy entry at pos (batch.record_tuples / legacy.deep_tuples of it):
+ * a new list or tuple; Py_None when they must come from Python (a record breaks a rule, a codec not
+ * taken here); NULL on error. */
+static PyObject *entry_tuples(PyObject *self, PyObject *bufobj, const unsigned char *b, Py_ssize_t pos,
+                              Py_ssize_t size, int magic) {
+    if (magic != 2) {
+        PyObject *at = PyLong_FromSsize_t(pos);
+        if (at == NULL)
+            return NULL;
+        PyObject *a[3] = {bufobj, at, Py_True};
+        PyObject *out = legacy_records(self, a, 3);
+        Py_DECREF(at);
+        return out;
+    }
+    const unsigned char *p = b + pos; /* the BatchHeader fields records() reads, from the bytes */
+    batch_t h = {be64(p), be64(p + 27), be64(p + 35), be32(p + 53), (be16(p + 21) & 0x08) != 0};
+    long long attributes = be16(p + 21), count = be32(p + 57);
+    int codec = (int)(attributes & 0x07);
+    if (count < 0 || !(codec == 0 || codec == 2 || codec == 3 || codec == 4 || (codec == 1 && codecs_has_zlib())))
+        Py_RETURN_NONE;
+    Py_ssize_t start = pos + 61, stop = pos + size;
+    Py_buffer view;
+    PyObject *data = batch_data(bufobj, &start, &stop, attributes);
+    if (!view_of(&data, &view))
+        return data;
+    PyObject *out = NULL;
+    if (stop <= view.len && start >= 0 && start <= stop)
+        out = decode_records((const unsigned char *)view.buf, start, stop, count, &h, 1, 0);
+    PyBuffer_Release(&view);
+    Py_DECREF(data);
+    if (out == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return out;
+}
+
+/* scan_tuples(buf, pos, end, verify_crc, base_offset|None, next_offset|None, limit)
+ *   -> (records, pos, next_offset|None, valid_bytes)
+ * scan() without the frames: the (offset, timestamp, key, value, headers) tuples of every record
+ * of the healthy entries from pos on (at most `limit` entries; v2 batches as record_tuples gives
+ * them, legacy entries deep as deep_tuples does), in one list. Stops before the first entry the
+ * Python scanner must look at, or whose records the Python decoders must give. */
+PyObject *scan_tuples(PyObject *self, PyObject *args) {
+    PyObject *bufobj, *base_obj, *next_obj;
+    Py_ssize_t pos, end, limit;
+    int verify;
+    offsets_t o;
+    if (!PyArg_ParseTuple(args, "OnnpOOn", &bufobj, &pos, &end, &verify, &base_obj, &next_obj, &limit) ||
+        !offsets_of(base_obj, next_obj, &o))
+        return NULL;
+    if (RecordType == NULL || LegacyType == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "init_records() and init_legacy() have not been called");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(bufobj, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (pos < 0)
+        pos = 0;
+    if (end > view.len)
+        end = view.len;
+    const unsigned char *b = (const unsigned char *)view.buf;
+    PyObject *out = PyList_New(0);
+    long long valid = 0;
+    if (out == NULL)
+        goto fail;
+    int magic;
+    Py_ssize_t size;
+    long long offset, last, next_after;
+    for (Py_ssize_t n = 0; pos < end && n < limit; n++) {
+        if (!healthy_entry(b, pos, end, verify, &o, &magic, &size, &offset, &last, &next_after))
+            break;
+        PyObject *items = entry_tuples(self, bufobj, b, pos, size, magic);
+        if (items == NULL)
+            goto fail;
+        if (items == Py_None) {
+            Py_DECREF(items);
+            break;
+        }
+        PyObject *fast = PySequence_Fast(items, "records");
+        Py_DECREF(items);
+        if (fast == NULL)
+            goto fail;
+        Py_ssize_t have = PyList_GET_SIZE(out);
+        int rc = PyList_SetSlice(out, have, have, fast);
+        Py_DECREF(fast);
+        if (rc < 0)
+            goto fail;
+        o.next = next_after;
+        o.has_next = 1;
+        valid += size;
+        pos += size;
+    }
+    PyBuffer_Release(&view);
+    return scan_result(out, pos, &o, valid);
+fail:
+    Py_XDECREF(out);
     PyBuffer_Release(&view);
     return NULL;
 }

@@ -96,6 +96,7 @@ static PyMethodDef methods[] = {
     {"codecs", codecs, METH_NOARGS, "The codec ids the accelerator decompresses."},
     {"xxh32", py_xxh32, METH_O, "XXH32 (seed 0) of a bytes-like object."},
     {"scan", scan, METH_VARARGS, "Frame the healthy v2 batches from a position on (see the module source)."},
+    {"scan_tuples", scan_tuples, METH_VARARGS, "The record tuples of the healthy entries from a position on."},
     {"record_block", (PyCFunction)(void (*)(void))record_block, METH_FASTCALL, "The checked records' bytes of a v2 batch, or None."},
     {"record_lines", (PyCFunction)(void (*)(void))record_lines, METH_FASTCALL, "The dump lines of a RecordBlock's records."},
     {"legacy_lines", (PyCFunction)(void (*)(void))legacy_lines, METH_FASTCALL, "The dump lines of legacy records."},

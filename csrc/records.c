@@ -129,7 +129,7 @@ static PyObject *record(const unsigned char *b, Py_ssize_t *p, Py_ssize_t end, c
 }
 
 /* The records of data[p:end) (see records()); NULL with no error set when one breaks a rule. */
-static PyObject *decode_records(const unsigned char *b, Py_ssize_t p, Py_ssize_t end, long long count,
+PyObject *decode_records(const unsigned char *b, Py_ssize_t p, Py_ssize_t end, long long count,
                                 const batch_t *h, int plain, Py_ssize_t position_base) {
     /* each record takes at least 2 bytes: a count beyond that is broken (and bounds the list) */
     if (count > (end - p) / 2 + 1)

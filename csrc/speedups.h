@@ -136,6 +136,8 @@ int parse_record(const unsigned char *b, Py_ssize_t *p, Py_ssize_t end, rec_t *r
 int header_fields(PyObject *header, batch_t *h, long long *attributes, long long *count);
 PyObject *batch_data(PyObject *data, Py_ssize_t *p, Py_ssize_t *end, long long attributes);
 int view_of(PyObject **data, Py_buffer *view);
+PyObject *decode_records(const unsigned char *b, Py_ssize_t p, Py_ssize_t end, long long count, const batch_t *h,
+                         int plain, Py_ssize_t position_base);
 
 /* legacy.c */
 extern PyObject *deep_tuples_fallback;
@@ -157,6 +159,7 @@ PyObject *plaintext(int codec, PyObject *view, int magic, Py_ssize_t limit);
 
 /* The functions of the module (module.c's method table). */
 PyObject *scan(PyObject *self, PyObject *args);
+PyObject *scan_tuples(PyObject *self, PyObject *args);
 PyObject *records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *record_block(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *record_tuples(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

@@ -21,7 +21,7 @@ from typing import Iterator, List, NamedTuple, Optional, Sequence
 
 from forensics.codec import batch as v2
 from forensics.codec import legacy
-from forensics.codec.batch import BatchHeader, decode_header
+from forensics.codec.batch import BatchHeader, RecordTuple, decode_header
 from forensics.codec.crc import crc32, crc32c
 from forensics.codec.primitives import INT32_MAX
 from forensics.codec.records import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET, MAX_MAGIC, PREFIX
@@ -106,24 +106,42 @@ class FrameScanner:
     def __iter__(self) -> Iterator[Frame]:
         # the frames of _runs() one by one: a C-level loop over each run (a generator resumed per
         # frame cost more than the accelerator takes to frame it)
-        return chain.from_iterable(self._runs())
+        return chain.from_iterable(self._runs(False))
 
-    def _runs(self) -> Iterator[Sequence[Frame]]:
+    def record_tuples(self) -> Iterator[RecordTuple]:
+        """Every record of every frame, in order, as (offset, timestamp, key, value, headers)
+        tuples: ``batch.record_tuples`` of each v2 batch (control batches too), ``legacy.deep_tuples``
+        of each legacy entry (wrappers deep). The frames are the iteration's, findings included
+        (a frame whose checksum fails is decoded too). The accelerator frames and decodes a run
+        of healthy entries at once (``native.scan_tuples``: no Frame per entry). A record that
+        breaks a rule raises as those functions do."""
+        return chain.from_iterable(self._runs(True))
+
+    def _frame_tuples(self, frame: Frame) -> Sequence[RecordTuple]:
+        if frame.magic == 2:
+            return v2.record_tuples(self.buf, frame.position, frame.header or decode_header(self.buf, frame.position))
+        return legacy.deep_tuples(self.buf, frame.position)
+
+    def _runs(self, records: bool) -> Iterator[Sequence]:
         """The frames in order, as runs: up to _NATIVE_CHUNK healthy ones framed by the accelerator
-        at once, or one framed (or skipped, with findings) by the rules below."""
+        at once, or one framed (or skipped, with findings) by the rules below. ``records``: each
+        run's record tuples instead of its frames."""
         buf, end = self.buf, self.end
         pos = self.start
         while pos < end:
             if native is not None and _int64(self.base_offset) and _int64(self._next_offset):
                 # the healthy entries from here, framed in C; the rest below
-                frames, pos, self._next_offset, valid = native.scan(
-                    buf, pos, end, self.verify_crc, self.base_offset, self._next_offset, self.headers, _NATIVE_CHUNK)
-                if frames:
+                if records:
+                    items, at, next_offset, valid = native.scan_tuples(
+                        buf, pos, end, self.verify_crc, self.base_offset, self._next_offset, _NATIVE_CHUNK)
+                else:
+                    items, at, next_offset, valid = native.scan(
+                        buf, pos, end, self.verify_crc, self.base_offset, self._next_offset, self.headers, _NATIVE_CHUNK)
+                if at != pos:
+                    pos, self._next_offset = at, next_offset
                     self.valid_bytes += valid
-                    yield frames
+                    yield items
                     continue
-                if pos >= end:
-                    return
             if end - pos <= HEADER_SIZE_UP_TO_MAGIC:
                 self._tail(pos, "fewer than 18 bytes left: too short for an entry header")
                 return
@@ -153,7 +171,7 @@ class FrameScanner:
                         self._crc_finding(frame)
                     self._check_offsets(frame)
                     self.valid_bytes += size
-                    yield (frame,)
+                    yield self._frame_tuples(frame) if records else (frame,)
                     pos += size
                     continue
             if self.first_invalid_position is None:

@@ -199,7 +199,14 @@ def test_frame_scanner_on_mutated_real_segments(case, kind, base, verify):
         with ctx:
             scanner = frames.FrameScanner(data, "m.log", base_offset=base, verify_crc=verify, headers=True)
             runs.append((list(scanner), scanner.findings, scanner.first_invalid_position, scanner.valid_bytes))
-    assert runs[0] == runs[1]
+            bulk = frames.FrameScanner(data, "m.log", base_offset=base, verify_crc=verify)  # records of every frame
+            records = []
+            try:
+                records.extend(bulk.record_tuples())
+            except ForensicsError as exc:
+                records.append((type(exc).__name__, str(exc)))
+            runs.append((records, bulk.findings, bulk.first_invalid_position, bulk.valid_bytes))
+    assert runs[0] == runs[2] and runs[1] == runs[3]
     spans = sorted([(f.position, f.end) for f in runs[0][0]] + [(f.position, f.end_position) for f in runs[0][1]])
     reach = 0
     for a, b in spans:

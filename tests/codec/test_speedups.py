@@ -99,6 +99,34 @@ def test_crc32_matches_zlib_on_every_length() -> None:
     assert native.crc32(b"123456789") == 0xCBF43926  # the CRC-32 check value
 
 
+def _error(exc: ForensicsError) -> tuple:
+    return ("error", type(exc).__name__, str(exc), exc.position, exc.offset)
+
+
+def _bulk(buf: bytes, verify: bool) -> tuple:
+    """FrameScanner.record_tuples() of the buffer (up to its first error, then the error) with the
+    scanner's findings; the same records from the frames one by one (batch.record_tuples /
+    legacy.deep_tuples of each) up to the same point must be equal to them."""
+    scanner = FrameScanner(buf, "seg.log", verify_crc=verify)
+    got = []
+    try:
+        got.extend(scanner.record_tuples())
+    except ForensicsError as exc:
+        got.append(_error(exc))
+    one_by_one = []
+    for frame in FrameScanner(buf, "seg.log", verify_crc=verify):
+        try:
+            if frame.magic == 2:
+                one_by_one.extend(batch_mod.record_tuples(buf, frame.position, decode_header(buf, frame.position)))
+            else:
+                one_by_one.extend(legacy_mod.deep_tuples(buf, frame.position))
+        except ForensicsError as exc:
+            one_by_one.append(_error(exc))
+            break
+    assert got == one_by_one
+    return got, scanner.findings, scanner.valid_bytes, scanner.first_invalid_position
+
+
 @needs_native
 @pytest.mark.parametrize("path", _segments(), ids=lambda p: str(p.relative_to(p.parents[2])))
 def test_every_segment_frames_and_decodes_the_same_both_ways(path: Path) -> None:
@@ -110,9 +138,9 @@ def test_every_segment_frames_and_decodes_the_same_both_ways(path: Path) -> None
             slow = _scan(buf, verify, headers=True, base=base)
         assert fast == slow
     assert all(f.header == decode_header(buf, f.position) for f in fast[0] if f.magic == 2)
-    fast_records = _decode_all(buf)
+    fast_records = _decode_all(buf), _bulk(buf, True), _bulk(buf, False)
     with _pure():
-        assert fast_records == _decode_all(buf)
+        assert fast_records == (_decode_all(buf), _bulk(buf, True), _bulk(buf, False))
 
 
 def _batch_segment(seed: int) -> bytes:
@@ -146,9 +174,9 @@ def test_damaged_batches_give_the_same_frames_records_and_errors(seed: int, flip
     if cut % 3 == 0:
         del data[cut % len(data):]
     buf = bytes(data)
-    fast = (_scan(buf, True, True), _scan(buf, False, False), _decode_all(buf))
+    fast = (_scan(buf, True, True), _scan(buf, False, False), _decode_all(buf), _bulk(buf, True), _bulk(buf, False))
     with _pure():
-        slow = (_scan(buf, True, True), _scan(buf, False, False), _decode_all(buf))
+        slow = (_scan(buf, True, True), _scan(buf, False, False), _decode_all(buf), _bulk(buf, True), _bulk(buf, False))
     assert fast == slow
 
 
@@ -271,9 +299,9 @@ def test_damaged_legacy_entries_give_the_same_records_and_errors(seed: int, flip
             data[pos + 12:pos + 16] = zlib.crc32(bytes(data[pos + 16:end])).to_bytes(4, "big")
             pos = end
     buf = bytes(data)
-    fast = (_scan(buf, True, True), _decode_all(buf))
+    fast = (_scan(buf, True, True), _decode_all(buf), _bulk(buf, True), _bulk(buf, False))
     with _pure():
-        slow = (_scan(buf, True, True), _decode_all(buf))
+        slow = (_scan(buf, True, True), _decode_all(buf), _bulk(buf, True), _bulk(buf, False))
     assert fast == slow
 
 
