@@ -210,3 +210,51 @@ PyObject *record_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     PyBuffer_Release(&view);
     return text_result(&t, ok > 0 && p != end ? -1 : ok);
 }
+
+/* batch_line(header, position, valid) -> str: the dump's line of a v2 batch (without its newline),
+ * as render/dump_text.batch_line writes it from the BatchHeader tuple; None when a field is not
+ * an int64 value or the codec id is undefined (Python then writes it). */
+PyObject *batch_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "batch_line(header, position, valid)");
+        return NULL;
+    }
+    PyObject *h = args[0];
+    long long f[13];
+    if (!PyTuple_Check(h) || PyTuple_GET_SIZE(h) != 13)
+        Py_RETURN_NONE;
+    for (Py_ssize_t i = 0; i < 13; i++)
+        if (!tuple_int64(h, i, &f[i]))
+            Py_RETURN_NONE;
+    long long position = PyLong_AsLongLong(args[1]);
+    int valid = PyObject_IsTrue(args[2]);
+    if ((position == -1 && PyErr_Occurred()) || valid < 0)
+        return NULL;
+    static const char *const codecs[] = {"none", "gzip", "snappy", "lz4", "zstd"};
+    long long base = f[0], length = f[1], epoch = f[2], magic = f[3], crc = f[4], attributes = f[5], delta = f[6],
+              base_ts = f[7], max_ts = f[8], pid = f[9], pepoch = f[10], base_seq = f[11], count = f[12];
+    long long last, size, codec = attributes & 0x07;
+    if (__builtin_add_overflow(base, delta, &last) || __builtin_add_overflow(length, 12LL, &size) || codec > 4 ||
+        base_seq < -(INT32_MAX_ + 1) || base_seq > INT32_MAX_ || delta < -(INT32_MAX_ + 1) || delta > INT32_MAX_)
+        Py_RETURN_NONE;
+    long long last_seq = base_seq == -1 ? -1 : increment_sequence(base_seq, delta);
+    text_t t = {NULL, 0, 0};
+    int ok = text_reserve(&t, 512) && TEXT_LIT(&t, "baseOffset: ") && text_int(&t, base) &&
+             TEXT_LIT(&t, " lastOffset: ") && text_int(&t, last) && TEXT_LIT(&t, " count: ") && text_int(&t, count) &&
+             TEXT_LIT(&t, " baseSequence: ") && text_int(&t, base_seq) && TEXT_LIT(&t, " lastSequence: ") &&
+             text_int(&t, last_seq) && TEXT_LIT(&t, " producerId: ") && text_int(&t, pid) &&
+             TEXT_LIT(&t, " producerEpoch: ") && text_int(&t, pepoch) && TEXT_LIT(&t, " partitionLeaderEpoch: ") &&
+             text_int(&t, epoch) &&
+             (attributes & 0x10 ? TEXT_LIT(&t, " isTransactional: true") : TEXT_LIT(&t, " isTransactional: false")) &&
+             (attributes & 0x20 ? TEXT_LIT(&t, " isControl: true") : TEXT_LIT(&t, " isControl: false")) &&
+             (attributes & 0x40 ? TEXT_LIT(&t, " deleteHorizonMs: OptionalLong[") && text_int(&t, base_ts) &&
+                                      TEXT_LIT(&t, "]")
+                                : TEXT_LIT(&t, " deleteHorizonMs: OptionalLong.empty")) &&
+             TEXT_LIT(&t, " position: ") && text_int(&t, position) &&
+             (attributes & 0x08 ? TEXT_LIT(&t, " LogAppendTime: ") : TEXT_LIT(&t, " CreateTime: ")) &&
+             text_int(&t, max_ts) && TEXT_LIT(&t, " size: ") && text_int(&t, size) && TEXT_LIT(&t, " magic: ") &&
+             text_int(&t, magic) && TEXT_LIT(&t, " compresscodec: ") &&
+             text_put(&t, codecs[codec], (Py_ssize_t)strlen(codecs[codec])) && TEXT_LIT(&t, " crc: ") &&
+             text_int(&t, crc) && (valid ? TEXT_LIT(&t, " isvalid: true") : TEXT_LIT(&t, " isvalid: false"));
+    return text_result(&t, ok);
+}

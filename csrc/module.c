@@ -99,6 +99,7 @@ static PyMethodDef methods[] = {
     {"scan_tuples", scan_tuples, METH_VARARGS, "The record tuples of the healthy entries from a position on."},
     {"record_block", (PyCFunction)(void (*)(void))record_block, METH_FASTCALL, "The checked records' bytes of a v2 batch, or None."},
     {"record_lines", (PyCFunction)(void (*)(void))record_lines, METH_FASTCALL, "The dump lines of a RecordBlock's records."},
+    {"batch_line", (PyCFunction)(void (*)(void))batch_line, METH_FASTCALL, "The dump line of a v2 batch header."},
     {"legacy_lines", (PyCFunction)(void (*)(void))legacy_lines, METH_FASTCALL, "The dump lines of legacy records."},
     {"records", (PyCFunction)(void (*)(void))records, METH_FASTCALL, "Decode a v2 batch's records, or None when one breaks a rule."},
     {"crc32c", py_crc32c, METH_O, "CRC-32C of a bytes-like object."},
