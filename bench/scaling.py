@@ -151,7 +151,8 @@ def run_once(cmd: Sequence[str], out: Path) -> Tuple[float, float, int, Dict[int
     ticks: Dict[int, int] = {}
     t0 = time.perf_counter()
     with open(out, "wb") as stdout:
-        p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, cwd=ROOT)
+        # cwd outside the repository: `python -m forensics` (--cli) imports from the cwd first
+        p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, cwd=out.parent)
         done = threading.Event()
 
         def poll() -> None:
@@ -179,9 +180,9 @@ def run_once(cmd: Sequence[str], out: Path) -> Tuple[float, float, int, Dict[int
 
 
 def measure(shape: Shape, size: float, twin: bool, label: str, args: Sequence[str], engine: str, rnd: int,
-            disk: Path, work: Path) -> Run:
+            disk: Path, work: Path, cli: Sequence[str] = CLI) -> Run:
     out = work / f"{shape.name}-{size:g}{'-twin' if twin else ''}-{label.replace(' ', '-')}-{engine}"
-    cmd = CLI + [args[0], str(disk)] + [a.replace("{out}", str(out)) for a in args[1:]]
+    cmd = list(cli) + [args[0], str(disk)] + [a.replace("{out}", str(out)) for a in args[1:]]
     cmd += ["--engine", engine, "--no-progress"]
     wall, cpu, rc, peaks, tail = run_once(cmd, out.with_suffix(".out"))
     root = peaks.pop(-1)[0]
@@ -296,6 +297,8 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     ap.add_argument("--engines", default="local", help="comma-separated: local, spark")
     ap.add_argument("--repeat", type=int, default=1, help="rounds (medians are shown)")
     ap.add_argument("--json", type=Path, help="write every run and the summary here")
+    ap.add_argument("--cli", default="", help='the command instead of kafka-forensics, e.g. "env PYTHONPATH=/old/checkout '
+                    '.venv/bin/python -m forensics" to measure another revision')
     return ap.parse_args(argv)
 
 
@@ -319,7 +322,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             for engine in a.engines.split(","):
                 for rnd in range(a.repeat):
                     for (s, t), d in disks.items():
-                        r = measure(shape, s, t, label, args, engine, rnd, d, work)
+                        r = measure(shape, s, t, label, args, engine, rnd, d, work, a.cli.split() or CLI)
                         runs.append(r)
                         print(f"  {shape.name} {s:g}{' twin' if t else ''} {label} {engine}: wall {r.wall:.2f} s, "
                               f"cpu {r.cpu:.2f} s, driver {r.driver_mib:.0f} MiB, worker {r.worker_mib:.0f} MiB"
