@@ -11,6 +11,8 @@ from typing import Any, Dict, Iterable, Optional
 import typer
 
 from forensics.cli.progress import byte_progress
+from forensics.pipeline.engine import Chosen
+from forensics.render.engine_text import engine_line
 from forensics.render.terminal_text import term
 from forensics.runs.manifest import ManifestWritten
 
@@ -29,6 +31,9 @@ class StderrListener:
 
     def warn(self, text: str) -> None:
         typer.echo(f"kafka-forensics: warning: {text}", err=True)
+
+    def engine(self, chosen: Chosen) -> None:
+        typer.echo(f"kafka-forensics: {term(engine_line(chosen))}", err=True)
 
     def progress(self, total: int, label: str):
         return byte_progress(total, label, enabled=self.enabled)

@@ -9,6 +9,13 @@ from typing import List, Optional, Tuple
 
 import typer
 
+try:  # typer 0.2x carries its own copy of click
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
+except ImportError:  # pragma: no cover  (older typer runs on click itself)
+    from click import get_current_context
+    from click.core import ParameterSource
+
 from forensics.cli.boundary import EXIT_USAGE, command_line, fail
 from forensics.runs.context import EngineChoice, EngineName, Evidence
 
@@ -56,13 +63,15 @@ CLUSTER_ID = typer.Option(None, "--cluster-id", metavar="ID", help="Analyse only
 
 # -- the execution engine ------------------------------------------------------------------------
 
-_ENGINE_HELP = ("local: in-process, no JVM. spark: PySpark, on --master (default local[*,4], every core of "
-                "this machine). Without a Java runtime, spark falls back to local with a warning.")
+_ENGINE_HELP = ("auto: local below the size of log data from which Spark was measured faster (docs/performance.md), "
+                "spark from there on or when --master/--conf is given. local: in-process, no JVM. spark: PySpark, "
+                "on --master (default local[*,4], every core of this machine). Without a Java runtime, spark falls "
+                "back to local with a warning. Every run says on stderr which engine ran and why.")
 ENGINE_ENV = "KAFKA_FORENSICS_ENGINE"  # overrides every command's default engine
-ENGINE_SPARK = typer.Option(EngineName.spark, "--engine", envvar=ENGINE_ENV, show_envvar=True,
-                            help=_ENGINE_HELP + " Default here: spark.")
+ENGINE_AUTO = typer.Option(EngineName.auto, "--engine", envvar=ENGINE_ENV, show_envvar=True,
+                           help=_ENGINE_HELP + " Default here: auto.")
 ENGINE_LOCAL = typer.Option(EngineName.local, "--engine", envvar=ENGINE_ENV, show_envvar=True,
-                            help=_ENGINE_HELP + " Default here: local.")
+                            help=_ENGINE_HELP + " Default here: local (a lookup reads little).")
 MASTER = typer.Option(None, "--master", metavar="URL", help="Spark master: local[N], local[*], local[N,F], spark://HOST:PORT, "
                       "yarn, k8s://... (default local[*,4]: a failed task is tried up to 4 times; under spark-submit, the master it was given).")
 CONF = typer.Option(None, "--conf", metavar="KEY=VALUE", help="A Spark setting, e.g. spark.executor.memory=4g "
@@ -79,8 +88,19 @@ def _parse_conf(items: Optional[List[str]]) -> Tuple[Tuple[str, str], ...]:
     return tuple(out)
 
 
+def _given(engine: EngineName) -> str:
+    """How a forced engine name was given: on the command line, in the environment, or by the command."""
+    context = get_current_context(silent=True)
+    where = context.get_parameter_source("engine") if context is not None else None
+    if where is ParameterSource.ENVIRONMENT:
+        return f"{ENGINE_ENV}={engine.value}"
+    if where is ParameterSource.COMMANDLINE:
+        return f"--engine {engine.value}"
+    return "the default of this command"
+
+
 def engine_choice(engine: EngineName, master: Optional[str], conf: Optional[List[str]]) -> EngineChoice:
-    return EngineChoice(engine, master, _parse_conf(conf))
+    return EngineChoice(engine, master, _parse_conf(conf), _given(engine))
 
 
 def evidence_of(paths: List[str], cluster_id: Optional[str] = None, manifest: Optional[str] = None) -> Evidence:

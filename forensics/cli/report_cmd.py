@@ -17,7 +17,7 @@ from forensics.cli.options import (
     BROKER_VERSION,
     CLUSTER_ID,
     CONF,
-    ENGINE_SPARK,
+    ENGINE_AUTO,
     MASTER,
     PARTITIONS,
     PATHS,
@@ -51,7 +51,7 @@ def report_cli(
     redact: bool = typer.Option(False, "--redact", help="Hide record keys in the abort preview."),
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     broker_version: Optional[str] = BROKER_VERSION,
-    engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    engine: EngineName = ENGINE_AUTO, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Incident report: inputs and manifest digest, summary, every open transaction with its verdict,
     evidence and proposed commands, LSO lag per partition and a timeline per transactional id, in one

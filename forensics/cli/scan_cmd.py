@@ -17,7 +17,7 @@ from forensics.cli.options import (
     BROKER_VERSION,
     CLUSTER_ID,
     CONF,
-    ENGINE_SPARK,
+    ENGINE_AUTO,
     MASTER,
     engine_choice,
     evidence_of,
@@ -48,7 +48,7 @@ def scan_cli(
                               "records, offsets, formats, codecs), as wide as they need."),
     internal: bool = typer.Option(False, "--internal", help="Table: also the partitions of internal topics with "
                                   "no LSO lag, open transaction or finding (hidden by default)."),
-    engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    engine: EngineName = ENGINE_AUTO, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Inventory: brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
     with error_boundary():

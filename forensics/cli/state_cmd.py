@@ -17,7 +17,7 @@ from forensics.cli.options import (
     CLUSTER_ID,
     CONF,
     ENGINE_LOCAL,
-    ENGINE_SPARK,
+    ENGINE_AUTO,
     FORMAT,
     MASTER,
     PARTITIONS,
@@ -86,7 +86,7 @@ def list_cli(
                                         + ", ".join(STATE_NAMES) + "."),
     partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, strict: bool = STRICT,
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
-    engine: EngineName = ENGINE_SPARK, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    engine: EngineName = ENGINE_AUTO, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Every transactional id the coordinators hold (expired ids only with --state Dead)."""
     with error_boundary():

@@ -6,10 +6,11 @@ per replica; nothing after that depends on which one ran.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable, Dict, Optional, Protocol, Sequence, Tuple
+from typing import Callable, Dict, NamedTuple, Optional, Protocol, Sequence, Tuple
 
 from forensics.model import Progress
 from forensics.pipeline.java import MIN_JAVA, _java_major, java_runtime, spark_available  # noqa: F401
@@ -20,6 +21,7 @@ from forensics.pipeline.stats import engine_stats  # noqa: F401  (re-exported)
 
 
 class EngineName(str, Enum):
+    auto = "auto"  # local or spark by the input's size: see choose_engine
     local = "local"
     spark = "spark"
 
@@ -31,26 +33,100 @@ class Executor(Protocol):
         ...
 
 
+class Why(str, Enum):
+    """Why an engine runs (render/engine_text.engine_line says it in words)."""
+
+    given = "given"  # --engine, its environment variable, or the command (EngineSpec.given says which)
+    master = "master"  # auto: --master given
+    conf = "conf"  # auto: --conf given
+    small = "small"  # auto: less log data than SPARK_FROM_BYTES
+    large = "large"  # auto: at least SPARK_FROM_BYTES
+    one_core = "one_core"  # auto: one core, where Spark's tasks cannot run side by side
+    no_spark = "no_spark"  # auto: large, but Spark cannot run here (Chosen.given says why)
+
+
+# Log bytes from which `--master local[*]` finishes a whole-disk command sooner than the in-process
+# engine, end to end (JVM start-up included), on a 2-core machine: docs/performance.md, "The default
+# engine". More cores move the real crossover lower, a busy machine higher.
+SPARK_FROM_BYTES = 10 << 30
+
+
 @dataclass(frozen=True)
 class EngineSpec:
     name: EngineName = EngineName.local
     master: Optional[str] = None  # None: local[*,4] (or what spark-submit configured)
     conf: Tuple[Tuple[str, str], ...] = ()
+    given: str = ""  # a forced name: how it was given ("--engine local", "KAFKA_FORENSICS_ENGINE=spark")
 
 
-def make_executor(spec: EngineSpec, warn: Callable[[str], None]) -> Executor:
-    """The executor for ``spec``; Spark without Java falls back to local, saying so in one line."""
+class Chosen(NamedTuple):
+    """The engine that runs and why."""
+
+    name: EngineName  # local or spark, never auto
+    why: Why
+    given: str = ""  # Why.given: how (EngineSpec.given); Why.no_spark: why Spark cannot run
+    input_bytes: int = 0
+    master: Optional[str] = None  # spark: the master asked for (None: the default one)
+
+
+def choose_engine(spec: EngineSpec, input_bytes: int, cores: Optional[int] = None,
+                  spark_ok: Callable[[], Tuple[bool, str]] = lambda: spark_available()) -> Chosen:
+    """The engine for ``spec`` reading ``input_bytes`` of log data: a forced name as given; ``auto``
+    is Spark whenever --master or --conf says how to run it, else in-process below
+    :data:`SPARK_FROM_BYTES` or on one core, Spark from there on where it can run."""
+    if spec.name is not EngineName.auto:
+        return Chosen(spec.name, Why.given, spec.given or f"--engine {spec.name.value}", input_bytes, spec.master)
+    spark = EngineName.spark
+    if spec.master:
+        return Chosen(spark, Why.master, "", input_bytes, spec.master)
+    if spec.conf:
+        return Chosen(spark, Why.conf, "", input_bytes, spec.master)
+    if (cores or os.cpu_count() or 1) < 2:
+        return Chosen(EngineName.local, Why.one_core, "", input_bytes)
+    if input_bytes < SPARK_FROM_BYTES:
+        return Chosen(EngineName.local, Why.small, "", input_bytes)
+    ok, why = spark_ok()
+    if not ok:
+        return Chosen(EngineName.local, Why.no_spark, why, input_bytes)
+    return Chosen(spark, Why.large, "", input_bytes, spec.master)
+
+
+class _Told:
+    """An executor that tells which engine runs, and why, when its first job starts (not when it is
+    made: inputs refused before any work is read get their one line alone)."""
+
+    def __init__(self, executor: Executor, chosen: Chosen, tell: Callable[[Chosen], None]) -> None:
+        self._executor, self._chosen, self._tell = executor, chosen, tell
+        self.name = executor.name
+
+    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None) -> Dict[str, ReplicaResult]:
+        if self._chosen is not None:
+            self._tell(self._chosen)
+            self._chosen = None
+        return self._executor.run(units, progress)
+
+    def __getattr__(self, name: str):  # stats, master, ...: the executor's
+        return getattr(self._executor, name)
+
+
+def make_executor(spec: EngineSpec, warn: Callable[[str], None], input_bytes: int = 0,
+                  tell: Callable[[Chosen], None] = lambda chosen: None) -> Executor:
+    """The executor for ``spec`` (``auto``: by ``input_bytes``, see :func:`choose_engine`), told to
+    ``tell`` as its first job starts; Spark asked for (by name, --master or --conf) without Java
+    falls back to local, saying so in one line to ``warn`` instead."""
     from forensics.pipeline.local import LocalExecutor
 
-    if spec.name is EngineName.local:
-        return LocalExecutor()
-    ok, why = spark_available()
-    if not ok:
-        warn(f"{why}; running with --engine local instead")
-        return LocalExecutor()
+    chosen = choose_engine(spec, input_bytes)
+    if chosen.name is EngineName.local:
+        return _Told(LocalExecutor(), chosen, tell)
+    if chosen.why is not Why.large:  # Why.large: choose_engine checked already
+        ok, why = spark_available()
+        if not ok:
+            warn(f"{why}; running with --engine local instead")
+            return LocalExecutor()
     from forensics.pipeline.spark import SparkExecutor
 
-    return SparkExecutor(spec.master, spec.conf)
+    return _Told(SparkExecutor(spec.master, spec.conf), chosen, tell)
 
 
 def shutdown(interrupted: bool = False) -> None:

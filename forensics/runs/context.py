@@ -11,7 +11,7 @@ from forensics.layout import Inventory, discover
 from forensics.model import Progress
 from forensics.layout.clusters import select_cluster
 
-from forensics.pipeline.engine import EngineName, EngineSpec, Executor, make_executor
+from forensics.pipeline.engine import Chosen, EngineName, EngineSpec, Executor, make_executor
 from forensics.report.scan import total_log_bytes
 from forensics.runs.manifest import ManifestRun
 
@@ -24,6 +24,7 @@ class EngineChoice:
     name: EngineName = EngineName.local
     master: Optional[str] = None  # None: local[*,4] (or what spark-submit configured)
     conf: Tuple[Tuple[str, str], ...] = ()
+    given: str = ""  # a forced name: how it was given ("--engine local", "KAFKA_FORENSICS_ENGINE=local")
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,9 @@ class Listener(Protocol):
     def warn(self, text: str) -> None:
         """A warning about how the run runs (Spark cannot start here: local instead)."""
 
+    def engine(self, chosen: Chosen) -> None:
+        """Which engine runs and why, as its first job starts."""
+
     def progress(self, total: int, label: str) -> ContextManager[Progress]:
         """A progress bar over ``total`` bytes; the context gives the function told each byte count read."""
 
@@ -57,6 +61,9 @@ class Quiet:
         pass
 
     def warn(self, text: str) -> None:
+        pass
+
+    def engine(self, chosen: Chosen) -> None:
         pass
 
     @contextmanager
@@ -96,6 +103,7 @@ def open_evidence(command: str, evidence: Evidence, engine: EngineChoice, listen
         check_filters(selection.inventory, filters)
     if engine.name is EngineName.local and (engine.master or engine.conf):
         listener.warn("--master/--conf apply to --engine spark only")
-    executor = make_executor(EngineSpec(engine.name, engine.master, engine.conf), listener.warn)
+    executor = make_executor(EngineSpec(engine.name, engine.master, engine.conf, engine.given), listener.warn,
+                             total_log_bytes(selection.inventory), listener.engine)
     manifest.record_inventory(selection.inventory, executor.name)
     return Opened(selection.inventory, executor, manifest)

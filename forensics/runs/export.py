@@ -191,7 +191,8 @@ def export(req: ExportRequest, listener: Listener = Quiet()) -> ExportResult:
     ok, why = spark_available()
     if not ok:
         raise SparkError(f"export writes its tables through Spark, which cannot run here: {why}")
-    opened = open_evidence("export", req.evidence, EngineChoice(EngineName.spark, req.master, req.conf), listener)
+    spark = EngineChoice(EngineName.spark, req.master, req.conf, "export writes its tables through Spark")
+    opened = open_evidence("export", req.evidence, spark, listener)
     scanned, state = _analyse(list(paths), opened, req.partition_count, listener)
     findings = all_findings(scanned, state)
     counts = _write(req.out, opened.inventory, state, findings, opened.executor, listener)

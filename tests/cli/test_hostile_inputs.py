@@ -34,6 +34,7 @@ from fixtures.generator import RecordSpec, encode_v2_batch
 from forensics.cli.app import EXIT_CODES, app
 from forensics.codec.crc import crc32c
 from tests.readonly_support import without_permission_override
+from tests.engine_lines import without_engine_line
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk" / "broker-1"
@@ -222,7 +223,7 @@ def test_permission_denied_on_one_segment(tmp_path, baseline, no_override):
     for p in (locked, txn_locked):
         p.chmod(0)
     scanned = proc("scan", *LOCAL, "--format", "json", disk, prefix=no_override)
-    assert scanned.returncode == 0 and without_copy_note(scanned.stderr) == "", scanned.stderr
+    assert scanned.returncode == 0 and without_copy_note(without_engine_line(scanned.stderr)) == "", scanned.stderr
     doc = json.loads(scanned.stdout)
     gap = [f for f in findings_of(doc) if f["kind"] == "unreadable_file"]
     assert [(f["path"], f["message"]) for f in gap] == [
@@ -240,7 +241,7 @@ def test_permission_denied_on_one_segment(tmp_path, baseline, no_override):
     assert listed.returncode == 0
     assert listed.stdout.splitlines()[1:] == [line for line in baseline["list"].splitlines()[1:]
                                               if not line.startswith("payments-app")]
-    assert listed.stderr == (f"error: unreadable_file: {txn_locked}: no read permission: this partition's offsets "
+    assert without_engine_line(listed.stderr) == (f"error: unreadable_file: {txn_locked}: no read permission: this partition's offsets "
                              "0 and later cannot be analysed\n")
     # dump: one line for the file it cannot open (after the header Kafka's tool prints first too)
     dumped = proc("dump", locked, prefix=no_override)
@@ -322,6 +323,7 @@ def test_non_kafka_file_named_like_a_segment(tmp_path, baseline):
     assert (f["kind"], f["path"], f["severity"]) == ("not_kafka", str(fake), "error")
     code, out, err = cli("list", *LOCAL, disk)
     assert code == 0 and "payments-app" not in out and "reporting-app" in out
+    err = without_engine_line(err)
     assert err.startswith(f"error: not_kafka: {txn_fake}, bytes 0-{len(TEXT)}: not a Kafka segment: no valid batch "
                           f"in any of its {len(TEXT)} bytes (") and err.count("\n") == 1
 
@@ -386,7 +388,7 @@ def test_batch_count_that_does_not_match_its_records(tmp_path, baseline):
     rewrite_batch(txn, 1265, count=2, crc=True)
     code, out, err = cli("list", *LOCAL, disk)
     assert (code, out) == (0, baseline["list"])
-    assert err == (f"error: corrupt_batch: {txn}, bytes 1265-1384, offset 9: batch records do not decode: batch "
+    assert without_engine_line(err) == (f"error: corrupt_batch: {txn}, bytes 1265-1384, offset 9: batch records do not decode: batch "
                    "declares 2 records but its data ends after 1\n")
 
 

@@ -23,6 +23,7 @@ import forensics.cli.scan_cmd  # noqa: F401
 import forensics.cli.state_cmd  # noqa: F401
 from fixtures import hostile
 from forensics.cli.app import app
+from tests.engine_lines import BY_OPTION
 
 LOCAL = ("--engine", "local", "--no-progress")
 AS_OF = ("--as-of", "1767225700000")  # 100 s after the disks' first record: durations are fixed
@@ -59,9 +60,9 @@ def test_ansi_escapes_in_a_topic_and_id_are_shown_not_run(disks) -> None:
     assert out.splitlines()[3] == (f"    reason: coordinator has '{shown}' in CompleteCommit (epoch 0): no transaction "
                                    "in flight, no marker will come")  # under the row: a pipe gets it whole
     assert "\x1b" not in out + err
-    assert err.splitlines()[0] == "as of 2026-01-01T00:01:40.000Z (1767225700000): --as-of"
+    assert err.splitlines()[:2] == [BY_OPTION, "as of 2026-01-01T00:01:40.000Z (1767225700000): --as-of"]
     assert f"/logs{shown}/broker-1/cleaner-offset-checkpoint, byte 4: line 3: malformed entry '{shown} 0 x'" \
-        in err.splitlines()[1]
+        in err.splitlines()[2]
 
 
 def test_a_title_setting_sequence_is_shown_not_run(disks) -> None:

@@ -24,6 +24,7 @@ from typing import List, Tuple
 import pytest
 
 from tests.cli.test_hostile_inputs import EXAMPLE, LOCAL, REPO, cli, findings_of, partitions_of
+from tests.engine_lines import BY_OPTION as ENGINE
 
 REAL = REPO / "fixtures" / "real"
 SHARED = REPO.parent / "shared" / "real-kafka" / "4.1.0"
@@ -105,7 +106,7 @@ def test_real_disk_copied_without_times(tmp_path, src, run):
               "(copy times); clean shutdown recorded (.kafka_cleanshutdown)")
 
     code, out, err = cli("find-hanging", *LOCAL, "--all", "--format", "json", disk)
-    assert (code, err.splitlines()) == (0, [as_of_line(newest, source), COPY_NOTE])
+    assert (code, err.splitlines()) == (0, [ENGINE, as_of_line(newest, source), COPY_NOTE])
     rows = json.loads(out)
     assert {(r["topic"], r["partition"], r["verdict"]) for r in rows} == {("d-txn-ongoing", 0, "ongoing"),
                                                                          ("d-txn-ongoing", 1, "ongoing")}
@@ -116,7 +117,7 @@ def test_real_disk_copied_without_times(tmp_path, src, run):
 
     code, out, err = cli("scan", *LOCAL, "--format", "json", disk)
     doc = json.loads(out)
-    assert (code, err.splitlines(), doc["asOf"]) == (0, [COPY_NOTE], {"timeMs": newest, "source": source})
+    assert (code, err.splitlines(), doc["asOf"]) == (0, [ENGINE, COPY_NOTE], {"timeMs": newest, "source": source})
     for p in (0, 1):
         part = partitions_of(doc)[("d-txn-ongoing", p)]
         assert (part["maxActiveTransactionDurationMs"], part["lateTransaction"]) == (
@@ -125,7 +126,7 @@ def test_real_disk_copied_without_times(tmp_path, src, run):
 
     code, out, err = cli("describe", *LOCAL, "--transactional-id", "d-tx-ongoing", "--format", "json", disk)
     (row,) = json.loads(out)
-    assert (code, err.splitlines(), row["transactionDurationMs"]) == (0, [COPY_NOTE], newest - ONGOING_START[run])
+    assert (code, err.splitlines(), row["transactionDurationMs"]) == (0, [ENGINE, COPY_NOTE], newest - ONGOING_START[run])
     live = int((REAL / run / "ground-truth" / "broker-view-at-stop" / "describe-d-tx-ongoing.txt").read_text()
                .splitlines()[1].split()[7])  # TransactionDurationMs, seconds before the stop
     assert live < row["transactionDurationMs"] < live + 10_000
@@ -139,9 +140,9 @@ def test_real_disk_with_its_times_kept(tmp_path):
     code, _, err = cli("find-hanging", *LOCAL, "--all", disk)
     source = (f"newest batch timestamp, in {disk / '__cluster_metadata-0' / newest_log.name}; file times agree "
               "(within 1 h); clean shutdown recorded (.kafka_cleanshutdown)")
-    assert (code, err.splitlines()) == (0, [as_of_line(newest, source)])
+    assert (code, err.splitlines()) == (0, [ENGINE, as_of_line(newest, source)])
     code, out, err = cli("scan", *LOCAL, "--format", "json", disk)
-    assert (code, err, json.loads(out)["asOf"]) == (0, "", {"timeMs": newest, "source": source})
+    assert (code, err, json.loads(out)["asOf"]) == (0, ENGINE + "\n", {"timeMs": newest, "source": source})
 
 
 def test_real_disk_copied_just_now(tmp_path):
@@ -151,7 +152,8 @@ def test_real_disk_copied_just_now(tmp_path):
     disk = copied(src, tmp_path / "data", int(time.time() * 1000))
     code, out, err = cli("find-hanging", *LOCAL, "--all", "--format", "json", disk)
     assert (code, [r["verdict"] for r in json.loads(out)]) == (0, ["ongoing", "ongoing"])
-    first, note = err.splitlines()
+    engine, first, note = err.splitlines()
+    assert engine == ENGINE
     assert first.startswith(f"as of {iso_ms(newest)} ({newest}): newest batch timestamp, in ")
     assert re.fullmatch(r"file times look like copy times: \d+ d \d+ h after the newest record; using the newest "
                         r"record time", note), note
@@ -166,16 +168,16 @@ def test_example_disk(tmp_path):
     (row,) = json.loads(out)
     source = (f"newest batch timestamp, in {disk / newest_log.parent.name / newest_log.name}; file times ignored "
               "(copy times); clean shutdown recorded (.kafka_cleanshutdown)")
-    assert (code, err.splitlines()) == (1, [as_of_line(newest, source), COPY_NOTE])
+    assert (code, err.splitlines()) == (1, [ENGINE, as_of_line(newest, source), COPY_NOTE])
     assert (row["verdict"], row["lastTimestamp"], row["durationMs"]) == ("hanging", 1767225606251,
                                                                          newest - 1767225606251)
     assert row["durationMs"] < 10_000
     code, out, err = cli("abort-commands", *LOCAL, "--bootstrap-server", "localhost:9092", disk)
-    assert (code, err.splitlines()) == (0, [COPY_NOTE])
+    assert (code, err.splitlines()) == (0, [ENGINE, COPY_NOTE])
     assert f"# as of: {iso_ms(newest)} ({newest}): {source}\n" in out
     given = cli("find-hanging", *LOCAL, "--as-of", "2026-01-01T01:00:00Z", "--format", "json", disk)
     (row,) = json.loads(given[1])
-    assert (given[0], given[2].splitlines()) == (1, ["as of 2026-01-01T01:00:00.000Z (1767229200000): --as-of"])
+    assert (given[0], given[2].splitlines()) == (1, [ENGINE, "as of 2026-01-01T01:00:00.000Z (1767229200000): --as-of"])
     assert row["durationMs"] == 1767229200000 - 1767225606251
 
 
@@ -208,11 +210,11 @@ def test_forged_far_future_batch_is_not_the_clock(tmp_path):
     source = (f"newest batch timestamp, in {disk / '__cluster_metadata-0' / newest_log.name}; file times ignored "
               "(copy times); clean shutdown recorded (.kafka_cleanshutdown)")
     code, out, err = cli("find-hanging", *LOCAL, "--all", "--format", "json", disk)
-    assert (code, err.splitlines()) == (0, [as_of_line(newest, source), COPY_NOTE, finding])
+    assert (code, err.splitlines()) == (0, [ENGINE, as_of_line(newest, source), COPY_NOTE, finding])
     assert [r["durationMs"] for r in json.loads(out)] == [newest - ONGOING_LAST_TIMESTAMP["kraft-tv2"]] * 2
     code, out, err = cli("scan", *LOCAL, "--format", "json", disk)
     doc = json.loads(out)
-    assert (code, err.splitlines(), doc["asOf"]["timeMs"]) == (0, [COPY_NOTE], newest)
+    assert (code, err.splitlines(), doc["asOf"]["timeMs"]) == (0, [ENGINE, COPY_NOTE], newest)
     assert [f for f in findings_of(doc) if f["kind"] == "future_timestamp"] == [
         {"kind": "future_timestamp", "severity": "warning", "path": str(forged),
          "message": finding.split(f"{forged}: ", 1)[1]}]
@@ -233,6 +235,7 @@ def test_forged_batch_in_a_copy_without_the_broker_files(tmp_path):
     code, out, err = cli("find-hanging", *LOCAL, "--all", "--format", "json", disk)
     newest_file = max(disk.glob("*/*.log"))  # every file has the copy time: the last path is named
     assert (code, err.splitlines()) == (0, [
+        ENGINE,
         as_of_line(newest, f"newest batch timestamp, in {disk / '__cluster_metadata-0' / newest_log.name}; file times "
                    "ignored (copy times)"),
         COPY_NOTE,

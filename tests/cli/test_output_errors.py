@@ -18,6 +18,7 @@ from typing import List
 import pytest
 
 from forensics.cli.app import EXIT_CODES, EXIT_OUTPUT, main
+from tests.engine_lines import BY_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 DISK = REPO / "fixtures" / "example-disk"
@@ -104,11 +105,13 @@ def test_scan_into_head_exits_0_as_a_real_process(tmp_path: Path) -> None:
     done = _shell(f"{prog} scan {shlex.quote(str(DISK))} | head -1; echo \"rc=${{PIPESTATUS[0]}}\"", tmp_path)
     first, rc = done.stdout.splitlines()
     assert first.startswith("Log directories") and rc == "rc=0"
-    # no error line: at most the clock's note, when the whole table fit the pipe before head left
-    assert all(ln.startswith("file times look like copy times: ") for ln in done.stderr.splitlines()), done.stderr
+    # no error line: the engine's, then at most the clock's note, when the whole table fit the pipe before head left
+    lines = done.stderr.splitlines()
+    assert lines[:1] == [BY_ENV] and all(ln.startswith("file times look like copy times: ") for ln in lines[1:]), \
+        done.stderr
     # the reader gone before the first write (true reads nothing), so that every write fails
     done = _shell(f"{prog} scan {shlex.quote(str(DISK))} | true; echo \"rc=${{PIPESTATUS[0]}}\"", tmp_path)
-    assert (done.stdout, done.stderr) == ("rc=0\n", "")
+    assert (done.stdout, done.stderr) == ("rc=0\n", BY_ENV + "\n")
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
@@ -116,4 +119,4 @@ def test_scan_into_head_exits_0_as_a_real_process(tmp_path: Path) -> None:
 def test_a_full_disk_as_a_real_process(tmp_path: Path, command: str) -> None:
     prog = f"{shlex.quote(sys.executable)} -m forensics"
     done = _shell(f"{prog} {command} {shlex.quote(str(DISK))} > /dev/full", tmp_path)
-    assert (done.returncode, done.stderr) == (EXIT_OUTPUT, FULL)
+    assert (done.returncode, done.stderr) == (EXIT_OUTPUT, BY_ENV + "\n" + FULL)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from forensics.pipeline.engine import spark_available
+from tests.engine_lines import as_engine, spark_line, split_engine_line
 from tests.spark.cluster import processes_mentioning
 
 pytestmark = pytest.mark.spark
@@ -54,8 +55,8 @@ def test_whole_disk_commands_default_to_spark_quietly(tmp_path: Path, local_find
     assert stats["engine"] == "spark" and stats["master"] == "local[2]"
     assert done.returncode == local_find_hanging.returncode == 1
     assert done.stdout == local_find_hanging.stdout  # nothing from the JVM (its warnings go to stdout)
-    # nothing from Spark, log4j or the JVM: the same stderr as the in-process engine
-    assert done.stderr == local_find_hanging.stderr, done.stderr
+    # nothing from Spark, log4j or the JVM: the same stderr as the in-process engine, but for the engine's line
+    assert done.stderr == as_engine(local_find_hanging.stderr, spark_line("local[2]")), done.stderr
     assert not list(Path(DISK).rglob("*spark*")) and not list(Path(DISK).rglob("metastore_db"))
 
 
@@ -69,7 +70,7 @@ def test_a_new_jvm_archive_stays_out_of_our_output(tmp_path: Path, local_find_ha
     done = _run(["find-hanging", DISK, "--format", "json", "--master", "local[1]"], env)
     assert done.returncode == 1
     assert done.stdout == local_find_hanging.stdout
-    assert done.stderr == local_find_hanging.stderr
+    assert done.stderr == as_engine(local_find_hanging.stderr, spark_line("local[1]"))
     # the driver JVM writes the archive before our process exits: no JVM outlives the command
     assert not processes_mentioning(str(tmp_path / "cache")), "a JVM outlived the command"
     assert sorted(p.suffix for p in (tmp_path / "cache" / "kafka-forensics").iterdir()) == [".jsa", ".ok"]
@@ -80,6 +81,7 @@ def test_lookups_default_to_local(tmp_path: Path) -> None:
                 _env(tmp_path))
     assert done.returncode == 0, done.stderr
     assert _stats(tmp_path)["engine"] == "local"
+    assert split_engine_line(done.stderr)[0] == "kafka-forensics: engine local (in-process): the default of this command"
 
 
 def test_without_java_spark_falls_back_to_local_in_one_line(tmp_path: Path, local_find_hanging) -> None:
@@ -87,6 +89,7 @@ def test_without_java_spark_falls_back_to_local_in_one_line(tmp_path: Path, loca
     done = _run(["find-hanging", DISK, "--format", "json", "--engine", "spark"], env)
     warnings = [line for line in done.stderr.splitlines() if "warning" in line]
     assert len(warnings) == 1 and "no Java runtime found" in warnings[0] and "--engine local" in warnings[0]
+    assert "kafka-forensics: engine " not in done.stderr  # the warning is the one line about the engine
     assert done.returncode == 1 and done.stdout == local_find_hanging.stdout
     assert _stats(tmp_path)["engine"] == "local"
 
@@ -120,7 +123,8 @@ def test_a_bad_master_is_one_clear_line(tmp_path: Path) -> None:
     done = _run(["list", DISK, "--master", "nonsense://x"], _env(tmp_path))
     assert done.returncode != 0 and done.returncode != 70, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("kafka-forensics: Spark did not start"), done.stderr
+    assert len(lines) == 2 and lines[0] == spark_line("nonsense://x"), done.stderr
+    assert lines[1].startswith("kafka-forensics: Spark did not start"), done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -176,11 +180,11 @@ def test_ctrl_c_exits_130_in_one_line_and_leaves_nothing(tmp_path: Path, delay: 
     # output written before it is whole
     # -2: Python re-raises SIGINT on itself when a KeyboardInterrupt ended it; a shell shows 130 for both
     assert proc.returncode in (130, -2), err
-    # the one line about the interrupt is last; before it only the incident clock's note may stand
-    # ("as of ..." and what it says of the file times), printed before the job started
+    # the one line about the interrupt is last; before it only the incident clock's note ("as of ..." and
+    # what it says of the file times) and, once the job started, the engine's line may stand
     lines = err.splitlines()
     assert lines[-1] == "kafka-forensics: interrupted", err
-    assert all(line.startswith(("as of ", "file times ")) for line in lines[:-1]), err
+    assert all(line.startswith(("as of ", "file times ")) or line == spark_line("local[1]") for line in lines[:-1]), err
     assert "Traceback" not in err and "internal error" not in err
     assert out == "" or json.loads(out)
     time.sleep(2)  # the JVM exits when our process closes its pipe

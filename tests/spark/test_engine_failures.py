@@ -19,6 +19,7 @@ import pytest
 
 from forensics.pipeline.engine import spark_available
 from forensics.pipeline.spark_session import DEFAULT_MASTER, TASK_ATTEMPTS
+from tests.engine_lines import as_engine, spark_line, split_engine_line
 
 pytestmark = pytest.mark.spark
 
@@ -71,7 +72,9 @@ def _finish(proc: subprocess.Popen) -> subprocess.CompletedProcess:
 
 
 def _kept_log(err: str) -> Path:
-    """The one line of a failed run names Spark's log, which it keeps; the test removes it."""
+    """The one line of a failed run (after the engine's) names Spark's log, which it keeps; the test removes it."""
+    engine, err = split_engine_line(err)
+    assert engine.startswith("kafka-forensics: engine spark ("), engine
     assert err.count("\n") == 1 and err.startswith("kafka-forensics: Spark job failed: "), err
     assert "Traceback" not in err
     log = Path(err.strip().rsplit("Spark's log: ", 1)[-1].rstrip(")"))
@@ -107,7 +110,8 @@ def test_a_python_worker_killed_mid_task(task_gate, tmp_path: Path, local_run, m
     assert len(crash) == 1 and "Python worker exited unexpectedly" in crash[0]["Description"], crash
     if master is None:
         assert done.returncode == local_run.returncode == 1, done.stderr.decode(errors="replace")
-        assert done.stdout == local_run.stdout and done.stderr == local_run.stderr
+        assert done.stdout == local_run.stdout
+        assert done.stderr.decode() == as_engine(local_run.stderr.decode(), spark_line(DEFAULT_MASTER, "--engine spark"))
         assert attempts == [(0, "ExceptionFailure"), (1, "Success")]
         # the retry ran the work again (it passed the gate's hook), and every task of the job succeeded
         assert (victim.stage, victim.partition, 1) in {(h.stage, h.partition, h.attempt) for h in task_gate.held()}

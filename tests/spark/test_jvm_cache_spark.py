@@ -20,6 +20,7 @@ import pytest
 
 from forensics.pipeline import jvm_cache
 from forensics.pipeline.engine import spark_available
+from tests.engine_lines import as_engine, spark_line, without_engine_line
 from tests.spark.cluster import processes_mentioning
 
 pytestmark = pytest.mark.spark
@@ -28,6 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 DISK = str(REPO / "fixtures" / "example-disk")
 CLI = [sys.executable, "-m", "forensics"]
 ARGS = ["find-hanging", DISK, "--format", "json", "--master", "local[1]", "--no-progress"]
+SPARK = spark_line("local[1]")
 
 
 def _spark_or_skip() -> None:
@@ -85,7 +87,7 @@ def archive(first_runs: FirstRuns) -> Path:
 def test_two_first_runs_leave_one_whole_archive_and_no_jvm(first_runs: FirstRuns, local_run) -> None:
     cache, done, left = first_runs
     for code, out, err in done:
-        assert (code, out, err) == (local_run.returncode, local_run.stdout, local_run.stderr)
+        assert (code, out, err) == (local_run.returncode, local_run.stdout, as_engine(local_run.stderr, SPARK))
     assert left == [], "a JVM outlived the command"
     names = _archives(cache)
     assert len(names) == 2 and names[0].endswith(".jsa") and names[1] == names[0] + ".ok", names  # no temp files
@@ -102,7 +104,8 @@ def test_a_truncated_archive_is_set_aside_before_the_jvm_sees_it(archive: Path, 
     with open(jsa, "r+b") as fh:
         fh.truncate(size // 3)
     done = subprocess.run(CLI + ARGS, capture_output=True, text=True, env=_env(tmp_path, cache), timeout=900)
-    assert (done.returncode, done.stdout, done.stderr) == (local_run.returncode, local_run.stdout, local_run.stderr)
+    assert (done.returncode, done.stdout, done.stderr) == (local_run.returncode, local_run.stdout,
+                                                           as_engine(local_run.stderr, SPARK))
     assert jvm_cache.valid(str(jsa)) and jsa.stat().st_size > size // 3  # made again, whole
     assert not processes_mentioning(str(cache))
 
@@ -121,7 +124,7 @@ def test_an_archive_the_jvm_dies_on_costs_one_warning_and_a_start_without_it(arc
     env = {**_env(tmp_path, cache), "KAFKA_FORENSICS_SPARK_CDS": "1"}
     done = subprocess.run(CLI + ARGS, capture_output=True, text=True, env=env, timeout=900)
     assert (done.returncode, done.stdout) == (local_run.returncode, local_run.stdout), done.stderr
-    assert done.stderr == (f"kafka-forensics: warning: Spark's start-up cache {jsa} made the JVM fail; removed it, "
-                           "starting without it\n" + local_run.stderr)
+    assert done.stderr == (SPARK + f"\nkafka-forensics: warning: Spark's start-up cache {jsa} made the JVM fail; removed "
+                           "it, starting without it\n" + without_engine_line(local_run.stderr))
     assert not jsa.exists() and not Path(f"{jsa}.ok").exists()
     assert not processes_mentioning(str(cache))

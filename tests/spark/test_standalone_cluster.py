@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.engine_lines import as_engine, spark_line
+
 pytestmark = pytest.mark.spark
 
 REPO = Path(__file__).resolve().parents[2]
@@ -160,7 +162,8 @@ def test_a_worker_process_killed_mid_job_is_retried(
     assert done.returncode == local.returncode, _show(done)
     assert done.stdout == local.stdout, ("JSON differs from --engine local after the kill\n"
                                          + _show(done) + "\n" + _show(local))
-    assert done.stderr == local.stderr, _show(done)
+    said = spark_line(standalone_cluster, "--engine spark")
+    assert done.stderr.decode() == as_engine(local.stderr.decode(), said), _show(done)
 
     # Spark saw the attempt fail and ran the task again, successfully; every task succeeded.
     events = task_gate.events()

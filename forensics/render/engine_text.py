@@ -1,0 +1,34 @@
+"""The one stderr line of every run that says which engine ran and why."""
+
+from __future__ import annotations
+
+from forensics.pipeline import engine
+from forensics.pipeline.engine import Chosen, EngineName, Why
+from forensics.render.html_text import size
+
+
+def _master(chosen: Chosen) -> str:
+    if chosen.master:
+        return chosen.master
+    from forensics.pipeline.spark_session import DEFAULT_MASTER, under_spark_submit
+
+    return "the master spark-submit was given" if under_spark_submit() else DEFAULT_MASTER
+
+
+def engine_line(chosen: Chosen) -> str:
+    """``engine local (in-process): 1.2 MiB of log data, below the 10.0 GiB from which Spark was
+    measured faster`` (without the ``kafka-forensics: `` prefix; paths in ``given`` are the caller's
+    to escape)."""
+    what = "local (in-process)" if chosen.name is EngineName.local else f"spark ({_master(chosen)})"
+    data = f"{size(chosen.input_bytes)} of log data"
+    crossover = f"{size(engine.SPARK_FROM_BYTES)} from which Spark was measured faster"
+    why = {
+        Why.given: chosen.given,
+        Why.master: "--master given",
+        Why.conf: "--conf given",
+        Why.small: f"{data}, below the {crossover}",
+        Why.large: f"{data}, at least the {crossover}",
+        Why.one_core: "one core here, where Spark's tasks cannot run side by side",
+        Why.no_spark: f"{data}, at least the {crossover}, but Spark cannot run here: {chosen.given}",
+    }[chosen.why]
+    return f"engine {what}: {why}"
