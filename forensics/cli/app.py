@@ -22,7 +22,17 @@ except ImportError:  # pragma: no cover - older typer re-exports click's excepti
     from click import ClickException as _CliError
 
 from forensics import __version__
-from forensics.cli import dump_cmd, evidence, export_cmd, hanging_cmd, report_cmd, scan_cmd, state_cmd
+from forensics.cli import (
+    dump_cmd,
+    evidence,
+    export_cmd,
+    hanging_cmd,
+    help_format,
+    help_text,
+    report_cmd,
+    scan_cmd,
+    state_cmd,
+)
 from forensics.cli.boundary import (  # noqa: F401  (the names tests and scripts import from here)
     _COMMAND_LINE,
     _CTRL_C,
@@ -51,7 +61,9 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # click's plain help: never cuts an option name (cli/help_format.py)
     help="Offline forensics for Apache Kafka broker disks (read-only).",
+    epilog=help_text.ROOT_EPILOG,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -68,21 +80,23 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     """Offline forensics for Apache Kafka broker disks (read-only)."""
 
 
-# The commands, in the order ``--help`` lists them.
+# The commands, in the order ``--help`` lists them: that of an investigation (cli/help_text.py, which
+# gives each its line in the list and its examples).
 COMMANDS = (
-    ("verify-manifest", evidence.verify_manifest_cli),
-    ("dump", dump_cmd.dump_cli),
+    ("scan", scan_cmd.scan_cli),
+    ("find-hanging", hanging_cmd.find_hanging_cli),
     ("describe-producers", state_cmd.describe_producers_cli),
     ("list", state_cmd.list_cli),
     ("describe", state_cmd.describe_cli),
-    ("export", export_cmd.export_cli),
-    ("find-hanging", hanging_cmd.find_hanging_cli),
     ("abort-commands", hanging_cmd.abort_commands_cli),
     ("report", report_cmd.report_cli),
-    ("scan", scan_cmd.scan_cli),
+    ("export", export_cmd.export_cli),
+    ("dump", dump_cmd.dump_cli),
+    ("verify-manifest", evidence.verify_manifest_cli),
 )
 for _name, _command in COMMANDS:
-    app.command(_name)(_command)
+    app.command(_name, cls=help_format.Command, short_help=help_text.summary(_name),
+                epilog=help_text.epilog(_name))(_command)
 
 
 def _run(argv: Optional[List[str]]) -> int:

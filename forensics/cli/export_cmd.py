@@ -12,15 +12,24 @@ import typer
 from forensics.cli.as_of import write_clock
 from forensics.cli.boundary import EXIT_STRICT, error_boundary
 from forensics.cli.console import StderrListener, after_run, write_findings
-from forensics.cli.evidence import MANIFEST
-from forensics.cli.options import CLUSTER_ID, CONF, MASTER, PARTITIONS, PROGRESS, STRICT, _parse_conf, evidence_of
+from forensics.cli.options import (
+    CLUSTER_ID,
+    CONF,
+    MANIFEST,
+    MASTER,
+    PARTITIONS,
+    PATHS,
+    PROGRESS,
+    STRICT,
+    _parse_conf,
+    evidence_of,
+)
 from forensics.findings import EVIDENCE_KINDS
 from forensics.runs.export import ExportRequest, _clear, check_out, export, previous_export
 
 
 def export_cli(
-    paths: List[str] = typer.Argument(..., help="Log dirs, a folder of several brokers' log dirs, partition dirs "
-                                      "or files."),
+    paths: List[str] = PATHS,
     out: str = typer.Option(..., "--out", metavar="DIR", help="Directory for the tables (new or empty; never "
                             "inside the evidence). On a cluster: a path every executor can write at."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous export in DIR, named by its "

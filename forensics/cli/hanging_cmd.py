@@ -10,20 +10,24 @@ import typer
 from forensics.cli.as_of import write_clock
 from forensics.cli.boundary import EXIT_FOUND, EXIT_OK, EXIT_UNDECIDED, EXIT_USAGE, error_boundary, fail
 from forensics.cli.console import StderrListener, after_run, write_findings
-from forensics.cli.evidence import MANIFEST
 from forensics.cli.options import (
     AS_OF,
+    BOOTSTRAP_REQUIRED,
     BROKER,
     BROKER_VERSION,
     CLUSTER_ID,
+    COMMAND_CONFIG,
     CONF,
-    ENGINE_AUTO,
+    ENGINE,
+    FORMAT,
+    MANIFEST,
     MASTER,
     PARTITION,
     PARTITIONS,
     PATHS,
     PROGRESS,
     TIMEOUT,
+    REDACT,
     TOPIC,
     RowFormat,
     engine_choice,
@@ -72,18 +76,16 @@ def find_hanging_cli(
     paths: List[str] = PATHS, as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT,
     topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
     show_all: bool = typer.Option(False, "--all", help="Every open transaction with its verdict."),
-    redact: bool = typer.Option(False, "--redact", help="JSON: hide record keys in the abort preview."),
-    partitions: Optional[int] = PARTITIONS,
-    fmt: RowFormat = typer.Option(RowFormat.table, "--format", help="table, json or csv."),
+    redact: bool = REDACT, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT,
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     broker_version: Optional[str] = BROKER_VERSION,
-    engine: EngineName = ENGINE_AUTO, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Hanging transactions: open on a partition, forgotten by the coordinator. Exit 1 when any hangs."""
     with error_boundary():
         req = verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master,
                               conf, topic, partition, broker_id)
-        found = find_hanging(FindHangingRequest(req, show_all, previews=fmt is RowFormat.json, redact=redact),
+        found = find_hanging(FindHangingRequest(req, show_all, previews=fmt in (RowFormat.json, RowFormat.jsonl), redact=redact),
                              StderrListener(progress))
         ref = after_run(found.run.manifest, found.run.stats)
         render_rows(fmt.value, found.rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS, manifest=ref,
@@ -101,16 +103,14 @@ def find_hanging_cli(
 
 def abort_commands_cli(
     paths: List[str] = PATHS,
-    bootstrap: str = typer.Option(..., "--bootstrap-server", help="HOST:PORT written into the commands."),
-    command_config: Optional[str] = typer.Option(None, "--command-config", help="Client config file for the tool."),
+    bootstrap: str = BOOTSTRAP_REQUIRED, command_config: Optional[str] = COMMAND_CONFIG,
     as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT, topic: Optional[str] = TOPIC,
     partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
     partitions: Optional[int] = PARTITIONS, progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
-    redact: bool = typer.Option(False, "--redact", help="Hide record keys in the abort preview."),
-    cluster_id: Optional[str] = CLUSTER_ID, broker_version: Optional[str] = BROKER_VERSION,
+    redact: bool = REDACT, cluster_id: Optional[str] = CLUSTER_ID, broker_version: Optional[str] = BROKER_VERSION,
     arm_unverifiable: bool = typer.Option(False, "--arm-unverifiable", help="Also arm the aborts of unverifiable "
                                           "transactions older than --max-transaction-timeout (default: commented)."),
-    engine: EngineName = ENGINE_AUTO, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """A reviewable shell script of kafka-transactions.sh abort lines for the hanging transactions.
     Never runs anything."""

@@ -1,11 +1,20 @@
 """Options shared by several commands (the inputs, the analysis time, the cluster, the engine, the
-filters, the formats) and what they become in a run's request."""
+filters, the formats) and what they become in a run's request.
+
+Each option is defined here once and means the same on every command that takes it: the same name,
+value name (metavar), type, default and help (tests/cli/test_options.py walks every command and
+holds them to it; the few rightful differences are in :data:`VARIES`, each with its reason). Every
+value an option takes is named by its metavar, never shown as a type, and flags take none. Choices
+are taken in any case (``--format JSON``, ``--engine Spark``), as Kafka's tools take their enums.
+The help lists the options in sections: the command's own, then ``Evidence`` (what is read and
+how it is recorded) and ``Engine`` (where the work runs); see docs/cli.md, "Options shared by
+commands"."""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 from enum import Enum
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Type
 
 import typer
 
@@ -19,9 +28,12 @@ except ImportError:  # pragma: no cover  (older typer runs on click itself)
 from forensics.cli.boundary import EXIT_USAGE, command_line, fail
 from forensics.runs.context import EngineChoice, EngineName, Evidence
 
-AS_OF = typer.Option(None, "--as-of", help="Analysis time (epoch ms or ISO-8601). Default: the newest timestamp "
-                     "on the inputs, never this machine's clock.")
+PANEL_EVIDENCE = "Evidence"  # the help section of the options about what is read and how it is recorded
+PANEL_ENGINE = "Engine"  # the help section of --engine, --master, --conf
 
+AS_OF = typer.Option(None, "--as-of", metavar="TIME", rich_help_panel=PANEL_EVIDENCE,
+                     help="Analysis time: epoch ms or ISO-8601 (e.g. 2026-01-01T01:00:00Z). Default: the newest "
+                     "timestamp on the inputs, never this machine's clock.")
 
 def parse_time(text: Optional[str]) -> Optional[int]:
     """Epoch milliseconds, or an ISO-8601 time (UTC unless it says otherwise)."""
@@ -41,9 +53,9 @@ def parse_time(text: Optional[str]) -> Optional[int]:
 
 # -- the broker version ----------------------------------------------------------------------------
 
-BROKER_VERSION = typer.Option(None, "--broker-version", metavar="X.Y", help="The brokers' Kafka release (e.g. 3.9 "
-                              "or 4.1.0), instead of the range the disks show (meta.properties, metadata.version, "
-                              "files only some releases write).")
+BROKER_VERSION = typer.Option(None, "--broker-version", metavar="X.Y", rich_help_panel=PANEL_EVIDENCE,
+                              help="The brokers' Kafka release (e.g. 3.9 or 4.1.0), instead of the range the disks "
+                              "show (meta.properties, metadata.version, files only some releases write).")
 
 
 def given_broker_version(text: Optional[str]):
@@ -55,27 +67,29 @@ def given_broker_version(text: Optional[str]):
 
 # -- the cluster -----------------------------------------------------------------------------------
 
-CLUSTER_ID = typer.Option(None, "--cluster-id", metavar="ID", help="Analyse only this cluster's log dirs (needed "
-                          "when the inputs hold several clusters: they are never replicas of each other).")
+CLUSTER_ID = typer.Option(None, "--cluster-id", metavar="ID", rich_help_panel=PANEL_EVIDENCE,
+                          help="Analyse only this cluster's log dirs (needed when the inputs hold several clusters: "
+                          "they are never replicas of each other).")
 
 
 
 
 # -- the execution engine ------------------------------------------------------------------------
 
-_ENGINE_HELP = ("auto: local below the size of log data from which Spark was measured faster (docs/performance.md), "
-                "spark from there on or when --master/--conf is given. local: in-process, no JVM. spark: PySpark, "
-                "on --master (default local[*,4], every core of this machine). Without a Java runtime, spark falls "
-                "back to local with a warning. Every run says on stderr which engine ran and why.")
 ENGINE_ENV = "KAFKA_FORENSICS_ENGINE"  # overrides every command's default engine
-ENGINE_AUTO = typer.Option(EngineName.auto, "--engine", envvar=ENGINE_ENV, show_envvar=True,
-                           help=_ENGINE_HELP + " Default here: auto.")
-ENGINE_LOCAL = typer.Option(EngineName.local, "--engine", envvar=ENGINE_ENV, show_envvar=True,
-                            help=_ENGINE_HELP + " Default here: local (a lookup reads little).")
-MASTER = typer.Option(None, "--master", metavar="URL", help="Spark master: local[N], local[*], local[N,F], spark://HOST:PORT, "
-                      "yarn, k8s://... (default local[*,4]: a failed task is tried up to 4 times; under spark-submit, the master it was given).")
-CONF = typer.Option(None, "--conf", metavar="KEY=VALUE", help="A Spark setting, e.g. spark.executor.memory=4g "
-                    "(repeatable).")
+ENGINE = typer.Option(
+    None, "--engine", metavar="auto|local|spark", case_sensitive=False, envvar=ENGINE_ENV, show_envvar=True,
+    rich_help_panel=PANEL_ENGINE, help="Where the work runs. auto: local below the size of log data from which "
+    "Spark was measured faster (docs/performance.md), spark from there on or when --master/--conf is given. local: "
+    "in this process, no JVM. spark: PySpark on --master; without a Java runtime it falls back to local with a "
+    "warning. Default: auto where whole disks are read (scan, list, find-hanging, abort-commands, report), local "
+    "for one partition or one id (describe-producers, describe). Every run says on stderr which engine ran and why.")
+MASTER = typer.Option(None, "--master", metavar="URL", rich_help_panel=PANEL_ENGINE, help="Spark master: local[N], "
+                      "local[*], local[N,F], spark://HOST:PORT, yarn, k8s://... (default local[*,4]: every core "
+                      "of this machine, a failed task tried up to 4 times; under spark-submit, the master it was "
+                      "given).")
+CONF = typer.Option(None, "--conf", metavar="KEY=VALUE", rich_help_panel=PANEL_ENGINE, help="A Spark setting, e.g. "
+                    "spark.executor.memory=4g (repeatable).")
 
 
 def _parse_conf(items: Optional[List[str]]) -> Tuple[Tuple[str, str], ...]:
@@ -88,19 +102,22 @@ def _parse_conf(items: Optional[List[str]]) -> Tuple[Tuple[str, str], ...]:
     return tuple(out)
 
 
-def _given(engine: EngineName) -> str:
-    """How a forced engine name was given: on the command line, in the environment, or by the command."""
+def _given(engine: Optional[EngineName]) -> str:
+    """How the engine name was given: on the command line, in the environment, or by the command."""
     context = get_current_context(silent=True)
     where = context.get_parameter_source("engine") if context is not None else None
-    if where is ParameterSource.ENVIRONMENT:
+    if engine is not None and where is ParameterSource.ENVIRONMENT:
         return f"{ENGINE_ENV}={engine.value}"
-    if where is ParameterSource.COMMANDLINE:
+    if engine is not None and where is ParameterSource.COMMANDLINE:
         return f"--engine {engine.value}"
     return "the default of this command"
 
 
-def engine_choice(engine: EngineName, master: Optional[str], conf: Optional[List[str]]) -> EngineChoice:
-    return EngineChoice(engine, master, _parse_conf(conf), _given(engine))
+def engine_choice(engine: Optional[EngineName], master: Optional[str], conf: Optional[List[str]],
+                  default: EngineName = EngineName.auto) -> EngineChoice:
+    """``--engine`` (the command's ``default`` when not given), ``--master``, ``--conf``."""
+    chosen = engine if engine is not None else default
+    return EngineChoice(chosen, master, _parse_conf(conf), _given(engine))
 
 
 def evidence_of(paths: List[str], cluster_id: Optional[str] = None, manifest: Optional[str] = None) -> Evidence:
@@ -108,23 +125,98 @@ def evidence_of(paths: List[str], cluster_id: Optional[str] = None, manifest: Op
     return Evidence(tuple(paths), cluster_id, manifest, tuple(command_line()))
 
 
-# -- the inputs, filters and formats of the state and verdict commands ------------------------------
+# -- the inputs ----------------------------------------------------------------------------------
+
+PATHS = typer.Argument(..., metavar="PATH", help="Copies of broker log dirs: log dirs, a folder of several "
+                       "brokers' log dirs, or partition dirs (scan and export read single files too).")
+MANIFEST = typer.Option(None, "--manifest", metavar="FILE", rich_help_panel=PANEL_EVIDENCE, help="Write an evidence "
+                        "manifest to FILE: tool version, command line, times, and size, modification time and "
+                        "SHA-256 of every input file (check it later with verify-manifest). JSON reports embed its "
+                        "digest.")
+PARTITIONS = typer.Option(None, "--transaction-state-partitions", metavar="N", min=1, rich_help_panel=PANEL_EVIDENCE,
+                          help="Partition count of __transaction_state (default: as many as found).")
+
+# -- the filters ---------------------------------------------------------------------------------
+
+_TOPIC_HELP = "Only this topic (its name as on disk)."
+_PARTITION_HELP = "Only this partition of --topic."
+TOPIC = typer.Option(None, "--topic", metavar="TOPIC", help=_TOPIC_HELP)
+PARTITION = typer.Option(None, "--partition", metavar="N", min=0, help=_PARTITION_HELP)
+TOPIC_REQUIRED = typer.Option(..., "--topic", metavar="TOPIC", help=_TOPIC_HELP)
+PARTITION_REQUIRED = typer.Option(..., "--partition", metavar="N", min=0, help=_PARTITION_HELP)
+BROKER = typer.Option(None, "--broker-id", metavar="ID", help="Only the replicas on this broker (describe-producers "
+                      "without it: the likely leader's, highest leader epoch, then longest log).")
+TIMEOUT = typer.Option(15, "--max-transaction-timeout", metavar="MINUTES", min=0, help="Age gate in minutes, as "
+                       "Kafka's tool takes it: decides only where no coordinator data can.")
+
+# -- what a command prints and how it ends ---------------------------------------------------------
+
+RENDERERS = {  # --format NAME: one meaning for each name, on every command that offers it
+    "table": "columns for people",
+    "text": "lines for people; dump: as kafka-dump-log.sh prints them",
+    "json": "one JSON document",
+    "jsonl": "one JSON object per line",
+    "csv": "a header line, then one line per row",
+}
+JSON_STREAM = "json: the same lines as jsonl (a dump streams)"  # dump's json, kept for the scripts that use it
+
+
+def format_help(*names: str, stream: bool = False) -> str:
+    """The help of ``--format`` offering ``names`` (the first is the default)."""
+    text = "; ".join(f"{n} ({RENDERERS[n]})" for n in names)
+    return f"{text}{'; ' + JSON_STREAM if stream else ''}. Any case. Default: {names[0]}."
+
+
+def format_option(kind: Type[Enum], stream: bool = False):
+    """``--format`` with the members of ``kind`` (an Enum of renderer names, the default first);
+    ``stream``: ``json`` is the old name of ``jsonl`` there and not listed."""
+    names = [m.value for m in kind if not (stream and m.value == "json")]
+    return typer.Option(next(iter(kind)), "--format", metavar="|".join(names), case_sensitive=False,
+                        show_default=False, help=format_help(*names, stream=stream))
 
 
 class RowFormat(str, Enum):
     table = "table"
     json = "json"
+    jsonl = "jsonl"
     csv = "csv"
 
 
-PATHS = typer.Argument(..., help="Log dirs, a folder of several brokers' log dirs, or partition dirs.")
-FORMAT = typer.Option(RowFormat.table, "--format", help="table (as kafka-transactions.sh), json or csv.")
-PARTITIONS = typer.Option(None, "--transaction-state-partitions", min=1,
-                          help="Partition count of __transaction_state (default: as many as found).")
-STRICT = typer.Option(False, "--strict", help="Exit 5 when any finding was reported.")
-PROGRESS = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal).")
-TIMEOUT = typer.Option(15, "--max-transaction-timeout", min=0, help="Age gate in minutes (as Kafka's tool); "
-                       "decides only where no coordinator data can.")
-TOPIC = typer.Option(None, "--topic", help="Only this topic.")
-PARTITION = typer.Option(None, "--partition", min=0, help="Only this partition (with --topic).")
-BROKER = typer.Option(None, "--broker-id", help="Only replicas on this broker.")
+FORMAT = format_option(RowFormat)
+STRICT = typer.Option(False, "--strict", help="Exit 5 when any finding was reported (on stderr), after the output.")
+PROGRESS = typer.Option(True, "--progress/--no-progress", show_default=False, help="A progress bar on stderr "
+                        "(shown only on a terminal). Default: --progress.")
+
+# -- the kafka-transactions.sh commands written out ------------------------------------------------
+
+BOOTSTRAP_HELP = ("The brokers kafka-transactions.sh connects to, written into each command (required where the "
+                  "commands form a script to run: abort-commands; the report shows '<bootstrap-server>' without "
+                  "it).")
+BOOTSTRAP_REQUIRED = typer.Option(..., "--bootstrap-server", metavar="HOST:PORT", help=BOOTSTRAP_HELP)
+BOOTSTRAP = typer.Option(None, "--bootstrap-server", metavar="HOST:PORT", help=BOOTSTRAP_HELP)
+BOOTSTRAP_PLACEHOLDER = "<bootstrap-server>"
+COMMAND_CONFIG = typer.Option(None, "--command-config", metavar="FILE", help="Client config file (TLS, SASL), "
+                              "written into each kafka-transactions.sh command as --command-config FILE.")
+REDACT = typer.Option(False, "--redact", help="Hide record keys in the abort preview (what each abort would "
+                      "discard; find-hanging shows it with --format json).")
+
+# Where one option rightly differs between the commands that take it, and why (every other shared
+# option is one definition above; tests/cli/test_options.py holds them to it).
+VARIES: Dict[str, Dict[str, str]] = {
+    "--format": {
+        "choices": "each command offers the renderers it has (RENDERERS: one meaning per name)",
+        "default": "text where the output is lines (dump, verify-manifest), else table",
+        "help": "it lists the renderers the command offers, each with its one meaning (format_help)",
+        "metavar": "it lists the renderers the command offers",
+    },
+    "--out": {
+        "metavar": "report writes one HTML FILE, export a DIR of tables",
+        "help": "report writes one HTML FILE, export a DIR of tables",
+    },
+    "--bootstrap-server": {
+        "required": "abort-commands writes a script to run, which needs the brokers; the report only shows the "
+                    "commands (with '<bootstrap-server>' to fill in without it)",
+    },
+    "--topic": {"required": "describe-producers shows one partition, as kafka-transactions.sh describe-producers"},
+    "--partition": {"required": "describe-producers shows one partition, as kafka-transactions.sh describe-producers"},
+}

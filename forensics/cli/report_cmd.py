@@ -10,18 +10,22 @@ import typer
 from forensics.cli.as_of import write_clock
 from forensics.cli.boundary import error_boundary
 from forensics.cli.console import StderrListener, after_run, write_findings
-from forensics.cli.evidence import MANIFEST
 from forensics.cli.hanging_cmd import verdict_request
 from forensics.cli.options import (
     AS_OF,
+    BOOTSTRAP,
+    BOOTSTRAP_PLACEHOLDER,
     BROKER_VERSION,
     CLUSTER_ID,
+    COMMAND_CONFIG,
     CONF,
-    ENGINE_AUTO,
+    ENGINE,
+    MANIFEST,
     MASTER,
     PARTITIONS,
     PATHS,
     PROGRESS,
+    REDACT,
     TIMEOUT,
 )
 from forensics.layout.evidence import check_output_path
@@ -44,14 +48,10 @@ def report_cli(
     paths: List[str] = PATHS,
     out: str = typer.Option(..., "--out", metavar="FILE", help="The HTML file to write (outside the evidence)."),
     as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT, partitions: Optional[int] = PARTITIONS,
-    bootstrap: str = typer.Option("<bootstrap-server>", "--bootstrap-server", metavar="HOST:PORT",
-                                  help="Written into the proposed commands."),
-    command_config: Optional[str] = typer.Option(None, "--command-config", help="Client config file for the tool, "
-                                                 "written into the kafka-transactions.sh commands."),
-    redact: bool = typer.Option(False, "--redact", help="Hide record keys in the abort preview."),
+    bootstrap: Optional[str] = BOOTSTRAP, command_config: Optional[str] = COMMAND_CONFIG, redact: bool = REDACT,
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     broker_version: Optional[str] = BROKER_VERSION,
-    engine: EngineName = ENGINE_AUTO, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Incident report: inputs and manifest digest, summary, every open transaction with its verdict,
     evidence and proposed commands, LSO lag per partition and a timeline per transactional id, in one
@@ -61,7 +61,7 @@ def report_cli(
         check_output_path(out, paths, "--out")
         req = verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master,
                               conf)
-        done = incident_report(ReportRequest(req, bootstrap, command_config, redact), StderrListener(progress))
+        done = incident_report(ReportRequest(req, bootstrap or BOOTSTRAP_PLACEHOLDER, command_config, redact), StderrListener(progress))
         after_run(done.run.manifest, done.run.stats)
         size = _write(out, html_report(done.incident))
         s = done.incident.summary

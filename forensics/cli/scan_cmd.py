@@ -11,16 +11,23 @@ import typer
 from forensics.cli.as_of import write_clock
 from forensics.cli.boundary import EXIT_STRICT, error_boundary
 from forensics.cli.console import StderrListener, after_run
-from forensics.cli.evidence import MANIFEST
 from forensics.cli.options import (
     AS_OF,
+    BROKER,
     BROKER_VERSION,
     CLUSTER_ID,
     CONF,
-    ENGINE_AUTO,
+    ENGINE,
+    MANIFEST,
     MASTER,
+    PARTITION,
+    PATHS,
+    PROGRESS,
+    STRICT,
+    TOPIC,
     engine_choice,
     evidence_of,
+    format_option,
     given_broker_version,
     parse_time,
 )
@@ -35,20 +42,16 @@ class ScanFormat(str, Enum):
 
 
 def scan_cli(
-    paths: List[str] = typer.Argument(..., help="Log dirs, a folder of several brokers' log dirs, partition dirs or files."),
-    fmt: ScanFormat = typer.Option(ScanFormat.table, "--format", help="table or json."),
-    strict: bool = typer.Option(False, "--strict", help="Exit 5 when any finding was reported."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."),
+    paths: List[str] = PATHS, fmt: ScanFormat = format_option(ScanFormat), strict: bool = STRICT,
+    progress: bool = PROGRESS,
     as_of: Optional[str] = AS_OF, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     broker_version: Optional[str] = BROKER_VERSION,
-    topic: Optional[str] = typer.Option(None, "--topic", help="Only this topic."),
-    partition: Optional[int] = typer.Option(None, "--partition", min=0, help="Only this partition (with --topic)."),
-    broker_id: Optional[int] = typer.Option(None, "--broker-id", help="Only replicas on this broker."),
+    topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
     wide: bool = typer.Option(False, "--wide", help="Table: every column (topic ids, segments, bytes, batches, "
                               "records, offsets, formats, codecs), as wide as they need."),
     internal: bool = typer.Option(False, "--internal", help="Table: also the partitions of internal topics with "
                                   "no LSO lag, open transaction or finding (hidden by default)."),
-    engine: EngineName = ENGINE_AUTO, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Inventory: brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
     with error_boundary():

@@ -11,19 +11,21 @@ from forensics.analysis.filters import STATE_NAMES
 from forensics.cli.as_of import write_clock
 from forensics.cli.boundary import EXIT_STRICT, error_boundary
 from forensics.cli.console import StderrListener, after_run, write_findings
-from forensics.cli.evidence import MANIFEST
 from forensics.cli.options import (
     AS_OF,
     CLUSTER_ID,
+    BROKER,
     CONF,
-    ENGINE_LOCAL,
-    ENGINE_AUTO,
+    ENGINE,
     FORMAT,
+    MANIFEST,
     MASTER,
+    PARTITION_REQUIRED,
     PARTITIONS,
     PATHS,
     PROGRESS,
     STRICT,
+    TOPIC_REQUIRED,
     RowFormat,
     engine_choice,
     evidence_of,
@@ -59,19 +61,16 @@ def _strict(findings, strict: bool) -> None:
 
 def describe_producers_cli(
     paths: List[str] = PATHS,
-    topic: str = typer.Option(..., "--topic", help="Topic of the partition."),
-    partition: int = typer.Option(..., "--partition", min=0, help="Partition number."),
-    broker_id: Optional[int] = typer.Option(None, "--broker-id", help="Replica on this broker (default: the "
-                                            "likely leader: highest leader epoch, then longest log)."),
+    topic: str = TOPIC_REQUIRED, partition: int = PARTITION_REQUIRED, broker_id: Optional[int] = BROKER,
     timeline: bool = typer.Option(False, "--timeline", help="Table format: also print each producer's transactions."),
     fmt: RowFormat = FORMAT, strict: bool = STRICT, progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
     cluster_id: Optional[str] = CLUSTER_ID,
-    engine: EngineName = ENGINE_LOCAL, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Producer state of one partition replica, as the broker held it (snapshot + replay)."""
     with error_boundary():
         req = ProducersRequest(evidence_of(paths, cluster_id, manifest), topic, partition, broker_id,
-                               engine_choice(engine, master, conf))
+                               engine_choice(engine, master, conf, EngineName.local))
         done = describe_producers(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
         render_rows(fmt.value, done.rows, PRODUCER_TABLE, sys.stdout,
@@ -82,11 +81,11 @@ def describe_producers_cli(
 
 def list_cli(
     paths: List[str] = PATHS,
-    state: Optional[str] = typer.Option(None, "--state", help="Only transactional ids in this state (any case): "
+    state: Optional[str] = typer.Option(None, "--state", metavar="STATE", help="Only transactional ids in this state (any case): "
                                         + ", ".join(STATE_NAMES) + "."),
     partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, strict: bool = STRICT,
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
-    engine: EngineName = ENGINE_AUTO, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Every transactional id the coordinators hold (expired ids only with --state Dead)."""
     with error_boundary():
@@ -103,15 +102,15 @@ def list_cli(
 
 def describe_cli(
     paths: List[str] = PATHS,
-    transactional_id: str = typer.Option(..., "--transactional-id", help="The transactional id."),
+    transactional_id: str = typer.Option(..., "--transactional-id", metavar="ID", help="The transactional id."),
     as_of: Optional[str] = AS_OF, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, strict: bool = STRICT,
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
-    engine: EngineName = ENGINE_LOCAL, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """One transactional id: the coordinator's metadata, then every record of its history."""
     with error_boundary():
         req = DescribeRequest(evidence_of(paths, cluster_id, manifest), transactional_id, parse_time(as_of), partitions,
-                              engine_choice(engine, master, conf))
+                              engine_choice(engine, master, conf, EngineName.local))
         done = describe_id(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
         render_rows(fmt.value, done.rows, DESCRIBE_TABLE, sys.stdout, history_tables, manifest=ref,

@@ -1,4 +1,5 @@
-"""Renderers for row reports, chosen by name: ``table`` (kafka-transactions.sh layout), ``json``, ``csv``.
+"""Renderers for row reports, chosen by name: ``table`` (kafka-transactions.sh layout), ``json``, ``jsonl``,
+``csv``.
 
 Rows are mappings keyed by lowerCamelCase column names (typed rows give theirs, see
 :mod:`forensics.report.row`). Knows nothing of Kafka rules: the
@@ -108,6 +109,15 @@ def render_json(rows: Sequence[Row], out: TextIO, manifest: Optional[Row] = None
     out.write("\n")
 
 
+def render_jsonl(rows: Sequence[Row], out: TextIO, manifest: Optional[Row] = None) -> None:
+    """One row per line (the same objects as :func:`render_json`); with a manifest reference, a last
+    line ``{"manifest": {...}}``."""
+    for r in rows:
+        out.write(json.dumps(r) + "\n")
+    if manifest is not None:
+        out.write(json.dumps({"manifest": manifest}) + "\n")
+
+
 def render_csv(rows: Sequence[Row], columns: Sequence[str], out: TextIO) -> None:
     w = csv.writer(out, lineterminator="\n")
     w.writerow([header_of(c) for c in columns])
@@ -126,6 +136,8 @@ def render_rows(fmt: str, rows: Sequence[Row], columns: Sequence[str], out: Text
     rows = [as_mapping(r) for r in rows]
     if fmt == "json":
         render_json(rows, out, manifest)
+    elif fmt == "jsonl":
+        render_jsonl(rows, out, manifest)
     elif fmt == "csv":
         render_csv(rows, columns, out)
     else:

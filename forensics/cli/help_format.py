@@ -1,0 +1,54 @@
+"""How ``--help`` is laid out: click's plain formatter (option names are never cut, the text wraps
+at the terminal's width up to 80 columns and reads the same in a pager or a file, as the help of
+Kafka's own tools does), the options in sections (the command's own first, then the evidence and
+the engine: see the ``rich_help_panel`` of each in cli/options.py), then the examples
+(cli/help_text.py)."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Tuple
+
+import typer.core
+
+OPTIONS = "Options"
+
+
+def argument_name(param) -> str:
+    """``PATH...``: the argument's metavar (else its name in capitals), ``...`` when it takes several."""
+    name = param.metavar or (param.name or "").upper()
+    return name + ("..." if param.nargs != 1 else "")
+
+
+class Command(typer.core.TyperCommand):
+    """A command whose arguments are named by their metavar (``PATH...``, ``[FILE...]`` when optional),
+    and whose options are listed in sections, in the order of their first option."""
+
+    def collect_usage_pieces(self, ctx) -> List[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                name = argument_name(param)
+                pieces.append(name if param.required else f"[{name}]")
+        return pieces
+
+    def format_options(self, ctx, formatter) -> None:
+        arguments: List[Tuple[str, str]] = []
+        sections: Dict[str, List[Tuple[str, str]]] = {OPTIONS: []}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                arguments.append((argument_name(param), param.help or ""))
+            else:
+                sections.setdefault(getattr(param, "rich_help_panel", None) or OPTIONS, []).append(record)
+        if arguments:
+            with formatter.section("Arguments"):
+                formatter.write_dl(arguments)
+        for title, records in sections.items():
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
+
+__all__ = ["Command"]

@@ -1,0 +1,205 @@
+"""``--help`` as documentation: the commands in the order of an investigation, every option name
+whole at 80 columns (and narrower), flags without a value placeholder, and 1-3 examples per command
+that really run on the example disk with the exit status they are shown with."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+import forensics.cli.dump_cmd  # noqa: F401  (registers the commands on the app)
+import forensics.cli.evidence  # noqa: F401
+import forensics.cli.export_cmd  # noqa: F401
+import forensics.cli.hanging_cmd  # noqa: F401
+import forensics.cli.report_cmd  # noqa: F401
+import forensics.cli.scan_cmd  # noqa: F401
+import forensics.cli.state_cmd  # noqa: F401
+from forensics.cli import help_text
+from forensics.cli.app import app
+
+REPO = Path(__file__).resolve().parents[2]
+WORKFLOW = ["scan", "find-hanging", "describe-producers", "list", "describe", "abort-commands", "report",
+            "export", "dump", "verify-manifest"]  # issue 17, in this order
+
+
+def commands() -> Dict[str, object]:
+    return typer.main.get_command(app).commands
+
+
+def help_of(args: List[str], columns: int = 80) -> str:
+    r = CliRunner().invoke(app, [*args, "--help"], env={"COLUMNS": str(columns)}, prog_name="kafka-forensics")
+    assert r.exit_code == 0, r.output
+    return r.stdout
+
+
+def option_names(cmd) -> List[str]:
+    return [name for p in cmd.params if p.param_type_name == "option" for name in (*p.opts, *p.secondary_opts)]
+
+
+# -- the top level ---------------------------------------------------------------------------------
+
+
+def test_commands_are_listed_in_workflow_order():
+    assert list(help_text.ORDER) == WORKFLOW
+    assert sorted(commands()) == sorted(WORKFLOW)  # no command without its place in the help
+    out = help_of([])
+    listed = re.findall(r"^  ([a-z-]+)  ", out.split("Commands:\n", 1)[1], re.M)
+    assert listed == WORKFLOW
+
+
+def test_top_level_help_gives_each_command_one_line_and_says_where_to_start():
+    out = help_of([])
+    for name in WORKFLOW:
+        line = next(x for x in out.splitlines() if x.startswith(f"  {name} "))
+        assert line.split(None, 1)[1] == help_text.summary(name)  # whole, on one line
+    assert "Start with 'kafka-forensics scan DIR'" in out
+
+
+def test_help_at_a_fixed_terminal_width_as_a_process():
+    env = dict(os.environ, COLUMNS="80")
+    for args in ([], ["abort-commands"]):
+        p = subprocess.run([sys.executable, "-m", "forensics", *args, "--help"], capture_output=True, text=True,
+                           env=env, timeout=60)
+        assert p.returncode == 0 and p.stderr == ""
+        assert max(len(x) for x in p.stdout.splitlines()) <= 80
+    assert "--bootstrap-server HOST:PORT" in p.stdout
+    assert "--max-transaction-timeout MINUTES" in p.stdout
+
+
+# -- every command's help ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+@pytest.mark.parametrize("name", WORKFLOW)
+def test_every_option_name_appears_whole(name, columns):
+    out = help_of([name], columns)
+    assert "…" not in out
+    assert max(len(x) for x in out.splitlines()) <= 80
+    for option in option_names(commands()[name]):
+        assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", out), (name, option)
+
+
+@pytest.mark.parametrize("name", WORKFLOW)
+def test_flags_take_no_value_and_show_none(name):
+    cmd = commands()[name]
+    out = help_of([name])
+    assert not re.search(r"<(bool|str|int|float|list|path|local)", out), out  # no <bool>, <str>, <int range>...
+    for p in cmd.params:
+        if p.param_type_name != "option":
+            continue
+        row = next(x for x in out.splitlines() if x.startswith("  -")
+                   and all(re.search(rf"(?<![\w-]){o}(?![\w-])", x) for o in (*p.opts, *p.secondary_opts)))
+        names = row.strip().split("  ")[0]
+        if p.is_flag:
+            assert re.fullmatch(r"[\w, /-]+", names), row  # nothing after the names
+            assert p.metavar is None
+        else:
+            assert p.metavar and names.endswith(" " + p.metavar), row  # a value, named
+
+
+def test_a_flag_given_a_value_is_not_taken_for_it():
+    r = CliRunner().invoke(app, ["find-hanging", str(REPO / "fixtures" / "example-disk"), "--all", "true"])
+    assert r.exit_code == 3 and "true" in r.stderr  # "true" is a PATH, which does not exist
+
+
+# -- the examples ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", WORKFLOW)
+def test_every_command_shows_one_to_three_examples(name):
+    examples = help_text.examples(name)
+    assert 1 <= len(examples) <= 3
+    out = help_of([name])
+    for ex in examples:
+        assert f"# {ex.what}" in out
+        for argv in ex.commands:
+            assert argv[0] in commands()
+            for line in help_text.command_lines(argv):  # as indented in the help
+                assert line in out.splitlines(), (line, out)
+    assert help_of([name], 250) == out  # help reads the same in any terminal at least 80 wide
+
+
+EXPECTED_EXIT = {  # every example's exit status: 1 where find-hanging finds the example's hanging transaction
+    "scan fixtures/example-disk": 0,
+    "scan fixtures/example-disk --format json --as-of 2026-01-01T01:00:00Z": 0,
+    "find-hanging fixtures/example-disk": 1,
+    "find-hanging fixtures/example-disk --all --format json": 1,
+    "describe-producers fixtures/example-disk --topic orders --partition 0 --timeline": 0,
+    "list fixtures/example-disk": 0,
+    "list fixtures/example-disk --state completecommit --format csv": 0,
+    "describe fixtures/example-disk --transactional-id reporting-app": 0,
+    "abort-commands fixtures/example-disk --bootstrap-server kafka-1:9092 > abort.sh": 0,
+    "report fixtures/example-disk --out report.html --bootstrap-server kafka-1:9092": 0,
+    "export fixtures/example-disk --out example-export": None,  # needs Spark: tests/spark
+    "export fixtures/example-disk --out example-export --overwrite --master local[2]": None,
+    f"dump {help_text.ORDERS_0}": 0,
+    f"dump --deep-iteration --print-data-log {help_text.ORDERS_0}": 0,
+    f"dump --transaction-log-decoder {help_text.TXN_STATE_0}": 0,
+    "scan fixtures/example-disk --manifest evidence.json": 0,
+    "verify-manifest evidence.json": 0,
+}
+
+EXAMPLES: List[Tuple[str, Tuple[Tuple[str, ...], ...]]] = [
+    (c.name, ex.commands) for c in help_text.COMMANDS for ex in c.examples]
+
+
+def test_every_example_has_its_expected_exit_status():
+    shown = [" ".join(argv) for _, lines in EXAMPLES for argv in lines]
+    assert sorted(shown) == sorted(EXPECTED_EXIT)
+
+
+def _expand(word: str, where: Path) -> str:
+    """A path pattern, expanded as a shell would (one file here)."""
+    if "*" not in word:
+        return word
+    found = sorted(str(p.relative_to(where)) for p in where.glob(word))
+    assert len(found) == 1, (word, found)
+    return found[0]
+
+
+def _run_example(argv: Tuple[str, ...], where: Path):
+    """Run one command line in ``where`` (which links fixtures/ to the source tree's), ``> FILE``
+    writing its stdout there."""
+    args, target = [_expand(a, where) for a in argv], None
+    if ">" in args:
+        args, target = args[: args.index(">")], args[args.index(">") + 1]
+    old = os.getcwd()
+    os.chdir(where)
+    try:
+        r = CliRunner().invoke(app, args, env={"KAFKA_FORENSICS_ENGINE": "local"})
+    finally:
+        os.chdir(old)
+    if target is not None:
+        (where / target).write_text(r.stdout, encoding="utf-8")
+    return r
+
+
+@pytest.mark.parametrize("name, lines", [pytest.param(n, c, id=" && ".join(" ".join(a) for a in c))
+                                          for n, c in EXAMPLES])
+def test_the_example_runs_on_the_example_disk(name, lines, tmp_path):
+    (tmp_path / "fixtures").symlink_to(REPO / "fixtures")
+    for argv in lines:
+        expected = EXPECTED_EXIT[" ".join(argv)]
+        cmd = commands()[argv[0]]
+        args = [_expand(a, tmp_path) for a in (argv[1: argv.index(">")] if ">" in argv else argv[1:])]
+        cmd.make_context(argv[0], args)  # the options parse, whether or not it can run here
+        if expected is None:
+            continue
+        r = _run_example(argv, tmp_path)
+        assert r.exit_code == expected, (argv, r.stderr)
+        assert "Traceback" not in r.stderr
+    if name == "abort-commands":
+        script = (tmp_path / "abort.sh").read_text(encoding="utf-8")
+        assert "kafka-transactions.sh --bootstrap-server kafka-1:9092 abort --topic orders --partition 0" in script
+    if name == "report":
+        assert (tmp_path / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    if name == "verify-manifest":
+        assert r.stdout.startswith("OK: all match;")
