@@ -6,11 +6,20 @@ the engine: see the ``rich_help_panel`` of each in cli/options.py), then the exa
 
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Tuple
 
 import typer.core
 
 OPTIONS = "Options"
+_FLOOR = re.compile(r"x>=\d+")  # click's "[x>=0]": the lower bound of a count, which its error message names
+
+
+def _without_floor(help_text: str) -> str:
+    """``... [default: 15; x>=0]`` -> ``... [default: 15]`` (a count is never negative: no need to say)."""
+    text = re.sub(r"; " + _FLOOR.pattern + r"(?=\])", "", help_text)
+    text = re.sub(r"\[" + _FLOOR.pattern + r"; ", "[", text)
+    return re.sub(r"\s*\[" + _FLOOR.pattern + r"\]", "", text)
 
 
 def argument_name(param) -> str:
@@ -41,7 +50,9 @@ class Command(typer.core.TyperCommand):
             if param.param_type_name == "argument":
                 arguments.append((argument_name(param), param.help or ""))
             else:
-                sections.setdefault(getattr(param, "rich_help_panel", None) or OPTIONS, []).append(record)
+                names, help_text = record
+                panel = getattr(param, "rich_help_panel", None) or OPTIONS
+                sections.setdefault(panel, []).append((names, _without_floor(help_text)))
         if arguments:
             with formatter.section("Arguments"):
                 formatter.write_dl(arguments)

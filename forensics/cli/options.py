@@ -198,7 +198,7 @@ BOOTSTRAP_PLACEHOLDER = "<bootstrap-server>"
 COMMAND_CONFIG = typer.Option(None, "--command-config", metavar="FILE", help="Client config file (TLS, SASL), "
                               "written into each kafka-transactions.sh command as --command-config FILE.")
 REDACT = typer.Option(False, "--redact", help="Hide record keys in the abort preview (what each abort would "
-                      "discard; find-hanging shows it with --format json).")
+                      "discard; find-hanging shows it with --format json or jsonl).")
 
 # Where one option rightly differs between the commands that take it, and why (every other shared
 # option is one definition above; tests/cli/test_options.py holds them to it).

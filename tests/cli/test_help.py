@@ -35,9 +35,21 @@ def commands() -> Dict[str, object]:
 
 
 def help_of(args: List[str], columns: int = 80) -> str:
-    r = CliRunner().invoke(app, [*args, "--help"], env={"COLUMNS": str(columns)}, prog_name="kafka-forensics")
-    assert r.exit_code == 0, r.output
-    return r.stdout
+    """The help as printed in a terminal ``columns`` wide (typer's CliRunner would force 80)."""
+    group = typer.main.get_command(app)
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(columns)
+    try:
+        ctx = group.context_class(group, info_name="kafka-forensics")
+        if args:
+            cmd = group.commands[args[0]]
+            ctx = cmd.context_class(cmd, info_name=args[0], parent=ctx)
+        return ctx.get_help() + "\n"
+    finally:
+        if old is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = old
 
 
 def option_names(cmd) -> List[str]:
@@ -203,3 +215,22 @@ def test_the_example_runs_on_the_example_disk(name, lines, tmp_path):
         assert (tmp_path / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     if name == "verify-manifest":
         assert r.stdout.startswith("OK: all match;")
+
+
+def test_the_help_screen_in_docs_is_the_one_printed():
+    """docs/cli.md shows ``describe-producers -h`` at 80 columns as printed (``...`` skips lines)."""
+    doc = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    shown = doc.split("$ kafka-forensics describe-producers -h\n", 1)[1].split("```", 1)[0].splitlines()
+    printed = help_of(["describe-producers"]).splitlines()
+    at, skip = 0, False
+    for line in shown:
+        if line.strip() == "...":
+            skip = True
+            continue
+        if skip and not line:
+            continue
+        if skip:  # "..." stands for the lines up to the next one shown
+            at, skip = printed.index(line, at), False
+        assert printed[at] == line, (at, line)
+        at += 1
+    assert at == len(printed) and printed.index("  Examples (on fixtures/example-disk of the source tree):") > 20
