@@ -12,6 +12,7 @@ commands"."""
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Dict, List, Optional, Tuple, Type
@@ -122,7 +123,22 @@ def engine_choice(engine: Optional[EngineName], master: Optional[str], conf: Opt
 
 def evidence_of(paths: List[str], cluster_id: Optional[str] = None, manifest: Optional[str] = None) -> Evidence:
     """The inputs of a run, with the manifest wish and this command line (which the manifest records)."""
-    return Evidence(tuple(paths), cluster_id, manifest, tuple(command_line()))
+    line = command_line()
+    _refuse_flag_values(paths, line)
+    return Evidence(tuple(paths), cluster_id, manifest, tuple(line))
+
+
+def _refuse_flag_values(paths: List[str], line: List[str]) -> None:
+    """``--all true``: click takes ``true`` as a path. Where no such path exists and the word follows a
+    flag, say that flags take no value rather than "true: no such file or directory"."""
+    for before, word in zip(line, line[1:]):
+        if word in paths and word.lower() in _FLAG_WORDS and before.startswith("--") and "=" not in before \
+                and not os.path.lexists(word):
+            raise fail(f"{before} is a flag and takes no value: write {before} alone (\"{word}\" is not a path)",
+                       EXIT_USAGE)
+
+
+_FLAG_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0"})
 
 
 # -- the inputs ----------------------------------------------------------------------------------

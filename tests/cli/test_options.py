@@ -162,3 +162,28 @@ def test_dump_refuses_an_engine_it_would_not_use():
     r = CliRunner().invoke(app, ["dump", "--engine", "spark", str(EXAMPLE / "broker-1" / "orders-0" /
                                                                       "00000000000000000000.log")])
     assert r.exit_code == 2 and "No such option: --engine" in r.stderr
+
+
+@pytest.mark.parametrize("args", [["--all", "true"], ["--all", "TRUE", str(EXAMPLE)]])
+def test_a_flag_given_a_value_is_told_it_takes_none(args: List[str], tmp_path: Path) -> None:
+    """``--all true`` was "true: no such file or directory" (click reads the word as a path)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "forensics", "find-hanging", str(EXAMPLE), *args],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    word = args[1]
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f'kafka-forensics: --all is a flag and takes no value: write --all alone ("{word}" is not a path)\n'
+
+
+def test_a_path_named_true_is_still_a_path(tmp_path: Path) -> None:
+    """Only a word that names no path is refused: a log dir copied as ./true is read."""
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.copytree(EXAMPLE, tmp_path / "true")
+    done = subprocess.run([sys.executable, "-m", "forensics", "find-hanging", "--all", "true", "--engine", "local"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 1 and "orders" in done.stdout, done.stderr
