@@ -15,16 +15,8 @@ from forensics.pipeline.engine import Chosen, EngineName, EngineSpec, Executor, 
 from forensics.report.scan import total_log_bytes
 from forensics.runs.manifest import ManifestRun
 
-
-
-@dataclass(frozen=True)
-class EngineChoice:
-    """``--engine``, ``--master``, ``--conf``."""
-
-    name: EngineName = EngineName.local
-    master: Optional[str] = None  # None: local[*,4] (or what spark-submit configured)
-    conf: Tuple[Tuple[str, str], ...] = ()
-    given: str = ""  # a forced name: how it was given ("--engine local", "KAFKA_FORENSICS_ENGINE=local")
+# ``--engine``, ``--master``, ``--conf`` and how a forced name was given: the executor's own spec
+EngineChoice = EngineSpec
 
 
 @dataclass(frozen=True)
@@ -103,7 +95,7 @@ def open_evidence(command: str, evidence: Evidence, engine: EngineChoice, listen
         check_filters(selection.inventory, filters)
     if engine.name is EngineName.local and (engine.master or engine.conf):
         listener.warn("--master/--conf apply to --engine spark only")
-    executor = make_executor(EngineSpec(engine.name, engine.master, engine.conf, engine.given), listener.warn,
+    executor = make_executor(engine, listener.warn,
                              total_log_bytes(selection.inventory), listener.engine)
     manifest.record_inventory(selection.inventory, executor.name)
     return Opened(selection.inventory, executor, manifest)

@@ -94,10 +94,15 @@ def test_a_full_disk_is_the_output_error_in_one_line(tmp_path: Path, run_main) -
         assert err.count("cannot write") == 1 and "internal error" not in err and "Traceback" not in err, (argv, err)
 
 
-def _shell(command: str, tmp: Path) -> subprocess.CompletedProcess:
+def _env() -> dict:
+    """This environment for a real process of ours: in-process engine, no debug tracebacks."""
     env = {k: v for k, v in os.environ.items() if k != "KAFKA_FORENSICS_DEBUG"}
     env["KAFKA_FORENSICS_ENGINE"] = "local"
-    return subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env, cwd=tmp, timeout=300)
+    return env
+
+
+def _shell(command: str, tmp: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=_env(), cwd=tmp, timeout=300)
 
 
 def test_scan_into_head_exits_0_as_a_real_process(tmp_path: Path) -> None:
@@ -111,13 +116,11 @@ def test_scan_into_head_exits_0_as_a_real_process(tmp_path: Path) -> None:
         done.stderr
     # the reader gone before the first write (a pipe whose read end is closed before the run starts,
     # where `| true` could still be reading under load), so that every write fails
-    env = {k: v for k, v in os.environ.items() if k != "KAFKA_FORENSICS_DEBUG"}
-    env["KAFKA_FORENSICS_ENGINE"] = "local"
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
         done = subprocess.run([sys.executable, "-m", "forensics", "scan", str(DISK)], stdout=write_end,
-                              stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path, timeout=300)
+                              stderr=subprocess.PIPE, text=True, env=_env(), cwd=tmp_path, timeout=300)
     finally:
         os.close(write_end)
     assert (done.returncode, done.stderr) == (0, BY_ENV + "\n")
