@@ -169,7 +169,7 @@ TIMEOUT = typer.Option(15, "--max-transaction-timeout", metavar="MINUTES", min=0
 
 RENDERERS = {  # --format NAME: one meaning for each name, on every command that offers it
     "table": "columns for people",
-    "text": "lines for people; dump: as kafka-dump-log.sh prints them",
+    "text": "lines, as Kafka's own tool prints them where it has one",
     "json": "one JSON document",
     "jsonl": "one JSON object per line",
     "csv": "a header line, then one line per row",
@@ -193,6 +193,7 @@ def format_option(kind: Type[Enum], stream: bool = False):
 
 class RowFormat(str, Enum):
     table = "table"
+    text = "text"  # kafka-transactions.sh's layout (render/rows.kafka_table), to diff with Kafka's tool
     json = "json"
     jsonl = "jsonl"
     csv = "csv"

@@ -376,7 +376,8 @@ def _kafka_cells(line: str, n: int) -> str:
 
 
 def _table_lines(run: str, topic: str, partition: int) -> List[str]:
-    out = cli("describe-producers", *paths(run), "--topic", topic, "--partition", str(partition)).stdout
+    out = cli("describe-producers", *paths(run), "--topic", topic, "--partition", str(partition),
+              "--format", "text").stdout
     lines = [line for line in out.split("\n") if line]
     assert lines, "no table output"
     return lines

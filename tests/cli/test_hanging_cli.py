@@ -43,7 +43,7 @@ def test_example_disk_has_one_hanging_transaction_and_exit_1():
 
 
 def test_as_of_sets_duration_and_table_header():
-    r = run("find-hanging", EXAMPLE, "--as-of", "1767225606251", "--no-progress")
+    r = run("find-hanging", EXAMPLE, "--as-of", "1767225606251", "--no-progress", "--format", "text")
     assert r.exit_code == 1
     header, line, when, reason = r.stdout.splitlines()
     assert [c.strip() for c in header.split("\t")] == [  # kafka-transactions.sh find-hanging's, then ours
@@ -54,8 +54,8 @@ def test_as_of_sets_duration_and_table_header():
     assert when == "    last timestamp: 2026-01-01T00:00:06.251Z (1767225606251), 0.000 s before the as-of time"
     assert reason == ("    reason: coordinator has 'reporting-app' in CompleteCommit (epoch 1): no transaction in flight, "
                       "no marker will come")  # under the row, not a column: the table keeps its width
-    narrow = runner.invoke(app, ["find-hanging", str(EXAMPLE), "--as-of", "1767225606251", "--no-progress"],
-                           env={"COLUMNS": "60"})
+    narrow = runner.invoke(app, ["find-hanging", str(EXAMPLE), "--as-of", "1767225606251", "--no-progress",
+                                 "--format", "text"], env={"COLUMNS": "60"})
     assert narrow.stdout.splitlines()[2:] == [
         "    last timestamp: 2026-01-01T00:00:06.251Z",
         "        (1767225606251), 0.000 s before the as-of time",

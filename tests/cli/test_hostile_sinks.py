@@ -26,6 +26,7 @@ from forensics.cli.app import app
 from tests.engine_lines import BY_OPTION
 
 LOCAL = ("--engine", "local", "--no-progress")
+TEXT = ("--format", "text")  # kafka-transactions.sh's lines: a cell is what precedes a TAB
 AS_OF = ("--as-of", "1767225700000")  # 100 s after the disks' first record: durations are fixed
 runner = CliRunner()
 NAMES = ("ansi-clear", "osc-title", "newline-forged-row", "carriage-return", "c1-csi", "bidi-override", "rich-link",
@@ -53,7 +54,7 @@ def rows(text: str) -> List[List[str]]:
 
 
 def test_ansi_escapes_in_a_topic_and_id_are_shown_not_run(disks) -> None:
-    code, out, err = cli("find-hanging", disks["ansi-clear"], *LOCAL, *AS_OF)
+    code, out, err = cli("find-hanging", disks["ansi-clear"], *LOCAL, *AS_OF, *TEXT)
     shown = "\\x1b[2J\\x1b[H\\x1b[31mred"
     assert code == 1
     assert rows(out)[1] == [shown, "0", "4242", "0", "-1", "2", "1767225600400", "1", "hanging", shown]
@@ -66,7 +67,7 @@ def test_ansi_escapes_in_a_topic_and_id_are_shown_not_run(disks) -> None:
 
 
 def test_a_title_setting_sequence_is_shown_not_run(disks) -> None:
-    code, out, err = cli("list", disks["osc-title"], *LOCAL)
+    code, out, err = cli("list", disks["osc-title"], *LOCAL, *TEXT)
     assert code == 0
     assert rows(out)[1][0] == "\\x1b]0;owned\\x07title"
     assert "\x1b" not in out + err and "\x07" not in out + err
@@ -76,7 +77,7 @@ def test_a_title_setting_sequence_is_shown_not_run(disks) -> None:
 def test_a_newline_cannot_forge_a_table_row(disks, command) -> None:
     payload = hostile.PAYLOADS["newline-forged-row"]
     args = [*command, payload] if command[0] == "describe" else list(command)
-    code, out, err = cli(args[0], disks["newline-forged-row"], *args[1:], *LOCAL)
+    code, out, err = cli(args[0], disks["newline-forged-row"], *args[1:], *LOCAL, *TEXT)
     assert code in (0, 1), err
     table = out.split("\n\n")[0]  # describe adds the record history after a blank line
     rows_ = [ln for ln in table.splitlines() if ln.endswith("\t")]
@@ -93,7 +94,7 @@ def test_a_newline_cannot_forge_a_table_row(disks, command) -> None:
     ("invalid-utf8", "bad\\xff\\xfe\\xc3("),
 ])
 def test_other_invisible_characters_are_shown_escaped(disks, name, shown) -> None:
-    code, out, err = cli("find-hanging", disks[name], *LOCAL, *AS_OF)
+    code, out, err = cli("find-hanging", disks[name], *LOCAL, *AS_OF, *TEXT)
     assert code == 1
     assert rows(out)[1][0] == shown  # the topic, from the directory name
     for raw in ("\r", "\x9b", "\x85", "\u202e", "\u2066", "\udcff"):

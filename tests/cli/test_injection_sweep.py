@@ -48,7 +48,7 @@ def _commands(name: str, disk: Path) -> List[Tuple[str, Sequence[str]]]:
     topic = hostile.name_part(payload)  # the directory name, as discovery reads it
     segment = next(p for p in disk.iterdir() if p.name == f"{topic}-0") / "00000000000000000000.log"
     out: List[Tuple[str, Sequence[str]]] = [(f, ("scan", str(disk), "--format", f)) for f in ("table", "json")]
-    for fmt in ("table", "json", "csv"):
+    for fmt in ("table", "text", "json", "csv"):
         out += [(fmt, ("find-hanging", str(disk), "--all", "--format", fmt)),
                 (fmt, ("list", str(disk), "--format", fmt)),
                 (fmt, ("describe", str(disk), "--transactional-id", hostile.as_java_string(payload), "--format", fmt)),
@@ -97,7 +97,7 @@ def test_no_hostile_disk_injects_anything_into_any_output(disks) -> None:
             result = runner.invoke(app, [*args, *(LOCAL if args[0] != "dump" else ())], catch_exceptions=False)
             runs += 1
             problems += _check(name, fmt, args, result.exit_code, result.stdout, result.stderr)
-    assert runs == len(disks) * 16
+    assert runs == len(disks) * 20
     assert not problems, "\n".join(problems[:20])
 
 
@@ -108,9 +108,10 @@ def test_the_sweep_can_fail(disks, monkeypatch) -> None:
     monkeypatch.setattr(rows, "term", str)
     monkeypatch.setattr(rows, "csv_text", str)
     name = "ansi-clear"
-    args = ("find-hanging", str(disks[name]), "--all", "--format", "table")
-    result = runner.invoke(app, [*args, *LOCAL], catch_exceptions=False)
-    assert _check(name, "table", args, result.exit_code, result.stdout, result.stderr)
+    for fmt in ("table", "text"):
+        args = ("find-hanging", str(disks[name]), "--all", "--format", fmt)
+        result = runner.invoke(app, [*args, *LOCAL], catch_exceptions=False)
+        assert _check(name, fmt, args, result.exit_code, result.stdout, result.stderr)
     name = "csv-dde"
     args = ("find-hanging", str(disks[name]), "--all", "--format", "csv")
     result = runner.invoke(app, [*args, *LOCAL], catch_exceptions=False)

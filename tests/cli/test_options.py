@@ -100,7 +100,7 @@ def test_format_offers_renderers_of_one_meaning():
 def test_rows_print_as_table_json_jsonl_and_csv():
     for cmd_name in ("find-hanging", "describe-producers", "list", "describe"):
         s = dict(by_name()["--format"])[cmd_name]
-        assert eval(s["choices"]) == ("table", "json", "jsonl", "csv"), cmd_name  # noqa: S307
+        assert eval(s["choices"]) == ("table", "text", "json", "jsonl", "csv"), cmd_name  # noqa: S307
 
 
 def test_choices_are_taken_in_any_case():

@@ -28,7 +28,7 @@ def test_find_hanging_rows_whole_and_reasons_folded(width):
     if not REAL.is_dir():
         pytest.skip(f"{REAL} is absent")
     rows = json.loads(_run("find-hanging", REAL, "--all", "--format", "json"))
-    lines = _run("find-hanging", REAL, "--all", width=width).splitlines()
+    lines = _run("find-hanging", REAL, "--all", "--format", "text", width=width).splitlines()
     table = [[c.strip() for c in ln.split("\t")[:-1]] for ln in lines if ln.endswith("\t")]
     assert [r[:8] for r in table[1:]] == [
         [r["topic"], str(r["partition"]), str(r["producerId"]), str(r["producerEpoch"]), str(r["coordinatorEpoch"]),

@@ -84,11 +84,11 @@ def test_abort_script_comments_name_times_and_count_in_words():
     assert "#   the abort DISCARDS this producer's offsets 6..7: 1 batch, 2 records, 249 bytes" in lines
 
 
-def _table(args, width=None):
+def _table(args, width=None, fmt="text"):
     import forensics.cli.state_cmd  # noqa: F401  (registers the commands)
 
     env = {"COLUMNS": str(width)} if width else {}
-    r = CliRunner().invoke(app, [*map(str, args), "--no-progress", "--engine", "local"], env=env)
+    r = CliRunner().invoke(app, [*map(str, args), "--no-progress", "--engine", "local", "--format", fmt], env=env)
     assert r.exit_code == 0, r.output
     return r.stdout.splitlines()
 
@@ -103,7 +103,7 @@ def test_list_shows_our_last_update_column_in_iso_and_kafkas_columns_as_kafka():
                                 "TransactionTimeoutMs", "LastUpdateTime", "TopicPartitions"]
     assert _cells(lines[3]) == ["reporting-app", "1", "2002", "CompleteCommit", "1", "30000",
                                 iso(1767225606750), ""]
-    csv = _table(["list", REPO / "fixtures" / "example-disk", "--format", "csv"])
+    csv = _table(["list", REPO / "fixtures" / "example-disk"], fmt="csv")
     assert csv[0].split(",")[6] == "LastUpdateTimeMs" and csv[3].split(",")[6] == "1767225606750"  # ms kept
 
 
