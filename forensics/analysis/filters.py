@@ -40,6 +40,17 @@ class Filters:
     transactional_id: Optional[str] = None
     state: Optional[str] = None
 
+    @property
+    def narrows_partitions(self) -> bool:
+        """Whether ``topic``, ``partition`` or ``broker_id`` leaves some partition replicas out."""
+        return self.topic is not None or self.partition is not None or self.broker_id is not None
+
+    def selects(self, topic: Optional[str], partition: Optional[int], broker_id: Optional[int]) -> bool:
+        """Whether the replica of ``topic``-``partition`` on broker ``broker_id`` (None: a log dir naming
+        no broker) is selected by ``topic``, ``partition`` and ``broker_id``."""
+        return ((self.topic is None or topic == self.topic) and (self.partition is None or partition == self.partition)
+                and (self.broker_id is None or broker_id == self.broker_id))
+
 
 def _close(value: str, names: Sequence[str]) -> List[str]:
     """Up to three names ``value`` may have meant: the same name in another case first."""

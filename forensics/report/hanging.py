@@ -19,6 +19,7 @@ from forensics.analysis.advice import advice
 from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.analysis.clock import AsOf, given
 from forensics.analysis.evidence_gaps import EvidenceCheck
+from forensics.analysis.filters import Filters
 from forensics.analysis.hanging import (
     DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
     FENCED,
@@ -29,6 +30,7 @@ from forensics.analysis.hanging import (
     classify,
     evidence_of,
 )
+from forensics.analysis.producers import PartitionView
 from forensics.analysis.replicas import group_replicas
 from forensics.layout.names import is_legal_topic
 from forensics.report.row import ABSENT, JsonRow
@@ -61,14 +63,15 @@ def leader_views(report: StateReport, topic: Optional[str] = None, partition: Op
                  broker_id: Optional[int] = None):
     """One replica per partition: the one on ``broker_id`` if given, else the likely leader."""
     groups: Dict[Tuple[str, int], list] = {}
-    for v in report.partitions:
-        tp = v.topic_partition
-        if (topic is not None and tp.topic != topic) or (partition is not None and tp.partition != partition):
-            continue
-        if broker_id is not None and v.inputs.broker_id != broker_id:
-            continue
-        groups.setdefault((tp.topic, tp.partition), []).append(v)
+    for v in selected_replicas(report, Filters(topic, partition, broker_id)):
+        groups.setdefault((v.topic_partition.topic, v.topic_partition.partition), []).append(v)
     return [preferred_replica(g) for _, g in sorted(groups.items())]
+
+
+def selected_replicas(report: StateReport, selection: Filters) -> List[PartitionView]:
+    """The data partition replicas ``selection``'s topic, partition and broker id select."""
+    return [v for v in report.partitions
+            if selection.selects(v.topic_partition.topic, v.topic_partition.partition, v.inputs.broker_id)]
 
 
 def find_hanging(report: StateReport, *, as_of: Optional[int] = None, topic: Optional[str] = None,

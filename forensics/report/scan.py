@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from forensics.analysis.clock import AsOf, given, incident_clock, newest_per_file
+from forensics.analysis.filters import Filters
 from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS
 from forensics.analysis.producers import rebuild_partition
 from forensics.findings import Finding, FindingKind, not_kafka_segment
@@ -236,15 +237,12 @@ def selected(report: ScanReport, topic: Optional[str] = None, partition: Optiona
              broker_id: Optional[int] = None) -> ScanReport:
     """The report's partitions of ``topic`` (and ``partition``) on ``broker_id`` (None: any); the
     segment files given alone stay only when no filter is given (they belong to no topic known)."""
-    if topic is None and partition is None and broker_id is None:
+    chosen = Filters(topic, partition, broker_id)
+    if not chosen.narrows_partitions:
         return report
-
-    def keep(p: PartitionSummary) -> bool:
-        return ((topic is None or p.topic == topic) and (partition is None or p.partition == partition)
-                and (broker_id is None or p.broker_id == broker_id))
-
-    dirs = tuple(replace(d, partitions=tuple(p for p in d.partitions if keep(p))) for d in report.log_dirs
-                 if broker_id is None or d.broker_id == broker_id)
+    dirs = tuple(replace(d, partitions=tuple(p for p in d.partitions if chosen.selects(p.topic, p.partition,
+                                                                                       p.broker_id)))
+                 for d in report.log_dirs if broker_id is None or d.broker_id == broker_id)
     return replace(report, log_dirs=dirs, loose_segments=())
 
 

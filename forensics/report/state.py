@@ -17,6 +17,7 @@ from forensics.analysis.coordinator import (
     TransactionIdView,
     rebuild_coordinator,
 )
+from forensics.analysis.filters import Filters
 from forensics.analysis.producers import PartitionView, rebuild_partition
 from forensics.analysis.replicas import compare_replicas, replica_rank
 from forensics.codec.txnlog import transaction_partition_for
@@ -110,10 +111,10 @@ def without_whole_file_regions(findings: List[Finding]) -> List[Finding]:
 
 def _selector(topic: Optional[str], partition: Optional[int], broker_id: Optional[int]
               ) -> Callable[[Optional[LogDir], PartitionDir], bool]:
+    chosen = Filters(topic, partition, broker_id)
+
     def selected(log_dir: Optional[LogDir], p: PartitionDir) -> bool:
-        if (topic is not None and p.topic != topic) or (partition is not None and p.partition != partition):
-            return False
-        return broker_id is None or (log_dir is not None and log_dir.broker_id == broker_id)
+        return chosen.selects(p.topic, p.partition, log_dir.broker_id if log_dir is not None else None)
     return selected
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.clock import AsOf
@@ -49,6 +49,11 @@ class VerdictRequest:
     # how the verdicts' reasons write a time: time_text(ms, as_of_ms) (the caller's renderer); None: epoch ms
     time_text: Optional[Callable[[int, Optional[int]], str]] = None
 
+    @property
+    def selection(self) -> Filters:
+        """The partitions the run judges: ``topic``, ``partition``, ``broker_id``."""
+        return Filters(self.topic, self.partition, self.broker_id)
+
 
 @dataclass(frozen=True)
 class VerdictRun:
@@ -65,7 +70,7 @@ class VerdictRun:
 def _verdicts(command: str, req: VerdictRequest, listener: Listener):
     """Open the evidence, rebuild the state (the data partitions the filters select), judge every open
     transaction as of the request's time."""
-    opened = open_evidence(command, req.evidence, req.engine, listener, Filters(req.topic, req.partition, req.broker_id))
+    opened = open_evidence(command, req.evidence, req.engine, listener, req.selection)
     loose_file_notes(opened.inventory)
     scope = state_scope(data=True)
     results = opened.run_units(plan(opened.inventory, scope), "rebuilding state", listener)
@@ -123,15 +128,34 @@ def with_previews(verdicts, rows, inventory: Inventory, redact: bool, row_of):
     return [row_of(v, found[id(v)]) if id(v) in found else r for v, r in zip(verdicts, rows)]
 
 
-# -- abort-commands -------------------------------------------------------------------------------
+# -- the runs that write kafka-transactions.sh commands ------------------------------------------
 
 
 @dataclass(frozen=True)
-class AbortRequest:
+class CommandsRequest:
+    """What every run that writes ``kafka-transactions.sh`` commands is given: its verdicts' request, the
+    brokers and client config written into each command, and whether the abort previews hide record keys."""
+
     verdicts: VerdictRequest
     bootstrap: str = BOOTSTRAP_PLACEHOLDER
     command_config: Optional[str] = None
     redact: bool = False
+
+    def rows(self, verdicts, inventory: Inventory, version: BrokerVersionRange,
+             arm_unverifiable: bool = False) -> List[HangingRow]:
+        """The rows of ``verdicts`` with their commands (armed or not) and what each abort discards."""
+
+        def row_of(v, preview=ABSENT):
+            return hanging_row(v, self.bootstrap, self.command_config, arm_unverifiable, version, preview=preview)
+
+        return with_previews(verdicts, [row_of(v) for v in verdicts], inventory, self.redact, row_of)
+
+
+# -- abort-commands -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AbortRequest(CommandsRequest):
     arm_unverifiable: bool = False  # arm the unverifiable ones that lack only coordinator data
 
 
@@ -146,11 +170,7 @@ def abort_commands(req: AbortRequest, listener: Listener = Quiet()) -> AbortResu
     commands (armed or not) and what each abort discards."""
     opened, rep, verdicts, when, version = _verdicts("abort-commands", req.verdicts, listener)
     listed = [v for v in verdicts if v.needs_attention]
-
-    def row_of(v, preview=ABSENT):
-        return hanging_row(v, req.bootstrap, req.command_config, req.arm_unverifiable, version, preview=preview)
-
-    rows = with_previews(listed, [row_of(v) for v in listed], opened.inventory, req.redact, row_of)
+    rows = req.rows(listed, opened.inventory, version, req.arm_unverifiable)
     return AbortResult(tuple(rows), _finish(opened, rep, when, version))
 
 
@@ -158,11 +178,8 @@ def abort_commands(req: AbortRequest, listener: Listener = Quiet()) -> AbortResu
 
 
 @dataclass(frozen=True)
-class ReportRequest:
-    verdicts: VerdictRequest
-    bootstrap: str = BOOTSTRAP_PLACEHOLDER
-    command_config: Optional[str] = None
-    redact: bool = False
+class ReportRequest(CommandsRequest):
+    """The report shows every open transaction with its commands, never arming an unverifiable one."""
 
 
 @dataclass(frozen=True)
@@ -176,11 +193,7 @@ def incident_report(req: ReportRequest, listener: Listener = Quiet()) -> ReportR
     partition, a timeline per transactional id (rendered to HTML by the command line)."""
     opened, rep, verdicts, when, version = _verdicts("report", req.verdicts, listener)
     run = _finish(opened, rep, when, version)
-
-    def row_of(v, preview=ABSENT):
-        return hanging_row(v, req.bootstrap, req.command_config, version=version, preview=preview)
-
-    rows = with_previews(verdicts, [row_of(v) for v in verdicts], opened.inventory, req.redact, row_of)
+    rows = req.rows(verdicts, opened.inventory, version)
     written = run.manifest
     incident = build_incident(rep, verdicts, when, inputs=req.verdicts.evidence.paths, rows=rows,
                               manifest=(written.ref.path, written.ref.sha256) if written is not None else None,
