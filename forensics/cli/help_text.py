@@ -79,6 +79,8 @@ COMMANDS: Tuple[CommandHelp, ...] = (
     CommandHelp("report", "The incident report: one self-contained HTML file", (
         _ex("The report, to read in a browser or attach to the incident",
             f"report {EXAMPLE_DISK} --out report.html --bootstrap-server kafka-1:9092"),
+        _ex("One topic's partitions only (the page counts what it leaves out)",
+            f"report {EXAMPLE_DISK} --out orders.html --topic orders"),
     )),
     CommandHelp("export", "The disks as Parquet tables, for Spark SQL or pandas", (
         _ex("Every table under example-export/ (needs Java 17+)",

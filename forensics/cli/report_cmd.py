@@ -15,6 +15,7 @@ from forensics.cli.options import (
     AS_OF,
     BOOTSTRAP,
     BOOTSTRAP_PLACEHOLDER,
+    BROKER,
     BROKER_VERSION,
     CLUSTER_ID,
     COMMAND_CONFIG,
@@ -22,15 +23,18 @@ from forensics.cli.options import (
     ENGINE,
     MANIFEST,
     MASTER,
+    PARTITION,
     PARTITIONS,
     PATHS,
     PROGRESS,
     REDACT,
     TIMEOUT,
+    TOPIC,
 )
 from forensics.layout.evidence import check_output_path
 from forensics.render.clock_text import as_of_text
 from forensics.render.html_report import html_report
+from forensics.render.selection_text import selection_summary
 from forensics.render.terminal_text import term
 from forensics.runs.context import EngineName
 from forensics.runs.hanging import ReportRequest, incident_report
@@ -47,7 +51,9 @@ def _write(target: str, text: str) -> int:
 def report_cli(
     paths: List[str] = PATHS,
     out: str = typer.Option(..., "--out", metavar="FILE", help="The HTML file to write (outside the evidence)."),
-    as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT, partitions: Optional[int] = PARTITIONS,
+    as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT,
+    topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
+    partitions: Optional[int] = PARTITIONS,
     bootstrap: Optional[str] = BOOTSTRAP, command_config: Optional[str] = COMMAND_CONFIG, redact: bool = REDACT,
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     broker_version: Optional[str] = BROKER_VERSION,
@@ -56,17 +62,20 @@ def report_cli(
     """Incident report: inputs and manifest digest, summary, every open transaction with its verdict,
     evidence and proposed commands, LSO lag per partition and a timeline per transactional id, in one
     self-contained HTML file (no script, no network). Exit 0 also when something hangs (find-hanging
-    is the command that gates scripts)."""
+    is the command that gates scripts). With --topic, --partition or --broker-id, only those partitions,
+    the page saying so and counting what it left out."""
     with error_boundary():
         check_output_path(out, paths, "--out")
         req = verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master,
-                              conf)
-        done = incident_report(ReportRequest(req, bootstrap or BOOTSTRAP_PLACEHOLDER, command_config, redact), StderrListener(progress))
+                              conf, topic, partition, broker_id)
+        done = incident_report(ReportRequest(req, bootstrap or BOOTSTRAP_PLACEHOLDER, command_config, redact),
+                               StderrListener(progress))
         after_run(done.run.manifest, done.run.stats)
         size = _write(out, html_report(done.incident))
-        s = done.incident.summary
+        s, chosen = done.incident.summary, done.incident.selection
+        scope = f" {term(selection_summary(chosen))}" if chosen is not None else ""
         sys.stderr.write(f"report: {out} ({size} bytes): {s.hanging} hanging, {s.unverifiable} unverifiable, "
-                         f"{s.open_transactions} open transaction(s), {s.findings} finding(s); "
+                         f"{s.open_transactions} open transaction(s), {s.findings} finding(s){scope}; "
                          f"as of {term(as_of_text(done.run.as_of))}\n")
         write_clock(done.run.as_of, as_of_line=False)
         write_findings(done.run.evidence)

@@ -20,6 +20,7 @@ from forensics.render.counts import count
 from forensics.render.html_style import CSS, TONES, tone_colour
 from forensics.render.html_svg import lso_bars, lso_drawn, timeline_svg
 from forensics.render.html_text import esc, size, value_text
+from forensics.render.selection_text import attention_words, left_out_words, selection_options, selection_words
 from forensics.render.time_text import age, duration, iso, moment
 from forensics.report.incident_labels import GROUP_LABELS, LINES, QUOTED
 from forensics.report.incident_model import (
@@ -27,6 +28,7 @@ from forensics.report.incident_model import (
     Incident,
     LsoLag,
     OpenTransaction,
+    Selection,
     Timeline,
 )
 
@@ -49,7 +51,31 @@ def render_html_report(inc: Incident, out: TextIO) -> None:
 
 
 def _title_suffix(inc: Incident) -> str:
-    return f" as of {iso(inc.as_of_ms)}" if inc.as_of_ms is not None else ""
+    chosen = f": {selection_words(inc.selection)} only" if inc.selection is not None else ""
+    return chosen + (f" as of {iso(inc.as_of_ms)}" if inc.as_of_ms is not None else "")
+
+
+def _selection(s: Selection) -> str:
+    """The banner of a report narrowed to some partitions: which, what it leaves out, what stays whole."""
+    return (f'<p class="warning">SELECTION: {esc(selection_words(s))} only '
+            f"(<code>{esc(selection_options(s))}</code>). This report shows these partitions alone; left out: "
+            f"{esc(left_out_words(s))}; {esc(count(s.findings_left_out, 'finding'))} on their replicas; "
+            f"{esc(count(s.timelines_left_out, 'transactional id'))} with nothing in the selection. It is no "
+            f"verdict on the whole cluster: the report without {_option('--topic')}, {_option('--partition')} "
+            f"and {_option('--broker-id')} gives that. Still from all the inputs: the as-of time, the brokers, the "
+            "coordinators' records (<code>__transaction_state</code> partitions, transactional ids, their "
+            "states), the findings about the inputs, log dirs and coordinators, and the log bytes read.</p>")
+
+
+def _option(name: str) -> str:
+    return f'<code style="white-space:nowrap">{esc(name)}</code>'
+
+
+def _only(inc: Incident, what: str) -> str:
+    """A section's note that it shows the selection's ``what`` alone (nothing without a selection)."""
+    if inc.selection is None:
+        return ""
+    return f'<p class="muted">{esc(what)} of {esc(selection_words(inc.selection))} only (see the top).</p>'
 
 
 def _kv(pairs: Iterable[Tuple[str, str]], cls: str = "kv") -> str:
@@ -99,17 +125,22 @@ def _legend(tones: Iterable[str]) -> str:
 def _header(inc: Incident) -> str:
     s = inc.summary
     verdict = f"{s.hanging} hanging transaction(s)" if s.hanging else "no transaction proven hanging"
+    if inc.selection is not None:
+        verdict += f" in {selection_words(inc.selection)}"
     if s.unverifiable:
         verdict += f" · {s.unverifiable} unverifiable (not armed)"
     if s.attention:
         verdict += f" · {s.attention} stuck, fenced or overdue (not armed)"
+    if inc.selection is not None and inc.selection.needs_attention_left_out:
+        verdict += f" · left out, not shown: {attention_words(inc.selection)}"
     note = file_times_note(inc.clock) if inc.clock is not None else None
     warnings = "".join(f'<p class="warning">WARNING: {esc(w)}</p>' for w in inc.warnings + ((note,) if note else ()))
     links = "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in (
         ("inputs", "Inputs"), ("summary", "Summary"), ("lso-lag", "LSO lag"), ("timelines", "Timelines"),
         ("transactions", "Open transactions"), ("findings", "Findings")))
+    chosen = _selection(inc.selection) if inc.selection is not None else ""
     return (f'<header><h1>Kafka incident report</h1><div>{esc(verdict)} · as of {esc(iso(inc.as_of_ms))}'
-            f' · {s.findings} finding(s)</div><nav>{links}</nav>{warnings}</header>')
+            f' · {s.findings} finding(s)</div><nav>{links}</nav>{chosen}{warnings}</header>')
 
 
 def _inputs(inc: Incident) -> str:
@@ -153,6 +184,12 @@ def _summary(inc: Incident) -> str:
         _card("findings", s.findings, ", ".join(f"{n} {k}" for k, n in s.findings_by_severity)),
         _card("log bytes", size(s.log_bytes)),
     ]
+    chosen = inc.selection
+    if chosen is not None:
+        cards.append(_card("partitions left out", chosen.partitions_left_out,
+                           f"{count(chosen.open_left_out, 'open transaction')} left out, not shown"
+                           + (f": {attention_words(chosen)}" if chosen.needs_attention_left_out else ""),
+                           alert=chosen.hanging_left_out > 0, caution=chosen.needs_attention_left_out > 0))
     if s.batches is not None:
         cards.append(_card("batch" if s.batches == 1 else "batches", s.batches,
                            f"{count(s.records, 'record')} in {count(s.segments, 'segment')}"))
@@ -189,8 +226,9 @@ def _transactions(inc: Incident) -> str:
     hanging = [t for t in inc.transactions if t.abortable]
     unverified = [t for t in inc.transactions if not t.abortable and t.tone == "unverified"]
     others = [t for t in inc.transactions if not t.abortable and t.tone != "unverified"]
-    parts = ['<section id="transactions"><h2>Hanging transactions</h2>']
-    parts += [_transaction(t, inc.as_of_ms) for t in hanging] or ['<p>None proven: no abort is armed.</p>']
+    parts = ['<section id="transactions"><h2>Hanging transactions</h2>', _only(inc, "The open transactions")]
+    none = "None proven: no abort is armed." if inc.selection is None else "None proven here: no abort is armed."
+    parts += [_transaction(t, inc.as_of_ms) for t in hanging] or [f"<p>{none}</p>"]
     if unverified:
         parts.append("<h2>Unverifiable: not armed</h2><p class=\"muted\">The evidence cannot decide: the "
                      "coordinator's records are missing, or the records a verdict rests on are damaged or "
@@ -246,7 +284,8 @@ def _timelines(inc: Incident) -> str:
     parts = ['<section id="timelines"><h2>Timelines per transactional id</h2><p class="muted">Top lane: the '
              "transaction coordinator's records for the id (state, epoch, partitions; dashed lines mark each "
              "record across the lanes). Below: the id's transactions on each partition, from their first data "
-             "batch to their marker (C commit, A abort); an open transaction runs off the right edge.</p>"]
+             "batch to their marker (C commit, A abort); an open transaction runs off the right edge.</p>",
+             _only(inc, "The transactional ids with a transaction or coordinator record on the partitions")]
     parts += ([_timeline(t, k, inc.as_of_ms) for k, t in enumerate(inc.timelines, start=1)]
               or ["<p>No transactional id.</p>"])
     if inc.timelines_omitted:
@@ -285,7 +324,7 @@ def _lso(inc: Incident) -> str:
     return ('<section id="lso-lag"><h2>LSO lag per partition</h2><p class="muted">High watermark minus last '
             "stable offset: what read_committed consumers cannot read yet. Time: the partition's newest batch "
             "minus the first batch of the transaction holding the LSO; stuck: the as-of time minus it.</p>"
-            f"{figure}" + "".join(f'<p class="muted">{esc(n)}</p>' for n in notes) +
+            f"{_only(inc, 'The partitions')}{figure}" + "".join(f'<p class="muted">{esc(n)}</p>' for n in notes) +
             f"<details><summary>every partition</summary>{table}{more}</details></section>")
 
 
@@ -301,14 +340,17 @@ def _where(f: Finding) -> str:
 
 
 def _findings(inc: Incident) -> str:
+    only = _only(inc, "Findings about the inputs, log dirs and coordinators; those of the partitions")
     if not inc.findings:
-        return '<section id="findings"><h2>Findings</h2><p>None: every input read as Kafka wrote it.</p></section>'
+        none = ("None: every input read as Kafka wrote it." if inc.selection is None or not
+                inc.selection.findings_left_out else "None here: these partitions read as Kafka wrote them.")
+        return f'<section id="findings"><h2>Findings</h2>{only}<p>{esc(none)}</p></section>'
     rows = [(esc(f.level.value), esc(f.kind.value), f'<span class="mono">{esc(_where(f))}</span>',
              f'<span class="finding">{esc(f.message)}</span>')
             for f in inc.findings]
     more = (f'<p class="muted">{inc.findings_omitted} more finding(s): see <code>scan</code> or the JSON '
             "output.</p>" if inc.findings_omitted else "")
-    return (f'<section id="findings"><h2>Findings</h2>{_table(("severity", "kind", "where", "what"), rows)}'
+    return (f'<section id="findings"><h2>Findings</h2>{only}{_table(("severity", "kind", "where", "what"), rows)}'
             f"{more}</section>")
 
 

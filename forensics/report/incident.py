@@ -20,6 +20,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 from forensics import __version__
 from forensics.analysis.clock import AsOf
 from forensics.analysis.coordinator import TransactionIdView
+from forensics.analysis.filters import Filters
 from forensics.analysis.hanging import FENCED, STUCK, UNVERIFIABLE, Verdict
 from forensics.analysis.producers import PartitionView
 from forensics.findings import Finding, dedupe, level_counts, total
@@ -30,6 +31,7 @@ from forensics.report.hanging import (
     evidence_warnings,
     hanging_row,
     leader_views,
+    selected_replicas,
 )
 from forensics.report.incident_model import (
     ABORT,
@@ -49,6 +51,7 @@ from forensics.report.incident_model import (
     Lane,
     LsoLag,
     OpenTransaction,
+    Selection,
     SpanEvent,
     Summary,
     Timeline,
@@ -74,25 +77,32 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
                    manifest: Optional[Tuple[str, str]] = None, scan: Optional[ScanReport] = None,
                    rows: Optional[Sequence[Row]] = None, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
                    command_config: Optional[str] = None, max_timelines: int = MAX_TIMELINES,
-                   max_findings: int = MAX_FINDINGS, brokers: Optional[str] = None) -> Incident:
+                   max_findings: int = MAX_FINDINGS, brokers: Optional[str] = None,
+                   selection: Filters = Filters(), whole: Sequence[Verdict] = ()) -> Incident:
     """The incident model. ``rows``: one ``hanging_row`` dict per verdict (default: built here);
-    ``manifest``: (path, sha256) of the evidence manifest."""
+    ``manifest``: (path, sha256) of the evidence manifest. ``selection`` (its topic, partition and broker
+    id): only those partitions are shown (``verdicts`` are theirs), and what the rest holds is counted:
+    ``whole`` are the verdicts of every partition, as without a selection."""
     if rows is None:
         rows = [hanging_row(v, bootstrap, command_config) for v in verdicts]
     rows = [as_mapping(r) for r in rows]
     if len(rows) != len(verdicts):
         raise ValueError(f"{len(rows)} rows for {len(verdicts)} verdicts")
-    views = leader_views(report)
-    findings = dedupe(report.findings())
+    views = leader_views(report, selection.topic, selection.partition, selection.broker_id)
+    replicas = selected_replicas(report, selection)
+    findings = dedupe(report.findings(replicas if selection.narrows_partitions else None))
     transactions = sorted((_transaction(v, r) for v, r in zip(verdicts, rows, strict=True)),
                           key=lambda t: (not t.abortable, t.topic, t.partition, t.start_offset, t.producer_id))
-    timelines, omitted = _timelines(report, views, verdicts, max_timelines)
+    timelines, omitted, unrelated = _timelines(report, views, verdicts, max_timelines, selection)
     return Incident(
         __version__, tuple(inputs), manifest[0] if manifest else None, manifest[1] if manifest else None,
-        as_of.time_ms, as_of.source, _summary(report, views, verdicts, findings, scan),
+        as_of.time_ms, as_of.source, _summary(report, views, len(replicas), verdicts, findings, scan),
         _lso_lags(views, verdicts, as_of.time_ms), tuple(transactions), timelines, omitted,
         tuple(findings[:max_findings]), max(0, len(findings) - max_findings), tuple(evidence_warnings(report)),
-        as_of, brokers)
+        as_of, brokers,
+        _selection(report, views, verdicts, whole, total(findings), unrelated, selection)
+        if selection.narrows_partitions
+        else None)
 
 
 # -- summary ----------------------------------------------------------------------------------------
@@ -102,23 +112,49 @@ def _counts(items: Iterable[str]) -> Tuple[Tuple[str, int], ...]:
     return tuple(sorted(Counter(items).items()))
 
 
-def _summary(report: StateReport, views: Sequence[PartitionView], verdicts: Sequence[Verdict],
+def _needing_a_person(verdicts: Sequence[Verdict]) -> Tuple[int, int, int]:
+    """How many are proven hanging, unverifiable, and stuck, fenced or overdue."""
+    return (sum(v.abortable for v in verdicts), sum(v.verdict == UNVERIFIABLE for v in verdicts),
+            sum(v.needs_attention and v.verdict not in (UNVERIFIABLE,) and not v.abortable for v in verdicts))
+
+
+def _summary(report: StateReport, views: Sequence[PartitionView], replicas: int, verdicts: Sequence[Verdict],
              findings: Sequence[Finding], scan: Optional[ScanReport]) -> Summary:
     inv, coord = report.inventory, report.coordinator
     parts = [p for d in scan.log_dirs for p in d.partitions] if scan is not None else []
+    hanging, unverifiable, attention = _needing_a_person(verdicts)
     return Summary(
         brokers=tuple(d.broker_id for d in inv.log_dirs), log_dirs=len(inv.log_dirs),
         topics=len({v.topic_partition.topic for v in views}), partitions=len(views),
-        replicas=len(report.partitions), txn_state_partitions=len(coord.partitions),
+        replicas=replicas, txn_state_partitions=len(coord.partitions),
         txn_state_partition_count=coord.partition_count, transactional_ids=len(coord.ids),
-        open_transactions=len(verdicts), hanging=sum(v.abortable for v in verdicts),
-        unverifiable=sum(v.verdict == UNVERIFIABLE for v in verdicts),
-        attention=sum(v.needs_attention and v.verdict not in (UNVERIFIABLE,) and not v.abortable for v in verdicts),
+        open_transactions=len(verdicts), hanging=hanging, unverifiable=unverifiable, attention=attention,
         verdicts=_counts(v.verdict for v in verdicts), findings=total(findings),
         findings_by_severity=tuple(sorted(level_counts(findings).items())), log_bytes=total_log_bytes(inv),
         segments=sum(len(p.segments) for p in parts) if scan is not None else None,
         batches=sum(p.batches for p in parts) if scan is not None else None,
         records=sum(p.records for p in parts) if scan is not None else None)
+
+
+def _judged(v: Verdict) -> Tuple[TopicPartition, Optional[int], int, int]:
+    """Which open transaction a verdict is on, on which broker's replica."""
+    return v.view.topic_partition, v.view.inputs.broker_id, v.entry.producer_id, v.start_offset
+
+
+def _selection(report: StateReport, views: Sequence[PartitionView], verdicts: Sequence[Verdict],
+               whole: Sequence[Verdict], shown_findings: int, unrelated: int, selection: Filters) -> Selection:
+    """What a selection leaves out: partitions, topics, the open transactions of the report of every
+    partition (``whole``) that this one does not judge (on other partitions, or, with a broker id, on
+    another broker's replica), the findings on the replicas left out, the transactional ids that never
+    wrote to it."""
+    shown = {v.topic_partition for v in views}
+    left = {v.topic_partition for v in report.partitions} - shown
+    judged = {_judged(v) for v in verdicts}
+    others = [v for v in whole if _judged(v) not in judged]
+    hanging, unverifiable, attention = _needing_a_person(others)
+    return Selection(selection.topic, selection.partition, selection.broker_id, len(left),
+                     len({tp.topic for tp in left} - {tp.topic for tp in shown}), len(others), hanging, unverifiable,
+                     attention, max(0, total(dedupe(report.findings())) - shown_findings), unrelated)
 
 
 # -- LSO lag ----------------------------------------------------------------------------------------
@@ -247,9 +283,15 @@ def _producer_ids(v: TransactionIdView) -> Tuple[int, ...]:
     return tuple(sorted(p for p in pids if p >= 0))
 
 
+def _named(h: HistoryEntry) -> Tuple[str, ...]:
+    """The partitions (``topic-N``) a coordinator record names."""
+    v = h.value
+    return tuple(f"{t.topic}-{p}" for t in (v.partitions or ()) for p in t.partition_ids) if v is not None else ()
+
+
 def _coordinator_event(h: HistoryEntry) -> CoordinatorEvent:
     v = h.value
-    parts = tuple(f"{t.topic}-{p}" for t in (v.partitions or ()) for p in t.partition_ids) if v is not None else ()
+    parts = _named(h)
     return CoordinatorEvent(h.timestamp, h.offset, h.state_name, _STATE_TONES.get(h.state_name, UNKNOWN),
                             v.producer_id if v is not None else None, v.producer_epoch if v is not None else None,
                             h.leader_epoch, parts)
@@ -281,13 +323,12 @@ def _time_range(coordinator: Sequence[CoordinatorEvent], lanes: Sequence[Lane]) 
 
 
 def _timeline(title: str, id_view: Optional[TransactionIdView], pids: Tuple[int, ...],
-              views: Sequence[PartitionView], verdicts: Sequence[Verdict]) -> Timeline:
+              views: Sequence[PartitionView], verdicts: Sequence[Verdict], lanes_of: "_Lanes") -> Timeline:
     open_verdicts = {(str(v.view.topic_partition), v.entry.producer_id): v for v in verdicts}
     history = tuple(_coordinator_event(h) for h in (id_view.history if id_view is not None else ()))
     named = {p for c in history for p in c.partitions}
     lanes = [lane for lane in (_lane(v, pids, open_verdicts) for v in views) if lane.spans or lane.name in named]
-    present = {lane.name for lane in lanes} | {str(v.topic_partition) for v in views}
-    lanes += [Lane(name, None, False, ()) for name in sorted(named - present)]
+    lanes += [Lane(name, None, False, ()) for name in sorted(lanes_of.absent(named))]
     coordinator = history[-MAX_COORDINATOR_EVENTS:]
     start, end = _time_range(coordinator, lanes)
     hangs = any(v.abortable and v.entry.producer_id in pids for v in verdicts)
@@ -296,22 +337,53 @@ def _timeline(title: str, id_view: Optional[TransactionIdView], pids: Tuple[int,
                     coordinator, tuple(lanes), start, end, hangs, len(history) - len(coordinator))
 
 
+class _Lanes:
+    """Which partitions a timeline draws a lane for: those of ``views`` (the selection's), and those a
+    coordinator record names that are not among the inputs at all (and fall in the selection)."""
+
+    def __init__(self, report: StateReport, views: Sequence[PartitionView], selection: Filters) -> None:
+        self.inputs = {str(v.topic_partition) for v in report.partitions}
+        self.shown = {str(v.topic_partition) for v in views}
+        self.topic_partition = Filters(selection.topic, selection.partition)  # an absent partition has no broker
+        self.pids = {pid for v in views for pid in {*v.history.spans, *v.broker.spans} if _all_spans(v, pid)}
+
+    def absent(self, named: Iterable[str]) -> Set[str]:
+        """The partitions of ``named`` not among the inputs, in the selection."""
+        out = set()
+        for name in named:
+            topic, _, number = name.rpartition("-")
+            if name not in self.inputs and self.topic_partition.selects(topic, int(number), None):
+                out.add(name)
+        return out
+
+    def any_lane(self, id_view: TransactionIdView) -> bool:
+        """Whether the id's timeline draws a lane: a transaction of its producer ids on a partition shown,
+        or a coordinator record naming one (or one in the selection not among the inputs)."""
+        named = {n for h in id_view.history for n in _named(h)}
+        return bool(self.pids.intersection(_producer_ids(id_view)) or named & self.shown or self.absent(named))
+
+
 def _timelines(report: StateReport, views: Sequence[PartitionView], verdicts: Sequence[Verdict],
-               limit: int) -> Tuple[Tuple[Timeline, ...], int]:
+               limit: int, selection: Filters = Filters()) -> Tuple[Tuple[Timeline, ...], int, int]:
     """One per transactional id, and one per producer id of an open transaction that no coordinator
     record names. Those with an abortable transaction come first, then those with any open one, then
-    the rest, each by name; only the first ``limit`` are built."""
+    the rest, each by name; only the first ``limit`` are built. With a ``selection``, only those with a
+    lane in it (the others counted: the third number)."""
+    lanes_of = _Lanes(report, views, selection)
     ids = report.coordinator.ids
     rank: Dict[Tuple[str, Any], int] = {}
     for v in verdicts:
         key = ("id", v.transactional_id) if v.transactional_id in ids else ("pid", v.entry.producer_id)
         rank[key] = min(rank.get(key, 1), 0 if v.abortable else 1)
-    keys = [("id", tid) for tid in ids] + [k for k in rank if k[0] == "pid"]
+    keys = [("id", tid) for tid in ids
+            if not selection.narrows_partitions or ("id", tid) in rank or lanes_of.any_lane(ids[tid])]
+    unrelated = len(ids) - len(keys)
+    keys += [k for k in rank if k[0] == "pid"]
     keys.sort(key=lambda k: (rank.get(k, 2), k[0] == "id", str(k[1]) if k[0] == "id" else f"{k[1]:020d}"))
 
     def make(key: Tuple[str, Any]) -> Timeline:
         if key[0] == "id":
-            return _timeline(key[1], ids[key[1]], _producer_ids(ids[key[1]]), views, verdicts)
-        return _timeline(f"producer id {key[1]}", None, (key[1],), views, verdicts)
+            return _timeline(key[1], ids[key[1]], _producer_ids(ids[key[1]]), views, verdicts, lanes_of)
+        return _timeline(f"producer id {key[1]}", None, (key[1],), views, verdicts, lanes_of)
 
-    return tuple(make(k) for k in keys[:limit]), max(0, len(keys) - limit)
+    return tuple(make(k) for k in keys[:limit]), max(0, len(keys) - limit), unrelated

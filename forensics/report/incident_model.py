@@ -167,6 +167,28 @@ class Timeline:
 
 
 @dataclass(frozen=True, slots=True)
+class Selection:
+    """The part of the evidence a report with ``--topic``, ``--partition`` or ``--broker-id`` shows, and
+    what it leaves out (counted as the report without them would count it)."""
+
+    topic: Optional[str]
+    partition: Optional[int]
+    broker_id: Optional[int]
+    partitions_left_out: int  # data partitions among the inputs with no replica in the selection
+    topics_left_out: int  # topics with no partition in the selection
+    open_left_out: int  # open transactions the report without the selection judges and this one does not
+    hanging_left_out: int  # of those, proven hanging
+    unverifiable_left_out: int
+    attention_left_out: int  # stuck, fenced or overdue
+    findings_left_out: int  # findings on the data partition replicas left out
+    timelines_left_out: int  # transactional ids with no transaction on the selected partitions
+
+    @property
+    def needs_attention_left_out(self) -> int:
+        return self.hanging_left_out + self.unverifiable_left_out + self.attention_left_out
+
+
+@dataclass(frozen=True, slots=True)
 class Incident:
     tool_version: str
     inputs: Tuple[str, ...]
@@ -184,3 +206,4 @@ class Incident:
     warnings: Tuple[str, ...] = ()  # shown first: what makes every verdict weaker (e.g. no coordinator data)
     clock: Optional[AsOf] = None  # the as-of time with what the file times say about it
     brokers: Optional[str] = None  # the brokers' version range, as one line
+    selection: Optional[Selection] = None  # None: every partition among the inputs

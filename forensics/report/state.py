@@ -58,14 +58,17 @@ class StateReport:
     notes: Tuple[Finding, ...] = ()  # about the inputs as a whole (e.g. single files the state ignores)
     metadata: Tuple[SegmentSummary, ...] = ()  # newest __cluster_metadata segment of each replica (the clock)
 
-    def findings(self) -> List[Finding]:
+    def findings(self, partitions: Optional[Sequence[PartitionView]] = None) -> List[Finding]:
+        """Every finding; ``partitions``: only those data partition replicas' (and their comparison), with
+        every finding that is not about a data partition (inputs, log dirs, coordinators)."""
+        chosen = self.partitions if partitions is None else partitions
         out = list(self.inventory.findings) + list(self.notes)
         for d in self.inventory.log_dirs:
             out.extend(d.findings)
-        for p in self.partitions:
+        for p in chosen:
             out.extend(p.findings)
         out.extend(self.coordinator.findings)
-        out.extend(compare_replicas(self.partitions))
+        out.extend(compare_replicas(chosen))
         return out
 
     def with_evidence(self, findings: Iterable[Finding]) -> List[Finding]:

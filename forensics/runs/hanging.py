@@ -179,7 +179,8 @@ def abort_commands(req: AbortRequest, listener: Listener = Quiet()) -> AbortResu
 
 @dataclass(frozen=True)
 class ReportRequest(CommandsRequest):
-    """The report shows every open transaction with its commands, never arming an unverifiable one."""
+    """The report shows every open transaction of its selection (the verdicts' topic, partition and broker
+    id) with its commands, never arming an unverifiable one."""
 
 
 @dataclass(frozen=True)
@@ -190,12 +191,21 @@ class ReportResult:
 
 def incident_report(req: ReportRequest, listener: Listener = Quiet()) -> ReportResult:
     """The incident model: every open transaction with its verdict, evidence and commands, LSO lag per
-    partition, a timeline per transactional id (rendered to HTML by the command line)."""
+    partition, a timeline per transactional id (rendered to HTML by the command line). With a topic,
+    partition or broker id, only those partitions, and what the rest of the evidence holds counted."""
     opened, rep, verdicts, when, version = _verdicts("report", req.verdicts, listener)
     run = _finish(opened, rep, when, version)
     rows = req.rows(verdicts, opened.inventory, version)
+    selection = req.verdicts.selection
+    whole = _whole_cluster(rep, req.verdicts, when) if selection.narrows_partitions else ()
     written = run.manifest
     incident = build_incident(rep, verdicts, when, inputs=req.verdicts.evidence.paths, rows=rows,
                               manifest=(written.ref.path, written.ref.sha256) if written is not None else None,
-                              brokers=version.label)
+                              brokers=version.label, selection=selection, whole=whole)
     return ReportResult(incident, run)
+
+
+def _whole_cluster(rep: StateReport, req: VerdictRequest, when: AsOf) -> List[Verdict]:
+    """The verdicts of every partition as the report without a selection judges them (to count those a
+    selection leaves out)."""
+    return verdicts_of(rep, as_of=when.time_ms, max_timeout_ms=req.max_timeout_ms, time_text=req.time_text)[0]

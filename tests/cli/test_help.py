@@ -150,6 +150,7 @@ EXPECTED_EXIT = {  # every example's exit status: 1 where find-hanging finds the
     "describe fixtures/example-disk --transactional-id reporting-app": 0,
     "abort-commands fixtures/example-disk --bootstrap-server kafka-1:9092 > abort.sh": 0,
     "report fixtures/example-disk --out report.html --bootstrap-server kafka-1:9092": 0,
+    "report fixtures/example-disk --out orders.html --topic orders": 0,
     "export fixtures/example-disk --out example-export": None,  # needs Spark: tests/spark
     "export fixtures/example-disk --out example-export --overwrite --master local[2]": None,
     f"dump {help_text.ORDERS_0}": 0,
@@ -212,7 +213,8 @@ def test_the_example_runs_on_the_example_disk(name, lines, tmp_path):
         script = (tmp_path / "abort.sh").read_text(encoding="utf-8")
         assert "kafka-transactions.sh --bootstrap-server kafka-1:9092 abort --topic orders --partition 0" in script
     if name == "report":
-        assert (tmp_path / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+        out = lines[0][lines[0].index("--out") + 1]
+        assert (tmp_path / out).read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     if name == "verify-manifest":
         assert r.stdout.startswith("OK: all match;")
 
