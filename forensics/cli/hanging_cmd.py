@@ -128,7 +128,8 @@ def abort_commands_cli(
         ref = after_run(done.run.manifest, done.run.stats)
         render_abort_script(done.rows, sys.stdout, as_of=as_of_text(done.run.as_of), inputs=paths, manifest=ref,
                             bootstrap=bootstrap, command_config=command_config, warnings=list(done.run.warnings),
-                            brokers=done.run.version.label)
+                            brokers=done.run.version.label,
+                            selection=req.selection if req.selection.narrows_partitions else None)
         sys.stdout.flush()
         write_clock(done.run.as_of, as_of_line=False)
         write_findings(done.run.evidence)

@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, TextIO
 
 from forensics.render.counts import count
 from forensics.render.live_guard import guard_call, guard_functions
+from forensics.render.selection_text import Chosen, selection_options, selection_words
 from forensics.render.shell_text import command, comment, commented_command
 from forensics.render.time_text import duration, stamp
 from forensics.report.hanging import COMMAND_FORMS
@@ -135,10 +136,15 @@ def _row(r: Row, bootstrap: str, command_config: Optional[str]) -> str:
 def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs: Sequence[str],
                         manifest: Optional[Row] = None, warnings: Sequence[str] = (),
                         bootstrap: str = "<bootstrap-server>", command_config: Optional[str] = None,
-                        brokers: Optional[str] = None) -> None:
+                        brokers: Optional[str] = None, selection: Optional[Chosen] = None) -> None:
+    """The script; ``selection``: the ``--topic``, ``--partition``, ``--broker-id`` given (said in a comment:
+    the other partitions' transactions are not in it)."""
     rows = [as_mapping(r) for r in rows]
     text = "#!/bin/sh\n# kafka-forensics abort-commands: REVIEW BEFORE RUNNING. Nothing here has been run.\n"
     text += "".join(comment(f"WARNING: {w}") for w in warnings)
+    if selection is not None:
+        text += comment(f"only {selection_words(selection)} ({selection_options(selection)}): the open transactions "
+                        "outside it are not in this script")
     text += comment(f"inputs: {' '.join(inputs)}")
     if brokers is not None:
         text += comment(f"brokers: {brokers}")

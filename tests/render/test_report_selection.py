@@ -233,3 +233,18 @@ def test_on_a_real_disk_one_partition_and_its_broker(tmp_path):
     assert r.exit_code == 2 and r.stderr.startswith(f"kafka-forensics: no partition 99 of topic '{topic}' in the "
                                                     "evidence; partitions: ")
 
+
+def test_the_abort_script_of_a_selection_says_so():
+    args = ["abort-commands", str(EXAMPLE), "--bootstrap-server", "h:9092", "--engine", "local", "--no-progress"]
+    whole = runner.invoke(app, args)
+    part = runner.invoke(app, [*args, "--topic", "payments"])
+    assert whole.exit_code == part.exit_code == 0
+    assert not [line for line in whole.stdout.splitlines() if line.startswith("# only ")]
+    assert part.stdout.splitlines()[2] == ("# only topic 'payments' (--topic payments): the open transactions outside "
+                                           "it are not in this script")
+    assert "# nothing to abort" in part.stdout and "# nothing to abort" not in whole.stdout
+    one = runner.invoke(app, [*args, "--topic", "orders", "--partition", "0", "--broker-id", "1"])
+    assert one.stdout.splitlines()[2] == ("# only topic 'orders', partition 0, the replicas on broker 1 (--topic orders "
+                                          "--partition 0 --broker-id 1): the open transactions outside it are not in "
+                                          "this script")
+    assert one.stdout.replace(one.stdout.splitlines()[2] + "\n", "", 1) == whole.stdout
