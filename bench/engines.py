@@ -1,6 +1,8 @@
-"""Engine benchmark: ``--engine local`` against ``--engine spark --master local[N]``, N = 1..cores.
+"""Engine benchmark: ``--engine local`` against ``--engine spark --master local[N]``, N = 1..cores,
+and (``--standalone``) against a Spark standalone cluster on 127.0.0.1.
 
     .venv/bin/python bench/engines.py --disk /work/bench-data/disk-2g --command find-hanging --repeat 3
+    .venv/bin/python bench/engines.py --disk /work/bench-data/disk-2g --cores 1,2 --standalone
     .venv/bin/python bench/engines.py --disk /work/bench-data/disk-2g --growth
 
 Generates the disk with ``bench/synth_disk.py`` when ``--disk`` does not exist (``--size-gb``,
@@ -8,7 +10,17 @@ Generates the disk with ``bench/synth_disk.py`` when ``--disk`` does not exist (
 cache, then runs ``kafka-forensics <command> DISK --format json --no-progress`` as a subprocess per
 configuration, configurations alternating within each round (one untimed warm-up round first).
 
-Per run: wall time; the driver's peak memory (``VmHWM`` of the ``kafka-forensics`` process, polled
+``--standalone`` starts a master and ``--standalone-workers`` workers (1 core, 2g each) from the
+PySpark wheel in a private scratch dir before the rounds (its start-up is not timed: a cluster is
+already up when a user points ``--master`` at it), adds the configuration ``standalone NxC`` (``--engine
+spark --master spark://127.0.0.1:PORT``), and stops every daemon, executor and Python worker of the
+cluster when the benchmark ends, also on an error or SIGTERM.
+
+Per run: wall time; CPU time (user + system) of every process of the run: the command and whatever
+it started (each run is a session of its own, and each daemon of the standalone cluster leads its
+own: the executors and their Python workers are counted through it, the daemons themselves not),
+the larger of the reaped total (``wait4``) and the sum of each process's last polled utime + stime;
+the 1-minute load average as the run started; the driver's peak memory (``VmHWM`` of the ``kafka-forensics`` process, polled
 from ``/proc``), the largest ``VmHWM`` of a ``java`` descendant (the Spark JVM) and of another
 python descendant (PySpark workers); the tool's own figures from the stats file it writes when
 ``KAFKA_FORENSICS_STATS`` is set (units, tasks, bytes returned to the driver, Spark start-up and run
@@ -30,26 +42,35 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+import contextlib
+import shutil
+import signal
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from synth_disk import generate
+from synth_disk import generate  # noqa: E402  (synth_disk puts the repository root on sys.path)
+
+from tests.spark.cluster import HOST, ClusterError, StandaloneCluster, java_problem  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CLI = REPO / ".venv" / "bin" / "kafka-forensics"
 OK_EXIT = {"find-hanging": {0, 1}}  # 1 = something hangs
 POLL_S, TREE_EVERY = 0.02, 10  # /proc/<driver>/status every 20 ms, the process tree every 10th poll
+TICK = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(frozen=True)
 class Config:
     label: str
     flags: tuple  # extra CLI flags (empty: an old CLI without --engine)
+    env: Tuple[Tuple[str, str], ...] = ()  # extra environment of the run
 
 
 @dataclass
 class Run:
     config: Config
     wall: float
+    cpu: float
+    load: float
     rc: int
     driver_kb: int
     jvm_kb: int
@@ -64,7 +85,12 @@ class Peaks:
     driver: int = 0
     jvm: int = 0
     worker: int = 0
-    seen: Dict[int, str] = field(default_factory=dict)
+    seen: Dict[int, str] = field(default_factory=dict)  # pid -> comm of every process of the run
+    ticks: Dict[int, int] = field(default_factory=dict)  # pid -> last polled utime + stime
+    elsewhere: set = field(default_factory=set)  # pids outside the command's own session (the cluster's)
+
+    def cpu(self, pids: Optional[set] = None) -> float:
+        return sum(t for p, t in self.ticks.items() if pids is None or p in pids) / TICK
 
 
 # ---------------------------------------------------------------------------------------------
@@ -84,7 +110,7 @@ def vm_hwm_kb(pid: int) -> int:
 
 
 def process_table() -> Dict[int, tuple]:
-    """pid -> (ppid, comm) of every process."""
+    """pid -> (ppid, comm, session, utime + stime ticks, zombie) of every process."""
     table = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -96,28 +122,35 @@ def process_table() -> Dict[int, tuple]:
             continue
         head, _, tail = raw.rpartition(b")")
         comm = head.partition(b"(")[2].decode(errors="replace")
-        table[int(entry)] = (int(tail.split()[1]), comm)
+        f = tail.split()
+        table[int(entry)] = (int(f[1]), comm, int(f[3]), int(f[11]) + int(f[12]), f[0] == b"Z")
     return table
 
 
-def descendants(root: int) -> Dict[int, str]:
-    table = process_table()
-    children: Dict[int, List[int]] = {}
-    for pid, (ppid, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    out, todo = {}, list(children.get(root, ()))
-    while todo:
-        pid = todo.pop()
-        out[pid] = table[pid][1]
-        todo.extend(children.get(pid, ()))
-    return out
+def sample_sessions(peaks: Peaks, leader: int, daemons: set, ignore: set) -> set:
+    """Every process of the run: in the session the command leads, or in one of the cluster's
+    daemons' (whose processes from before the run, the daemons first, are in ``ignore``): its name
+    and its CPU ticks so far. Returns the pids of those still running (not zombies: spark-class
+    leaves one to its JVM, which never reaps it)."""
+    found = set()
+    for pid, (_, comm, sid, ticks, zombie) in process_table().items():
+        if (sid == leader or sid in daemons) and pid not in ignore:
+            if not zombie:
+                found.add(pid)
+            peaks.seen[pid] = comm
+            peaks.ticks[pid] = max(peaks.ticks.get(pid, 0), ticks)
+            if sid != leader:
+                peaks.elsewhere.add(pid)
+    return found
 
 
-def sample(pid: int, peaks: Peaks, scan_tree: bool) -> None:
+def sample(pid: int, peaks: Peaks, scan_tree: bool, daemons: set, ignore: set) -> None:
     peaks.driver = max(peaks.driver, vm_hwm_kb(pid))
     if scan_tree:
-        peaks.seen.update(descendants(pid))
+        sample_sessions(peaks, pid, daemons, ignore)
     for child, comm in peaks.seen.items():
+        if child == pid:
+            continue
         if comm == "java":
             peaks.jvm = max(peaks.jvm, vm_hwm_kb(child))
         elif comm.startswith("python"):
@@ -128,22 +161,43 @@ def sample(pid: int, peaks: Peaks, scan_tree: bool) -> None:
 # one run
 
 
-def run_once(cmd: Sequence[str], env: dict, out: Path, err: Path) -> tuple:
-    """Run ``cmd``; (wall seconds, exit code, peaks). The child is reaped with ``wait4`` here."""
+def run_once(cmd: Sequence[str], env: dict, out: Path, err: Path, daemons: set = frozenset()) -> tuple:
+    """Run ``cmd`` in a session of its own; (wall seconds, CPU seconds, exit code, peaks). The child
+    is reaped with ``wait4`` here; then, with ``daemons`` (a standalone cluster's), the processes the
+    run left in their sessions (executors end a little after the application) are waited for."""
+    daemons = set(daemons)
+    ignore = daemons | {p for p, row in process_table().items() if row[2] in daemons}
     with open(out, "wb") as fo, open(err, "wb") as fe:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, env=env)
+        proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, env=env, start_new_session=True)
         peaks, n = Peaks(), 0
         while True:
-            pid, status, _ = os.wait4(proc.pid, os.WNOHANG)
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
-            sample(proc.pid, peaks, n % TREE_EVERY == 0)
+            sample(proc.pid, peaks, n % TREE_EVERY == 0, daemons, ignore)
             n += 1
             time.sleep(POLL_S)
         wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, proc.returncode, peaks
+    settle(peaks, proc.pid, daemons, ignore)
+    own = set(peaks.ticks) - peaks.elsewhere
+    reaped = usage.ru_utime + usage.ru_stime
+    cpu = max(reaped, peaks.cpu(own)) + peaks.cpu(peaks.elsewhere)
+    return wall, cpu, proc.returncode, peaks
+
+
+def settle(peaks: Peaks, leader: int, daemons: set, ignore: set, timeout: float = 30.0) -> None:
+    """Poll until nothing the run started is left in its session or the daemons' (at most ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        left = sample_sessions(peaks, leader, daemons, ignore)
+        if not left:
+            return
+        time.sleep(0.2)
+    table = process_table()
+    names = ", ".join(f"{p} {table[p][1]} (parent {table[p][0]})" for p in sorted(left) if p in table)
+    print(f"  ! processes of the run still alive after {timeout:.0f} s: {names}", file=sys.stderr)
 
 
 def read_stats(path: Path) -> Optional[dict]:
@@ -155,13 +209,14 @@ def read_stats(path: Path) -> Optional[dict]:
 
 
 def measure(cli: Sequence[str], command: str, disk: Path, config: Config, work: Path, i: int,
-            reference: Optional[bytes]) -> tuple:
+            reference: Optional[bytes], daemons: set = frozenset()) -> tuple:
     """One run of ``config``; returns (Run, stdout bytes)."""
     stem = f"{disk.name}-run-{i}"
     out, err, stats = work / f"{stem}.out", work / f"{stem}.err", work / f"{stem}.stats.json"
-    env = dict(os.environ, KAFKA_FORENSICS_STATS=str(stats))
+    env = dict(os.environ, KAFKA_FORENSICS_STATS=str(stats), **dict(config.env))
     cmd = [*cli, command, str(disk), "--format", "json", "--no-progress", *config.flags]
-    wall, rc, peaks = run_once(cmd, env, out, err)
+    load = os.getloadavg()[0]
+    wall, cpu, rc, peaks = run_once(cmd, env, out, err, daemons)
     data = out.read_bytes()
     tail = "" if rc in OK_EXIT.get(command, {0}) else err.read_text(errors="replace")[-2000:]
     same = None if reference is None else data == reference
@@ -169,7 +224,8 @@ def measure(cli: Sequence[str], command: str, disk: Path, config: Config, work: 
         print(f"  ! {config.label}: stdout differs from the local engine's, kept as {out}", file=sys.stderr)
     else:
         out.unlink()
-    return Run(config, wall, rc, peaks.driver, peaks.jvm, peaks.worker, read_stats(stats), same, tail), data
+    return Run(config, wall, cpu, load, rc, peaks.driver, peaks.jvm, peaks.worker, read_stats(stats), same,
+               tail), data
 
 
 # ---------------------------------------------------------------------------------------------
@@ -182,16 +238,56 @@ def cli_has_engine(cli: Sequence[str], command: str) -> bool:
     return "--engine" in res.stdout
 
 
-def configs(has_engine: bool, cores: Sequence[int], conf: Sequence[str]) -> List[Config]:
+def configs(has_engine: bool, cores: Sequence[int], conf: Sequence[str],
+            cluster: Optional[StandaloneCluster] = None) -> List[Config]:
     if not has_engine:
         return [Config("local (no --engine flag)", ())]
     extra = tuple(x for kv in conf for x in ("--conf", kv))
-    return [Config("local", ("--engine", "local"))] + [
+    out = [Config("local", ("--engine", "local"))] + [
         Config(f"spark local[{n}]", ("--engine", "spark", "--master", f"local[{n}]", *extra)) for n in cores]
+    if cluster is not None:  # the driver must bind where the executors can reach it
+        out.append(Config(f"spark standalone {cluster.workers}x{cluster.cores}",
+                          ("--engine", "spark", "--master", cluster.master_url, *extra),
+                          (("SPARK_LOCAL_IP", HOST), ("SPARK_LOCAL_HOSTNAME", HOST))))
+    return out
+
+
+def _exit_on_signal(signum: int, _frame) -> None:
+    raise SystemExit(128 + signum)  # unwinds through standalone()'s finally: the cluster is stopped
+
+
+@contextlib.contextmanager
+def standalone(a: argparse.Namespace) -> Iterator[Optional[StandaloneCluster]]:
+    """With ``--standalone``: a master and ``--standalone-workers`` workers of one core on 127.0.0.1,
+    in a scratch dir of their own under ``--scratch``; stopped (and the dir removed) however the
+    benchmark ends. Without: None."""
+    if not a.standalone:
+        yield None
+        return
+    problem = java_problem()
+    if problem:
+        raise SystemExit(f"--standalone: {problem}")
+    scratch = Path(tempfile.mkdtemp(prefix="kf-bench-cluster-", dir=a.scratch))
+    cluster = StandaloneCluster(scratch, cores=1, memory=a.standalone_memory, workers=a.standalone_workers)
+    previous = {sig: signal.signal(sig, _exit_on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        t0 = time.perf_counter()
+        try:
+            cluster.start()
+        except ClusterError as exc:
+            raise SystemExit(f"--standalone: the cluster did not start: {exc}") from None
+        print(f"standalone cluster {cluster.master_url}: {cluster.workers} workers x {cluster.cores} core, "
+              f"{cluster.memory} each, up in {time.perf_counter() - t0:.1f} s (not timed)", file=sys.stderr)
+        yield cluster
+    finally:
+        cluster.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def rounds(cli: Sequence[str], command: str, disk: Path, cfgs: Sequence[Config], repeat: int, warmup: int,
-           work: Path) -> List[Run]:
+           work: Path, daemons: set = frozenset()) -> List[Run]:
     """``warmup`` untimed rounds then ``repeat`` timed ones, configurations alternating; the first
     configuration's stdout (the local engine's) is the reference of the byte comparison."""
     runs: List[Run] = []
@@ -200,13 +296,14 @@ def rounds(cli: Sequence[str], command: str, disk: Path, cfgs: Sequence[Config],
     for r in range(warmup + repeat):
         for c in cfgs:
             i += 1
-            run, data = measure(cli, command, disk, c, work, i, reference)
+            run, data = measure(cli, command, disk, c, work, i, reference, daemons)
             if reference is None and c == cfgs[0] and run.rc in OK_EXIT.get(command, {0}):
                 reference = data
                 run.identical = True
                 (work / f"{disk.name}-local-reference.out").write_bytes(data)
             tag = "warm-up" if r < warmup else f"round {r - warmup + 1}/{repeat}"
-            print(f"  {tag:>12} {c.label:<26} {run.wall:8.2f} s  rc={run.rc}", file=sys.stderr, flush=True)
+            print(f"  {tag:>12} {c.label:<26} {run.wall:8.2f} s wall {run.cpu:8.2f} s CPU  load {run.load:5.2f}"
+                  f"  rc={run.rc}", file=sys.stderr, flush=True)
             if run.stderr_tail:
                 print(run.stderr_tail, file=sys.stderr)
             if r >= warmup:
@@ -249,6 +346,8 @@ def summarize(runs: Sequence[Run], cfg: Config, size: int) -> dict:
     wall = statistics.median(r.wall for r in mine)
     startup = stat_of(mine, "startupSeconds")
     return {"config": cfg.label, "wall": wall, "min": min(r.wall for r in mine), "max": max(r.wall for r in mine),
+            "cpu": statistics.median(r.cpu for r in mine), "load": statistics.median(r.load for r in mine),
+            "loads": [round(r.load, 2) for r in mine], "master": next((r.stats.get("master") for r in mine if r.stats), None),
             "mbps": size / 1e6 / wall, "startup": startup, "net": None if startup is None else wall - startup,
             "run": stat_of(mine, "runSeconds"),
             "driver": max(r.driver_kb for r in mine), "jvm": max(r.jvm_kb for r in mine),
@@ -262,13 +361,13 @@ def summarize(runs: Sequence[Run], cfg: Config, size: int) -> dict:
 def print_table(rows: Sequence[dict], size: int, command: str) -> None:
     ok = OK_EXIT.get(command, {0})
     print(f"\n{command} on {size / 1e6:.0f} MB ({size} bytes of files); medians; memory = peak VmHWM in MiB")
-    head = (f"{'configuration':<26}{'wall s':>8}{'min-max':>14}{'MB/s':>8}{'start s':>9}{'wall-start':>11}{'run s':>7}"
+    head = (f"{'configuration':<26}{'wall s':>8}{'min-max':>14}{'CPU s':>8}{'load':>6}{'MB/s':>8}{'start s':>9}{'wall-start':>11}{'run s':>7}"
             f"{'driver':>8}{'JVM':>7}{'worker':>8}{'to driver':>11}{'units':>7}{'tasks':>7}  same JSON")
     print(head)
     print("-" * len(head))
     for s in rows:
         spread = f"{s['min']:.2f}-{s['max']:.2f}"
-        print(f"{s['config']:<26}{s['wall']:8.2f}{spread:>14}{s['mbps']:8.0f}{fmt(s['startup']):>9}"
+        print(f"{s['config']:<26}{s['wall']:8.2f}{spread:>14}{s['cpu']:8.2f}{s['load']:6.2f}{s['mbps']:8.0f}{fmt(s['startup']):>9}"
               f"{fmt(s['net']):>11}{fmt(s['run']):>7}{mib(s['driver']):>8}{mib(s['jvm']):>7}{mib(s['worker']):>8}"
               f"{fmt(s['toDriver'], '.0f'):>11}{fmt(s['units'], '.0f'):>7}{fmt(s['tasks'], '.0f'):>7}  {s['identical']}")
     for s in rows:
@@ -281,11 +380,11 @@ def print_ratios(rows: Sequence[dict]) -> None:
     if len(rows) < 2:
         print("\nno Spark configuration ran (the CLI has no --engine yet): no ratios")
         return
-    print("\nspeed-up = local wall / spark wall (>1: Spark faster)")
+    print("\nspeed-up = local / spark (>1: Spark faster); CPU: local CPU / spark CPU (>1: Spark cheaper)")
     for s in rows[1:]:
         net = None if s["net"] is None or s["net"] <= 0 else local["wall"] / s["net"]
-        print(f"  {s['config']:<20} end to end {local['wall'] / s['wall']:5.2f}x   "
-              f"without start-up {fmt(net)}{'x' if net else ''}")
+        print(f"  {s['config']:<26} end to end {local['wall'] / s['wall']:5.2f}x   "
+              f"without start-up {fmt(net)}{'x' if net else ''}   CPU {local['cpu'] / s['cpu']:5.2f}x")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -308,12 +407,13 @@ def check_load(when: str) -> None:
               f"{os.cpu_count()} cores, figures are skewed", file=sys.stderr, flush=True)
 
 
-def benchmark(a: argparse.Namespace, cli: List[str], disk: Path, cfgs: Sequence[Config], work: Path) -> List[dict]:
+def benchmark(a: argparse.Namespace, cli: List[str], disk: Path, cfgs: Sequence[Config], work: Path,
+              daemons: set = frozenset()) -> List[dict]:
     size = disk_bytes(disk)
     if not a.no_warm_cache:
         warm_cache(disk)
     check_load("before the runs")
-    runs = rounds(cli, a.command, disk, cfgs, a.repeat, a.warmup, work)
+    runs = rounds(cli, a.command, disk, cfgs, a.repeat, a.warmup, work, daemons)
     sys.stdout.flush()
     return [summarize(runs, c, size) for c in cfgs]
 
@@ -348,6 +448,11 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     ap.add_argument("--warmup", type=int, default=1, help="untimed rounds before")
     ap.add_argument("--cores", default=None, help="N values of local[N], e.g. 1,2 (default 1..os.cpu_count())")
     ap.add_argument("--conf", action="append", default=[], help="key=value passed to the Spark runs as --conf")
+    ap.add_argument("--standalone", action="store_true",
+                    help="also run on a standalone cluster on 127.0.0.1 started (and stopped) by the benchmark")
+    ap.add_argument("--standalone-workers", type=int, default=2, help="its workers, one core each")
+    ap.add_argument("--standalone-memory", default="2g", help="memory of each worker")
+    ap.add_argument("--scratch", type=Path, default=None, help="where the cluster's dir goes (default: TMPDIR)")
     ap.add_argument("--cli", default=str(DEFAULT_CLI), help="the kafka-forensics command (split on spaces)")
     ap.add_argument("--growth", action="store_true", help="driver memory on a half-size disk and the full one")
     ap.add_argument("--json", type=Path, default=None, help="write the summary rows there as JSON")
@@ -367,10 +472,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     has_engine = cli_has_engine(cli, a.command)
     if not has_engine:
         print("note: the CLI has no --engine option yet: measuring the local engine only", file=sys.stderr)
-    cfgs = configs(has_engine, cores, a.conf)
-    with tempfile.TemporaryDirectory(prefix="kf-bench-") as tmp:
+    with standalone(a) as cluster, tempfile.TemporaryDirectory(prefix="kf-bench-") as tmp:
+        cfgs = configs(has_engine, cores, a.conf, cluster)
+        daemons = set(cluster.daemon_pids()) if cluster else set()
         work = Path(tmp)
-        result = growth(a, cli, a.disk, cfgs, work) if a.growth else benchmark(a, cli, a.disk, cfgs, work)
+        result = growth(a, cli, a.disk, cfgs, work) if a.growth else benchmark(a, cli, a.disk, cfgs, work, daemons)
         if not a.growth:
             print_table(result, disk_bytes(a.disk), a.command)
             print_ratios(result)

@@ -1,4 +1,5 @@
-"""A real Spark standalone cluster (one master, one worker) on 127.0.0.1, for tests.
+"""A real Spark standalone cluster (one master, one or more workers) on 127.0.0.1, for tests
+and for ``bench/engines.py --standalone``.
 
 Everything comes from the PySpark wheel: its ``bin/spark-class`` launches
 ``org.apache.spark.deploy.master.Master`` and ``org.apache.spark.deploy.worker.Worker``
@@ -141,11 +142,13 @@ class ClusterError(RuntimeError):
 
 @dataclass
 class StandaloneCluster:
-    """One master and one worker, started by :meth:`start`, killed by :meth:`stop`."""
+    """One master and ``workers`` workers (``cores`` and ``memory`` each), started by :meth:`start`,
+    killed by :meth:`stop`. The workers share one work dir (executor ids are unique per application)."""
 
     base_dir: Path
     cores: int = 2
     memory: str = "1g"
+    workers: int = 1
     start_timeout: float = 90.0
 
     master_port: int = 0
@@ -242,7 +245,8 @@ class StandaloneCluster:
                 last_error = exc
             time.sleep(0.25)
         raise ClusterError(f"timed out waiting for {what} (last error: {last_error})\n"
-                           + self.log_tail("master") + "\n" + self.log_tail("worker"))
+                           + self.log_tail("master")
+                           + ("" if name == "master" else "\n" + self.log_tail(name)))
 
     def start(self) -> StandaloneCluster:
         problem = java_problem()
@@ -271,26 +275,40 @@ class StandaloneCluster:
                 if attempt == 2 or time.monotonic() >= deadline:
                     raise
 
-        self.worker_webui_port = free_port()
-        worker = self._spawn("worker", [
-            "org.apache.spark.deploy.worker.Worker", self.master_url,
-            "--host", HOST,
-            "--cores", str(self.cores),
-            "--memory", self.memory,
-            "--work-dir", str(self.work_dir),
-            "--webui-port", str(self.worker_webui_port),
-        ], env)
         try:
-            self._wait("the worker to register with the master", worker, "worker",
-                       lambda s: self.alive_workers(s) >= 1, deadline)
+            for n in range(1, self.workers + 1):
+                name = self.worker_name(n)
+                self.worker_webui_port = free_port()   # the last worker's
+                worker = self._spawn(name, [
+                    "org.apache.spark.deploy.worker.Worker", self.master_url,
+                    "--host", HOST,
+                    "--cores", str(self.cores),
+                    "--memory", self.memory,
+                    "--work-dir", str(self.work_dir),
+                    "--webui-port", str(self.worker_webui_port),
+                ], env)
+                self._wait(f"{name} to register with the master", worker, name,
+                           lambda s, n=n: self.alive_workers(s) >= n, deadline)
         except BaseException:
             self.stop()
             raise
         return self
 
+    @staticmethod
+    def worker_name(n: int) -> str:
+        """The log name of the n-th worker (1-based): ``worker``, ``worker-2``, ..."""
+        return "worker" if n == 1 else f"worker-{n}"
+
+    def daemon_pids(self) -> list[int]:
+        """The pids of the running daemons (master, workers): each leads a session of its own, which
+        the executor JVMs and Python workers it starts stay in."""
+        return [proc.pid for proc in self._procs if proc.poll() is None]
+
     def stop(self, grace: float = 10.0) -> None:
-        """SIGTERM each daemon's process group (worker first), SIGKILL what is left."""
+        """SIGTERM each daemon's process group (worker first), SIGKILL what is left, then anything
+        still in the daemons' sessions (PySpark's Python daemons move to process groups of their own)."""
         procs, self._procs = list(reversed(self._procs)), []
+        sessions = {proc.pid for proc in procs}
         for proc in procs:
             _signal_group(proc, signal.SIGTERM)
         deadline = time.monotonic() + grace
@@ -305,6 +323,11 @@ class StandaloneCluster:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
+        for pid in session_members(sessions):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         for log in self._logs:
             log.close()
         self._logs = []
@@ -314,6 +337,37 @@ class StandaloneCluster:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def start_for_test(cluster: StandaloneCluster) -> StandaloneCluster:
+    """``cluster`` started, for a pytest fixture: skipped, saying why, where it cannot run here (no
+    POSIX shell, no pyspark, no Java >= 17); failed, with the daemons' logs, where it does not start."""
+    import pytest
+
+    if os.name != "posix":
+        pytest.skip("the standalone cluster runs spark-class, a POSIX shell script")
+    pytest.importorskip("pyspark", reason="pyspark is not installed")
+    problem = java_problem()
+    if problem:
+        pytest.skip(problem)
+    try:
+        return cluster.start()
+    except ClusterError as exc:
+        pytest.fail(f"could not start the Spark standalone cluster: {exc}", pytrace=False)
+
+
+def session_members(sessions: set[int]) -> list[int]:
+    """Pids of the live processes whose session id is one of ``sessions`` (Linux /proc)."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rpartition(b")")[2].split()
+        except OSError:
+            continue
+        if fields and fields[0] != b"Z" and int(fields[3]) in sessions:
+            found.append(int(entry))
+    return found
 
 
 def _signal_group(proc: subprocess.Popen, sig: int) -> None:

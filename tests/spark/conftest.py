@@ -29,10 +29,10 @@ from pathlib import Path
 import pytest
 
 try:  # tests/spark as a package (tests/spark/__init__.py) or as a plain rootdir folder
-    from .cluster import ClusterError, StandaloneCluster, java_problem
+    from .cluster import StandaloneCluster, start_for_test
     from .cluster import spark_env as _spark_env
 except ImportError:
-    from cluster import ClusterError, StandaloneCluster, java_problem  # type: ignore[no-redef]
+    from cluster import StandaloneCluster, start_for_test  # type: ignore[no-redef]
     from cluster import spark_env as _spark_env  # type: ignore[no-redef]
 
 
@@ -47,17 +47,7 @@ def spark_env():
 @pytest.fixture(scope="session")
 def standalone_cluster_handle(tmp_path_factory):
     """The running :class:`StandaloneCluster` (master URL, JSON API, worker work dir)."""
-    if os.name != "posix":
-        pytest.skip("the standalone-cluster fixture runs spark-class, a POSIX shell script")
-    pytest.importorskip("pyspark", reason="pyspark is not installed")
-    problem = java_problem()
-    if problem:
-        pytest.skip(problem)
-    cluster = StandaloneCluster(tmp_path_factory.mktemp("spark-standalone"))
-    try:
-        cluster.start()
-    except ClusterError as exc:
-        pytest.fail(f"could not start the Spark standalone cluster: {exc}", pytrace=False)
+    cluster = start_for_test(StandaloneCluster(tmp_path_factory.mktemp("spark-standalone")))
     try:
         yield cluster
     finally:
