@@ -16,7 +16,7 @@ def _master(chosen: Chosen) -> str:
 
 
 def engine_line(chosen: Chosen) -> str:
-    """``engine local (in-process): 1.2 MiB of log data, below the 10.0 GiB from which Spark was
+    """``engine local (in-process): 1.2 MiB of log data, below the 16.0 GiB from which Spark was
     measured faster`` (without the ``kafka-forensics: `` prefix; paths in ``given`` are the caller's
     to escape)."""
     what = "local (in-process)" if chosen.name is EngineName.local else f"spark ({_master(chosen)})"

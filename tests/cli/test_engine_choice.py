@@ -74,7 +74,7 @@ def test_every_run_says_which_engine_and_why_once(command, tmp_path: Path) -> No
     size = _kib(_log_bytes(EXAMPLE))
     lines = _stderr_lines(*(a.replace("{tmp}", str(tmp_path)) for a in command))
     said = [line for line in lines if line.startswith("kafka-forensics: engine ")]
-    assert said == [f"kafka-forensics: engine local (in-process): {size} of log data, below the 10.0 GiB from "
+    assert said == [f"kafka-forensics: engine local (in-process): {size} of log data, below the 16.0 GiB from "
                     "which Spark was measured faster"], lines
 
 
