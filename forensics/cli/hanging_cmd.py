@@ -29,6 +29,7 @@ from forensics.cli.options import (
     TIMEOUT,
     REDACT,
     TOPIC,
+    WIDE,
     RowFormat,
     engine_choice,
     evidence_of,
@@ -39,6 +40,7 @@ from forensics.render.clock_text import as_of_text
 from forensics.render.rows import render_rows
 from forensics.render.shell_text import has_hidden, visible
 from forensics.render.state_render import HANGING_BELOW, HANGING_HEADERS, HANGING_TABLE
+from forensics.render.state_screens import hanging_screen
 from forensics.render.time_text import stamp
 from forensics.report.hanging import Outcome
 from forensics.runs.context import EngineName
@@ -76,7 +78,7 @@ def find_hanging_cli(
     paths: List[str] = PATHS, as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT,
     topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
     show_all: bool = typer.Option(False, "--all", help="Every open transaction with its verdict."),
-    redact: bool = REDACT, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT,
+    redact: bool = REDACT, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE,
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     broker_version: Optional[str] = BROKER_VERSION,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
@@ -89,7 +91,7 @@ def find_hanging_cli(
                              StderrListener(progress))
         ref = after_run(found.run.manifest, found.run.stats)
         render_rows(fmt.value, found.rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS, manifest=ref,
-                    below=HANGING_BELOW)
+                    below=HANGING_BELOW, screen=lambda rows, out: hanging_screen(rows, out, wide))
         sys.stdout.flush()
         write_run_diagnostics(found.run)
         if found.hidden and not show_all:

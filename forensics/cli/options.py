@@ -201,6 +201,8 @@ class RowFormat(str, Enum):
 
 FORMAT = format_option(RowFormat)
 STRICT = typer.Option(False, "--strict", help="Exit 5 when any finding was reported (on stderr), after the output.")
+WIDE = typer.Option(False, "--wide", help="Table: every column, each as wide as it needs (default: the columns "
+                    "read first, fitted to the screen; long texts folded).")
 PROGRESS = typer.Option(True, "--progress/--no-progress", show_default=False, help="A progress bar on stderr "
                         "(shown only on a terminal). Default: --progress.")
 

@@ -25,6 +25,7 @@ from forensics.cli.options import (
     PROGRESS,
     STRICT,
     TOPIC,
+    WIDE,
     engine_choice,
     evidence_of,
     format_option,
@@ -47,8 +48,7 @@ def scan_cli(
     as_of: Optional[str] = AS_OF, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     broker_version: Optional[str] = BROKER_VERSION,
     topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
-    wide: bool = typer.Option(False, "--wide", help="Table: every column (topic ids, segments, bytes, batches, "
-                              "records, offsets, formats, codecs), as wide as they need."),
+    wide: bool = WIDE,
     internal: bool = typer.Option(False, "--internal", help="Table: also the partitions of internal topics with "
                                   "no LSO lag, open transaction or finding (hidden by default)."),
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,

@@ -26,6 +26,7 @@ from forensics.cli.options import (
     PROGRESS,
     STRICT,
     TOPIC_REQUIRED,
+    WIDE,
     RowFormat,
     engine_choice,
     evidence_of,
@@ -42,6 +43,7 @@ from forensics.render.state_render import (
     history_tables,
     producer_timeline_tables,
 )
+from forensics.render.state_screens import describe_screen, list_screen, producers_screen
 from forensics.runs.context import EngineName
 from forensics.runs.state import (
     DescribeRequest,
@@ -62,9 +64,9 @@ def _strict(findings, strict: bool) -> None:
 def describe_producers_cli(
     paths: List[str] = PATHS,
     topic: str = TOPIC_REQUIRED, partition: int = PARTITION_REQUIRED, broker_id: Optional[int] = BROKER,
-    timeline: bool = typer.Option(False, "--timeline", help="Table format: also print each producer's transactions."),
-    fmt: RowFormat = FORMAT, strict: bool = STRICT, progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
-    cluster_id: Optional[str] = CLUSTER_ID,
+    timeline: bool = typer.Option(False, "--timeline", help="Table and text formats: also print each producer's transactions."),
+    fmt: RowFormat = FORMAT, wide: bool = WIDE, strict: bool = STRICT, progress: bool = PROGRESS,
+    manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Producer state of one partition replica, as the broker held it (snapshot + replay)."""
@@ -74,7 +76,8 @@ def describe_producers_cli(
         done = describe_producers(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
         render_rows(fmt.value, done.rows, PRODUCER_TABLE, sys.stdout,
-                    producer_timeline_tables if timeline else lambda rows: [], manifest=ref)
+                    producer_timeline_tables if timeline else lambda rows: [], manifest=ref,
+                    screen=lambda rows, out: producers_screen(rows, out, wide, timeline))
         sys.stdout.flush()
         _strict(done.findings, strict)
 
@@ -83,7 +86,7 @@ def list_cli(
     paths: List[str] = PATHS,
     state: Optional[str] = typer.Option(None, "--state", metavar="STATE", help="Only transactional ids in this state (any case): "
                                         + ", ".join(STATE_NAMES) + "."),
-    partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, strict: bool = STRICT,
+    partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE, strict: bool = STRICT,
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
@@ -93,7 +96,7 @@ def list_cli(
         done = list_ids(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
         render_rows(fmt.value, done.rows, LIST_TABLE, sys.stdout, manifest=ref, headers=LIST_HEADERS,
-                    formats=LIST_FORMATS)
+                    formats=LIST_FORMATS, screen=lambda rows, out: list_screen(rows, out, wide))
         sys.stdout.flush()
         if done.note is not None:
             sys.stderr.write(done.note + "\n")
@@ -103,7 +106,8 @@ def list_cli(
 def describe_cli(
     paths: List[str] = PATHS,
     transactional_id: str = typer.Option(..., "--transactional-id", metavar="ID", help="The transactional id."),
-    as_of: Optional[str] = AS_OF, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, strict: bool = STRICT,
+    as_of: Optional[str] = AS_OF, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE,
+    strict: bool = STRICT,
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
@@ -114,7 +118,7 @@ def describe_cli(
         done = describe_id(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
         render_rows(fmt.value, done.rows, DESCRIBE_TABLE, sys.stdout, history_tables, manifest=ref,
-                    below=DESCRIBE_BELOW)
+                    below=DESCRIBE_BELOW, screen=lambda rows, out: describe_screen(rows, out, wide))
         sys.stdout.flush()
         write_clock(done.as_of, as_of_line=False)
         _strict(done.findings, strict)

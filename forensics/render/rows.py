@@ -1,5 +1,6 @@
-"""Renderers for row reports, chosen by name: ``table`` (kafka-transactions.sh layout), ``json``, ``jsonl``,
-``csv``.
+"""Renderers for row reports, chosen by name: ``text`` (kafka-transactions.sh layout), ``table`` (the
+command's screen for people, :mod:`forensics.render.state_screens`; without one, ``text``), ``json``,
+``jsonl``, ``csv``.
 
 Rows are mappings keyed by lowerCamelCase column names (typed rows give theirs, see
 :mod:`forensics.report.row`). Knows nothing of Kafka rules: the
@@ -83,6 +84,7 @@ def _below_lines(texts: Sequence[str], width: Optional[int]) -> str:
 
 
 Formats = Mapping[str, Callable[[Any], str]]  # a column's cell text in a table (times: render/time_text)
+Screen = Callable[[Sequence[Row], TextIO], None]  # rows printed for people (render/state_screens)
 
 
 def kafka_table(rows: Sequence[Row], columns: Sequence[str], headers: Sequence[str] = (),
@@ -128,8 +130,9 @@ def render_csv(rows: Sequence[Row], columns: Sequence[str], out: TextIO) -> None
 def render_rows(fmt: str, rows: Sequence[Row], columns: Sequence[str], out: TextIO,
                 extra_tables: Callable[[Sequence[Row]], List[str]] = lambda rows: [],
                 headers: Sequence[str] = (), manifest: Optional[Row] = None, below: Optional[Below] = None,
-                formats: Optional[Formats] = None) -> None:
-    """Render ``rows`` in format ``fmt``; ``extra_tables`` adds text blocks after a table;
+                formats: Optional[Formats] = None, screen: Optional[Screen] = None) -> None:
+    """Render ``rows`` in format ``fmt``; ``screen``: what ``table`` prints (else ``text``'s lines);
+    ``extra_tables`` adds text blocks after the ``text`` lines;
     ``headers`` overrides the table's column titles; ``manifest`` (path and digest of the evidence
     manifest) is embedded in JSON; ``below``, ``formats``: see :func:`kafka_table`. A row is a mapping of
     its columns or a typed row (:class:`~forensics.report.row.JsonRow`)."""
@@ -140,6 +143,8 @@ def render_rows(fmt: str, rows: Sequence[Row], columns: Sequence[str], out: Text
         render_jsonl(rows, out, manifest)
     elif fmt == "csv":
         render_csv(rows, columns, out)
+    elif fmt == "table" and screen is not None:
+        screen(rows, out)
     else:
         out.write(kafka_table(rows, columns, headers, below, screen_width(out), formats))
         for block in extra_tables(rows):

@@ -15,14 +15,11 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional, Sequence, TextIO
 
-from rich.console import Console
-
 from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.findings import Finding, total
 from forensics.render.clock_text import as_of_text
 from forensics.render.counts import count
-from forensics.render.table_fit import NO_LIMIT, Column, fit, make_table, screen_width
-from forensics.render.table_text import print_table
+from forensics.render.table_fit import Column, fit_console, print_fitted, screen_width
 from forensics.render.terminal_text import term
 from forensics.render.time_text import short_duration
 from forensics.report.scan import LogDirSummary, PartitionSummary, ScanReport, SegmentSummary, quiet_internal
@@ -38,15 +35,6 @@ def _set(values) -> str:
 
 def _opt(value) -> str:
     return "-" if value is None else term(value)
-
-
-class _Console(Console):
-    """rich's console, except that a closed pipe is left to the command line (which ends the
-    command quietly, exit 0) instead of rich's ``SystemExit(1)``."""
-
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        raise BrokenPipeError
 
 
 # -- the columns: (column, cell of a row) ----------------------------------------------------------------
@@ -122,14 +110,6 @@ def _finding_cells(f: Finding) -> List[str]:
             "-" if f.first_offset is None else f"{f.first_offset}..{_opt(f.last_offset)}", term(f.message)]
 
 
-def _table(console: Console, title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]],
-           width: Optional[int]) -> None:
-    shown, left_out = fit(columns, rows, width)
-    print_table(console, make_table(title, columns, rows, shown))
-    if left_out:
-        console.print(f"({', '.join(left_out)} left out to fit {width} columns: --wide shows every column)")
-
-
 def _hidden_line(hidden: Sequence[PartitionSummary]) -> str:
     topics: Dict[str, int] = {}
     for p in hidden:
@@ -145,10 +125,9 @@ def render_scan_table(report: ScanReport, out: TextIO, version: Optional[BrokerV
     internal topics' partitions with nothing to look at (report/scan.quiet_internal) left out, said in
     one line, unless ``internal``."""
     width = None if wide else screen_width(out)
-    console = _Console(file=out, width=width or NO_LIMIT, highlight=False, soft_wrap=False, markup=False,
-                       emoji=False)
+    console = fit_console(out, width)
     if report.log_dirs:
-        _table(console, _dirs_title(report.log_dirs, wide), _DIRS_WIDE if wide else _DIRS,
+        print_fitted(console, _dirs_title(report.log_dirs, wide), _DIRS_WIDE if wide else _DIRS,
                [_dir_cells(d, wide) for d in report.log_dirs], width)
     console.print(f"As of {term(as_of_text(report.as_of))}")
     if version is not None:
@@ -157,14 +136,14 @@ def render_scan_table(report: ScanReport, out: TextIO, version: Optional[BrokerV
     parts = every if internal else [p for p in every if not quiet_internal(p)]
     hidden = [] if internal else [p for p in every if quiet_internal(p)]
     if parts:
-        _table(console, "Partitions", _PARTS_WIDE if wide else _PARTS, [_part_cells(p, wide) for p in parts], width)
+        print_fitted(console, "Partitions", _PARTS_WIDE if wide else _PARTS, [_part_cells(p, wide) for p in parts], width)
     if hidden:
         console.print(_hidden_line(hidden))
     if report.loose_segments:
-        _table(console, "Segment files", _LOOSE, [_loose_cells(s) for s in report.loose_segments], width)
+        print_fitted(console, "Segment files", _LOOSE, [_loose_cells(s) for s in report.loose_segments], width)
     findings = report.all_findings()
     if findings:
-        _table(console, f"Findings ({total(findings)})", _FINDINGS, [_finding_cells(f) for f in findings], width)
+        print_fitted(console, f"Findings ({total(findings)})", _FINDINGS, [_finding_cells(f) for f in findings], width)
     else:
         console.print("Findings: none")
 

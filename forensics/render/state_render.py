@@ -63,7 +63,7 @@ def _describe_lines(row: Row) -> List[str]:
 DESCRIBE_BELOW = Below((), _describe_lines)
 
 
-def _hanging_lines(row: Row) -> List[str]:
+def hanging_lines(row: Row) -> List[str]:
     """Under a find-hanging row: its last timestamp as people read it, and the reason."""
     ago = row.get("durationMs")
     when = f"last timestamp: {stamp(row.get('lastTimestamp'))}" + ("" if ago is None else f", {duration(ago)} "
@@ -71,4 +71,4 @@ def _hanging_lines(row: Row) -> List[str]:
     return [when, f"reason: {row.get('reason')}"]
 
 
-HANGING_BELOW = Below(("reason",), _hanging_lines)  # the reason under the row, not a column of the table
+HANGING_BELOW = Below(("reason",), hanging_lines)  # the reason under the row, not a column of the table

@@ -11,10 +11,14 @@ no width: every column, as wide as it needs.
 from __future__ import annotations
 
 import os
-from typing import List, NamedTuple, Optional, Sequence, TextIO, Tuple
+import textwrap
+from typing import Dict, List, NamedTuple, Optional, Sequence, TextIO, Tuple
 
 from rich.cells import cell_len
+from rich.console import Console
 from rich.table import Table
+
+from forensics.render.table_text import print_table
 
 NO_LIMIT = 1_000_000  # a console this wide never folds a line (a file or a pipe)
 
@@ -44,13 +48,23 @@ def _width(cols: Sequence[int], widths: Sequence[int]) -> int:
     return sum(widths[i] + 3 for i in cols) + 1
 
 
+def _natural(columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> List[int]:
+    return [max([cell_len(c.header)] + [cell_len(r[i]) for r in rows]) for i, c in enumerate(columns)]
+
+
+def _floor(column: Column, natural: int) -> int:
+    """The narrowest a column gets: a folding one its minimum (its header never broken), or less when
+    nothing in it is wider; any other its widest cell."""
+    return min(natural, max(column.min_width, cell_len(column.header))) if column.fold else natural
+
+
 def fit(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: Optional[int]) -> Tuple[List[int], List[str]]:
     """The indexes of the columns shown at ``width`` (None: all), and the headers left out."""
     shown = list(range(len(columns)))
     if width is None:
         return shown, []
-    natural = [max([cell_len(c.header)] + [cell_len(r[i]) for r in rows]) for i, c in enumerate(columns)]
-    narrow = [min(n, c.min_width) if c.fold else n for n, c in zip(natural, columns)]
+    natural = _natural(columns, rows)
+    narrow = [_floor(c, n) for n, c in zip(natural, columns)]
     left_out: List[str] = []
     for i in sorted((i for i, c in enumerate(columns) if c.drop), key=lambda i: -columns[i].drop):
         if _width(shown, narrow) <= width:
@@ -60,15 +74,70 @@ def fit(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: Optiona
     return shown, left_out
 
 
+def fold_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]], shown: Sequence[int],
+                width: Optional[int]) -> Dict[int, int]:
+    """The widths of the folding columns that must give way for the ``shown`` ones to fit ``width``:
+    the widest first, one column at a time, none below its minimum (nor its header's width)."""
+    natural = _natural(columns, rows)
+    widths = {i: natural[i] for i in shown}
+    excess = 0 if width is None else _width(shown, natural) - width
+    while excess > 0:
+        folding = [i for i in shown if columns[i].fold and widths[i] > _floor(columns[i], natural[i])]
+        if not folding:
+            break
+        widest = max(folding, key=lambda i: widths[i])
+        widths[widest] -= 1
+        excess -= 1
+    return {i: w for i, w in widths.items() if w < natural[i]}
+
+
 def make_table(title: Optional[str], columns: Sequence[Column], rows: Sequence[Sequence[str]],
-               shown: Optional[Sequence[int]] = None) -> Table:
-    """A rich table of ``rows`` (text cells) with the ``shown`` columns: folding ones fold, the others
-    never wrap."""
+               shown: Optional[Sequence[int]] = None, widths: Optional[Dict[int, int]] = None) -> Table:
+    """A rich table of ``rows`` (text cells) with the ``shown`` columns: folding ones fold (at their
+    ``widths`` where given, else where rich folds them), the others never wrap."""
     keep = list(range(len(columns))) if shown is None else list(shown)
     table = Table(title=title, title_justify="left")
     for i in keep:
         c = columns[i]
-        table.add_column(c.header, no_wrap=not c.fold, overflow="fold" if c.fold else "ellipsis")
+        table.add_column(c.header, no_wrap=not c.fold, overflow="fold" if c.fold else "ellipsis",
+                         width=(widths or {}).get(i))
     for r in rows:
         table.add_row(*(r[i] for i in keep))
     return table
+
+
+class FitConsole(Console):
+    """rich's console, except that a closed pipe is left to the command line (which ends the
+    command quietly, exit 0) instead of rich's ``SystemExit(1)``."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
+def fit_console(out: TextIO, width: Optional[int]) -> Console:
+    """A console onto ``out`` ``width`` columns wide (None: never folds), with markup, emoji codes and
+    highlighting off (no text from the evidence is ever read as rich markup)."""
+    return FitConsole(file=out, width=width or NO_LIMIT, highlight=False, soft_wrap=False, markup=False, emoji=False)
+
+
+def print_fitted(console: Console, title: Optional[str], columns: Sequence[Column], rows: Sequence[Sequence[str]],
+                 width: Optional[int], floors: bool = False) -> None:
+    """The table of ``rows`` fitted to ``width`` (None: every column), and a line naming the columns
+    left out to fit; ``floors``: no folding column narrower than its minimum (:func:`fold_widths`),
+    else rich shares the width out."""
+    shown, left_out = fit(columns, rows, width)
+    widths = fold_widths(columns, rows, shown, width) if floors else None
+    print_table(console, make_table(title, columns, rows, shown, widths))
+    if left_out:
+        console.print(f"({', '.join(left_out)} left out to fit {width} columns: --wide shows every column)")
+
+
+def fold(text: str, width: Optional[int], indent: str = "", more: str = "") -> List[str]:
+    """``text`` as lines of at most ``width`` columns (None: one line), the first after ``indent``,
+    the next after ``more``; broken between words, a word longer than a line (a path) within it."""
+    if width is None or cell_len(indent + text) <= width:
+        return [indent + text]
+    width = max(width, len(indent) + 20, len(more) + 20)  # a line of a few words whatever the indent
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=more, break_on_hyphens=False) \
+        or [indent + text]

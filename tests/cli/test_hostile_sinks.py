@@ -101,6 +101,23 @@ def test_other_invisible_characters_are_shown_escaped(disks, name, shown) -> Non
         assert raw not in out + err
 
 
+@pytest.mark.parametrize("name, shown", [
+    ("ansi-clear", "\\x1b[2J\\x1b[H\\x1b[31mred"),
+    ("carriage-return", "safe\\rFORGED"),
+    ("c1-csi", "\\u009b2J\\u0085next"),
+    ("bidi-override", "evil\\u202egnp.exe\\u2066x\\u2069"),
+    ("invalid-utf8", "bad\\xff\\xfe\\xc3("),
+])
+def test_the_screens_for_people_show_the_evidence_escaped(disks, name, shown) -> None:
+    """The default table (every column whole with --wide): the topic escaped in its cell and in the
+    line under the table, nothing raw."""
+    code, out, err = cli("find-hanging", disks[name], *LOCAL, *AS_OF, "--wide")
+    assert code == 1
+    assert f"│ {shown}-0 " in out and out.count(f"{shown}-0, producer 4242") == 1
+    for raw in ("\x1b", "\r", "\x9b", "\x85", "\u202e", "\u2066", "\udcff"):
+        assert raw not in out + err
+
+
 def test_evidence_in_an_error_line_is_escaped(tmp_path: Path) -> None:
     code, out, err = cli("scan", tmp_path / "gone\x1b[2J\nforged", *LOCAL)
     assert code == 3 and out == ""

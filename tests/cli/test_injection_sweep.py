@@ -103,10 +103,12 @@ def test_no_hostile_disk_injects_anything_into_any_output(disks) -> None:
 
 def test_the_sweep_can_fail(disks, monkeypatch) -> None:
     """With the terminal and CSV sinks switched off, the checks above report every payload."""
+    import forensics.render.row_screens as screens
     import forensics.render.rows as rows
 
     monkeypatch.setattr(rows, "term", str)
     monkeypatch.setattr(rows, "csv_text", str)
+    monkeypatch.setattr(screens, "term", str)
     name = "ansi-clear"
     for fmt in ("table", "text"):
         args = ("find-hanging", str(disks[name]), "--all", "--format", fmt)

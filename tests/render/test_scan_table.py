@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
 import forensics.cli.scan_cmd  # noqa: F401
+import forensics.cli.state_cmd  # noqa: F401
 from forensics.cli.app import app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -174,6 +175,9 @@ def _block(text: str) -> str:
     ("stuck-lso.md", ("scan", "fixtures/example-disk", "--as-of", "2026-01-01T01:00:00Z")),
     ("stuck-lso.md", ("find-hanging", "fixtures/example-disk", "--as-of", "2026-01-01T01:00:00Z")),
     ("cli.md", ("find-hanging", "fixtures/example-disk", "--as-of", "2026-01-01T01:00:00Z")),
+    ("cli.md", ("list", "fixtures/example-disk")),
+    ("cli.md", ("describe", "fixtures/example-disk", "--transactional-id", "reporting-app")),
+    ("cli.md", ("describe-producers", "fixtures/example-disk", "--topic", "orders", "--partition", "0", "--timeline")),
 ])
 def test_the_docs_show_the_screens_as_printed_at_100_columns(doc, args, monkeypatch):
     """docs/cli.md and docs/stuck-lso.md show these outputs exactly (run from the repository, TABs

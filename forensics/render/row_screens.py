@@ -1,0 +1,60 @@
+"""Row reports as screens for people (``--format table``): a table fitted to the screen as scan's are
+(:mod:`forensics.render.table_fit`), the long texts of each row folded after it, one record as
+``Field  value`` lines. Knows no Kafka rule: the caller names its fields, their cells and texts.
+
+Every cell and text goes through :func:`~forensics.render.terminal_text.term` (evidence text never
+reaches the terminal raw). A width of None (``--wide``, or a file or a pipe without ``COLUMNS``)
+prints every line whole.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
+
+from rich.cells import cell_len
+from rich.console import Console
+
+from forensics.render.table_fit import Column, fold, print_fitted
+from forensics.render.terminal_text import term
+
+Row = Any  # a mapping of a row's columns (render/rows.py)
+INDENT = "    "
+
+
+class Field(NamedTuple):
+    """A column of a screen: its header and layout, and its cell text of a row."""
+
+    column: Column
+    text: Callable[[Row], str]
+
+
+def key(name: str, text: Callable[[Any], str] = lambda v: "-" if v is None else str(v)) -> Callable[[Row], str]:
+    """The cell of a row's ``name`` value: ``text`` of it (default: as it is, ``-`` for None)."""
+    return lambda row: text(row.get(name))
+
+
+def print_rows(console: Console, title: Optional[str], fields: Sequence[Field], rows: Sequence[Row],
+               width: Optional[int]) -> None:
+    """The table of ``rows`` fitted to ``width`` (columns left out to fit are named under it)."""
+    cells = [[term(f.text(r)) for f in fields] for r in rows]
+    print_fitted(console, None if title is None else term(title), [f.column for f in fields], cells, width, floors=True)
+
+
+def print_notes(console: Console, notes: Sequence[Tuple[str, Sequence[str]]], width: Optional[int]) -> None:
+    """Each row's long texts: a heading that names the row, then each text indented, folded at ``width``."""
+    write = console.file.write
+    for heading, texts in notes:
+        lines = fold(term(heading), width, "", INDENT)
+        for text in texts:
+            lines += fold(term(text), width, INDENT, INDENT * 2)
+        write("".join(line + "\n" for line in lines))
+
+
+def print_record(console: Console, fields: Sequence[Tuple[str, str]], width: Optional[int]) -> None:
+    """One record as ``Name  value`` lines, the values aligned and folded under themselves."""
+    pad = max((cell_len(name) for name, _ in fields), default=0) + 2
+    lines: List[str] = []
+    for name, value in fields:
+        head = name + " " * (pad - cell_len(name))
+        lines += fold(term(value), width, head, " " * pad) if value else [name]
+    console.file.write("".join(line + "\n" for line in lines))

@@ -1,0 +1,183 @@
+"""The screens of find-hanging, list, describe and describe-producers for people (``--format table``):
+tables fitted to the screen as scan's are, the key numbers whole (the abort's arguments: partition as
+``topic-N``, producer id, epochs, coordinator epoch, start offset; and the duration), long texts (the
+reason, times with their epoch ms, partition lists) folded under the table or within their cell.
+``--wide``: every column, as wide as it needs. Kafka's own layout is ``--format text``
+(:func:`forensics.render.rows.kafka_table`).
+
+Headers are Kafka's where they fit 100 columns; where they do not, shorter ones of the same words:
+``Epoch`` is the producer epoch (Kafka's ProducerEpoch), ``CoordEpoch`` the coordinator epoch
+(CoordinatorEpoch, LatestCoordinatorEpoch), ``StartOffset`` the open transaction's first offset
+(CurrentTransactionStartOffset), ``Partition`` the topic and partition as ``topic-N``."""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, TextIO, Tuple
+
+from forensics.render.row_screens import Field, key, print_notes, print_record, print_rows
+from forensics.render.state_render import hanging_lines
+from forensics.render.table_fit import Column, fit_console, screen_width
+from forensics.render.time_text import duration, short_duration, stamp, table_time
+
+Row = Any
+
+
+def _none(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
+def _items(value: Any) -> str:
+    """A list as people read it: ``a-0, a-1`` (breaks between items), ``-`` when empty."""
+    return ", ".join(str(v) for v in value) if value else "-"
+
+
+def _time(value: Any) -> str:
+    return "-" if value is None else table_time(value)
+
+
+def _partition(row: Row) -> str:
+    return f"{row.get('topic')}-{row.get('partition')}"
+
+
+def _width(out: TextIO, wide: bool) -> Optional[int]:
+    return None if wide else screen_width(out)
+
+
+# -- find-hanging ------------------------------------------------------------------------------------
+
+_PARTITION = Field(Column("Partition", fold=True, min_width=24), _partition)
+_PRODUCER = Field(Column("ProducerId"), key("producerId"))
+_HANGING = (
+    _PARTITION, _PRODUCER, Field(Column("Epoch"), key("producerEpoch")),
+    Field(Column("CoordEpoch"), key("coordinatorEpoch")), Field(Column("StartOffset"), key("startOffset")),
+    Field(Column("Duration", drop=2), key("durationMs", short_duration)),
+    Field(Column("Verdict", drop=1), key("verdict")))  # both also in the lines under the table
+_HANGING_WIDE = (
+    _PARTITION, Field(Column("Broker"), key("brokerId")), _PRODUCER, Field(Column("ProducerEpoch"), key("producerEpoch")),
+    Field(Column("CoordinatorEpoch"), key("coordinatorEpoch")), Field(Column("StartOffset"), key("startOffset")),
+    Field(Column("LastTimestamp"), key("lastTimestamp", _time)), Field(Column("Duration"), key("durationMs", short_duration)),
+    Field(Column("Verdict"), key("verdict")), Field(Column("TransactionalId", fold=True), key("transactionalId")))
+
+
+def _hanging_note(row: Row, brokers: bool) -> Tuple[str, List[str]]:
+    """Under the table, a row's long texts: which row, its verdict, its last timestamp, its reason."""
+    txid = row.get("transactionalId")
+    heading = (f"{_partition(row)}" + (f" on broker {row.get('brokerId')}" if brokers else "")
+               + f", producer {row.get('producerId')}" + (f" ({txid})" if txid is not None else "")
+               + f": {row.get('verdict')}")
+    return heading, hanging_lines(row)
+
+
+def hanging_screen(rows: Sequence[Row], out: TextIO, wide: bool = False) -> None:
+    width = _width(out, wide)
+    console = fit_console(out, width)
+    print_rows(console, None, _HANGING_WIDE if wide else _HANGING, rows, width)
+    brokers = len({r.get("brokerId") for r in rows}) > 1
+    print_notes(console, [_hanging_note(r, brokers) for r in rows], width)
+
+
+# -- list --------------------------------------------------------------------------------------------
+
+_TXID = Field(Column("TransactionalId", fold=True, min_width=16), key("transactionalId"))
+_LIST = (
+    _TXID, Field(Column("Coordinator", drop=2), key("coordinator")), _PRODUCER,
+    Field(Column("TransactionState"), key("transactionState")),
+    Field(Column("ProducerEpoch", drop=1), key("producerEpoch")),
+    Field(Column("TopicPartitions", fold=True), key("topicPartitions", _items)))
+_LIST_WIDE = _LIST[:5] + (
+    Field(Column("TransactionTimeoutMs"), key("transactionTimeoutMs")),
+    Field(Column("LastUpdateTime"), key("lastUpdateTimeMs", _time)), _LIST[5])
+
+
+def list_screen(rows: Sequence[Row], out: TextIO, wide: bool = False) -> None:
+    width = _width(out, wide)
+    print_rows(fit_console(out, width), None, _LIST_WIDE if wide else _LIST, rows, width)
+
+
+# -- describe ----------------------------------------------------------------------------------------
+
+def _start(row: Row) -> str:
+    start, open_for = row.get("currentTransactionStartTimeMs"), row.get("transactionDurationMs")
+    if not isinstance(start, int) or start < 0:
+        return _none(start)
+    return stamp(start) + ("" if open_for is None else f", {duration(open_for)} before the as-of time")
+
+
+def _ms(value: Any) -> str:
+    return _none(value) if not isinstance(value, int) or value < 0 else f"{value} ({duration(value)})"
+
+
+def _record(row: Row) -> List[Tuple[str, str]]:
+    """kafka-transactions.sh describe's fields, one a line, its times as people read them."""
+    return [("CoordinatorId", _none(row.get("coordinatorId"))), ("TransactionalId", _none(row.get("transactionalId"))),
+            ("ProducerId", _none(row.get("producerId"))), ("ProducerEpoch", _none(row.get("producerEpoch"))),
+            ("TransactionState", _none(row.get("transactionState"))),
+            ("TransactionTimeoutMs", _ms(row.get("transactionTimeoutMs"))),
+            ("CurrentTransactionStartTime", _start(row)),
+            ("TransactionDurationMs", _ms(row.get("transactionDurationMs"))),
+            ("TopicPartitions", _items(row.get("topicPartitions")))]
+
+
+_HISTORY = (
+    Field(Column("Offset"), key("offset")), Field(Column("Timestamp"), key("timestamp", _time)),
+    Field(Column("TransactionState"), key("transactionState")), Field(Column("ProducerId", drop=2), key("producerId")),
+    Field(Column("Epoch", drop=1), key("producerEpoch")),
+    Field(Column("TopicPartitions", fold=True), key("topicPartitions", _items)))
+_HISTORY_WIDE = _HISTORY[:5] + (
+    Field(Column("CoordinatorEpoch"), key("coordinatorEpoch")),
+    Field(Column("TransactionTimeoutMs"), key("transactionTimeoutMs")),
+    Field(Column("StartTime"), key("startTimeMs", _time)), _HISTORY[5])
+
+
+def describe_screen(rows: Sequence[Row], out: TextIO, wide: bool = False) -> None:
+    """Each id's metadata as ``Field  value`` lines, then its history fitted."""
+    width = _width(out, wide)
+    console = fit_console(out, width)
+    for i, row in enumerate(rows):
+        if i:
+            out.write("\n")
+        print_record(console, _record(row), width)
+        out.write("\n")
+        title = f"History in __transaction_state-{row.get('transactionStatePartition')}"
+        print_rows(console, title, _HISTORY_WIDE if wide else _HISTORY, row.get("history", ()), width)
+
+
+# -- describe-producers ------------------------------------------------------------------------------
+
+_PRODUCERS = (
+    _PRODUCER, Field(Column("Epoch"), key("producerEpoch")), Field(Column("CoordEpoch"), key("latestCoordinatorEpoch")),
+    Field(Column("LastSequence", drop=1), key("lastSequence")), Field(Column("LastTimestamp"), key("lastTimestamp", _time)),
+    Field(Column("StartOffset"), key("currentTransactionStartOffset")))
+_PRODUCERS_WIDE = (
+    _PRODUCER, Field(Column("ProducerEpoch"), key("producerEpoch")),
+    Field(Column("LatestCoordinatorEpoch"), key("latestCoordinatorEpoch")),
+    Field(Column("LastSequence"), key("lastSequence")), Field(Column("LastTimestamp"), key("lastTimestamp", _time)),
+    Field(Column("CurrentTransactionStartOffset"), key("currentTransactionStartOffset")),
+    Field(Column("LastOffset"), key("lastOffset")), Field(Column("Broker"), key("brokerId")))
+_TIMELINE = (
+    _PRODUCER, Field(Column("FirstOffset"), key("firstOffset")),
+    Field(Column("LastDataOffset", drop=1), key("lastDataOffset")), Field(Column("MarkerOffset"), key("markerOffset")),
+    Field(Column("Outcome"), key("outcome")), Field(Column("FirstTimestamp"), key("firstTimestamp", _time)))
+_TIMELINE_WIDE = _TIMELINE[:5] + (
+    Field(Column("DataEpochs"), key("dataEpochs", _items)), Field(Column("MarkerEpoch"), key("markerEpoch")),
+    Field(Column("CoordinatorEpoch"), key("coordinatorEpoch")), Field(Column("Batches"), key("batches")),
+    Field(Column("Records"), key("records")), _TIMELINE[5],
+    Field(Column("MarkerTimestamp"), key("markerTimestamp", _time)))
+
+
+def _replica(rows: Sequence[Row]) -> str:
+    if not rows:
+        return ""
+    broker = rows[0].get("brokerId")
+    return f" of {_partition(rows[0])}" + ("" if broker is None else f" on broker {broker}")
+
+
+def producers_screen(rows: Sequence[Row], out: TextIO, wide: bool = False, timeline: bool = False) -> None:
+    """The producers of one replica; ``timeline``: then its transactions."""
+    width = _width(out, wide)
+    console = fit_console(out, width)
+    print_rows(console, f"Producers{_replica(rows)}", _PRODUCERS_WIDE if wide else _PRODUCERS, rows, width)
+    spans = [dict(s, producerId=r.get("producerId")) for r in rows for s in r.get("transactions", ())]
+    if timeline and spans:
+        out.write("\n")
+        print_rows(console, f"Transactions{_replica(rows)}", _TIMELINE_WIDE if wide else _TIMELINE, spans, width)
