@@ -118,6 +118,18 @@ static int healthy_entry(const unsigned char *b, Py_ssize_t pos, Py_ssize_t end,
     return 1;
 }
 
+/* The buffer scan() and scan_tuples() read, with [pos, end) clamped to it; 0 with an error set
+ * when the object has none. The caller releases the view. */
+static int clamped_view(PyObject *bufobj, Py_buffer *view, Py_ssize_t *pos, Py_ssize_t *end) {
+    if (PyObject_GetBuffer(bufobj, view, PyBUF_SIMPLE) < 0)
+        return 0;
+    if (*pos < 0)
+        *pos = 0;
+    if (*end > view->len)
+        *end = view->len;
+    return 1;
+}
+
 /* The (items, pos, next_offset|None, valid_bytes) scan() and scan_tuples() return. */
 static PyObject *scan_result(PyObject *items, Py_ssize_t pos, const offsets_t *o, long long valid) {
     PyObject *next_out = o->has_next ? PyLong_FromLongLong(o->next) : (Py_INCREF(Py_None), Py_None);
@@ -145,12 +157,8 @@ PyObject *scan(PyObject *self, PyObject *args) {
         return NULL;
     }
     Py_buffer view;
-    if (PyObject_GetBuffer(bufobj, &view, PyBUF_SIMPLE) < 0)
+    if (!clamped_view(bufobj, &view, &pos, &end))
         return NULL;
-    if (pos < 0)
-        pos = 0;
-    if (end > view.len)
-        end = view.len;
     const unsigned char *b = (const unsigned char *)view.buf;
     PyObject *frames = PyList_New(0);
     long long valid = 0;
@@ -252,12 +260,8 @@ PyObject *scan_tuples(PyObject *self, PyObject *args) {
         return NULL;
     }
     Py_buffer view;
-    if (PyObject_GetBuffer(bufobj, &view, PyBUF_SIMPLE) < 0)
+    if (!clamped_view(bufobj, &view, &pos, &end))
         return NULL;
-    if (pos < 0)
-        pos = 0;
-    if (end > view.len)
-        end = view.len;
     const unsigned char *b = (const unsigned char *)view.buf;
     PyObject *out = PyList_New(0);
     long long valid = 0;
