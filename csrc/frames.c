@@ -42,15 +42,29 @@ PyObject *make_tuple(PyTypeObject *type, Py_ssize_t n, PyObject **items) {
     return t;
 }
 
-static PyObject *batch_header(const unsigned char *p) {
+/* The BatchHeader of the v2 batch at p. Its base offset is the Frame's first offset too: given
+ * back in *base (a new reference), so that the Frame shares the int instead of making its own;
+ * maxTimestamp shares baseTimestamp's int when they are equal (a batch of one record). */
+static PyObject *batch_header(const unsigned char *p, PyObject **base) {
+    long long base_ts = be64(p + 27), max_ts = be64(p + 35);
+    PyObject *ts = PyLong_FromLongLong(base_ts), *max_obj = ts;
+    if (max_ts != base_ts)
+        max_obj = PyLong_FromLongLong(max_ts);
+    else
+        Py_XINCREF(ts);
     PyObject *f[13] = {
         PyLong_FromLongLong(be64(p)),      PyLong_FromLong(be32(p + 8)),      PyLong_FromLong(be32(p + 12)),
         PyLong_FromLong((signed char)p[16]), PyLong_FromUnsignedLong(be32u(p + 17)), PyLong_FromLong(be16(p + 21)),
-        PyLong_FromLong(be32(p + 23)),     PyLong_FromLongLong(be64(p + 27)), PyLong_FromLongLong(be64(p + 35)),
+        PyLong_FromLong(be32(p + 23)),     ts,                                max_obj,
         PyLong_FromLongLong(be64(p + 43)), PyLong_FromLong(be16(p + 51)),     PyLong_FromLong(be32(p + 53)),
         PyLong_FromLong(be32(p + 57)),
     };
-    return make_tuple(HeaderType, 13, f);
+    *base = f[0];
+    Py_XINCREF(f[0]);
+    PyObject *header = make_tuple(HeaderType, 13, f);
+    if (header == NULL)
+        Py_CLEAR(*base);
+    return header;
 }
 
 /* The scanner's state between entries: FrameScanner's base offset and next expected offset. */
@@ -87,6 +101,10 @@ static int healthy_entry(const unsigned char *b, Py_ssize_t pos, Py_ssize_t end,
     int magic = p[16];
     Py_ssize_t size = 12 + (Py_ssize_t)length;
     long long last = offset;
+    if (size > 0 && pos + size + 61 <= end) { /* the next entry's header (two cache lines) loads while this one is made */
+        __builtin_prefetch(p + size);
+        __builtin_prefetch(p + size + 60);
+    }
     if (magic == 2) {
         if (length < 49 || (long long)pos + 12 + length > (long long)end)
             return 0;
@@ -172,16 +190,17 @@ PyObject *scan(PyObject *self, PyObject *args) {
            healthy_entry(b, pos, end, verify, &o, &magic, &size, &offset, &last, &next_after)) {
         o.next = next_after;
         o.has_next = 1;
-        PyObject *header = Py_None;
+        PyObject *header = Py_None, *first;
         if (with_headers && magic == 2) {
-            header = batch_header(b + pos);
+            header = batch_header(b + pos, &first);
             if (header == NULL)
                 goto fail;
         } else {
             Py_INCREF(header);
+            first = PyLong_FromLongLong(offset);
         }
         Py_INCREF(crc_flag);
-        PyObject *first = PyLong_FromLongLong(offset), *last_obj = first;
+        PyObject *last_obj = first;
         if (last != offset)
             last_obj = PyLong_FromLongLong(last);
         else
