@@ -6,6 +6,7 @@
  * (tests/codec/test_speedups.py runs both). Its parts:
  *
  *  - crc.c: CRC-32C (SSE4.2 or slicing-by-8) and CRC-32.
+ *  - bits.c: attribute_bits(), BatchHeader's attribute properties (codec, is_transactional, ...).
  *  - frames.c: scan() frames consecutive entries (v2 batches and legacy messages) while nothing
  *    needs a finding (forensics/io/frames.py); the NamedTuple instances the module makes.
  *  - records.c: records() decodes a v2 batch's records (forensics/codec/batch.py), as Record or
@@ -95,6 +96,7 @@ static PyMethodDef methods[] = {
     {"register_codecs", register_codecs, METH_VARARGS, "register_codecs(snappy_uncompress, lz4_decompress, limit)."},
     {"codecs", codecs, METH_NOARGS, "The codec ids the accelerator decompresses."},
     {"xxh32", py_xxh32, METH_O, "XXH32 (seed 0) of a bytes-like object."},
+    {"attribute_bits", attribute_bits, METH_VARARGS, "attribute_bits(index, mask, as_bool): a read-only item & mask."},
     {"scan", scan, METH_VARARGS, "Frame the healthy v2 batches from a position on (see the module source)."},
     {"scan_tuples", scan_tuples, METH_VARARGS, "The record tuples of the healthy entries from a position on."},
     {"record_block", (PyCFunction)(void (*)(void))record_block, METH_FASTCALL, "The checked records' bytes of a v2 batch, or None."},
@@ -113,7 +115,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "forensics._speedups"
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     crc_init();
-    if (!compress_init())
+    if (!compress_init() || !bits_init())
         return NULL;
     return PyModule_Create(&module);
 }

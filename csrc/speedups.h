@@ -125,6 +125,9 @@ uint32_t crc32c(const unsigned char *p, size_t n);
 uint32_t crc32_ieee(const unsigned char *p, size_t n);
 PyObject *checksum(PyObject *arg, uint32_t (*fn)(const unsigned char *, size_t));
 
+/* bits.c */
+int bits_init(void);
+
 /* frames.c */
 PyObject *make_tuple(PyTypeObject *type, Py_ssize_t n, PyObject **items);
 int tuple_int64(PyObject *t, Py_ssize_t i, long long *out);
@@ -158,6 +161,7 @@ int codecs_has_zlib(void);
 PyObject *plaintext(int codec, PyObject *view, int magic, Py_ssize_t limit);
 
 /* The functions of the module (module.c's method table). */
+PyObject *attribute_bits(PyObject *self, PyObject *args);
 PyObject *scan(PyObject *self, PyObject *args);
 PyObject *scan_tuples(PyObject *self, PyObject *args);
 PyObject *records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

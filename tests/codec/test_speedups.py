@@ -236,6 +236,49 @@ def test_records_decodes_its_range_and_refuses_impossible_counts() -> None:
     assert native.records(raw, 61, h.size, h._replace(base_offset=2**63)) is None
 
 
+_ATTRIBUTE_PROPERTIES = (("codec", 0x07, False), ("is_log_append_time", 0x08, True), ("is_transactional", 0x10, True),
+                         ("is_control", 0x20, True))  # Kafka's DefaultRecordBatch attribute bits, written here again
+
+
+@needs_native
+def test_header_attribute_properties_are_the_bits_of_attributes() -> None:
+    """BatchHeader's attribute properties are C descriptors with the accelerator (batch._attribute_bits):
+    the same values and types as the Python properties on every int16 attributes value, beyond a C
+    long too, read-only, and the descriptor itself when read on the class."""
+    from forensics.codec.batch import BatchHeader
+
+    def header(attributes):
+        return BatchHeader(0, 49, 0, 2, 0, attributes, 0, 0, 0, -1, -1, -1, 0)
+
+    for name, mask, flag in _ATTRIBUTE_PROPERTIES:
+        assert isinstance(getattr(BatchHeader, name), type(native.attribute_bits(5, mask, flag)))
+        for attributes in list(range(-(1 << 15), 1 << 15)) + [(1 << 70) | 0x3F, -(1 << 70)]:
+            got = getattr(header(attributes), name)
+            want = bool(attributes & mask) if flag else attributes & mask
+            assert got == want and type(got) is type(want), (name, attributes)
+        with pytest.raises(AttributeError):
+            setattr(header(0), name, 1)
+    assert BatchHeader._fields[5] == "attributes"
+
+
+def test_header_attribute_properties_without_the_accelerator() -> None:
+    """The pure-Python properties that batch._attribute_bits makes without the accelerator."""
+    from forensics.codec import batch as batch_py
+
+    saved = batch_py.native
+    batch_py.native = None
+    try:
+        for name, mask, flag in _ATTRIBUTE_PROPERTIES:
+            prop = batch_py._attribute_bits(mask, flag)
+            assert isinstance(prop, property)
+            for attributes in (0, 0x3F, 0x7F, -1, -(1 << 15), mask, ~mask):
+                h = batch_py.BatchHeader(0, 49, 0, 2, 0, attributes, 0, 0, 0, -1, -1, -1, 0)
+                got, want = prop.fget(h), bool(attributes & mask) if flag else attributes & mask
+                assert got == want and type(got) is type(want)
+    finally:
+        batch_py.native = saved
+
+
 def test_the_accelerator_is_built_wherever_a_compiler_is() -> None:
     """The extension is optional at install time; on a machine with a C compiler its absence is a
     broken build, not a reason to skip the tests above."""
