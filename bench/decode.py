@@ -99,9 +99,10 @@ def child_main(spec: dict) -> int:
         load = getattr(impl, "load", None)
         src = load(spec["path"]) if load else spec["path"]
         out["anon_kib_before"] = own_anon_kib()
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         result = fn(src)
         out["seconds"] = time.perf_counter() - t0
+        out["cpu_seconds"] = time.process_time() - c0
         out["anon_kib_after"] = own_anon_kib()
         out["result"] = [x if isinstance(x, int) else None for x in result]  # the last record's fields: touched only
     print(json.dumps(out), flush=True)
@@ -200,7 +201,9 @@ class Run:
     wall: float
     peak_kib: int
     ok: bool
-    seconds: Optional[float] = None  # timed region (child measurements) or wall (commands)
+    seconds: Optional[float] = None  # timed region (child measurements; --clock) or wall (commands)
+    wall_seconds: Optional[float] = None  # timed region, wall clock (child measurements)
+    cpu_seconds: Optional[float] = None  # timed region, CPU time of the process (child measurements)
     count: Optional[int] = None  # batches or records handled
     result: Optional[list] = None
     anon_kib_before: Optional[int] = None
@@ -208,8 +211,9 @@ class Run:
     error: str = ""
 
 
-def measure(part: str, impl: str, info: segments.SegmentInfo, rnd: int) -> Run:
-    """One child run of ``impl`` for ``part`` on the segment ``info``."""
+def measure(part: str, impl: str, info: segments.SegmentInfo, rnd: int, clock: str = "wall") -> Run:
+    """One child run of ``impl`` for ``part`` on the segment ``info``; ``seconds`` is its timed
+    region by ``clock`` (``wall``, or ``cpu``: the process's CPU time, less sensitive to other load)."""
     spec = {"impl": impl, "measure": part, "path": str(info.path)}
     proc = run_process([PYTHON, str(Path(__file__).resolve()), "--child", json.dumps(spec)])
     run = Run(part, info.kind, impl, rnd, proc.wall, proc.peak_kib, ok=False)
@@ -218,7 +222,8 @@ def measure(part: str, impl: str, info: segments.SegmentInfo, rnd: int) -> Run:
     except (ValueError, IndexError):
         run.error = f"exit {proc.rc}: {proc.stderr_tail or 'no output'}"
         return run
-    run.ok, run.seconds, run.result = True, out["seconds"], out["result"]
+    run.ok, run.wall_seconds, run.cpu_seconds, run.result = True, out["seconds"], out["cpu_seconds"], out["result"]
+    run.seconds = run.cpu_seconds if clock == "cpu" else run.wall_seconds
     run.anon_kib_before, run.describe = out["anon_kib_before"], out["describe"]
     run.peak_kib = max(run.peak_kib, out["anon_kib_before"], out["anon_kib_after"])  # a run shorter than a poll
     run.count = run.result[0]  # batches (header, crc) or records (decode)
@@ -423,7 +428,8 @@ def part_scan(ctx: Context, part: str) -> None:
     for kind in kinds:
         info = ctx.segment(kind)
         ctx.log(f"  {part} {kind}: {info.size / 1e6:,.0f} MB, {info.batches:,} batches, {info.records:,} records")
-        runs = alternate(ctx.impls(part), ctx.args.repeat, lambda impl, rnd: measure(part, impl, info, rnd), ctx.log)
+        runs = alternate(ctx.impls(part), ctx.args.repeat,
+                         lambda impl, rnd: measure(part, impl, info, rnd, ctx.args.clock), ctx.log)
         ctx.runs += runs
         for impl in ctx.impls(part):
             rows.append(summarize([r for r in runs if r.impl == impl]))
@@ -513,7 +519,8 @@ def print_report(ctx: Context) -> List[dict]:
         "dump": "dump --deep-iteration --print-data-log, output to /dev/null (wall clock, incl. start-up)",
         "e2e": "find-hanging --format json --engine local (wall clock; MB of every file of the disk / s)",
     }
-    print(f"\n=== Results: medians of {ctx.args.repeat} rounds; timed region only for header/crc/decode; "
+    print(f"\n=== Results: medians of {ctx.args.repeat} rounds; timed region only for header/crc/decode "
+          f"({'CPU time' if ctx.args.clock == 'cpu' else 'wall clock'}); "
           "peak = max private (RssAnon) over the rounds ===")
     for part in ("header", "crc", "decode", "dump", "e2e"):
         if part in ctx.rows:
@@ -678,6 +685,9 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     ap.add_argument("--quick", action="store_true", help=f"{QUICK_BATCHES:,} batches, growth on "
                     f"{QUICK_GROWTH_MIB[0]} / {QUICK_GROWTH_MIB[1]} MiB: a fast smoke run")
     ap.add_argument("--repeat", type=int, default=3, help="rounds per measurement (medians reported)")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="time of header/crc/decode runs: wall clock of the timed region (default), or the process's "
+                         "CPU time in it (steadier on a machine shared with other work; dump and e2e stay wall clock)")
     ap.add_argument("--only", default=None, help=f"comma-separated parts: {','.join(PARTS)} (default: all)")
     ap.add_argument("--growth", action="store_true", help="only the memory-growth part (= --only growth)")
     ap.add_argument("--growth-mib", default=None, help="small,large segment sizes in MiB for growth "
@@ -738,7 +748,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         elif part == "growth":
             part_growth(ctx)
     targets = print_report(ctx)
-    print(f"\n(total {time.perf_counter() - t0:.0f} s)")
+    print(f"\n(total {time.perf_counter() - t0:.0f} s; load average at the end {os.getloadavg()[0]:.2f})")
     if a.json:
         doc = {"machine": m, "versions": v, "implementations": impls, "batches": batches, "repeat": a.repeat,
                "segments": {k: {"path": str(s.path), **s.stats} for k, s in ctx.segs.items()},
