@@ -48,7 +48,7 @@ class Why(str, Enum):
 # Log bytes below which `--master local[*]` cannot finish a whole-disk command sooner than the
 # in-process engine on a 2-core machine, even idle and with both cores fully used: Spark's measured CPU
 # time (start-up 8.5 s + 1.19 s/GiB) halved stays above in-process CPU time (0.74 s + 0.81 s/GiB) up to
-# 16.5 GiB (docs/performance.md, "The default engine"). Files and partitions do not move it: what they
+# 16.5 GiB, 19 GiB with a third size in the fit (docs/performance.md, "The default engine"). Files and partitions do not move it: what they
 # add runs in the driver on both engines. More cores move the real crossover lower, a busy machine higher.
 SPARK_FROM_BYTES = 16 << 30
 
