@@ -1,6 +1,7 @@
 """Ctrl-C never lands where Python would lose it (a finalizer) or leave a lock held (logging)."""
 
 import logging
+import signal
 import sys
 import threading
 import time
@@ -35,11 +36,17 @@ def test_ctrl_c_inside_a_finalizer_is_deferred_to_a_safe_point() -> None:
                 seen["raised_in_del"] = True
 
     assert threading.current_thread() is threading.main_thread()
-    with pytest.raises(KeyboardInterrupt):  # interrupt_main() brings it back, outside __del__
-        Finalized()  # dropped at once: __del__ runs here
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            time.sleep(0.01)
+    # the handler the command installs: interrupt_main() does nothing where SIGINT is ignored, as in a
+    # test process started in the background by a shell without job control
+    previous = signal.signal(signal.SIGINT, app._on_ctrl_c)
+    try:
+        with pytest.raises(KeyboardInterrupt):  # interrupt_main() brings it back, outside __del__
+            Finalized()  # dropped at once: __del__ runs here
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                time.sleep(0.01)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert seen == {"raised_in_del": False} and app._CTRL_C.is_set()
 
 
