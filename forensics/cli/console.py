@@ -6,17 +6,29 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Dict, Iterable, Optional, TextIO
 
 import typer
 
 from forensics.cli.progress import byte_progress
 from forensics.pipeline.engine import Chosen
 from forensics.render.engine_text import engine_line
+from forensics.render.table_fit import fold, screen_width
 from forensics.render.terminal_text import term
 from forensics.runs.manifest import ManifestWritten
 
 STATS_ENV = "KAFKA_FORENSICS_STATS"  # file to write the engine's statistics to (benchmarks)
+
+
+CONTINUED = "    "  # a folded note's next lines
+
+
+def write_note(text: str, out: Optional[TextIO] = None) -> None:
+    """A note on stderr (or ``out``; evidence text in it already escaped), folded at the screen width as
+    scan's tables are (``COLUMNS``, else the terminal's), its next lines indented; whole into a file
+    or a pipe. Findings are not notes: one line each (:func:`write_findings`), to grep."""
+    stream = out if out is not None else sys.stderr
+    stream.write("".join(line + "\n" for line in fold(text, screen_width(stream), "", CONTINUED)))
 
 
 class StderrListener:
@@ -27,10 +39,10 @@ class StderrListener:
 
     def note(self, text: str) -> None:
         sys.stdout.flush()  # after what stdout already holds, on a terminal showing both
-        typer.echo(f"kafka-forensics: {term(text)}", err=True)
+        write_note(f"kafka-forensics: {term(text)}")
 
     def warn(self, text: str) -> None:
-        typer.echo(f"kafka-forensics: warning: {text}", err=True)
+        write_note(f"kafka-forensics: warning: {text}")
 
     def engine(self, chosen: Chosen) -> None:
         typer.echo(f"kafka-forensics: {term(engine_line(chosen))}", err=True)
@@ -48,12 +60,11 @@ def after_run(manifest: Optional[ManifestWritten], stats: Optional[Dict[str, Any
     for f in manifest.problems:
         if f.error is not None:
             what = "not hashed" if f.is_file else "not read" if f.type != "dir" else "not listed"
-            sys.stderr.write(f"kafka-forensics: manifest: {term(f.path)}: {what}: {term(f.error)}\n")
+            write_note(f"kafka-forensics: manifest: {term(f.path)}: {what}: {term(f.error)}")
         if f.changed_during_run:
-            sys.stderr.write(f"kafka-forensics: manifest: WARNING: {term(f.path)} changed while this run read it\n")
+            write_note(f"kafka-forensics: manifest: WARNING: {term(f.path)} changed while this run read it")
     ref, m = manifest.ref, manifest.manifest
-    sys.stderr.write(f"manifest: {ref.path} (sha256 {ref.sha256}; {len(m.files)} file(s), "
-                     f"{m.total_bytes} bytes hashed)\n")
+    write_note(f"manifest: {ref.path} (sha256 {ref.sha256}; {len(m.files)} file(s), {m.total_bytes} bytes hashed)")
     return ref.as_json()
 
 

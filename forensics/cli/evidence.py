@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 
 from forensics.cli.boundary import EXIT_FOUND, error_boundary
+from forensics.cli.console import write_note
 from forensics.cli.options import MANIFEST, format_option
 from forensics.render.manifest_render import render_verification
 from forensics.runs.manifest import verify
@@ -33,9 +34,9 @@ def verify_manifest_cli(
     with error_boundary():
         done = verify(manifest, base)
         if done.version < 2:
-            sys.stderr.write(f"kafka-forensics: note: {manifest} is a version 1 manifest: it lists only the files "
-                             "it hashed and has no digest of itself, so entries added since and edits of the "
-                             "manifest cannot be detected\n")
+            write_note(f"kafka-forensics: note: {manifest} is a version 1 manifest: it lists only the files it hashed "
+                       "and has no digest of itself, so entries added since and edits of the manifest cannot be "
+                       "detected")
         render_verification(list(done.rows), done.sha256, sys.stdout, fmt.value, verbose)
         sys.stdout.flush()
     if done.differs:

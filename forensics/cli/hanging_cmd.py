@@ -9,7 +9,7 @@ import typer
 
 from forensics.cli.as_of import write_clock
 from forensics.cli.boundary import EXIT_FOUND, EXIT_OK, EXIT_UNDECIDED, EXIT_USAGE, error_boundary, fail
-from forensics.cli.console import StderrListener, after_run, write_findings
+from forensics.cli.console import StderrListener, after_run, write_findings, write_note
 from forensics.cli.options import (
     AS_OF,
     BOOTSTRAP_REQUIRED,
@@ -71,7 +71,7 @@ def write_run_diagnostics(run: VerdictRun, as_of_line: bool = True) -> None:
     write_clock(run.as_of, as_of_line=as_of_line)
     write_findings(run.evidence)
     for warning in run.warnings:
-        sys.stderr.write(f"WARNING: {warning}\n")
+        write_note(f"WARNING: {warning}")
 
 
 def find_hanging_cli(
@@ -96,10 +96,10 @@ def find_hanging_cli(
         write_run_diagnostics(found.run)
         if found.hidden and not show_all:
             kinds = ", ".join(sorted({v.verdict for v in found.hidden}))
-            sys.stderr.write(f"{len(found.hidden)} other open transaction(s) ({kinds}): see --all\n")
+            write_note(f"{len(found.hidden)} other open transaction(s) ({kinds}): see --all")
         if found.outcome is Outcome.UNDECIDED:
-            sys.stderr.write("nothing is proven hanging, but the open transaction(s) above need a person (see each "
-                             "reason): exit 7\n")
+            write_note("nothing is proven hanging, but the open transaction(s) above need a person (see each "
+                       "reason): exit 7")
     raise typer.Exit(OUTCOME_EXIT[found.outcome])
 
 

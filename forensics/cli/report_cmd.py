@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from typing import List, Optional
 
 import typer
 
 from forensics.cli.as_of import write_clock
 from forensics.cli.boundary import error_boundary
-from forensics.cli.console import StderrListener, after_run, write_findings
+from forensics.cli.console import StderrListener, after_run, write_findings, write_note
 from forensics.cli.hanging_cmd import verdict_request
 from forensics.cli.options import (
     AS_OF,
@@ -74,8 +73,8 @@ def report_cli(
         size = _write(out, html_report(done.incident))
         s, chosen = done.incident.summary, done.incident.selection
         scope = f" {term(selection_summary(chosen))}" if chosen is not None else ""
-        sys.stderr.write(f"report: {out} ({size} bytes): {s.hanging} hanging, {s.unverifiable} unverifiable, "
-                         f"{s.open_transactions} open transaction(s), {s.findings} finding(s){scope}; "
-                         f"as of {term(as_of_text(done.run.as_of))}\n")
+        write_note(f"report: {out} ({size} bytes): {s.hanging} hanging, {s.unverifiable} unverifiable, "
+                   f"{s.open_transactions} open transaction(s), {s.findings} finding(s){scope}; "
+                   f"as of {term(as_of_text(done.run.as_of))}")
         write_clock(done.run.as_of, as_of_line=False)
         write_findings(done.run.evidence)

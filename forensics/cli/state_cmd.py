@@ -10,7 +10,7 @@ import typer
 from forensics.analysis.filters import STATE_NAMES
 from forensics.cli.as_of import write_clock
 from forensics.cli.boundary import EXIT_STRICT, error_boundary
-from forensics.cli.console import StderrListener, after_run, write_findings
+from forensics.cli.console import StderrListener, after_run, write_findings, write_note
 from forensics.cli.options import (
     AS_OF,
     CLUSTER_ID,
@@ -99,7 +99,7 @@ def list_cli(
                     formats=LIST_FORMATS, screen=lambda rows, out: list_screen(rows, out, wide))
         sys.stdout.flush()
         if done.note is not None:
-            sys.stderr.write(done.note + "\n")
+            write_note(done.note)
         _strict(done.findings, strict)
 
 

@@ -16,19 +16,19 @@ def _master(chosen: Chosen) -> str:
 
 
 def engine_line(chosen: Chosen) -> str:
-    """``engine local (in-process): 1.2 MiB of log data, below the 16.0 GiB from which Spark was
-    measured faster`` (without the ``kafka-forensics: `` prefix; paths in ``given`` are the caller's
-    to escape)."""
+    """``engine local (in-process): 1.2 MiB of logs, below the 16.0 GiB Spark threshold`` (without the
+    ``kafka-forensics: `` prefix, with which a line of ordinary sizes and masters fits 100 columns;
+    paths in ``given`` are the caller's to escape)."""
     what = "local (in-process)" if chosen.name is EngineName.local else f"spark ({_master(chosen)})"
-    data = f"{size(chosen.input_bytes)} of log data"
-    crossover = f"{size(engine.SPARK_FROM_BYTES)} from which Spark was measured faster"
+    data = f"{size(chosen.input_bytes)} of logs"
+    threshold = f"the {size(engine.SPARK_FROM_BYTES)} Spark threshold"  # how it was measured: docs/performance.md
     why = {
         Why.given: chosen.given,
         Why.master: "--master given",
         Why.conf: "--conf given",
-        Why.small: f"{data}, below the {crossover}",
-        Why.large: f"{data}, at least the {crossover}",
-        Why.one_core: "one core here, where Spark's tasks cannot run side by side",
-        Why.no_spark: f"{data}, at least the {crossover}, but Spark cannot run here: {chosen.given}",
+        Why.small: f"{data}, below {threshold}",
+        Why.large: f"{data}, at least {threshold}",
+        Why.one_core: "one core here: Spark's tasks could not run side by side",
+        Why.no_spark: f"{data}, at least {threshold}, but Spark cannot run here: {chosen.given}",
     }[chosen.why]
     return f"engine {what}: {why}"
