@@ -10,8 +10,8 @@ leader epoch: ``TransactionCoordinator.onElection``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, field, replace
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from forensics.analysis.replicas import replica_rank
 from forensics.codec.txnlog import transaction_partition_for
@@ -20,6 +20,9 @@ from forensics.state.coordinator import (
     CoordinatorFold,
     CoordinatorPartitionState,
     HistoryEntry,
+    IdSummary,
+    KeepHistory,
+    RecordRef,
     TransactionMetadata,
 )
 from forensics.state.inputs import TxnStateInputs
@@ -27,7 +30,7 @@ from forensics.state.inputs import TxnStateInputs
 
 @dataclass(frozen=True, slots=True)
 class CoordinatorPartitionView:
-    inputs: TxnStateInputs
+    inputs: TxnStateInputs  # its segments without their records (folded into ``state``)
     state: CoordinatorPartitionState
     coordinator_epoch: int  # -1 when nothing tells
     other_replicas: Tuple[str, ...]  # paths of replicas not folded
@@ -39,7 +42,8 @@ class CoordinatorPartitionView:
 
 @dataclass(frozen=True, slots=True)
 class TransactionIdView:
-    """One transactional id: its current metadata (None once tombstoned) and full history."""
+    """One transactional id: its current metadata (None once tombstoned), what the verdicts read of its
+    history (``summary``) and, where the caller kept it, the full history (else ``()``)."""
 
     transactional_id: str
     partition: int  # the __transaction_state partition holding it
@@ -49,10 +53,26 @@ class TransactionIdView:
     metadata: Optional[TransactionMetadata]
     tombstone: Optional[HistoryEntry]
     history: Tuple[HistoryEntry, ...]
+    summary: IdSummary
 
     @property
     def state_name(self) -> str:
         return self.metadata.state_name if self.metadata is not None else "Dead"
+
+    @property
+    def first(self) -> RecordRef:
+        """Its first record."""
+        return self.summary.first
+
+    @property
+    def last(self) -> RecordRef:
+        """Its newest record."""
+        return self.summary.last
+
+    @property
+    def decision(self) -> Optional[str]:
+        """COMMIT or ABORT: the coordinator's last decision for the id (its last Prepare/Complete record)."""
+        return self.summary.decision
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +93,7 @@ class CoordinatorView:
             if m is not None:
                 for pid in dict.fromkeys((m.producer_id, m.previous_producer_id, m.next_producer_id)):
                     current.setdefault(pid, []).append(v)
-            for pid in dict.fromkeys(h.value.producer_id for h in v.history if h.value is not None):
+            for pid in v.summary.producer_ids:
                 ever.setdefault(pid, []).append(v)
         object.__setattr__(self, "_current", {pid: tuple(vs) for pid, vs in current.items()})
         object.__setattr__(self, "_ever", {pid: tuple(vs) for pid, vs in ever.items()})
@@ -87,16 +107,51 @@ class CoordinatorView:
         return list(self._ever.get(producer_id, ()))
 
 
-def _preference(r: TxnStateInputs) -> tuple:
+def _preference(r: Union[TxnStateInputs, FoldedReplica]) -> tuple:
+    if isinstance(r, FoldedReplica):
+        r = r.inputs
     end = max((s.next_offset for s in r.segments if s.next_offset is not None), default=0)
     return replica_rank(r.leader_epoch, end, r.broker_id)
 
 
-def _fold(r: TxnStateInputs) -> CoordinatorPartitionState:
-    fold = CoordinatorFold(r.partition)
+def _fold(r: TxnStateInputs, keep_history: KeepHistory) -> CoordinatorPartitionState:
+    fold = CoordinatorFold(r.partition, keep_history)
     for seg in r.segments:
         fold.apply_all(seg.path, seg.records)
     return fold.finish()
+
+
+def _without_records(r: TxnStateInputs) -> TxnStateInputs:
+    """The replica's inputs once folded: what the fold keeps of its records is in its state (the
+    records themselves are what a large coordinator partition costs)."""
+    return replace(r, segments=tuple(s._replace(records=()) for s in r.segments))
+
+
+class FoldedReplica(NamedTuple):
+    """A ``__transaction_state`` replica folded as soon as it was read (its records dropped)."""
+
+    inputs: TxnStateInputs  # without records
+    state: CoordinatorPartitionState
+
+    @property
+    def path(self) -> str:
+        return self.inputs.path
+
+    @property
+    def partition(self) -> int:
+        return self.inputs.partition
+
+
+def fold_replica(r: TxnStateInputs, keep_history: KeepHistory = None) -> FoldedReplica:
+    """Fold a replica now (the only copy of its partition: nothing to choose it against)."""
+    return FoldedReplica(_without_records(r), _fold(r, keep_history))
+
+
+def stored_ids(r: Union[TxnStateInputs, FoldedReplica]) -> Iterable[str]:
+    """The transactional ids a replica's records name."""
+    if isinstance(r, FoldedReplica):
+        return r.state.summaries.keys()
+    return (rec.transactional_id for seg in r.segments for rec in seg.records)
 
 
 def _partition_findings(r: TxnStateInputs, st: CoordinatorPartitionState) -> List[Finding]:
@@ -111,8 +166,11 @@ def _partition_findings(r: TxnStateInputs, st: CoordinatorPartitionState) -> Lis
     return out
 
 
-def rebuild_coordinator(replicas: Sequence[TxnStateInputs], partition_count: Optional[int] = None) -> CoordinatorView:
-    by_partition: Dict[int, List[TxnStateInputs]] = {}
+def rebuild_coordinator(replicas: Sequence[Union[TxnStateInputs, FoldedReplica]],
+                        partition_count: Optional[int] = None, keep_history: KeepHistory = None) -> CoordinatorView:
+    """The coordinators' view; ``keep_history`` says which ids keep their full history (None: all;
+    the commands that print no history keep none). Replicas come as read, or folded already."""
+    by_partition: Dict[int, List[Union[TxnStateInputs, FoldedReplica]]] = {}
     for r in replicas:
         by_partition.setdefault(r.partition, []).append(r)
     n = partition_count if partition_count else (max(by_partition) + 1 if by_partition else 0)
@@ -120,20 +178,22 @@ def rebuild_coordinator(replicas: Sequence[TxnStateInputs], partition_count: Opt
     views: Dict[int, CoordinatorPartitionView] = {}
     ids: Dict[str, TransactionIdView] = {}
     for part in sorted(by_partition):
-        chosen, *others = sorted(by_partition[part], key=_preference, reverse=True)
-        st = _fold(chosen)
+        best, *others = sorted(by_partition[part], key=_preference, reverse=True)
+        chosen = best.inputs if isinstance(best, FoldedReplica) else best
+        st = best.state if isinstance(best, FoldedReplica) else _fold(chosen, keep_history)
         epoch = max(chosen.leader_epoch if chosen.leader_epoch is not None else -1, st.max_leader_epoch)
-        views[part] = CoordinatorPartitionView(chosen, st, epoch, tuple(o.path for o in others))
+        views[part] = CoordinatorPartitionView(_without_records(chosen), st, epoch, tuple(o.path for o in others))
         findings.extend(_partition_findings(chosen, st))
-        for tid, history in st.history.items():
+        for tid, summary in st.summaries.items():
             expected = transaction_partition_for(tid, n) if n else part
+            first = summary.first
             if expected != part:
                 findings.append(Finding(FindingKind.WRONG_COORDINATOR_PARTITION,
                                         f"transactional id {tid!r} is stored in partition {part}, but "
                                         f"abs(hash) % {n} = {expected}: its coordinator would never look here",
-                                        history[0].at.path, history[0].at.position, None, history[0].offset))
+                                        first.at.path, first.at.position, None, first.offset))
             view = TransactionIdView(tid, part, expected, chosen.broker_id, epoch, st.metadata.get(tid),
-                                     st.tombstoned.get(tid), history)
+                                     st.tombstoned.get(tid), st.history.get(tid, ()), summary)
             if tid not in ids or expected == part:
                 ids[tid] = view
     return CoordinatorView(n, views, dict(sorted(ids.items())), tuple(findings))

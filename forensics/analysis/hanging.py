@@ -103,17 +103,6 @@ def _missing_partitions(coord: CoordinatorView) -> List[int]:
     return [p for p in range(coord.partition_count) if p not in coord.partitions]
 
 
-def _decision(v: TransactionIdView) -> Optional[str]:
-    """COMMIT or ABORT: the coordinator's last decision for the id (its last Prepare/Complete record)."""
-    for h in reversed(v.history):
-        status = h.value.status if h.value is not None else None
-        if status in (S.PREPARE_COMMIT, S.COMPLETE_COMMIT):
-            return "COMMIT"
-        if status in (S.PREPARE_ABORT, S.COMPLETE_ABORT):
-            return "ABORT"
-    return None
-
-
 def _fenced(view: PartitionView, e: ProducerState, v: TransactionIdView) -> Optional[str]:
     """The partition's entry holds a coordinator epoch above the coordinator's own: the real
     coordinator's markers are refused here (``ProducerAppendInfo.checkCoordinatorEpoch``)."""
@@ -286,12 +275,12 @@ def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as
         past = duration is not None and duration > max_timeout_ms
         out.append(Verdict(view, e, start, span, verdict, reason, v.transactional_id if v else None, v,
                            duration, past, tuple(patterns), gaps, _overdue(verdict, v, as_of),
-                           _decision(v) if v is not None else None))
+                           v.decision if v is not None else None))
     for e, start, verdict, reason, v, gaps in _lost_from_log(view, coord, check, time_text):
         duration = as_of - e.last_timestamp if as_of is not None and e.last_timestamp >= 0 else None
         out.append(Verdict(view, e, start, None, verdict, reason, v.transactional_id if v else None, v, duration,
                            duration is not None and duration > max_timeout_ms, (), gaps, None,
-                           _decision(v) if v is not None else None))
+                           v.decision if v is not None else None))
     return out
 
 
@@ -325,7 +314,7 @@ def evidence_of(v: Verdict) -> dict:
                     "batches": v.span.batches, "records": v.span.records, "bytes": v.span.bytes,
                     "epochs": list(v.span.data_epochs), "fromSnapshot": v.span.from_snapshot}}
     if v.id_view is not None:
-        last = v.id_view.history[-1]
+        last = v.id_view.last
         ev["coordinatorRecord"] = {"partition": v.id_view.partition, "offset": last.offset,
                                    "state": last.state_name, "timestamp": last.timestamp,
                                    "path": last.at.path, "position": last.at.position}

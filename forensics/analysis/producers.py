@@ -12,8 +12,8 @@ transactions implied by markers checked against the ``.txnindex`` files.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, replace
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from forensics.findings import Finding, FindingKind, FindingRuns
 from forensics.model import TopicPartition
@@ -178,7 +178,37 @@ def _stable_offsets(broker: ProducerFold, history: ProducerFold, log_start: int,
     return fuo, fuo if fuo < hw else hw
 
 
-def rebuild_partition(inputs: PartitionInputs) -> PartitionView:
+def _open_producers(broker: ProducerFold, history: ProducerFold, inputs: PartitionInputs) -> FrozenSet[int]:
+    """Producers with an open transaction: in either fold, or in a producer snapshot (the verdicts read
+    those producers' transactions, entries and markers, and no other's)."""
+    snapshot_open = (e.producer_id for s in inputs.snapshots if s.snapshot is not None for e in s.snapshot.entries
+                     if e.current_txn_first_offset is not None)
+    return frozenset(broker.ongoing).union(history.ongoing, snapshot_open)
+
+
+def _lean(fold: ProducerFold, keep: FrozenSet[int]) -> ProducerFold:
+    """``fold`` with the entries and transactions of the producers in ``keep`` only, and no completed
+    transactions (read by the rebuild alone)."""
+    return replace(fold, spans={pid: s for pid, s in fold.spans.items() if pid in keep}, completed=(),
+                   entries={pid: e for pid, e in fold.entries.items() if pid in keep})
+
+
+def _lean_snapshot(r: SnapshotRead, keep: FrozenSet[int]) -> SnapshotRead:
+    """A snapshot read with the entries of the producers in ``keep`` only, and its newest entry (the
+    incident clock reads each file's newest ``lastTimestamp``)."""
+    snap = r.snapshot
+    if snap is None or not snap.entries:
+        return r
+    newest = max(snap.entries, key=lambda e: e.last_timestamp)
+    kept = tuple(e for e in snap.entries if e.producer_id in keep or e is newest)
+    return r._replace(snapshot=replace(snap, entries=kept))
+
+
+def rebuild_partition(inputs: PartitionInputs, lean: bool = False) -> PartitionView:
+    """The replica's state. ``lean`` (verdicts on a partition no other replica compares with): once
+    the rebuild's own checks ran, the folds and the snapshots keep the entries and transactions of the
+    producers with an open transaction only (all the verdicts read); describe-producers, export and
+    the report keep all."""
     read_findings: List[Finding] = list(inputs.findings)
     for seg in inputs.segments:
         read_findings.extend(seg.findings)
@@ -215,6 +245,14 @@ def rebuild_partition(inputs: PartitionInputs) -> PartitionView:
                                 f"watermark {hw} (not yet replicated when the copy was taken)", inputs.path,
                                 first_offset=hw, last_offset=leo - 1))
     fuo, lso = _stable_offsets(broker, history, log_start, hw)
+    if lean:
+        keep = _open_producers(broker, history, inputs)
+        trimmed = _lean(broker, keep)
+        history = trimmed if history is broker else _lean(history, keep)
+        broker = trimmed
+        snapshots = {id(r): _lean_snapshot(r, keep) for r in inputs.snapshots}
+        inputs = replace(inputs, snapshots=tuple(snapshots[id(r)] for r in inputs.snapshots))
+        snap = snapshots[id(snap)] if snap is not None else None
     max_ts = max((s.max_timestamp for s in inputs.segments if s.max_timestamp is not None), default=None)
     return PartitionView(inputs, log_start, leo, hw, hw_known, broker, history, snap, fuo, lso, max_ts,
                          tuple(read_findings + findings), tuple(findings))

@@ -10,7 +10,7 @@ import os
 import sys
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable, Dict, NamedTuple, Optional, Protocol, Sequence, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Optional, Protocol, Sequence, Tuple
 
 from forensics.model import Progress
 from forensics.pipeline.java import MIN_JAVA, _java_major, java_runtime, spark_available  # noqa: F401
@@ -29,7 +29,10 @@ class EngineName(str, Enum):
 class Executor(Protocol):
     name: str
 
-    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None) -> Dict[str, ReplicaResult]:
+    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
+            consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, Any]:
+        """Each replica's results by key, or ``consume(key, results)`` of them (called once per replica,
+        as soon as they are read, so that a caller keeps what it needs and not what was read)."""
         ...
 
 
@@ -101,11 +104,12 @@ class _Told:
         self._executor, self._chosen, self._tell = executor, chosen, tell
         self.name = executor.name
 
-    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None) -> Dict[str, ReplicaResult]:
+    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
+            consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, Any]:
         if self._chosen is not None:
             self._tell(self._chosen)
             self._chosen = None
-        return self._executor.run(units, progress)
+        return self._executor.run(units, progress, consume)
 
     def __getattr__(self, name: str):  # stats, master, ...: the executor's
         return getattr(self._executor, name)

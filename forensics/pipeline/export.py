@@ -14,7 +14,7 @@ directory; the caller checks that directory is not the evidence's.
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from forensics.model import Progress
 from forensics.pipeline.export_rows import (
@@ -40,8 +40,9 @@ class Reuse:
         self.results = results
         self.name = name
 
-    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None) -> Dict[str, ReplicaResult]:
-        return self.results
+    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
+            consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, ReplicaResult]:
+        return self.results  # shared by two reports: given as read (assemble_state folds what it needs)
 
 
 def spark_schema(table: Table):

@@ -4,7 +4,7 @@ no JVM, no threads), and merges their results per replica."""
 from __future__ import annotations
 
 import time
-from typing import Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence
 
 from forensics.model import Progress
 from forensics.pipeline.stats import engine_stats
@@ -20,13 +20,23 @@ class LocalExecutor:
     def __init__(self) -> None:
         self.stats: Dict[str, object] = {}
 
-    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None) -> Dict[str, ReplicaResult]:
+    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
+            consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, Any]:
+        """Each replica's finalized results, or what ``consume(key, results)`` makes of them, called as
+        soon as the replica's last unit ran (the plan lists units replica by replica): what was read
+        of one replica is dropped before the next is read."""
         started = time.perf_counter()
+        last = {u.key: i for i, u in enumerate(units)}
         groups: Dict[str, list] = {}
-        for u in units:
+        results: Dict[str, Any] = {}
+        for i, u in enumerate(units):
             groups.setdefault(u.key, []).append(part_of(run_unit(u)))
             if progress is not None:
                 progress(u.size)
-        results = {key: finalize(merge_all(parts)) for key, parts in groups.items()}
+            if last[u.key] == i:
+                result = finalize(merge_all(groups.pop(u.key)))
+                results[u.key] = consume(u.key, result) if consume is not None else result
+                del result
+        results = {key: results[key] for key in last}  # in the order of the plan, as before
         self.stats = engine_stats("local", None, units, len(units), 1, started)
         return results

@@ -171,19 +171,25 @@ def job_error(exc: BaseException) -> str:
     return (lines[0] if lines else type(exc).__name__)[:300]
 
 
-def _assemble(collected) -> Dict[str, ReplicaResult]:
+def _assemble(collected: List[tuple], consume: Optional[Callable[[str, ReplicaResult], Any]] = None
+              ) -> Dict[str, Any]:
     """Finalized replicas as they are; the parts of large replicas merged (associatively, in any
-    order) and finalized here."""
-    results: Dict[str, ReplicaResult] = {}
+    order) and finalized here. With ``consume``, each replica is unpickled, handed over and dropped
+    in turn (``collected`` is emptied as it goes), never all at once."""
+    results: Dict[str, Any] = {}
     parts: Dict[str, List[ReplicaParts]] = {}
-    for whole, key, blob in collected:
+    for i, (whole, key, blob) in enumerate(collected):
+        collected[i] = None  # type: ignore[call-overload]
         value = pickle.loads(blob)
+        del blob
         if whole:
-            results[key] = value
+            results[key] = consume(key, value) if consume is not None else value
         else:
             parts.setdefault(key, []).append(value)
-    for key, pieces in parts.items():
-        results[key] = finalize(merge_all(pieces))
+        del value
+    for key in list(parts):
+        value = finalize(merge_all(parts.pop(key)))
+        results[key] = consume(key, value) if consume is not None else value
     return results
 
 
@@ -196,7 +202,8 @@ class SparkExecutor:
         self.slice_bytes = slice_bytes
         self.stats: Dict[str, object] = {}
 
-    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None) -> Dict[str, ReplicaResult]:
+    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
+            consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, Any]:
         session = SESSION.get(self.master, self.conf, _warm_workers)
         sc = session.sparkContext
         started = time.perf_counter()
@@ -205,7 +212,7 @@ class SparkExecutor:
         results: Dict[str, ReplicaResult] = {}
         if bins:
             rdd = sc.parallelize(bins, len(bins)).mapPartitions(_task(done, sent, os.getcwd()))
-            results = _assemble(self._collect(rdd, done, progress))
+            results = _assemble(list(self._collect(rdd, done, progress)), consume)
         self.stats = engine_stats("spark", sc.master, units, len(bins), sc.defaultParallelism, started,
                                   sent.value, SESSION.startup_seconds)
         return results

@@ -202,7 +202,9 @@ def _marker(buf, pos: int, h: v2.BatchHeader) -> Optional[Marker]:
 
 
 def _txn_record(rec, h: v2.BatchHeader, pos: int, path: str, out: List[TxnLogRecord],
-                findings: List[Finding]) -> None:
+                findings: List[Finding], names: Dict[str, str]) -> None:
+    """Decode one record into ``out`` (each transactional id's text kept once, in ``names``: an id
+    has a record per state it goes through)."""
     try:
         key = decode_key(rec.key)
     except ForensicsError as exc:
@@ -221,7 +223,8 @@ def _txn_record(rec, h: v2.BatchHeader, pos: int, path: str, out: List[TxnLogRec
                                 f"value of {key.transactional_id!r} does not decode: {exc.message}",
                                 path, pos, None, rec.offset))
         return
-    out.append(TxnLogRecord(key.transactional_id, value, rec.offset, rec.timestamp, h.partition_leader_epoch, pos))
+    tid = names.setdefault(key.transactional_id, key.transactional_id)
+    out.append(TxnLogRecord(tid, value, rec.offset, rec.timestamp, h.partition_leader_epoch, pos))
 
 
 # -- one segment range ---------------------------------------------------------------------------
@@ -235,6 +238,7 @@ class _Reader:
         self.stats = _Stats() if u.stats else None
         self.runs = _Runs(u.cuts) if u.kind is UnitKind.EVENTS else None
         self.records: Optional[List[TxnLogRecord]] = [] if u.kind is UnitKind.TXNLOG else None
+        self.names: Dict[str, str] = {}  # transactional ids, each once
         self.findings: List[Finding] = []  # decoding findings (the walk keeps the framing ones)
         self.valid = 0
         self.next_offset: Optional[int] = None
@@ -284,7 +288,7 @@ class _Reader:
     def _txnlog(self, frame: Frame, h: v2.BatchHeader) -> None:
         records, error = self.walk.records(frame)
         for rec in records:
-            _txn_record(rec, h, frame.position, self.path, self.records, self.findings)
+            _txn_record(rec, h, frame.position, self.path, self.records, self.findings, self.names)
         if error is not None:
             self.findings.append(self.walk.finding(frame, f"batch records do not decode: {error.message}"))
 

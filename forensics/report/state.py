@@ -8,14 +8,18 @@ table and CSV renderers print them in column order).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from forensics.analysis.clock import AsOf, RecordTime, incident_clock, newest_per_file
 from forensics.analysis.coordinator import (
     CoordinatorView,
+    FoldedReplica,
     TransactionIdView,
+    fold_replica,
     rebuild_coordinator,
+    stored_ids,
 )
 from forensics.analysis.filters import Filters
 from forensics.analysis.producers import PartitionView, rebuild_partition
@@ -42,7 +46,7 @@ from forensics.pipeline.assemble import (
 )
 from forensics.pipeline.merge import ReplicaResult
 from forensics.pipeline.plan import Scope
-from forensics.state.coordinator import HistoryEntry
+from forensics.state.coordinator import HistoryEntry, KeepHistory
 from forensics.state.inputs import SegmentSummary, TxnStateInputs
 from forensics.state.producer import TransactionSpan
 
@@ -135,24 +139,60 @@ def state_scope(topic: Optional[str] = None, partition: Optional[int] = None, br
     return Scope(data=data, coordinator=True, select=_selector(topic, partition, broker_id), metadata_tail=True)
 
 
-def assemble_state(inv: Inventory, results: Dict[str, ReplicaResult], scope: Scope,
-                   partition_count: Optional[int] = None) -> StateReport:
+class StateFolder:
+    """What :func:`assemble_state` makes of one replica's results: a data partition's
+    :class:`PartitionView` (its events dropped), a ``__transaction_state`` replica folded at once when
+    it is the partition's only copy (else its inputs, folded once the replica to trust is chosen), the
+    rest as read. Given to the executor (``consume``), it runs as each replica's units finish, so that
+    what was read is never held whole beside what is kept.
+
+    ``keep_history``: the ids whose coordinator history is kept (None: all); ``lean``: the data
+    partitions keep the transactions of their open producers only (see
+    :func:`~forensics.analysis.producers.rebuild_partition`)."""
+
+    def __init__(self, inv: Inventory, scope: Scope, keep_history: KeepHistory = None, lean: bool = False) -> None:
+        self.scope, self.keep_history, self.lean = scope, keep_history, lean
+        live = list(live_partitions(inv))
+        self._where = {p.path: (log_dir, p) for log_dir, p in live}
+        self._copies = Counter(p.topic_partition for _, p in live)
+
+    def __call__(self, key: str, r: ReplicaResult) -> Any:
+        if key not in self._where:
+            return r
+        log_dir, p = self._where[key]
+        if p.topic == CLUSTER_METADATA_TOPIC:
+            return r
+        if is_txn_state(p):
+            inputs = txn_state_inputs(log_dir, p, r)
+            alone = self._copies[p.topic_partition] == 1
+            return fold_replica(inputs, self.keep_history) if alone else inputs
+        if self.scope.data and self.scope.select(log_dir, p):
+            alone = self.lean and self._copies[p.topic_partition] == 1  # another replica may need its markers
+            return _without_events(rebuild_partition(partition_inputs(log_dir, p, r), lean=alone))
+        return r
+
+
+def assemble_state(inv: Inventory, results: Dict[str, Any], scope: Scope,
+                   partition_count: Optional[int] = None, folder: Optional[StateFolder] = None) -> StateReport:
     """Producer state (data partitions in ``scope``) and coordinator metadata, from what the executor
-    read for ``plan(inv, scope)``."""
+    read for ``plan(inv, scope)``: each replica's results as read, or as ``folder`` (the one given to
+    the executor) made them already."""
+    folder = folder if folder is not None else StateFolder(inv, scope)
     notes = loose_file_notes(inv)
     views, txn, metadata = [], [], []
     for log_dir, p in live_partitions(inv):
         r = results.get(p.path, EMPTY_RESULT)
+        folded = folder(p.path, r) if isinstance(r, ReplicaResult) else r
         if p.topic == CLUSTER_METADATA_TOPIC:
-            metadata.extend(r.summaries)
+            metadata.extend(folded.summaries)
         elif is_txn_state(p):
-            txn.append(txn_state_inputs(log_dir, p, r))
+            txn.append(folded)
         elif scope.data and scope.select(log_dir, p):
-            views.append(_without_events(rebuild_partition(partition_inputs(log_dir, p, r))))
+            views.append(folded)
     views.sort(key=lambda v: (v.topic_partition.topic, v.topic_partition.partition,
                               -1 if v.inputs.broker_id is None else v.inputs.broker_id, v.inputs.path))
     count, count_findings = txn_partition_count(txn, partition_count)
-    coordinator = rebuild_coordinator(txn, count or None)
+    coordinator = rebuild_coordinator(txn, count or None, folder.keep_history)
     read = _as_read(coordinator.findings, ((s.findings, s.size, 0 if s.next_offset is None else 1)
                                            for c in coordinator.partitions.values() for s in c.inputs.segments))
     coordinator = replace(coordinator, findings=tuple(dedupe(count_findings + read)))
@@ -180,7 +220,7 @@ def _misplaced(stored: Set[Tuple[str, int]], n: int) -> int:
     return sum(transaction_partition_for(tid, n) != part for tid, part in stored)
 
 
-def txn_partition_count(replicas: Sequence[TxnStateInputs], given: Optional[int] = None
+def txn_partition_count(replicas: Sequence[Union[TxnStateInputs, FoldedReplica]], given: Optional[int] = None
                         ) -> Tuple[int, List[Finding]]:
     """The partition count of ``__transaction_state`` (0: no partition among the inputs) and what
     the disk says against it.
@@ -194,7 +234,7 @@ def txn_partition_count(replicas: Sequence[TxnStateInputs], given: Optional[int]
     if not found:
         return given or 0, []
     low = max(found) + 1
-    stored = {(rec.transactional_id, r.partition) for r in replicas for seg in r.segments for rec in seg.records}
+    stored = {(tid, r.partition) for r in replicas for tid in stored_ids(r)}
     fit = next((n for n in dict.fromkeys((low, max(low, DEFAULT_TXN_STATE_PARTITIONS)))
                 if stored and not _misplaced(stored, n)), None)
     path = next(r.path for r in replicas if r.partition == low - 1)
@@ -231,7 +271,7 @@ def clock_records(report: StateReport) -> List[RecordTime]:
     txn = [seg for cp in report.coordinator.partitions.values() for seg in cp.inputs.segments]
     segments = [(s.max_timestamp, s.path) for v in report.partitions for s in v.inputs.segments]
     segments += [(s.max_timestamp, s.path) for s in txn] + [(s.max_timestamp, s.path) for s in report.metadata]
-    updates = ((r.value.last_update_timestamp_ms, s.path) for s in txn for r in s.records if r.value is not None)
+    updates = ((t, path) for cp in report.coordinator.partitions.values() for path, t in cp.state.newest_update.items())
     snapshots = ((e.last_timestamp, r.path) for v in report.partitions for r in v.inputs.snapshots
                  if r.snapshot is not None and r.snapshot.crc_valid for e in r.snapshot.entries)
     return (newest_per_file(segments) + newest_per_file(updates, "txnLastUpdateTimestamp")

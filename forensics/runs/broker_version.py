@@ -149,9 +149,8 @@ def _read_facts(scan=None, state=None) -> Dict[str, frozenset]:
     if scan is not None:
         out["magics"] = frozenset(m for d in scan.log_dirs for p in d.partitions for m in p.magics)
     if state is not None:
-        versions: List[int] = [r.value.version for c in state.coordinator.partitions.values()
-                               for seg in c.inputs.segments for r in seg.records if r.value is not None]
-        out["txn_value_versions"] = frozenset(versions)
+        out["txn_value_versions"] = frozenset().union(*(c.state.value_versions
+                                                        for c in state.coordinator.partitions.values()))
     return out
 
 

@@ -73,10 +73,12 @@ class Opened:
     manifest: ManifestRun
     stats: Dict[str, Any] = field(default_factory=dict)
 
-    def run_units(self, units, label: str, listener: Listener) -> Dict[str, Any]:
-        """Run ``units`` on the executor, with a progress bar over the inventory's log bytes."""
+    def run_units(self, units, label: str, listener: Listener, consume=None) -> Dict[str, Any]:
+        """Run ``units`` on the executor, with a progress bar over the inventory's log bytes;
+        ``consume(key, results)``: what to keep of each replica, as it is read."""
         with listener.progress(total_log_bytes(self.inventory), f"{label} ({self.executor.name})") as advance:
-            results = self.executor.run(units, advance)
+            results = self.executor.run(units, advance, consume) if consume is not None else \
+                self.executor.run(units, advance)
         self.stats = dict(getattr(self.executor, "stats", None) or {})
         return results
 

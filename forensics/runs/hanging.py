@@ -25,7 +25,7 @@ from forensics.report.hanging import (
 from forensics.report.incident import build_incident
 from forensics.report.incident_model import Incident
 from forensics.report.row import ABSENT
-from forensics.report.state import StateReport, assemble_state, loose_file_notes, state_scope
+from forensics.report.state import StateFolder, StateReport, assemble_state, loose_file_notes, state_scope
 from forensics.runs.context import EngineChoice, Evidence, Listener, Opened, Quiet, open_evidence
 from forensics.runs.manifest import ManifestWritten
 from forensics.runs.rebuild import previews
@@ -67,19 +67,25 @@ class VerdictRun:
     stats: Dict[str, Any]
 
 
-def _verdicts(command: str, req: VerdictRequest, listener: Listener):
+def _verdicts(command: str, req: VerdictRequest, listener: Listener, lean: bool = True):
     """Open the evidence, rebuild the state (the data partitions the filters select), judge every open
-    transaction as of the request's time."""
+    transaction as of the request's time. ``lean``: keep only what the verdicts read (no coordinator
+    history, the transactions of open producers only); the report, which draws timelines, keeps all."""
     opened = open_evidence(command, req.evidence, req.engine, listener, req.selection)
     loose_file_notes(opened.inventory)
     scope = state_scope(data=True)
-    results = opened.run_units(plan(opened.inventory, scope), "rebuilding state", listener)
-    rep = assemble_state(opened.inventory, results, scope, req.partition_count)
+    folder = StateFolder(opened.inventory, scope, keep_history=_NO_HISTORY if lean else None, lean=lean)
+    results = opened.run_units(plan(opened.inventory, scope), "rebuilding state", listener, folder)
+    rep = assemble_state(opened.inventory, results, scope, req.partition_count, folder)
     verdicts, when = verdicts_of(rep, as_of=req.as_of, topic=req.topic, partition=req.partition,
                                  broker_id=req.broker_id, max_timeout_ms=req.max_timeout_ms,
                                  time_text=req.time_text)
     version = broker_version_of(rep.inventory, state=rep, given=req.broker_version)
     return opened, rep, verdicts, when, version
+
+
+def _NO_HISTORY(transactional_id: str) -> bool:
+    return False
 
 
 def _finish(opened: Opened, rep: StateReport, when: AsOf, version: BrokerVersionRange) -> VerdictRun:
@@ -193,7 +199,7 @@ def incident_report(req: ReportRequest, listener: Listener = Quiet()) -> ReportR
     """The incident model: every open transaction with its verdict, evidence and commands, LSO lag per
     partition, a timeline per transactional id (rendered to HTML by the command line). With a topic,
     partition or broker id, only those partitions, and what the rest of the evidence holds counted."""
-    opened, rep, verdicts, when, version = _verdicts("report", req.verdicts, listener)
+    opened, rep, verdicts, when, version = _verdicts("report", req.verdicts, listener, lean=False)
     run = _finish(opened, rep, when, version)
     rows = req.rows(verdicts, opened.inventory, version)
     selection = req.verdicts.selection

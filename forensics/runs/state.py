@@ -11,6 +11,7 @@ from forensics.errors import InputError
 from forensics.findings import Finding
 from forensics.pipeline.plan import plan
 from forensics.report.state import (
+    StateFolder,
     StateReport,
     assemble_state,
     describe_rows,
@@ -27,11 +28,15 @@ from forensics.runs.manifest import ManifestWritten
 Row = Dict[str, Any]
 
 
-def _rebuild(opened: Opened, listener: Listener, partition_count: Optional[int] = None, **scope) -> StateReport:
+def _rebuild(opened: Opened, listener: Listener, partition_count: Optional[int] = None,
+             history: Optional[str] = None, **scope) -> StateReport:
+    """The state the scope asks for; the coordinator history of the id ``history`` alone (None: of no id:
+    only describe prints one)."""
     loose_file_notes(opened.inventory)
     wanted = state_scope(**scope)
-    results = opened.run_units(plan(opened.inventory, wanted), "rebuilding state", listener)
-    return assemble_state(opened.inventory, results, wanted, partition_count)
+    folder = StateFolder(opened.inventory, wanted, keep_history=lambda tid: tid == history)
+    results = opened.run_units(plan(opened.inventory, wanted), "rebuilding state", listener, folder)
+    return assemble_state(opened.inventory, results, wanted, partition_count, folder)
 
 
 @dataclass(frozen=True)
@@ -105,12 +110,12 @@ class DescribeRequest:
 def describe_id(req: DescribeRequest, listener: Listener = Quiet()) -> StateResult:
     """One transactional id: the coordinator's metadata, then every record of its history."""
     opened = open_evidence("describe", req.evidence, req.engine, listener)
-    rep = _rebuild(opened, listener, req.partition_count, data=False)
     tid = req.transactional_id
+    rep = _rebuild(opened, listener, req.partition_count, history=tid, data=False)
     check_filters(rep.inventory, Filters(transactional_id=tid), rep.coordinator)
     clock = given(req.as_of) if req.as_of is not None else newest_input_time(rep)
     rows = tuple(describe_rows(rep, tid, as_of=clock.time_ms))
     written = opened.manifest.finish(clock.time_ms, clock.source)
     v = rep.coordinator.ids[tid]
-    findings = tuple(f for f in rep.coordinator.findings if tid in f.message or f.path == v.history[0].at.path)
+    findings = tuple(f for f in rep.coordinator.findings if tid in f.message or f.path == v.first.at.path)
     return StateResult(rows, clock, findings, written, opened.stats)

@@ -3,14 +3,16 @@
 Emulates ``TransactionStateManager.loadTransactionMetadata``: every record from the
 log start to the log end (above the high watermark too), in offset order; a tombstone removes the
 transactional id, a value replaces its metadata (the partition set only counts when the state is
-not Empty). Unlike the coordinator the fold keeps each id's full history and checks every
-transition against :mod:`forensics.state.transitions`; illegal ones become findings.
+not Empty). Like the coordinator the fold keeps one metadata per id (plus the few facts of its
+history the verdicts read: first and last record, last decision, producer ids used); the full history
+only of the ids a caller keeps (``keep_history``: the commands that print it). Every transition is
+checked against :mod:`forensics.state.transitions`; illegal ones become findings.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
 from forensics.codec.txnlog import TransactionLogValue, TransactionStatus
 from forensics.findings import Finding, FindingKind, FindingRuns
@@ -41,10 +43,42 @@ class HistoryEntry:
 
     @property
     def state_name(self) -> str:
-        if self.value is None:
-            return "<tombstone>"
-        s = self.value.status
-        return s.kafka_name if isinstance(s, TransactionStatus) else f"Unknown({s})"
+        return _state_name(None if self.value is None else self.value.status)
+
+
+class RecordRef(NamedTuple):
+    """Where one record of an id's history was read, and its state (without the rest of its value)."""
+
+    offset: int
+    timestamp: int
+    status: Union[TransactionStatus, int, None]  # None: a tombstone
+    at: Provenance
+
+    @property
+    def state_name(self) -> str:
+        return _state_name(self.status)
+
+
+def _state_name(s: Union[TransactionStatus, int, None]) -> str:
+    if s is None:
+        return "<tombstone>"
+    return s.kafka_name if isinstance(s, TransactionStatus) else f"Unknown({s})"
+
+
+@dataclass(frozen=True, slots=True)
+class IdSummary:
+    """What the verdicts read of an id's history, kept whether or not the history is."""
+
+    first: RecordRef
+    last: RecordRef
+    decision: Optional[str]  # COMMIT / ABORT: the last Prepare/Complete record's; None if none
+    producer_ids: Tuple[int, ...]  # every producer id its records carried, in order of appearance
+
+
+# status -> the decision it records (TransactionCoordinator: PrepareX then CompleteX)
+_DECISIONS = {TransactionStatus.PREPARE_COMMIT: "COMMIT", TransactionStatus.COMPLETE_COMMIT: "COMMIT",
+              TransactionStatus.PREPARE_ABORT: "ABORT", TransactionStatus.COMPLETE_ABORT: "ABORT"}
+KeepHistory = Optional[Callable[[str], bool]]  # which ids keep their full history; None: every id
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,16 +112,27 @@ class CoordinatorPartitionState:
     partition: int
     metadata: Dict[str, TransactionMetadata]  # live ids (tombstoned ones removed)
     tombstoned: Dict[str, HistoryEntry]  # ids whose last record is a tombstone
-    history: Dict[str, Tuple[HistoryEntry, ...]]  # every record per id, in offset order
+    history: Dict[str, Tuple[HistoryEntry, ...]]  # every record per kept id, in offset order
     max_leader_epoch: int  # over batches; -1 when the partition holds no batch
     last_offset: Optional[int]
     records: int
     findings: Tuple[Finding, ...]
+    summaries: Dict[str, IdSummary] = field(default_factory=dict)  # every id seen, in id order
+    newest_update: Dict[str, int] = field(default_factory=dict)  # path -> newest txnLastUpdateTimestamp
+    value_versions: frozenset = frozenset()  # TransactionLogValue versions read
 
 
-def metadata_of(tid: str, v: TransactionLogValue, offset: int, leader_epoch: int) -> TransactionMetadata:
+def metadata_of(tid: str, v: TransactionLogValue, offset: int, leader_epoch: int,
+                cache: Optional[Dict[tuple, Tuple[TopicPartition, ...]]] = None) -> TransactionMetadata:
+    """The metadata a value gives (``cache``: one partition tuple per partition set, shared)."""
     keep = v.status_id != TransactionStatus.EMPTY and v.partitions is not None
-    parts = tuple(TopicPartition(t.topic, p) for t in (v.partitions or ()) for p in t.partition_ids) if keep else ()
+    parts: Tuple[TopicPartition, ...] = ()
+    if keep and v.partitions:
+        parts = cache.get(v.partitions) if cache is not None else None  # type: ignore[assignment]
+        if parts is None:
+            parts = tuple(TopicPartition(t.topic, p) for t in v.partitions for p in t.partition_ids)
+            if cache is not None:
+                cache[v.partitions] = parts
     return TransactionMetadata(tid, v.producer_id, v.producer_epoch, v.transaction_timeout_ms, v.status, parts,
                                v.last_update_timestamp_ms, v.start_timestamp_ms, v.previous_producer_id,
                                v.next_producer_id, v.client_transaction_version, offset, leader_epoch)
@@ -97,11 +142,19 @@ class CoordinatorFold:
     """Fold the records of one ``__transaction_state`` partition replica, in offset order.
     Findings are aggregated per kind and transactional id (:class:`~forensics.findings.FindingRuns`)."""
 
-    def __init__(self, partition: int) -> None:
+    def __init__(self, partition: int, keep_history: KeepHistory = None) -> None:
         self.partition = partition
+        self._keep = keep_history
         self._metadata: Dict[str, TransactionMetadata] = {}
         self._tombstoned: Dict[str, HistoryEntry] = {}
         self._history: Dict[str, List[HistoryEntry]] = {}
+        self._first: Dict[str, RecordRef] = {}
+        self._last: Dict[str, RecordRef] = {}
+        self._decision: Dict[str, str] = {}
+        self._pids: Dict[str, Tuple[int, ...]] = {}
+        self._newest_update: Dict[str, int] = {}
+        self._versions: set = set()
+        self._parts: Dict[tuple, Tuple[TopicPartition, ...]] = {}  # one tuple per partition set seen
         self._findings = FindingRuns()
         self._max_epoch = -1
         self._last_offset: Optional[int] = None
@@ -116,16 +169,35 @@ class CoordinatorFold:
         self._max_epoch = max(self._max_epoch, r.leader_epoch)
         if self._last_offset is None or r.offset > self._last_offset:
             self._last_offset = r.offset
-        entry = HistoryEntry(r.offset, r.timestamp, r.leader_epoch, r.value, Provenance(path, r.position))
-        self._history.setdefault(r.transactional_id, []).append(entry)
-        tid = r.transactional_id
-        if r.value is None:
+        tid, v = r.transactional_id, r.value
+        entry = HistoryEntry(r.offset, r.timestamp, r.leader_epoch, v, Provenance(path, r.position))
+        if self._keep is None or self._keep(tid):
+            self._history.setdefault(tid, []).append(entry)
+        self._summarize(tid, entry)
+        if v is None:
             self._metadata.pop(tid, None)
             self._tombstoned[tid] = entry
             return
+        if path not in self._newest_update or v.last_update_timestamp_ms > self._newest_update[path]:
+            self._newest_update[path] = v.last_update_timestamp_ms
+        self._versions.add(v.version)
         self._tombstoned.pop(tid, None)
         self._check(path, r, self._metadata.get(tid))
-        self._metadata[tid] = metadata_of(tid, r.value, r.offset, r.leader_epoch)
+        self._metadata[tid] = metadata_of(tid, v, r.offset, r.leader_epoch, self._parts)
+
+    def _summarize(self, tid: str, h: HistoryEntry) -> None:
+        ref = RecordRef(h.offset, h.timestamp, None if h.value is None else h.value.status, h.at)
+        self._first.setdefault(tid, ref)
+        self._last[tid] = ref
+        v = h.value
+        if v is None:
+            return
+        decision = _DECISIONS.get(v.status)  # type: ignore[call-overload]
+        if decision is not None:
+            self._decision[tid] = decision
+        pids = self._pids.get(tid, ())
+        if v.producer_id not in pids:
+            self._pids[tid] = pids + (v.producer_id,)
 
     def _check(self, path: str, r: TxnLogRecord, previous: Optional[TransactionMetadata]) -> None:
         v = r.value
@@ -150,4 +222,7 @@ class CoordinatorFold:
         return CoordinatorPartitionState(
             self.partition, dict(sorted(self._metadata.items())), dict(sorted(self._tombstoned.items())),
             {k: tuple(v) for k, v in sorted(self._history.items())}, self._max_epoch, self._last_offset,
-            self._records, self._findings.findings())
+            self._records, self._findings.findings(),
+            {tid: IdSummary(first, self._last[tid], self._decision.get(tid), self._pids.get(tid, ()))
+             for tid, first in sorted(self._first.items())},
+            self._newest_update, frozenset(self._versions))
