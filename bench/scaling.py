@@ -23,7 +23,8 @@ seconds, CPU seconds (user + sys of the process tree: less noisy than wall on a 
 with Spark the sum of each process's own, polled: the driver, its JVM and the Python workers),
 and the peak private memory (``RssAnon``) of each process, polled every 50 ms: the driver, the
 largest other Python process (PySpark workers) and the JVM. Per command the growth exponent is the
-least-squares slope of log(time) over log(size): 1 is linear, 2 quadratic.
+least-squares slope of log(time) over log(size): 1 is linear, 2 quadratic; the memory exponent is the
+same slope for the driver's peak private memory (and the largest worker's, with Spark): 0 is flat.
 """
 
 from __future__ import annotations
@@ -243,6 +244,8 @@ class Row:
     twin_cpu: List[float] = field(default_factory=list)
     exponent_wall: Optional[float] = None
     exponent_cpu: Optional[float] = None
+    exponent_memory: Optional[float] = None  # of the driver's peak private memory
+    exponent_worker_memory: Optional[float] = None  # of the largest worker's (Spark), None without
 
 
 def summarize(runs: Sequence[Run]) -> List[Row]:
@@ -263,6 +266,8 @@ def summarize(runs: Sequence[Run]) -> List[Row]:
             row.twin_wall = [med(s, True, "wall") for s in sizes]
             row.twin_cpu = [med(s, True, "cpu") for s in sizes]
         row.exponent_wall, row.exponent_cpu = slope(sizes, row.wall), slope(sizes, row.cpu)
+        row.exponent_memory = slope(sizes, row.driver_mib)
+        row.exponent_worker_memory = slope(sizes, row.worker_mib) if any(row.worker_mib) else None
         rows[key] = row
     return list(rows.values())
 
@@ -274,8 +279,9 @@ def _fmt(x: Optional[float], spec: str = ".2f") -> str:
 def print_rows(rows: Sequence[Row]) -> None:
     for r in rows:
         shape = SHAPES[r.shape]
+        worker = f", worker memory {_fmt(r.exponent_worker_memory)}" if r.exponent_worker_memory is not None else ""
         print(f"\n{r.shape} / {r.command} / {r.engine}: exponent wall {_fmt(r.exponent_wall)}, "
-              f"cpu {_fmt(r.exponent_cpu)}")
+              f"cpu {_fmt(r.exponent_cpu)}, memory {_fmt(r.exponent_memory)}{worker}")
         head = f"  {shape.unit:>10} {'wall s':>8} {'cpu s':>8} {'driver MiB':>10} {'worker MiB':>10}"
         print(head + ("  twin wall  twin cpu  ratio wall  ratio cpu" if r.twin_wall else ""))
         for i, s in enumerate(r.sizes):

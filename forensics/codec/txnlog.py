@@ -227,12 +227,14 @@ def _decode_key(buf) -> Union[TransactionLogKey, UnknownTransactionLogKey]:
     return TransactionLogKey(txn_id, version, replaced, end - pos)
 
 
-def decode_value(buf, *, base_position: int = 0) -> Optional[TransactionLogValue]:
+def decode_value(buf, *, base_position: int = 0, shared: Optional[dict] = None) -> Optional[TransactionLogValue]:
     """Decode a record value; ``None`` (a null value) is a tombstone and returns ``None``.
-    An empty buffer is NOT a tombstone (Kafka's null is length -1) and raises."""
+    An empty buffer is NOT a tombstone (Kafka's null is length -1) and raises. ``shared``: a dict
+    the caller keeps across values, so that equal partition lists are one object (a transaction's
+    records repeat its partition set)."""
     if buf is None:
         return None
-    return _rebased(lambda: _decode_value(buf), base_position)
+    return _rebased(lambda: _decode_value(buf, shared), base_position)
 
 
 def _read_partitions(buf, pos: int, end: int, flexible: bool):
@@ -270,7 +272,7 @@ _KNOWN_TAGS = {
 }
 
 
-def _decode_value(buf) -> TransactionLogValue:
+def _decode_value(buf, shared: Optional[dict] = None) -> TransactionLogValue:
     end = len(buf)
     version, pos = read_int16(buf, 0, end, _E)
     if version not in VALUE_VERSIONS:
@@ -281,6 +283,8 @@ def _decode_value(buf) -> TransactionLogValue:
     timeout_ms, pos = read_int32(buf, pos, end, _E)
     status_raw, pos = read_int8(buf, pos, end, _E)
     partitions, elem_tags, replaced, pos = _read_partitions(buf, pos, end, flexible)
+    if shared is not None and partitions:
+        partitions = shared.setdefault(partitions, partitions)
     last_update, pos = read_int64(buf, pos, end, _E)
     start_ts, pos = read_int64(buf, pos, end, _E)
     tagged = {"previous_producer_id": -1, "next_producer_id": -1, "client_transaction_version": 0,

@@ -202,9 +202,9 @@ def _marker(buf, pos: int, h: v2.BatchHeader) -> Optional[Marker]:
 
 
 def _txn_record(rec, h: v2.BatchHeader, pos: int, path: str, out: List[TxnLogRecord],
-                findings: List[Finding], names: Dict[str, str]) -> None:
-    """Decode one record into ``out`` (each transactional id's text kept once, in ``names``: an id
-    has a record per state it goes through)."""
+                findings: List[Finding], names: Dict) -> None:
+    """Decode one record into ``out`` (each transactional id's text and each partition list kept once,
+    in ``names``: an id has a record per state it goes through)."""
     try:
         key = decode_key(rec.key)
     except ForensicsError as exc:
@@ -217,7 +217,7 @@ def _txn_record(rec, h: v2.BatchHeader, pos: int, path: str, out: List[TxnLogRec
                                 path, pos, None, rec.offset))
         return
     try:
-        value = decode_value(rec.value)
+        value = decode_value(rec.value, shared=names)
     except ForensicsError as exc:
         findings.append(Finding(FindingKind.CORRUPT_TRANSACTION_LOG,
                                 f"value of {key.transactional_id!r} does not decode: {exc.message}",
@@ -238,7 +238,7 @@ class _Reader:
         self.stats = _Stats() if u.stats else None
         self.runs = _Runs(u.cuts) if u.kind is UnitKind.EVENTS else None
         self.records: Optional[List[TxnLogRecord]] = [] if u.kind is UnitKind.TXNLOG else None
-        self.names: Dict[str, str] = {}  # transactional ids, each once
+        self.names: Dict = {}  # transactional ids and partition lists, each once
         self.findings: List[Finding] = []  # decoding findings (the walk keeps the framing ones)
         self.valid = 0
         self.next_offset: Optional[int] = None

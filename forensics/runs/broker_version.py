@@ -11,7 +11,7 @@ decode is skipped here: ``scan`` and ``dump`` report damage).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Dict, Iterator, NamedTuple, Optional, Tuple
 
 from forensics.analysis.broker_version import (
     BrokerVersionRange,
