@@ -3,8 +3,10 @@ no JVM, no threads), and merges their results per replica."""
 
 from __future__ import annotations
 
+import gc
 import time
-from typing import Any, Callable, Dict, Optional, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence
 
 from forensics.model import Progress
 from forensics.pipeline.stats import engine_stats
@@ -26,6 +28,14 @@ class LocalExecutor:
         soon as the replica's last unit ran (the plan lists units replica by replica): what was read
         of one replica is dropped before the next is read."""
         started = time.perf_counter()
+        with _no_cycle_collection():
+            results = self._run(units, progress, consume)
+        self.stats = engine_stats("local", None, units, len(units), 1, started)
+        return results
+
+    @staticmethod
+    def _run(units: Sequence[WorkUnit], progress: Optional[Progress],
+             consume: Optional[Callable[[str, ReplicaResult], Any]]) -> Dict[str, Any]:
         last = {u.key: i for i, u in enumerate(units)}
         groups: Dict[str, list] = {}
         results: Dict[str, Any] = {}
@@ -37,6 +47,20 @@ class LocalExecutor:
                 result = finalize(merge_all(groups.pop(u.key)))
                 results[u.key] = consume(u.key, result) if consume is not None else result
                 del result
-        results = {key: results[key] for key in last}  # in the order of the plan, as before
-        self.stats = engine_stats("local", None, units, len(units), 1, started)
-        return results
+        return {key: results[key] for key in last}  # in the order of the plan, as before
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """The cyclic garbage collector paused while the units run: what they make (tuples, named
+    tuples, slotted records) holds no reference cycle, and the collector's full passes over every
+    object kept so far cost a third of a state rebuild's CPU (measured: 8.3 s of 26 s on 100k
+    transactions). Reference counting still frees everything dropped; the collector's state is
+    restored after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
