@@ -263,8 +263,8 @@ static PyObject *entry_tuples(PyObject *self, PyObject *bufobj, const unsigned c
 /* scan_tuples(buf, pos, end, verify_crc, base_offset|None, next_offset|None, limit)
  *   -> (records, pos, next_offset|None, valid_bytes)
  * scan() without the frames: the (offset, timestamp, key, value, headers) tuples of every record
- * of the healthy entries from pos on (at most `limit` entries; v2 batches as record_tuples gives
- * them, legacy entries deep as deep_tuples does), in one list. Stops before the first entry the
+ * of the healthy entries from pos on (v2 batches as record_tuples gives them, legacy entries deep as
+ * deep_tuples does), in one list: whole entries until it holds at least `limit` records. Stops before the first entry the
  * Python scanner must look at, or whose records the Python decoders must give. */
 PyObject *scan_tuples(PyObject *self, PyObject *args) {
     PyObject *bufobj, *base_obj, *next_obj;
@@ -289,7 +289,7 @@ PyObject *scan_tuples(PyObject *self, PyObject *args) {
     int magic;
     Py_ssize_t size;
     long long offset, last, next_after;
-    for (Py_ssize_t n = 0; pos < end && n < limit; n++) {
+    while (pos < end && PyList_GET_SIZE(out) < limit) {
         if (!healthy_entry(b, pos, end, verify, &o, &magic, &size, &offset, &last, &next_after))
             break;
         PyObject *items = entry_tuples(self, bufobj, b, pos, size, magic);

@@ -143,6 +143,23 @@ def test_every_segment_frames_and_decodes_the_same_both_ways(path: Path) -> None
         assert fast_records == (_decode_all(buf), _bulk(buf, True), _bulk(buf, False))
 
 
+@needs_native
+@pytest.mark.parametrize("budget", [1, 5])
+@pytest.mark.parametrize("path", [p for p in _segments() if p.stat().st_size < 4 << 20][:40],
+                         ids=lambda p: str(p.relative_to(p.parents[2])))
+def test_record_tuples_resume_between_runs_of_any_size(path: Path, budget: int, monkeypatch) -> None:
+    """The accelerator hands out a segment's record tuples in runs of whole entries of about
+    frames._NATIVE_RECORDS records; with runs of one entry (budget 1) or a few, every run ends and
+    the next one starts somewhere: the records, findings and counters are those of the pure path."""
+    import forensics.io.frames as frames_mod
+
+    monkeypatch.setattr(frames_mod, "_NATIVE_RECORDS", budget)
+    buf = path.read_bytes()
+    fast = _bulk(buf, True), _bulk(buf, False)
+    with _pure():
+        assert fast == (_bulk(buf, True), _bulk(buf, False))
+
+
 def _batch_segment(seed: int) -> bytes:
     import sys
 
