@@ -38,9 +38,11 @@ from forensics.cli.options import (
 )
 from forensics.render.clock_text import as_of_text
 from forensics.render.rows import render_rows
+from forensics.render.selection_text import selection_options, selection_words
 from forensics.render.shell_text import has_hidden, visible
 from forensics.render.state_render import HANGING_BELOW, HANGING_HEADERS, HANGING_TABLE
 from forensics.render.state_screens import hanging_screen
+from forensics.render.terminal_text import term
 from forensics.render.time_text import stamp
 from forensics.report.hanging import Outcome
 from forensics.runs.context import EngineName
@@ -100,6 +102,9 @@ def find_hanging_cli(
         if found.outcome is Outcome.UNDECIDED:
             write_note("nothing is proven hanging, but the open transaction(s) above need a person (see each "
                        "reason): exit 7")
+        if req.topic is not None or req.broker_id is not None:
+            write_note(f"only {term(selection_words(req))} ({term(selection_options(req))}): no verdict on the "
+                       "other partitions, whatever the exit code; without these options find-hanging judges them all")
     raise typer.Exit(OUTCOME_EXIT[found.outcome])
 
 

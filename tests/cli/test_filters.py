@@ -77,6 +77,17 @@ def test_a_filter_naming_something_real_that_selects_nothing_is_an_answer():
     assert script.exit_code == 0 and "# nothing to abort" in script.stdout
 
 
+def test_a_narrowed_find_hanging_says_it_judged_only_its_selection():
+    # payments has nothing hanging while orders-0 hangs: exit 0 must not read as an all-clear of the cluster
+    narrowed = run("find-hanging", EXAMPLE, "--topic", "payments")
+    assert narrowed.exit_code == 0
+    assert narrowed.stderr.splitlines()[-1] == (
+        "only topic 'payments' (--topic payments): no verdict on the other partitions, whatever the exit code; "
+        "without these options find-hanging judges them all")
+    whole = run("find-hanging", EXAMPLE)
+    assert whole.exit_code == 1 and "no verdict on the other partitions" not in whole.stderr
+
+
 def test_the_check_runs_before_anything_is_read(monkeypatch):
     import forensics.runs.hanging as hanging
 
