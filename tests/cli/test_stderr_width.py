@@ -18,14 +18,8 @@ import forensics.cli.report_cmd  # noqa: F401
 import forensics.cli.scan_cmd  # noqa: F401
 import forensics.cli.state_cmd  # noqa: F401
 from forensics.cli.app import app
+from tests.screen_disks import DISKS, EXAMPLE, REPO
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "fixtures" / "example-disk"
-SHARED = REPO.parent / "shared" / "real-kafka" / "4.1.0"
-DISKS = [pytest.param(EXAMPLE, id="example"),
-         pytest.param(REPO / "fixtures" / "real" / "kraft-tv2" / "disk", id="fixtures-real-tv2"),
-         pytest.param(SHARED / "kraft-tv2" / "data", id="shared-tv2"),
-         pytest.param(SHARED / "kraft-rv3.9-tv0" / "data", id="shared-rv3.9-tv0")]
 COMMANDS = [("scan",), ("find-hanging", "--all"), ("list",), ("describe", "--transactional-id", "{id}"),
             ("describe-producers", "--topic", "{topic}", "--partition", "0"),
             ("abort-commands", "--bootstrap-server", "kafka:9092"), ("report", "--out", "{tmp}/report.html")]

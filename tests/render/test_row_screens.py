@@ -20,14 +20,8 @@ import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
 import forensics.cli.state_cmd  # noqa: F401
 from forensics.cli.app import app
 from forensics.render.time_text import short_duration
+from tests.screen_disks import DISKS, EXAMPLE
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "fixtures" / "example-disk"
-SHARED = REPO.parent / "shared" / "real-kafka" / "4.1.0"
-DISKS = [pytest.param(EXAMPLE, id="example"),
-         pytest.param(REPO / "fixtures" / "real" / "kraft-tv2" / "disk", id="fixtures-real-tv2"),
-         pytest.param(SHARED / "kraft-tv2" / "data", id="shared-tv2"),
-         pytest.param(SHARED / "kraft-rv3.9-tv0" / "data", id="shared-rv3.9-tv0")]
 WIDTHS = (80, 100, 160)
 KEYS = ("Partition", "ProducerId", "Epoch", "CoordEpoch", "StartOffset")  # find-hanging's, never left out
 
