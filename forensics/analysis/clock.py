@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from enum import Enum
-from typing import Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 from forensics.findings import Finding, FindingKind
 
@@ -75,9 +75,11 @@ def given(time_ms: int) -> AsOf:
     return AsOf(time_ms, "--as-of")
 
 
-def incident_clock(records: Iterable[RecordTime], files: Iterable[Tuple[int, str]]) -> AsOf:
+def incident_clock(records: Iterable[RecordTime], files: Iterable[Tuple[int, str]],
+                   time_text: Callable[[int], str] = str) -> AsOf:
     """The as-of time of one cluster's inputs: its newest plausible record time, checked against the
-    newest of ``files`` (``(mtime_ms, path)``). Pure: the same inputs give the same answer."""
+    newest of ``files`` (``(mtime_ms, path)``); ``time_text`` writes the times a finding names (the
+    caller's renderer; default: epoch ms). Pure: the same inputs give the same answer."""
     recs = [r for r in records if r.time_ms >= 0]  # -1: no timestamp (magic 0, empty batch)
     files = list(files)
     newest_file = max(files) if files else None
@@ -87,7 +89,7 @@ def incident_clock(records: Iterable[RecordTime], files: Iterable[Tuple[int, str
     if older:
         ceiling = None
     kept = [r for r in recs if ceiling is None or r.time_ms <= ceiling]
-    aside = tuple(_future(r, newest_file) for r in recs if ceiling is not None and r.time_ms > ceiling)
+    aside = tuple(_future(r, newest_file, time_text) for r in recs if ceiling is not None and r.time_ms > ceiling)
     best = max(kept, key=lambda r: (r.time_ms, r.path)) if kept else None
     if best is None:
         return AsOf(None, "no timestamp on the inputs", *(newest_file or (None, None)), FileTimes.NONE, clean, aside)
@@ -111,10 +113,10 @@ def _file_verdict(record_ms: int, newest_file: Optional[Tuple[int, str]], older:
     return FileTimes.COPY if newest_file[0] - record_ms > FILE_TIME_BOUND_MS else FileTimes.AGREE
 
 
-def _future(r: RecordTime, newest_file: Tuple[int, str]) -> Finding:
+def _future(r: RecordTime, newest_file: Tuple[int, str], time_text: Callable[[int], str]) -> Finding:
     return Finding(FindingKind.FUTURE_TIMESTAMP,
-                   f"{r.what} {r.time_ms} is more than 1 h after the newest file time of the inputs "
-                   f"({newest_file[0]}, {newest_file[1]}): not used for the as-of time (a damaged or forged "
+                   f"{r.what} {time_text(r.time_ms)} is more than 1 h after the newest file time of the inputs "
+                   f"({time_text(newest_file[0])}, {newest_file[1]}): not used for the as-of time (a damaged or forged "
                    "record, or a producer clock far ahead)", path=r.path)
 
 

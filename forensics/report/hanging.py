@@ -80,7 +80,8 @@ def find_hanging(report: StateReport, *, as_of: Optional[int] = None, topic: Opt
                  time_text: Optional[Callable[[int, Optional[int]], str]] = None) -> Tuple[List[Verdict], AsOf]:
     """The verdicts and the as-of time; ``time_text(ms, as_of_ms)`` writes the times the reasons name
     (the caller's renderer: render/time_text.stamp), else they show as epoch milliseconds."""
-    when = given(as_of) if as_of is not None else newest_input_time(report)
+    when = given(as_of) if as_of is not None else newest_input_time(
+        report, str if time_text is None else (lambda ms: time_text(ms, None)))
     text = str if time_text is None else (lambda ms: time_text(ms, when.time_ms))
     views = leader_views(report, topic, partition, broker_id)
     coord = report.coordinator if report.coordinator.partitions else None

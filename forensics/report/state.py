@@ -258,10 +258,10 @@ def txn_partition_count(replicas: Sequence[Union[TxnStateInputs, FoldedReplica]]
     return given, []
 
 
-def newest_input_time(report: StateReport) -> AsOf:
+def newest_input_time(report: StateReport, time_text: Callable[[int], str] = str) -> AsOf:
     """The as-of time of a state report (see analysis/clock.py): its newest record time, checked
     against the inputs' file times. Call it on one cluster's report."""
-    return incident_clock(clock_records(report), input_file_times(report.inventory))
+    return incident_clock(clock_records(report), input_file_times(report.inventory), time_text)
 
 
 def clock_records(report: StateReport) -> List[RecordTime]:

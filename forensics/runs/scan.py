@@ -9,6 +9,7 @@ from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.filters import Filters
 from forensics.pipeline.plan import plan
 from forensics.runs.broker_version import broker_version_of
+from forensics.render.time_text import stamp
 from forensics.report.scan import SCAN_SCOPE, ScanReport, assemble_scan, selected
 from forensics.runs.context import EngineChoice, Evidence, Listener, Quiet, open_evidence
 from forensics.runs.manifest import ManifestWritten
@@ -37,7 +38,7 @@ def scan(req: ScanRequest, listener: Listener = Quiet()) -> ScanResult:
     """Brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
     opened = open_evidence("scan", req.evidence, req.engine, listener, Filters(req.topic, req.partition, req.broker_id))
     results = opened.run_units(plan(opened.inventory, SCAN_SCOPE), "scanning", listener)
-    report = selected(assemble_scan(req.evidence.paths, opened.inventory, results, req.as_of), req.topic,
+    report = selected(assemble_scan(req.evidence.paths, opened.inventory, results, req.as_of, time_text=stamp), req.topic,
                       req.partition, req.broker_id)
     version = broker_version_of(opened.inventory, scan=report, given=req.broker_version)
     written = opened.manifest.finish(report.as_of.time_ms, report.as_of.source)

@@ -10,6 +10,7 @@ from forensics.analysis.filters import Filters, canonical_state, check_filters, 
 from forensics.errors import InputError
 from forensics.findings import Finding
 from forensics.pipeline.plan import plan
+from forensics.render.time_text import stamp
 from forensics.report.state import (
     StateFolder,
     StateReport,
@@ -70,7 +71,7 @@ def describe_producers(req: ProducersRequest, listener: Listener = Quiet()) -> S
     if view is None:
         where = f" on broker {req.broker_id}" if req.broker_id is not None else ""
         raise InputError(f"no replica of {req.topic}-{req.partition}{where} among the inputs")
-    clock = newest_input_time(rep)
+    clock = newest_input_time(rep, stamp)
     written = opened.manifest.finish(clock.time_ms, clock.source)
     return StateResult(tuple(producer_rows(view)), clock, tuple(view.findings), written, opened.stats)
 
@@ -89,7 +90,7 @@ def list_ids(req: ListRequest, listener: Listener = Quiet()) -> StateResult:
     opened = open_evidence("list", req.evidence, req.engine, listener)
     rep = _rebuild(opened, listener, req.partition_count, data=False)
     rows = tuple(list_rows(rep, wanted))
-    clock = newest_input_time(rep)
+    clock = newest_input_time(rep, stamp)
     written = opened.manifest.finish(clock.time_ms, clock.source)
     note = None
     if wanted is not None and not rows:
@@ -113,7 +114,7 @@ def describe_id(req: DescribeRequest, listener: Listener = Quiet()) -> StateResu
     tid = req.transactional_id
     rep = _rebuild(opened, listener, req.partition_count, history=tid, data=False)
     check_filters(rep.inventory, Filters(transactional_id=tid), rep.coordinator)
-    clock = given(req.as_of) if req.as_of is not None else newest_input_time(rep)
+    clock = given(req.as_of) if req.as_of is not None else newest_input_time(rep, stamp)
     rows = tuple(describe_rows(rep, tid, as_of=clock.time_ms))
     written = opened.manifest.finish(clock.time_ms, clock.source)
     v = rep.coordinator.ids[tid]

@@ -50,6 +50,11 @@ def iso_ms(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def when(ms: int) -> str:
+    """A time as our screens write it where no age applies: ISO-8601 UTC with its epoch ms."""
+    return f"{iso_ms(ms)} ({ms})"
+
+
 def copied(src: Path, dst: Path, mtime_ms: int) -> Path:
     """``src`` copied to ``dst`` with every file and directory time set to ``mtime_ms``, as a copy
     that keeps no times leaves them (all alike: the copy time)."""
@@ -204,8 +209,9 @@ def test_forged_far_future_batch_is_not_the_clock(tmp_path):
     forged = disk / "c-plain-0" / "00000000000000000000.log"
     forge_max_timestamp(forged, FAR_FUTURE)
     assert newest_batch(disk) == (FAR_FUTURE, forged)  # kafka-python reads the forged batch as valid
-    finding = (f"warning: future_timestamp: {forged}: batch timestamp {FAR_FUTURE} is more than 1 h after the "
-               f"newest file time of the inputs ({newest + COPY_GAP_MS}, {disk / 'replication-offset-checkpoint'}): "
+    finding = (f"warning: future_timestamp: {forged}: batch timestamp 9999-12-31T23:59:59.000Z ({FAR_FUTURE}) is "
+               f"more than 1 h after the newest file time of the inputs ({when(newest + COPY_GAP_MS)}, "
+               f"{disk / 'replication-offset-checkpoint'}): "
                "not used for the as-of time (a damaged or forged record, or a producer clock far ahead)")
     source = (f"newest batch timestamp, in {disk / '__cluster_metadata-0' / newest_log.name}; file times ignored "
               "(copy times); clean shutdown recorded (.kafka_cleanshutdown)")
@@ -239,8 +245,9 @@ def test_forged_batch_in_a_copy_without_the_broker_files(tmp_path):
         as_of_line(newest, f"newest batch timestamp, in {disk / '__cluster_metadata-0' / newest_log.name}; file times "
                    "ignored (copy times)"),
         COPY_NOTE,
-        f"warning: future_timestamp: {forged}: batch timestamp {FAR_FUTURE} is more than 1 h after the newest file "
-        f"time of the inputs ({newest + COPY_GAP_MS}, {newest_file}): not used for the as-of time (a damaged or "
+        f"warning: future_timestamp: {forged}: batch timestamp 9999-12-31T23:59:59.000Z ({FAR_FUTURE}) is more than "
+        f"1 h after the newest file time of the inputs ({when(newest + COPY_GAP_MS)}, {newest_file}): not used for "
+        "the as-of time (a damaged or "
         "forged record, or a producer clock far ahead)"])
     assert [r["durationMs"] for r in json.loads(out)] == [newest - ONGOING_LAST_TIMESTAMP["kraft-tv2"]] * 2
 
