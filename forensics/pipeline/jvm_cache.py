@@ -16,8 +16,9 @@ and is named after the Java runtime and PySpark version it was made with.
   (:mod:`forensics.pipeline.spark_session`).
 - **Written by one process, atomically.** A run that finds no archive lets its JVM dump to a
   temporary file of its own (``<archive>.tmp-<pid>``); once that JVM has exited (the session waits
-  for it: no JVM outlives the command) the file is checked and renamed into place, then its record
-  written. Two first runs never write the same path; a reader never sees half an archive.
+  for it: no JVM outlives the command) the file is checked and linked into place unless another
+  run's archive is already there (the first whole one wins), then its record written. Two first
+  runs never write the same path; a reader never sees half an archive.
 - **Bounded.** At most :data:`MAX_ARCHIVES` archives are kept (the most recently used); the
   temporary files of runs that died are removed.
 """
@@ -113,8 +114,8 @@ def valid(archive: str) -> bool:
 
 def publish(p: CdsPlan, jvm_status: Optional[int]) -> bool:
     """After the JVM that dumped ``p.temp`` has exited: move the archive into place if it is
-    whole (the JVM exited normally, the file is a dynamic archive), write its record and prune
-    the cache. Whatever fails, the temporary file goes."""
+    whole (the JVM exited normally, the file is a dynamic archive) and no other run published
+    first, write its record and prune the cache. Whatever fails, the temporary file goes."""
     if p.temp is None or p.archive is None:
         return False
     try:
@@ -122,7 +123,11 @@ def publish(p: CdsPlan, jvm_status: Optional[int]) -> bool:
             size = os.fstat(fh.fileno()).st_size
             whole = jvm_status == 0 and fh.read(4) in DYNAMIC_MAGIC
         if whole:
-            os.replace(p.temp, p.archive)
+            # a link never replaces: when two first runs end together, the first whole archive stays and
+            # its record is the only one written (a replace let the second archive land under the
+            # first one's record)
+            os.link(p.temp, p.archive)
+            _remove(p.temp)
             _write_record(p.archive, size)
             prune(os.path.dirname(p.archive))
             return True

@@ -74,9 +74,10 @@ def test_two_first_runs_never_write_the_same_path(cache: Path, monkeypatch) -> N
     b = plan("/usr/bin/java")
     assert a.archive == b.archive and a.temp != b.temp
     _dump(a)
-    _dump(b)
-    assert publish(a, 0) and publish(b, 0)  # the later one replaces the earlier whole, by a rename
-    assert valid(a.archive)
+    _dump(b, ARCHIVE + b"\x00" * 4096)  # two JVMs' archives differ in size
+    assert publish(a, 0) and not publish(b, 0)  # the first whole one stays: never replaced under its record
+    assert valid(a.archive) and Path(a.archive).read_bytes() == ARCHIVE
+    assert Path(a.archive + ".ok").read_text() == f"{len(ARCHIVE)}\n" and not os.path.exists(b.temp)
 
 
 def test_the_cache_keeps_the_most_recently_used_archives_and_no_dead_temporaries(cache: Path) -> None:
