@@ -28,7 +28,12 @@ class Field(NamedTuple):
     text: Callable[[Row], str]
 
 
-def key(name: str, text: Callable[[Any], str] = lambda v: "-" if v is None else str(v)) -> Callable[[Row], str]:
+def dash(value: Any) -> str:
+    """A value as a cell shows it: as it is, ``-`` for None."""
+    return "-" if value is None else str(value)
+
+
+def key(name: str, text: Callable[[Any], str] = dash) -> Callable[[Row], str]:
     """The cell of a row's ``name`` value: ``text`` of it (default: as it is, ``-`` for None)."""
     return lambda row: text(row.get(name))
 

@@ -14,16 +14,12 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, TextIO, Tuple
 
-from forensics.render.row_screens import Field, key, print_notes, print_record, print_rows
+from forensics.render.row_screens import Field, dash, key, print_notes, print_record, print_rows
 from forensics.render.state_render import hanging_lines
 from forensics.render.table_fit import Column, fit_console, screen_width
 from forensics.render.time_text import duration, short_duration, stamp, table_time
 
 Row = Any
-
-
-def _none(value: Any) -> str:
-    return "-" if value is None else str(value)
 
 
 def _items(value: Any) -> str:
@@ -99,19 +95,19 @@ def list_screen(rows: Sequence[Row], out: TextIO, wide: bool = False) -> None:
 def _start(row: Row) -> str:
     start, open_for = row.get("currentTransactionStartTimeMs"), row.get("transactionDurationMs")
     if not isinstance(start, int) or start < 0:
-        return _none(start)
+        return dash(start)
     return stamp(start) + ("" if open_for is None else f", {duration(open_for)} before the as-of time")
 
 
 def _ms(value: Any) -> str:
-    return _none(value) if not isinstance(value, int) or value < 0 else f"{value} ({duration(value)})"
+    return dash(value) if not isinstance(value, int) or value < 0 else f"{value} ({duration(value)})"
 
 
 def _record(row: Row) -> List[Tuple[str, str]]:
     """kafka-transactions.sh describe's fields, one a line, its times as people read them."""
-    return [("CoordinatorId", _none(row.get("coordinatorId"))), ("TransactionalId", _none(row.get("transactionalId"))),
-            ("ProducerId", _none(row.get("producerId"))), ("ProducerEpoch", _none(row.get("producerEpoch"))),
-            ("TransactionState", _none(row.get("transactionState"))),
+    return [("CoordinatorId", dash(row.get("coordinatorId"))), ("TransactionalId", dash(row.get("transactionalId"))),
+            ("ProducerId", dash(row.get("producerId"))), ("ProducerEpoch", dash(row.get("producerEpoch"))),
+            ("TransactionState", dash(row.get("transactionState"))),
             ("TransactionTimeoutMs", _ms(row.get("transactionTimeoutMs"))),
             ("CurrentTransactionStartTime", _start(row)),
             ("TransactionDurationMs", _ms(row.get("transactionDurationMs"))),
