@@ -8,6 +8,8 @@ records that would contradict the verdict may simply be missing from the copy:
 
 * damage findings (torn tail, zero fill, CRC mismatch, corrupt region or batch, unreadable file,
   a segment that is not Kafka);
+* on a log dir that says it stopped cleanly, the log ends past its recovery point (a clean stop
+  checkpoints every log's end: a stale checkpoint, or a log of another moment);
 * the log ends below the high watermark (``replication-offset-checkpoint``) or the recovery point
   (``recovery-point-offset-checkpoint``) of its log dir: the broker had written offsets up to there
   (``UnifiedLog`` never checkpoints either past its log end);
@@ -24,6 +26,7 @@ from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from forensics.analysis.coordinator import CoordinatorView
 from forensics.analysis.producers import PartitionView
+from forensics.analysis.quiescence import Quiescence
 from forensics.findings import Finding, FindingKind
 from forensics.layout import Inventory, LogDir, PartitionDir
 from forensics.state.producer import TransactionSpan
@@ -40,7 +43,8 @@ _SHOWN = 3  # gaps named in a reason; the rest are counted
 class Gap(NamedTuple):
     """One reason why a log may not hold every record the broker wrote."""
 
-    kind: str  # a damage finding's kind, or below_high_watermark / below_recovery_point / snapshot_past_end
+    kind: str  # a damage finding's kind, or below_high_watermark / below_recovery_point / past_recovery_point /
+    # snapshot_past_end, or too_recent (analysis/settling.py)
     text: str  # "is damaged at byte 600 of 00000000000000000000.log (crc_mismatch)", "below its high watermark 5"
     path: str
     position: Optional[int] = None
@@ -59,6 +63,7 @@ class LogExtent(NamedTuple):
     snapshot_offsets: Tuple[int, ...]
     segments: Tuple[str, ...]  # segment paths in base-offset order
     findings: Tuple[Finding, ...]  # what reading its files found
+    clean_shutdown: bool = False  # its log dir holds .kafka_cleanshutdown
 
 
 def _damage_text(f: Finding) -> str:
@@ -81,6 +86,10 @@ def end_gaps(log: LogExtent) -> List[Gap]:
     if log.recovery_point is not None and log.log_end < log.recovery_point:
         out.append(Gap("below_recovery_point", f"below its recovery point {log.recovery_point}", log.path,
                        log_end=log.log_end, partition_dir=log.path))
+    if log.clean_shutdown and log.recovery_point is not None and log.log_end > log.recovery_point:
+        out.append(Gap("past_recovery_point", f"past its recovery point {log.recovery_point} although its broker "
+                       "stopped cleanly (a clean stop checkpoints every log's end): a stale checkpoint or a log of "
+                       "another moment", log.path, log_end=log.log_end, partition_dir=log.path))
     beyond = [o for o in log.snapshot_offsets if o > log.log_end]
     if beyond:
         out.append(Gap("snapshot_past_end", f"below its producer snapshot {max(beyond):020d}.snapshot", log.path,
@@ -149,14 +158,16 @@ class EvidenceExtents:
         recovery = log_dir.recovery_points.get(tp) if log_dir is not None and tp is not None else None
         snapshots = tuple(s.offset for s in part.snapshots) if part is not None else ()
         return LogExtent(label, path, log_end, high_watermark, recovery, snapshots, tuple(segments),
-                         tuple(findings))
+                         tuple(findings), log_dir is not None and log_dir.had_clean_shutdown)
 
 
 class EvidenceCheck:
     """The gaps in the records that verdicts rest on: a data partition's tail after an open
     transaction, and the coordinator partitions."""
 
-    def __init__(self, inventory: Inventory, coordinator: Optional[CoordinatorView]) -> None:
+    def __init__(self, inventory: Inventory, coordinator: Optional[CoordinatorView],
+                 quiescence: Optional[Quiescence] = None) -> None:
+        self.quiescence = quiescence  # when each partition was copied, on evidence not of one quiescent moment
         self._extents = EvidenceExtents(inventory)
         self._data: Dict[str, LogGaps] = {}  # by partition dir: built once, however many rows it has
         self._coordinator: Dict[int, Tuple[str, Tuple[Gap, ...]]] = {}

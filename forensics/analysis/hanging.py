@@ -27,6 +27,7 @@ from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
 from forensics.analysis.evidence_gaps import EvidenceCheck, Gap, describe
 from forensics.analysis.producers import PartitionView
 from forensics.analysis.replicas import markers_elsewhere
+from forensics.analysis.settling import TOO_RECENT_ADVICE, settling_gaps
 from forensics.codec.txnlog import TransactionStatus as S
 from forensics.model import Provenance, TopicPartition
 from forensics.state.producer import ProducerState, TransactionSpan
@@ -185,24 +186,32 @@ def _lost_marker(view: PartitionView, replicas: Sequence[PartitionView], pid: in
             f"{m.offset} (epoch {m.epoch}, coordinatorEpoch {m.coordinator_epoch}) in {m.path} @ byte {m.position}")
 
 
-def _unproven(reason: str, view: PartitionView, span: Optional[TransactionSpan], v: Optional[TransactionIdView],
-              check: EvidenceCheck) -> Tuple[str, Tuple[Gap, ...]]:
-    """``reason`` and the gaps that keep a hanging verdict from being proven, or ``()``."""
+def _unproven(verdict: str, reason: str, view: PartitionView, e: ProducerState, span: Optional[TransactionSpan],
+              v: Optional[TransactionIdView], coord: Optional[CoordinatorView], check: EvidenceCheck,
+              time_text: TimeText) -> Tuple[str, Tuple[Gap, ...]]:
+    """``reason`` and the gaps that keep a hanging or stuck verdict from being proven, or ``()``: damaged or
+    incomplete records (hanging), and files copied too soon after what would have changed them."""
     parts: List[str] = []
     gaps: List[Gap] = []
-    data = check.data(view, span)
-    if data:
-        parts.append(describe(str(view.topic_partition), data) + ": this transaction's marker may be missing from "
-                     "the copy")
-        gaps.extend(data)
-    wanted = None if v is None else sorted({v.partition, v.expected_partition})
-    for label, found in check.coordinator(wanted):
-        parts.append(describe(label, found) + (": the id's newest record may be missing" if v is not None else
-                                               ": the record of this producer id may be missing"))
-        gaps.extend(found)
+    if verdict == HANGING:
+        data = check.data(view, span)
+        if data:
+            parts.append(describe(str(view.topic_partition), data) + ": this transaction's marker may be missing "
+                         "from the copy")
+            gaps.extend(data)
+        wanted = None if v is None else sorted({v.partition, v.expected_partition})
+        for label, found in check.coordinator(wanted):
+            parts.append(describe(label, found) + (": the id's newest record may be missing" if v is not None else
+                                                   ": the record of this producer id may be missing"))
+            gaps.extend(found)
+    torn = bool(gaps)
+    recent = settling_gaps(verdict == HANGING, view, e, span, v, coord, check.quiescence, time_text)
+    parts.extend(g.text for g in recent)
+    gaps.extend(recent)
     if not gaps:
         return reason, ()
-    return f"not proven: {reason}; but {'; '.join(parts)}; {TORN_OR_LOST}", tuple(gaps)
+    tail = ([TORN_OR_LOST] if torn else []) + ([TOO_RECENT_ADVICE] if recent else [])
+    return f"not proven: {reason}; but {'; '.join(parts)}; {'; '.join(tail)}", tuple(gaps)
 
 
 def _overdue(verdict: str, v: Optional[TransactionIdView], as_of: Optional[int]) -> Optional[int]:
@@ -267,8 +276,8 @@ def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as
             patterns = [p for p in (_kafka_9144(view, pid, start, e.producer_epoch), lost or _kafka_7408(view, start))
                         if p]
             reason = reason + "".join(f"; {p}" for p in patterns)
-            if check is not None:
-                reason, gaps = _unproven(reason, view, span, v, check)
+        if verdict in (HANGING, STUCK) and check is not None:
+            reason, gaps = _unproven(verdict, reason, view, e, span, v, coord, check, time_text)
             if gaps:
                 verdict = UNVERIFIABLE
         duration = as_of - e.last_timestamp if as_of is not None and e.last_timestamp >= 0 else None

@@ -18,6 +18,7 @@ from forensics.cli.options import (
     CLUSTER_ID,
     COMMAND_CONFIG,
     CONF,
+    COPY_START,
     ENGINE,
     FORMAT,
     MANIFEST,
@@ -59,13 +60,13 @@ OUTCOME_EXIT = {Outcome.CLEAR: EXIT_OK, Outcome.HANGING: EXIT_FOUND, Outcome.UND
 
 
 def verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master, conf,
-                    topic=None, partition=None, broker_id=None) -> VerdictRequest:
+                    topic=None, partition=None, broker_id=None, copy_start=None) -> VerdictRequest:
     """The options every verdict command shares, parsed (``--broker-version`` and ``--as-of`` checked
     before anything is read)."""
     version = given_broker_version(broker_version)
     return VerdictRequest(evidence_of(paths, cluster_id, manifest), engine_choice(engine, master, conf),
                           parse_time(as_of), minutes * 60_000, topic, partition, broker_id, partitions, version,
-                          time_text=stamp)
+                          time_text=stamp, copy_start=parse_time(copy_start))
 
 
 def write_run_diagnostics(run: VerdictRun, as_of_line: bool = True) -> None:
@@ -77,8 +78,8 @@ def write_run_diagnostics(run: VerdictRun, as_of_line: bool = True) -> None:
 
 
 def find_hanging_cli(
-    paths: List[str] = PATHS, as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT,
-    topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
+    paths: List[str] = PATHS, as_of: Optional[str] = AS_OF, copy_start: Optional[str] = COPY_START,
+    minutes: int = TIMEOUT, topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
     show_all: bool = typer.Option(False, "--all", help="Every open transaction with its verdict."),
     redact: bool = REDACT, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE,
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
@@ -88,7 +89,7 @@ def find_hanging_cli(
     """Hanging transactions: open on a partition, forgotten by the coordinator. Exit 1 when any hangs."""
     with error_boundary():
         req = verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master,
-                              conf, topic, partition, broker_id)
+                              conf, topic, partition, broker_id, copy_start)
         found = find_hanging(FindHangingRequest(req, show_all, previews=fmt in (RowFormat.json, RowFormat.jsonl), redact=redact),
                              StderrListener(progress))
         ref = after_run(found.run.manifest, found.run.stats)
@@ -111,8 +112,8 @@ def find_hanging_cli(
 def abort_commands_cli(
     paths: List[str] = PATHS,
     bootstrap: str = BOOTSTRAP_REQUIRED, command_config: Optional[str] = COMMAND_CONFIG,
-    as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT, topic: Optional[str] = TOPIC,
-    partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
+    as_of: Optional[str] = AS_OF, copy_start: Optional[str] = COPY_START, minutes: int = TIMEOUT,
+    topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
     partitions: Optional[int] = PARTITIONS, progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
     redact: bool = REDACT, cluster_id: Optional[str] = CLUSTER_ID, broker_version: Optional[str] = BROKER_VERSION,
     arm_unverifiable: bool = typer.Option(False, "--arm-unverifiable", help="Also arm the aborts of unverifiable "
@@ -129,7 +130,7 @@ def abort_commands_cli(
 
     with error_boundary():
         req = verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master,
-                              conf, topic, partition, broker_id)
+                              conf, topic, partition, broker_id, copy_start)
         done = abort_commands(AbortRequest(req, bootstrap, command_config, redact, arm_unverifiable),
                               StderrListener(progress))
         ref = after_run(done.run.manifest, done.run.stats)

@@ -36,6 +36,11 @@ AS_OF = typer.Option(None, "--as-of", metavar="TIME", rich_help_panel=PANEL_EVID
                      help="Analysis time: epoch ms or ISO-8601 (e.g. 2026-01-01T01:00:00Z). Default: the newest "
                      "timestamp on the inputs, never this machine's clock.")
 
+COPY_START = typer.Option(None, "--copy-start", metavar="TIME", rich_help_panel=PANEL_EVIDENCE,
+                          help="When the copy of the disks began (epoch ms or ISO-8601), if known: on a copy of a "
+                          "running broker, no partition was copied before it (see docs/stuck-lso.md).")
+
+
 def parse_time(text: Optional[str]) -> Optional[int]:
     """Epoch milliseconds, or an ISO-8601 time (UTC unless it says otherwise)."""
     if text is None:

@@ -19,6 +19,7 @@ from forensics.cli.options import (
     CLUSTER_ID,
     COMMAND_CONFIG,
     CONF,
+    COPY_START,
     ENGINE,
     MANIFEST,
     MASTER,
@@ -50,7 +51,7 @@ def _write(target: str, text: str) -> int:
 def report_cli(
     paths: List[str] = PATHS,
     out: str = typer.Option(..., "--out", metavar="FILE", help="The HTML file to write (outside the evidence)."),
-    as_of: Optional[str] = AS_OF, minutes: int = TIMEOUT,
+    as_of: Optional[str] = AS_OF, copy_start: Optional[str] = COPY_START, minutes: int = TIMEOUT,
     topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
     partitions: Optional[int] = PARTITIONS,
     bootstrap: Optional[str] = BOOTSTRAP, command_config: Optional[str] = COMMAND_CONFIG, redact: bool = REDACT,
@@ -66,7 +67,7 @@ def report_cli(
     with error_boundary():
         check_output_path(out, paths, "--out")
         req = verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master,
-                              conf, topic, partition, broker_id)
+                              conf, topic, partition, broker_id, copy_start)
         done = incident_report(ReportRequest(req, bootstrap or BOOTSTRAP_PLACEHOLDER, command_config, redact),
                                StderrListener(progress))
         after_run(done.run.manifest, done.run.stats)

@@ -35,6 +35,7 @@ from forensics.codec import broker_files as bf
 from forensics.codec import checkpoints as cp
 from forensics.errors import InputError
 from forensics.findings import Finding, FindingKind
+from forensics.io.files import lock_holder
 from forensics.layout.checks import (
     duplicate_brokers,
     require_kafka_content,
@@ -229,6 +230,7 @@ def _scan_root_files(path: str, entries: Sequence[DirEntry], findings: List[Find
     meta: Optional[bf.MetaProperties] = None
     clean: Optional[bf.CleanShutdown] = None
     bootstrap: Optional[str] = None
+    lock_pid: Optional[int] = None
     offsets: Dict[str, Mapping[TopicPartition, int]] = {}
     for e in entries:
         if e.kind == "dir":
@@ -253,6 +255,8 @@ def _scan_root_files(path: str, entries: Sequence[DirEntry], findings: List[Find
             clean = read_text_file(e.path, bf.parse_clean_shutdown, findings) or bf.CleanShutdown(None, None)
         elif parsed.kind is FileKind.BOOTSTRAP_CHECKPOINT:
             bootstrap = e.path
+        elif parsed.kind is FileKind.LOCK:
+            lock_pid = lock_holder(e.path)  # asked with F_GETLK: nothing is locked
     empty: Mapping[TopicPartition, int] = MappingProxyType({})
     return LogDir(
         path=path,
@@ -263,6 +267,7 @@ def _scan_root_files(path: str, entries: Sequence[DirEntry], findings: List[Find
         log_start_offsets=offsets.get(LOG_START_OFFSET_CHECKPOINT, empty),
         cleaner_offsets=offsets.get(CLEANER_OFFSET_CHECKPOINT, empty),
         bootstrap_checkpoint=bootstrap,
+        lock_pid=lock_pid,
     )
 
 

@@ -216,3 +216,20 @@ def input_file_times(inventory: Inventory) -> List[Tuple[int, str]]:
                                                                if s.log)
     out += modification_times(s.log for p in inventory.partitions for s in p.segments if s.log)
     return out + modification_times(f.path for f in inventory.loose_files)
+
+
+def changed_segments(inventory: Inventory) -> List[Tuple[str, Optional[int], Optional[int]]]:
+    """(path, size when listed, size now: None when gone) of every segment whose size changed since the
+    inventory was made: a broker writing, rolling or deleting it while we read (``stat`` only)."""
+    out = []
+    for _, p in inventory.all_partitions():
+        for s in p.segments:
+            if s.log is None:
+                continue
+            try:
+                now: Optional[int] = os.stat(s.log).st_size
+            except OSError:
+                now = None
+            if now != s.log_size:
+                out.append((s.log, s.log_size, now))
+    return out

@@ -101,6 +101,7 @@ class LogDir:
     cleaner_offsets: Mapping[TopicPartition, int] = field(default_factory=lambda: _EMPTY)
     partitions: Tuple[PartitionDir, ...] = ()
     bootstrap_checkpoint: Optional[str] = None  # KRaft bootstrap.checkpoint (binary records)
+    lock_pid: Optional[int] = None  # a process holding .lock (a running broker); 0 free; None: no .lock / unknown
     findings: Tuple[Finding, ...] = ()
 
     @property

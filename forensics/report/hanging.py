@@ -31,6 +31,10 @@ from forensics.analysis.hanging import (
     evidence_of,
 )
 from forensics.analysis.producers import PartitionView
+from forensics.analysis.quiescence import Quiescence
+from forensics.analysis.settling import TOO_RECENT
+from forensics.codec.txnlog import TransactionStatus as S
+from forensics.analysis.quiescence import describe as describe_quiescence
 from forensics.analysis.replicas import group_replicas
 from forensics.layout.names import is_legal_topic
 from forensics.report.row import ABSENT, JsonRow
@@ -77,15 +81,17 @@ def selected_replicas(report: StateReport, selection: Filters) -> List[Partition
 def find_hanging(report: StateReport, *, as_of: Optional[int] = None, topic: Optional[str] = None,
                  partition: Optional[int] = None, broker_id: Optional[int] = None,
                  max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-                 time_text: Optional[Callable[[int, Optional[int]], str]] = None) -> Tuple[List[Verdict], AsOf]:
+                 time_text: Optional[Callable[[int, Optional[int]], str]] = None,
+                 quiescence: Optional[Quiescence] = None) -> Tuple[List[Verdict], AsOf]:
     """The verdicts and the as-of time; ``time_text(ms, as_of_ms)`` writes the times the reasons name
-    (the caller's renderer: render/time_text.stamp), else they show as epoch milliseconds."""
+    (the caller's renderer: render/time_text.stamp), else they show as epoch milliseconds; ``quiescence``:
+    how the evidence was left (:func:`forensics.report.evidence_model.quiescence_of`; None: not judged)."""
     when = given(as_of) if as_of is not None else newest_input_time(
         report, str if time_text is None else (lambda ms: time_text(ms, None)))
     text = str if time_text is None else (lambda ms: time_text(ms, when.time_ms))
     views = leader_views(report, topic, partition, broker_id)
     coord = report.coordinator if report.coordinator.partitions else None
-    check = EvidenceCheck(report.inventory, coord)
+    check = EvidenceCheck(report.inventory, coord, quiescence)
     return classify(views, coord, when.time_ms, max_timeout_ms, group_replicas(report.partitions), check,
                     text), when
 
@@ -126,14 +132,19 @@ NO_COORDINATOR_WARNING = ("no __transaction_state partition among the inputs: ve
                           "on age alone, as Kafka's find-hanging; add the coordinators' disks.")
 
 
-def evidence_warnings(report: StateReport) -> List[str]:
+def evidence_warnings(report: StateReport, quiescence: Optional[Quiescence] = None) -> List[str]:
     """What weakens every verdict of the run, said first by every output."""
-    return [] if report.coordinator.partitions else [NO_COORDINATOR_WARNING]
+    out = [] if report.coordinator.partitions else [NO_COORDINATOR_WARNING]
+    brokers = {d.path: d.broker_id for d in report.inventory.log_dirs}
+    moment = describe_quiescence(quiescence, brokers) if quiescence is not None else None
+    return out + ([moment] if moment else [])
 
 
 def abort_candidate(v: Verdict) -> bool:
     """An abort is a possible operator action: hanging or unverifiable, or a coordinator that decided ABORT
     but whose marker never arrived (stuck or fenced)."""
+    if v.id_view is not None and v.id_view.metadata is not None and v.id_view.metadata.state == S.PREPARE_COMMIT:
+        return False  # the coordinator decided to commit and still holds it: never offer an abort
     return v.verdict in (HANGING, UNVERIFIABLE) or (v.verdict in (STUCK, FENCED) and v.decision == "ABORT")
 
 
@@ -154,6 +165,9 @@ def _not_armed_because(v: Verdict, arm_unverifiable: bool, legal_topic: bool) ->
         return ("the partition dir's topic name is not one Kafka allows (1-249 of a-z A-Z 0-9 . _ -): a forged or "
                 "damaged directory name")
     if v.verdict == UNVERIFIABLE:
+        if any(g.kind == TOO_RECENT for g in v.gaps):
+            return ("too recent to judge from this copy (see the reason): judge it on the live cluster or on a copy "
+                    "of stopped brokers; --arm-unverifiable does not arm it")
         if v.gaps:
             return ("the records it rests on are damaged or incomplete (see the reason): take a fresh copy; "
                     "--arm-unverifiable does not arm it")

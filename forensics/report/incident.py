@@ -78,11 +78,13 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
                    rows: Optional[Sequence[Row]] = None, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
                    command_config: Optional[str] = None, max_timelines: int = MAX_TIMELINES,
                    max_findings: int = MAX_FINDINGS, brokers: Optional[str] = None,
-                   selection: Filters = Filters(), whole: Sequence[Verdict] = ()) -> Incident:
+                   selection: Filters = Filters(), whole: Sequence[Verdict] = (),
+                   warnings: Optional[Sequence[str]] = None) -> Incident:
     """The incident model. ``rows``: one ``hanging_row`` dict per verdict (default: built here);
     ``manifest``: (path, sha256) of the evidence manifest. ``selection`` (its topic, partition and broker
     id): only those partitions are shown (``verdicts`` are theirs), and what the rest holds is counted:
-    ``whole`` are the verdicts of every partition, as without a selection."""
+    ``whole`` are the verdicts of every partition, as without a selection; ``warnings``: what weakens every
+    verdict (default: :func:`~forensics.report.hanging.evidence_warnings` of the report alone)."""
     if rows is None:
         rows = [hanging_row(v, bootstrap, command_config) for v in verdicts]
     rows = [as_mapping(r) for r in rows]
@@ -98,7 +100,7 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
         __version__, tuple(inputs), manifest[0] if manifest else None, manifest[1] if manifest else None,
         as_of.time_ms, as_of.source, _summary(report, views, len(replicas), verdicts, findings, scan),
         _lso_lags(views, verdicts, as_of.time_ms), tuple(transactions), timelines, omitted,
-        tuple(findings[:max_findings]), max(0, len(findings) - max_findings), tuple(evidence_warnings(report)),
+        tuple(findings[:max_findings]), max(0, len(findings) - max_findings), tuple(evidence_warnings(report) if warnings is None else warnings),
         as_of, brokers,
         _selection(report, views, verdicts, whole, total(findings), unrelated, selection)
         if selection.narrows_partitions

@@ -9,8 +9,10 @@ from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.clock import AsOf
 from forensics.analysis.filters import Filters
 from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, Verdict
+from forensics.analysis.quiescence import ChangedFile, Quiescence
 from forensics.findings import Finding
 from forensics.layout import Inventory
+from forensics.layout.evidence import changed_segments
 from forensics.pipeline.plan import plan
 from forensics.runs.broker_version import broker_version_of
 from forensics.report.hanging import (
@@ -25,7 +27,15 @@ from forensics.report.hanging import (
 from forensics.report.incident import build_incident
 from forensics.report.incident_model import Incident
 from forensics.report.row import ABSENT
-from forensics.report.state import StateFolder, StateReport, assemble_state, loose_file_notes, state_scope
+from forensics.report.evidence_model import quiescence_of
+from forensics.report.state import (
+    StateFolder,
+    StateReport,
+    assemble_state,
+    loose_file_notes,
+    newest_input_time,
+    state_scope,
+)
 from forensics.runs.context import EngineChoice, Evidence, Listener, Opened, Quiet, open_evidence
 from forensics.runs.manifest import ManifestWritten
 from forensics.runs.rebuild import previews
@@ -48,6 +58,7 @@ class VerdictRequest:
     broker_version: Optional[Version] = None
     # how the verdicts' reasons write a time: time_text(ms, as_of_ms) (the caller's renderer); None: epoch ms
     time_text: Optional[Callable[[int, Optional[int]], str]] = None
+    copy_start: Optional[int] = None  # when the copy began (--copy-start): no partition was copied before it
 
     @property
     def selection(self) -> Filters:
@@ -77,20 +88,23 @@ def _verdicts(command: str, req: VerdictRequest, listener: Listener, lean: bool 
     folder = StateFolder(opened.inventory, scope, keep_history=_NO_HISTORY if lean else None, lean=lean)
     results = opened.run_units(plan(opened.inventory, scope), "rebuilding state", listener, folder)
     rep = assemble_state(opened.inventory, results, scope, req.partition_count, folder)
+    changed = [ChangedFile(*c) for c in changed_segments(opened.inventory)]
+    quiet = quiescence_of(rep, newest_input_time(rep), req.max_timeout_ms, changed, req.copy_start)
     verdicts, when = verdicts_of(rep, as_of=req.as_of, topic=req.topic, partition=req.partition,
                                  broker_id=req.broker_id, max_timeout_ms=req.max_timeout_ms,
-                                 time_text=req.time_text)
+                                 time_text=req.time_text, quiescence=quiet)
     version = broker_version_of(rep.inventory, state=rep, given=req.broker_version)
-    return opened, rep, verdicts, when, version
+    return opened, rep, verdicts, when, version, quiet
 
 
 def _NO_HISTORY(transactional_id: str) -> bool:
     return False
 
 
-def _finish(opened: Opened, rep: StateReport, when: AsOf, version: BrokerVersionRange) -> VerdictRun:
+def _finish(opened: Opened, rep: StateReport, when: AsOf, version: BrokerVersionRange,
+            quiet: Quiescence) -> VerdictRun:
     written = opened.manifest.finish(when.time_ms, when.source)
-    return VerdictRun(when, version, tuple(rep.evidence_findings()), tuple(evidence_warnings(rep)), written,
+    return VerdictRun(when, version, tuple(rep.evidence_findings()), tuple(evidence_warnings(rep, quiet)), written,
                       opened.stats)
 
 
@@ -115,13 +129,13 @@ class FindHangingResult:
 
 def find_hanging(req: FindHangingRequest, listener: Listener = Quiet()) -> FindHangingResult:
     """Hanging transactions: open on a partition, forgotten by the coordinator."""
-    opened, rep, verdicts, when, version = _verdicts("find-hanging", req.verdicts, listener)
+    opened, rep, verdicts, when, version, quiet = _verdicts("find-hanging", req.verdicts, listener)
     listed = [v for v in verdicts if req.show_all or v.needs_attention]  # --all: ongoing ones in time too
     made = [hanging_row(v, version=version, as_of=when) for v in listed]
     if req.previews:
         made = with_previews(listed, made, opened.inventory, req.redact, lambda v, p: hanging_row(
             v, version=version, as_of=when, preview=p))
-    run = _finish(opened, rep, when, version)
+    run = _finish(opened, rep, when, version, quiet)
     hidden = tuple(v for v in verdicts if not v.needs_attention)
     return FindHangingResult(tuple(made), hidden, outcome_of(verdicts), run)
 
@@ -174,10 +188,10 @@ class AbortResult:
 def abort_commands(req: AbortRequest, listener: Listener = Quiet()) -> AbortResult:
     """The rows of a reviewable abort script: every open transaction that needs attention, with its
     commands (armed or not) and what each abort discards."""
-    opened, rep, verdicts, when, version = _verdicts("abort-commands", req.verdicts, listener)
+    opened, rep, verdicts, when, version, quiet = _verdicts("abort-commands", req.verdicts, listener)
     listed = [v for v in verdicts if v.needs_attention]
     rows = req.rows(listed, opened.inventory, version, req.arm_unverifiable)
-    return AbortResult(tuple(rows), _finish(opened, rep, when, version))
+    return AbortResult(tuple(rows), _finish(opened, rep, when, version, quiet))
 
 
 # -- report ---------------------------------------------------------------------------------------
@@ -199,19 +213,20 @@ def incident_report(req: ReportRequest, listener: Listener = Quiet()) -> ReportR
     """The incident model: every open transaction with its verdict, evidence and commands, LSO lag per
     partition, a timeline per transactional id (rendered to HTML by the command line). With a topic,
     partition or broker id, only those partitions, and what the rest of the evidence holds counted."""
-    opened, rep, verdicts, when, version = _verdicts("report", req.verdicts, listener, lean=False)
-    run = _finish(opened, rep, when, version)
+    opened, rep, verdicts, when, version, quiet = _verdicts("report", req.verdicts, listener, lean=False)
+    run = _finish(opened, rep, when, version, quiet)
     rows = req.rows(verdicts, opened.inventory, version)
     selection = req.verdicts.selection
-    whole = _whole_cluster(rep, req.verdicts, when) if selection.narrows_partitions else ()
+    whole = _whole_cluster(rep, req.verdicts, when, quiet) if selection.narrows_partitions else ()
     written = run.manifest
     incident = build_incident(rep, verdicts, when, inputs=req.verdicts.evidence.paths, rows=rows,
                               manifest=(written.ref.path, written.ref.sha256) if written is not None else None,
-                              brokers=version.label, selection=selection, whole=whole)
+                              brokers=version.label, selection=selection, whole=whole, warnings=run.warnings)
     return ReportResult(incident, run)
 
 
-def _whole_cluster(rep: StateReport, req: VerdictRequest, when: AsOf) -> List[Verdict]:
+def _whole_cluster(rep: StateReport, req: VerdictRequest, when: AsOf, quiet: Quiescence) -> List[Verdict]:
     """The verdicts of every partition as the report without a selection judges them (to count those a
     selection leaves out)."""
-    return verdicts_of(rep, as_of=when.time_ms, max_timeout_ms=req.max_timeout_ms, time_text=req.time_text)[0]
+    return verdicts_of(rep, as_of=when.time_ms, max_timeout_ms=req.max_timeout_ms, time_text=req.time_text,
+                       quiescence=quiet)[0]

@@ -3,7 +3,8 @@
 Built from the real Kafka 4.1 files: broker 1 holds b-txn-aborts-0 as written (b-tx-fenced, pid 5,
 commits offsets 29..31 with COMMIT @32); broker 2 holds the same log without its last 78-byte
 batch (the COMMIT marker) and became leader at epoch 1 from offset 32, as an unclean election
-would leave it. The coordinator (``__transaction_state-49``) says CompleteCommit.
+would leave it. The coordinator (``__transaction_state-49``) says CompleteCommit. Both brokers stopped
+cleanly afterwards (``.kafka_cleanshutdown``): the copies are final (see analysis/quiescence.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def _broker(root: Path, node: int) -> Path:
     d = root / f"broker-{node}"
     d.mkdir()
     (d / "meta.properties").write_text(f"node.id={node}\nversion=1\ncluster.id=TW9-1HLgQpieFawninaYyg\n")
+    (d / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":%d}' % (10 + node))  # both stopped cleanly
     for name in (PART, "__transaction_state-49"):
         shutil.copytree(DISK / name, d / name)
     return d

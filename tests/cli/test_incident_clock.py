@@ -248,7 +248,11 @@ def test_forged_batch_in_a_copy_without_the_broker_files(tmp_path):
         f"warning: future_timestamp: {forged}: batch timestamp 9999-12-31T23:59:59.000Z ({FAR_FUTURE}) is more than "
         f"1 h after the newest file time of the inputs ({when(newest + COPY_GAP_MS)}, {newest_file}): not used for "
         "the as-of time (a damaged or "
-        "forged record, or a producer clock far ahead)"])
+        "forged record, or a producer clock far ahead)",
+        f"WARNING: evidence: not one quiescent moment: broker 1's log dir {disk} has no .kafka_cleanshutdown: the "
+        "broker was running, or did not stop cleanly, when it was copied: a copy of a running broker (or of one "
+        "that crashed) holds each partition as of its own copy, so a transaction, Prepare state or completion less "
+        "than 15 min older than its partition's copy is too recent to judge (unverifiable, never armed)"])
     assert [r["durationMs"] for r in json.loads(out)] == [newest - ONGOING_LAST_TIMESTAMP["kraft-tv2"]] * 2
 
 

@@ -1,0 +1,88 @@
+"""The settling rule: a verdict resting on the absence of a record needs that record's file copied well after
+the moment the record would have been written (see :mod:`forensics.analysis.quiescence`).
+
+Two absences decide the verdicts that arm or forbid an abort:
+
+* **no marker in the data partition** (``hanging`` on a coordinator that completed, rotated, expired or
+  forgot the id; ``stuck-coordinator`` on a PrepareCommit/PrepareAbort): the coordinator writes its
+  markers right after its decision, so the data partition must have been copied at least the window
+  after the coordinator's newest record for the id;
+* **no transaction in the coordinator** (the id's record shows another state, or no
+  ``__transaction_state`` partition knows the producer): the coordinator records a transaction
+  (``AddPartitionsToTxn``) before its data is written, so the coordinator partition must have been
+  copied at least the window after the transaction's newest data.
+
+On a quiescent log dir (its broker stopped cleanly) a partition is final and the rule holds at once.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, List, Optional, Tuple
+
+from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
+from forensics.analysis.evidence_gaps import Gap
+from forensics.analysis.producers import PartitionView
+from forensics.analysis.quiescence import Quiescence
+from forensics.state.producer import ProducerState, TransactionSpan
+
+TOO_RECENT = "too_recent"
+TimeText = Callable[[int], str]
+_SHOWN = 3
+
+
+def _minutes(ms: int) -> str:
+    return f"{ms / 60_000:g} min"
+
+
+def _data_time(entry: ProducerState, span: Optional[TransactionSpan]) -> int:
+    times = [entry.last_timestamp] + ([span.last_timestamp] if span is not None and span.last_timestamp else [])
+    return max(times)
+
+
+def decision_time(v: TransactionIdView) -> int:
+    """When the coordinator last wrote about the id: its newest record's time (or its value's update time)."""
+    m = v.metadata
+    return max(v.last.timestamp, m.last_update_ms if m is not None else -1)
+
+
+def _copied(q: Quiescence, path: str, time_text: TimeText) -> str:
+    at = q.copy_time(path)
+    return f"copied no earlier than {time_text(at)}" if at is not None else "copied at a moment nothing on it tells"
+
+
+def settling_gaps(hanging: bool, view: PartitionView, entry: ProducerState, span: Optional[TransactionSpan],
+                  v: Optional[TransactionIdView], coord: Optional[CoordinatorView], q: Optional[Quiescence],
+                  time_text: TimeText = str) -> Tuple[Gap, ...]:
+    """What keeps a verdict that a marker is missing (hanging, stuck) from being judged on this copy: the
+    data partition against the coordinator's newest record for the id and, for ``hanging`` (the coordinator
+    shows no transaction in flight), the coordinator partitions against the transaction's newest data."""
+    if q is None or q.proven or coord is None:
+        return ()
+    out: List[Gap] = []
+    tp, path = view.topic_partition, view.inputs.path
+    window = _minutes(q.window_ms)
+    if v is not None and not q.settled_after(path, decision_time(v)):
+        last = v.last
+        out.append(Gap(TOO_RECENT, f"{tp} was {_copied(q, path, time_text)}, less than {window} after the "
+                       f"coordinator's newest record for {v.transactional_id!r} ({last.state_name} at "
+                       f"{time_text(decision_time(v))}): its marker may have landed after this copy", path,
+                       partition_dir=path))
+    if not hanging:
+        return tuple(out)
+    data = _data_time(entry, span)
+    wanted = [v.partition] if v is not None else sorted(coord.partitions)
+    early = [p for p in wanted if p in coord.partitions and not q.settled_after(coord.partitions[p].inputs.path, data)]
+    if early:
+        first = coord.partitions[early[0]].inputs.path
+        names = ", ".join(f"__transaction_state-{p}" for p in early[:_SHOWN]) + (
+            f" and {len(early) - _SHOWN} more" if len(early) > _SHOWN else "")
+        what = "the coordinator's record of it" if v is not None else "a coordinator record of this producer"
+        out.append(Gap(TOO_RECENT, f"{names} {'was' if len(early) == 1 else 'were'} {_copied(q, first, time_text)}"
+                       f", less than {window} after this transaction's newest data ({time_text(data)}): {what} "
+                       "may be newer than this copy", first, partition_dir=first))
+    return tuple(out)
+
+
+TOO_RECENT_ADVICE = ("too recent to judge from this copy: judge it on the live cluster (kafka-transactions.sh "
+                     "find-hanging, describe-producers) or on a copy taken after the brokers stopped cleanly, or give "
+                     "--copy-start when the copy began later than the disk shows")
