@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from forensics.analysis.contradictions import contradictions, fold_disagreement
 from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
 from forensics.analysis.evidence_gaps import EvidenceCheck, Gap, describe
 from forensics.analysis.producers import PartitionView
@@ -88,6 +89,11 @@ def _kafka_9144(view: PartitionView, pid: int, start: int, epoch: int) -> Option
             return (f"KAFKA-9144 pattern: {s.outcome} marker at offset {s.marker_offset} carried epoch "
                     f"{s.marker_epoch}, yet this transaction's data at offset {start} has epoch {epoch}")
     return None
+
+
+def _data_epoch(e: ProducerState, span: Optional[TransactionSpan]) -> int:
+    """The epoch of the open transaction's own data (its first batch's), else the entry's."""
+    return span.data_epochs[0] if span is not None and span.data_epochs else e.producer_epoch
 
 
 def _kafka_7408(view: PartitionView, start: int) -> Optional[str]:
@@ -187,31 +193,36 @@ def _lost_marker(view: PartitionView, replicas: Sequence[PartitionView], pid: in
 
 
 def _unproven(verdict: str, reason: str, view: PartitionView, e: ProducerState, span: Optional[TransactionSpan],
-              v: Optional[TransactionIdView], coord: Optional[CoordinatorView], check: EvidenceCheck,
+              v: Optional[TransactionIdView], coord: Optional[CoordinatorView], check: Optional[EvidenceCheck],
               time_text: TimeText) -> Tuple[str, Tuple[Gap, ...]]:
-    """``reason`` and the gaps that keep a hanging or stuck verdict from being proven, or ``()``: damaged or
-    incomplete records (hanging), and files copied too soon after what would have changed them."""
-    parts: List[str] = []
-    gaps: List[Gap] = []
-    if verdict == HANGING:
+    """``reason`` and the gaps that keep a verdict from being proven, or ``()``: records that contradict
+    each other (any verdict); damaged or incomplete records (hanging); files copied too soon after what
+    would have changed them (hanging, stuck)."""
+    gaps: List[Gap] = list(contradictions(view, e.producer_id, span, v))
+    parts: List[str] = [g.text for g in gaps]
+    torn: List[Gap] = []  # damaged or incomplete records
+    if verdict == HANGING and check is not None:
         data = check.data(view, span)
         if data:
             parts.append(describe(str(view.topic_partition), data) + ": this transaction's marker may be missing "
                          "from the copy")
-            gaps.extend(data)
+            torn.extend(data)
         wanted = None if v is None else sorted({v.partition, v.expected_partition})
         for label, found in check.coordinator(wanted):
             parts.append(describe(label, found) + (": the id's newest record may be missing" if v is not None else
                                                    ": the record of this producer id may be missing"))
-            gaps.extend(found)
-    torn = bool(gaps)
-    recent = settling_gaps(verdict == HANGING, view, e, span, v, coord, check.quiescence, time_text)
+            torn.extend(found)
+    gaps.extend(torn)
+    recent: Tuple[Gap, ...] = ()
+    if verdict in (HANGING, STUCK) and check is not None:
+        recent = settling_gaps(verdict == HANGING, view, e, span, v, coord, check.quiescence, time_text)
     parts.extend(g.text for g in recent)
     gaps.extend(recent)
     if not gaps:
         return reason, ()
     tail = ([TORN_OR_LOST] if torn else []) + ([TOO_RECENT_ADVICE] if recent else [])
-    return f"not proven: {reason}; but {'; '.join(parts)}; {'; '.join(tail)}", tuple(gaps)
+    head = reason if reason.startswith("not proven: ") else f"not proven: {reason}"
+    return f"{head}; but {'; '.join(parts)}" + "".join(f"; {t}" for t in tail), tuple(gaps)
 
 
 def _overdue(verdict: str, v: Optional[TransactionIdView], as_of: Optional[int]) -> Optional[int]:
@@ -260,6 +271,26 @@ def _lost_from_log(view: PartitionView, coord: Optional[CoordinatorView], check:
     return out
 
 
+def _history_only(view: PartitionView, coord: Optional[CoordinatorView], time_text: TimeText = str
+                  ) -> List[Tuple[ProducerState, int, str, str, Optional[TransactionIdView], Tuple[Gap, ...]]]:
+    """Open transactions the full history of the segments shows that the state the broker loads (the
+    snapshot plus the replay) does not: the readings contradict each other, so the transaction stays a row,
+    unverifiable whatever the coordinator says."""
+    out = []
+    shown = set(view.open_transactions) | {e.producer_id for e, _, _ in _snapshot_only(view)}
+    for pid, first in view.history.ongoing.items():
+        if pid in shown:
+            continue
+        entry = view.history.entries[pid]
+        _, said, v = _classify(view, entry, coord, time_text)
+        gap = fold_disagreement(view, pid)
+        gaps = (gap,) if gap is not None else ()
+        reason = (f"open since offset {first} in the full history of the segments, but not in the state the broker "
+                  f"loads: {gap.text if gap is not None else 'the readings disagree'}; the coordinator: {said}")
+        out.append((entry, first, UNVERIFIABLE, reason, v, gaps))
+    return out
+
+
 def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as_of: Optional[int],
                        max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
                        replicas: Sequence[PartitionView] = (), check: Optional[EvidenceCheck] = None,
@@ -273,19 +304,19 @@ def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as
         gaps: Tuple[Gap, ...] = ()
         if verdict == HANGING:
             lost = _lost_marker(view, replicas, pid, start)
-            patterns = [p for p in (_kafka_9144(view, pid, start, e.producer_epoch), lost or _kafka_7408(view, start))
+            patterns = [p for p in (_kafka_9144(view, pid, start, _data_epoch(e, span)), lost or _kafka_7408(view, start))
                         if p]
             reason = reason + "".join(f"; {p}" for p in patterns)
-        if verdict in (HANGING, STUCK) and check is not None:
-            reason, gaps = _unproven(verdict, reason, view, e, span, v, coord, check, time_text)
-            if gaps:
-                verdict = UNVERIFIABLE
+        reason, gaps = _unproven(verdict, reason, view, e, span, v, coord, check, time_text)
+        if gaps:
+            verdict = UNVERIFIABLE
         duration = as_of - e.last_timestamp if as_of is not None and e.last_timestamp >= 0 else None
         past = duration is not None and duration > max_timeout_ms
         out.append(Verdict(view, e, start, span, verdict, reason, v.transactional_id if v else None, v,
                            duration, past, tuple(patterns), gaps, _overdue(verdict, v, as_of),
                            v.decision if v is not None else None))
-    for e, start, verdict, reason, v, gaps in _lost_from_log(view, coord, check, time_text):
+    for e, start, verdict, reason, v, gaps in (_lost_from_log(view, coord, check, time_text)
+                                               + _history_only(view, coord, time_text)):
         duration = as_of - e.last_timestamp if as_of is not None and e.last_timestamp >= 0 else None
         out.append(Verdict(view, e, start, None, verdict, reason, v.transactional_id if v else None, v, duration,
                            duration is not None and duration > max_timeout_ms, (), gaps, None,

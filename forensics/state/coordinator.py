@@ -65,6 +65,14 @@ def _state_name(s: Union[TransactionStatus, int, None]) -> str:
     return s.kafka_name if isinstance(s, TransactionStatus) else f"Unknown({s})"
 
 
+class IllegalRecord(NamedTuple):
+    """A record a coordinator would not have written after the id's previous one (or cannot load)."""
+
+    offset: int
+    at: Provenance
+    problem: str  # "PrepareCommit -> Empty is not a valid transition", "unknown transaction status 9"
+
+
 @dataclass(frozen=True, slots=True)
 class IdSummary:
     """What the verdicts read of an id's history, kept whether or not the history is."""
@@ -73,6 +81,7 @@ class IdSummary:
     last: RecordRef
     decision: Optional[str]  # COMMIT / ABORT: the last Prepare/Complete record's; None if none
     producer_ids: Tuple[int, ...]  # every producer id its records carried, in order of appearance
+    illegal: Optional[IllegalRecord] = None  # the first record that contradicts the ones before it
 
 
 # status -> the decision it records (TransactionCoordinator: PrepareX then CompleteX)
@@ -152,6 +161,7 @@ class CoordinatorFold:
         self._last: Dict[str, RecordRef] = {}
         self._decision: Dict[str, str] = {}
         self._pids: Dict[str, Tuple[int, ...]] = {}
+        self._illegal: Dict[str, IllegalRecord] = {}
         self._newest_update: Dict[str, int] = {}
         self._versions: set = set()
         self._parts: Dict[tuple, Tuple[TopicPartition, ...]] = {}  # one tuple per partition set seen
@@ -205,6 +215,8 @@ class CoordinatorFold:
             return
         subject = f"transactional id {r.transactional_id!r}"
         if not v.status_known:
+            self._illegal.setdefault(r.transactional_id, IllegalRecord(
+                r.offset, Provenance(path, r.position), f"unknown transaction status {v.status_id}"))
             self._findings.add(Finding(
                 FindingKind.UNKNOWN_TRANSACTION_STATUS,
                 f"{subject}: unknown transaction status {v.status_id} "
@@ -213,6 +225,7 @@ class CoordinatorFold:
         prev_state = previous.state if previous is not None and isinstance(previous.state, TransactionStatus) else None
         problem = transition_problem(prev_state, TransactionStatus(v.status_id), v.client_transaction_version)
         if problem is not None:
+            self._illegal.setdefault(r.transactional_id, IllegalRecord(r.offset, Provenance(path, r.position), problem))
             self._findings.add(Finding(
                 FindingKind.ILLEGAL_TRANSITION, f"{subject}: {problem}"
                 + (f" (previous record at offset {previous.offset})" if previous is not None else ""),
@@ -223,6 +236,7 @@ class CoordinatorFold:
             self.partition, dict(sorted(self._metadata.items())), dict(sorted(self._tombstoned.items())),
             {k: tuple(v) for k, v in sorted(self._history.items())}, self._max_epoch, self._last_offset,
             self._records, self._findings.findings(),
-            {tid: IdSummary(first, self._last[tid], self._decision.get(tid), self._pids.get(tid, ()))
+            {tid: IdSummary(first, self._last[tid], self._decision.get(tid), self._pids.get(tid, ()),
+                            self._illegal.get(tid))
              for tid, first in sorted(self._first.items())},
             self._newest_update, frozenset(self._versions))

@@ -1,0 +1,93 @@
+"""Evidence that contradicts itself about one open transaction: never a verdict to act on.
+
+A verdict is only as good as the records it rests on agreeing with each other. Three contradictions
+make an open transaction ``unverifiable``, with the records named by file and byte position:
+
+* **the two rebuilds disagree**: the newest producer snapshot plus the replay after it (what the broker
+  loads, ``UnifiedLog.rebuildProducerState``) and the full history of every segment differ about the
+  producer's open transaction (open or not, since which offset) or its epochs, the values an abort is
+  given: a snapshot of another moment, another partition's snapshot, or an edited one;
+* **the coordinator's records contradict each other**: a transition Kafka's ``TransactionState`` does
+  not allow (``validPreviousStates``: a re-appended older record, PrepareCommit then Empty at the same
+  epoch) or a status it cannot load; the newest record then is not the coordinator's last word;
+* **the transaction's own data contradicts itself**: batches of several producer epochs inside one
+  transaction (a leader refuses a lower epoch, ``ProducerAppendInfo``; a duplicated or renumbered batch
+  shows as one), or data above the high watermark (never acknowledged: not what consumers wait on).
+  A lower epoch at the transaction's *first* batch is KAFKA-9144's signature, not a contradiction.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+from forensics.analysis.coordinator import TransactionIdView
+from forensics.analysis.evidence_gaps import Gap
+from forensics.analysis.producers import PartitionView
+from forensics.state.producer import TransactionSpan
+
+CONTRADICTION = "contradiction"
+
+
+def _open_text(first: Optional[int]) -> str:
+    return f"open since offset {first}" if first is not None else "no open transaction"
+
+
+def fold_disagreement(view: PartitionView, pid: int) -> Optional[Gap]:
+    """Snapshot + replay against the full history, for one producer (None: they agree, or the history
+    does not know the producer: its batches are gone, nothing to check against)."""
+    b, h = view.broker.entries.get(pid), view.history.entries.get(pid)
+    if h is None:
+        return None
+    snap = view.snapshot_used.path if view.snapshot_used is not None else None
+    source = f"the producer snapshot {snap} plus the replay" if snap else "the replay the broker would make"
+    b_open, h_open = view.broker.ongoing.get(pid), view.history.ongoing.get(pid)
+    if b is None:
+        what = f"{source} has no entry for it, the full history of its segments {_open_text(h_open)}"
+    elif b_open != h_open:
+        what = f"{source} says {_open_text(b_open)}, the full history of its segments {_open_text(h_open)}"
+    elif (b.producer_epoch, b.coordinator_epoch) != (h.producer_epoch, h.coordinator_epoch):
+        what = (f"{source} gives producer epoch {b.producer_epoch} and coordinator epoch {b.coordinator_epoch}, the "
+                f"full history {h.producer_epoch} and {h.coordinator_epoch}")
+    else:
+        return None
+    return Gap(CONTRADICTION, f"the producer state of {view.topic_partition} contradicts itself for producer {pid}: "
+               f"{what} (a snapshot of another moment or partition, or an edited one)", snap or view.inputs.path,
+               partition_dir=view.inputs.path)
+
+
+def coordinator_contradiction(v: Optional[TransactionIdView]) -> Optional[Gap]:
+    """The id's coordinator records hold a transition a coordinator never writes."""
+    bad = v.summary.illegal if v is not None else None
+    if bad is None:
+        return None
+    return Gap(CONTRADICTION, f"the coordinator's records of {v.transactional_id!r} contradict each other: "
+               f"{bad.problem} at offset {bad.offset} of __transaction_state-{v.partition} ({bad.at.path} @ byte "
+               f"{bad.at.position}), so its newest record is not proven to be the coordinator's last word",
+               bad.at.path, bad.at.position)
+
+
+def data_contradictions(view: PartitionView, span: Optional[TransactionSpan]) -> List[Gap]:
+    """The open transaction's data against itself and the high watermark."""
+    if span is None:
+        return []
+    out = []
+    where = span.start
+    path = where.path if where is not None else view.inputs.path
+    position = where.position if where is not None else None
+    if len(span.data_epochs) > 1:
+        out.append(Gap(CONTRADICTION, f"the open transaction from offset {span.first_offset} holds batches of producer "
+                       f"epochs {', '.join(map(str, span.data_epochs))} (one transaction has one epoch: a batch "
+                       "duplicated, renumbered or of another producer)", path, position, partition_dir=view.inputs.path))
+    last = span.last_data_offset
+    if view.high_watermark_known and last is not None and last >= view.high_watermark:
+        out.append(Gap(CONTRADICTION, f"the open transaction's data reaches offset {last}, at or above the high "
+                       f"watermark {view.high_watermark}: never acknowledged, not what holds the LSO", path, position,
+                       partition_dir=view.inputs.path))
+    return out
+
+
+def contradictions(view: PartitionView, pid: int, span: Optional[TransactionSpan],
+                   v: Optional[TransactionIdView]) -> Tuple[Gap, ...]:
+    """Every contradiction about the open transaction of ``pid`` on ``view``."""
+    found = [fold_disagreement(view, pid), coordinator_contradiction(v)]
+    return tuple(g for g in found if g is not None) + tuple(data_contradictions(view, span))

@@ -1,0 +1,151 @@
+"""Evidence that contradicts itself never arms an abort and never hides an open transaction
+(analysis/contradictions.py): snapshots of another moment or partition, edited snapshots, coordinator
+records a coordinator never writes, an open transaction whose own batches disagree."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+import forensics.cli.hanging_cmd  # noqa: F401
+from fixtures.diskgen.files import SnapshotEntrySpec, encode_producer_snapshot
+from fixtures.diskgen.records import RecordSpec, encode_v2_batch
+from fixtures.diskgen.txnlog import encode_txn_log_key, encode_txn_log_value
+from forensics.cli.app import app
+from forensics.codec.snapshot import decode_snapshot
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "fixtures" / "example-disk"
+runner = CliRunner()
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "disk"
+    shutil.copytree(EXAMPLE, root)
+    return root / "broker-1"
+
+
+def _rows(broker: Path):
+    r = runner.invoke(app, ["find-hanging", str(broker.parent), "--format", "json", "--no-progress", "--all"])
+    return r.exit_code, json.loads(r.stdout)
+
+
+def _script(broker: Path) -> str:
+    r = runner.invoke(app, ["abort-commands", str(broker.parent), "--bootstrap-server", "k:9092", "--no-progress",
+                            "--arm-unverifiable"])
+    return r.stdout
+
+
+def _armed(script: str):
+    return [ln for ln in script.splitlines() if ln.startswith("kafka-")]
+
+
+def _set_checkpoint(broker: Path, topic: str, partition: int, offset: int) -> None:
+    for name in ("recovery-point-offset-checkpoint", "replication-offset-checkpoint"):
+        path = broker / name
+        lines = path.read_text().splitlines()
+        lines = [f"{topic} {partition} {offset}" if ln.startswith(f"{topic} {partition} ") else ln for ln in lines]
+        path.write_text("\n".join(lines) + "\n")
+
+
+def test_the_undamaged_disk_arms_its_abort(tmp_path):
+    code, rows = _rows(_copy(tmp_path))
+    assert (code, [(r["topic"], r["partition"], r["verdict"]) for r in rows]) == (1, [("orders", 0, "hanging")])
+
+
+def test_another_partitions_snapshot_keeps_the_transaction_a_row(tmp_path):
+    broker = _copy(tmp_path)
+    shutil.copyfile(broker / "orders-1" / "00000000000000000015.snapshot",
+                    broker / "orders-0" / "00000000000000000016.snapshot")
+    code, rows = _rows(broker)
+    [row] = [r for r in rows if (r["topic"], r["partition"], r["producerId"]) == ("orders", 0, 2002)]
+    assert (code, row["verdict"], row["armed"], row["startOffset"]) == (7, "unverifiable", False, 6)
+    assert "the producer state of orders-0 contradicts itself for producer 2002" in row["reason"]
+    assert "00000000000000000016.snapshot" in row["reason"]
+    assert not _armed(_script(broker))
+
+
+def test_an_edited_snapshot_entry_never_arms_its_epoch(tmp_path):
+    broker = _copy(tmp_path)
+    path = broker / "orders-0" / "00000000000000000016.snapshot"
+    snap = decode_snapshot(path.read_bytes())
+    entries = [SnapshotEntrySpec(e.producer_id, 7 if e.producer_id == 2002 else e.producer_epoch,
+                                 e.batch_metadata.last_seq if e.batch_metadata else -1,
+                                 e.batch_metadata.last_offset if e.batch_metadata else -1,
+                                 e.batch_metadata.offset_delta if e.batch_metadata else 0, e.last_timestamp,
+                                 e.coordinator_epoch,
+                                 -1 if e.current_txn_first_offset is None else e.current_txn_first_offset)
+               for e in snap.entries]
+    path.write_bytes(encode_producer_snapshot(entries))  # CRC made anew: the edit is not damage
+    code, rows = _rows(broker)
+    [row] = [r for r in rows if (r["topic"], r["partition"]) == ("orders", 0)]
+    assert (code, row["verdict"], row["armed"], row["producerEpoch"]) == (7, "unverifiable", False, 7)
+    assert "gives producer epoch 7 and coordinator epoch" in row["reason"] and "full history 1 and" in row["reason"]
+    assert not _armed(_script(broker))
+
+
+def _append_txn_record(broker: Path, partition: int, offset: int, tid: str, status: int, partitions, ts: int) -> None:
+    log = broker / f"__transaction_state-{partition}" / "00000000000000000000.log"
+    value = encode_txn_log_value(2002, 1, 30000, status, partitions, ts, 1767225606000)
+    batch = encode_v2_batch(offset, [RecordSpec(key=encode_txn_log_key(tid), value=value)],
+                            partition_leader_epoch=1, base_timestamp=ts)
+    log.write_bytes(log.read_bytes() + batch)
+    _set_checkpoint(broker, "__transaction_state", partition, offset + 1)
+
+
+def test_a_reappended_prepare_commit_is_no_stuck_verdict_and_no_abort(tmp_path):
+    """CompleteCommit, then PrepareCommit again (a record re-appended): not a transition a coordinator
+    makes; the newest record is not its last word."""
+    broker = _copy(tmp_path)
+    _append_txn_record(broker, 0, 4, "reporting-app", 2, [("orders", 0)], 1767225608000)
+    code, rows = _rows(broker)
+    [row] = [r for r in rows if (r["topic"], r["partition"]) == ("orders", 0)]
+    assert (code, row["verdict"], row["armed"], row["abortArgs"]) == (7, "unverifiable", False, None)
+    assert ("the coordinator's records of 'reporting-app' contradict each other: CompleteCommit -> PrepareCommit is "
+            "not a valid transition at offset 4 of __transaction_state-0") in row["reason"]
+    assert row["abortForms"] is None  # PrepareCommit: never an abort, not even commented
+    assert not _armed(_script(broker))
+
+
+def test_an_empty_after_prepare_commit_does_not_arm(tmp_path):
+    """PrepareCommit then Empty at the same epoch: the later record wins for a fold, but a coordinator never
+    writes it; the transaction it decided to commit must not become an armed abort."""
+    broker = _copy(tmp_path)
+    _append_txn_record(broker, 0, 4, "reporting-app", 2, [("orders", 0)], 1767225608000)  # PrepareCommit
+    _append_txn_record(broker, 0, 5, "reporting-app", 0, None, 1767225609000)  # Empty
+    code, rows = _rows(broker)
+    [row] = [r for r in rows if (r["topic"], r["partition"]) == ("orders", 0)]
+    assert (code, row["verdict"], row["armed"]) == (7, "unverifiable", False)
+    assert "CompleteCommit -> PrepareCommit is not a valid transition" in row["reason"]
+    assert not _armed(_script(broker))
+
+
+def test_a_batch_of_another_epoch_inside_the_open_transaction(tmp_path):
+    broker = _copy(tmp_path)
+    log = broker / "orders-0" / "00000000000000000015.log"
+    dup = encode_v2_batch(16, [RecordSpec(key=b"k", value=b"v")], producer_id=2002, producer_epoch=0, base_sequence=2,
+                          transactional=True, partition_leader_epoch=2, base_timestamp=1767225612000)
+    log.write_bytes(log.read_bytes() + dup)
+    _set_checkpoint(broker, "orders", 0, 17)
+    (broker / "orders-0" / "00000000000000000016.snapshot").unlink()
+    code, rows = _rows(broker)
+    [row] = [r for r in rows if (r["topic"], r["partition"]) == ("orders", 0)]
+    assert (code, row["verdict"], row["armed"]) == (7, "unverifiable", False)
+    assert "the open transaction from offset 6 holds batches of producer epochs 1, 0" in row["reason"]
+    assert not _armed(_script(broker))
+
+
+def test_open_data_above_the_high_watermark_does_not_arm(tmp_path):
+    broker = _copy(tmp_path)
+    log = broker / "orders-0" / "00000000000000000015.log"
+    more = encode_v2_batch(16, [RecordSpec(key=b"k", value=b"v")], producer_id=2002, producer_epoch=1, base_sequence=2,
+                           transactional=True, partition_leader_epoch=2, base_timestamp=1767225612000)
+    log.write_bytes(log.read_bytes() + more)
+    (broker / "orders-0" / "00000000000000000016.snapshot").unlink()
+    code, rows = _rows(broker)
+    [row] = [r for r in rows if (r["topic"], r["partition"]) == ("orders", 0)]
+    assert (code, row["verdict"], row["armed"]) == (7, "unverifiable", False)
+    assert "reaches offset 16, at or above the high watermark 16" in row["reason"]
