@@ -96,9 +96,14 @@ def _data_epoch(e: ProducerState, span: Optional[TransactionSpan]) -> int:
     return span.data_epochs[0] if span is not None and span.data_epochs else e.producer_epoch
 
 
-def _kafka_7408(view: PartitionView, start: int) -> Optional[str]:
-    """A leader change after the transaction's first offset: a marker may have been lost by truncation."""
-    later = [e for e in view.inputs.leader_epochs if e.start_offset > start]
+def _kafka_7408(view: PartitionView, start: int, replicas: Sequence[PartitionView]) -> Optional[str]:
+    """A leader change after the transaction's first offset, on a partition with other replicas: a marker
+    may have been lost by truncation. Not where nothing shows another replica (a single node's restart
+    bumps the leader epoch too, with no truncation), nor at the log start (DeleteRecords and retention
+    rewrite the checkpoint's first entry there: ``LeaderEpochFileCache.truncateFromStart``)."""
+    if not any(r.inputs.path != view.inputs.path for r in replicas):
+        return None
+    later = [e for e in view.inputs.leader_epochs if e.start_offset > start and e.start_offset != view.log_start_offset]
     if later:
         e = later[0]
         return (f"leader epoch {e.epoch} began at offset {e.start_offset}, after this transaction started: if "
@@ -304,7 +309,7 @@ def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as
         gaps: Tuple[Gap, ...] = ()
         if verdict == HANGING:
             lost = _lost_marker(view, replicas, pid, start)
-            patterns = [p for p in (_kafka_9144(view, pid, start, _data_epoch(e, span)), lost or _kafka_7408(view, start))
+            patterns = [p for p in (_kafka_9144(view, pid, start, _data_epoch(e, span)), lost or _kafka_7408(view, start, replicas))
                         if p]
             reason = reason + "".join(f"; {p}" for p in patterns)
         reason, gaps = _unproven(verdict, reason, view, e, span, v, coord, check, time_text)

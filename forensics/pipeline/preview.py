@@ -52,17 +52,24 @@ class _Tally:
         self.segments: List[str] = []
         self.last: Optional[Tuple[str, int]] = None  # where the newest batch is (path, position)
 
-    def add(self, walk: SegmentWalk, frame: Frame, findings: List[Finding]) -> None:
+    def add(self, walk: SegmentWalk, frame: Frame, findings: List[Finding], floor: int = 0) -> None:
+        """Count one batch; ``floor``: the log start offset: records below it are gone already (a batch
+        straddling it counts its records from there on)."""
         h, path = frame.header, walk.path
+        kept = None
+        if h.base_offset < floor:  # DeleteRecords moved the log start inside this batch
+            kept = [r for r in _records(walk, frame, findings) if r.offset >= floor]
+            if not kept:
+                return
         self.batches += 1
-        self.records += max(h.records_count, 0)
+        self.records += max(h.records_count, 0) if kept is None else len(kept)
         self.bytes += h.size
         self.last_offset = h.last_offset
         self.last_ts = h.max_timestamp
         if not self.segments or self.segments[-1] != path:
             self.segments.append(path)
         if self.first_ts is None or len(self.keys) < MAX_KEYS:
-            for rec in _records(walk, frame, findings):
+            for rec in _records(walk, frame, findings) if kept is None else kept:
                 if self.first_ts is None:
                     self.first_ts = rec.timestamp
                 if len(self.keys) < MAX_KEYS and rec.key not in self.keys:
@@ -79,13 +86,17 @@ def _records(walk: SegmentWalk, frame: Frame, findings: List[Finding]) -> List[v
 
 
 def discarded_data(segments: Sequence[Tuple[str, int]], producer_id: int, first_offset: int,
-                   last_offset: Optional[int], first_batch: Optional[Tuple[str, int]] = None) -> DiscardedData:
+                   last_offset: Optional[int], first_batch: Optional[Tuple[str, int]] = None,
+                   log_start: int = 0) -> DiscardedData:
     """Count the producer's transactional data batches with offsets in [first_offset, last_offset]
-    (to the log end when None) in ``segments`` ((path, base offset) in offset order).
+    (to the log end when None) in ``segments`` ((path, base offset) in offset order), from the log
+    start on: an abort cannot discard what DeleteRecords or retention already removed from the log
+    (``UnifiedLog.logStartOffset``: nothing below it is read any more, though its segment may remain).
     ``first_batch``: (path, byte position) of the transaction's first batch, where the scan of that
     segment starts (so that previews of many transactions of one segment do not each read it from
     its first byte)."""
     tally, findings = _Tally(), []
+    floor = log_start
     stop = last_offset if last_offset is not None else float("inf")
     start = max((i for i, (_, base) in enumerate(segments) if base <= first_offset), default=0)
     for path, base in segments[start:]:
@@ -98,20 +109,21 @@ def discarded_data(segments: Sequence[Tuple[str, int]], producer_id: int, first_
             findings.append(unreadable(path, exc))
             continue
         with walk:
-            _scan(walk, producer_id, first_offset, stop, tally, findings)
-    return DiscardedData(producer_id, first_offset, tally.last_offset, tally.batches, tally.records, tally.bytes,
+            _scan(walk, producer_id, first_offset, stop, tally, findings, floor)
+    return DiscardedData(producer_id, max(first_offset, floor), tally.last_offset, tally.batches, tally.records, tally.bytes,
                          tally.first_ts, tally.last_ts, tuple(tally.keys), tuple(tally.segments), tuple(findings))
 
 
-def _scan(walk: SegmentWalk, pid: int, first: int, stop, tally: _Tally, findings: List[Finding]) -> None:
+def _scan(walk: SegmentWalk, pid: int, first: int, stop, tally: _Tally, findings: List[Finding],
+          floor: int = 0) -> None:
     for frame in walk.batches():
         if frame.base_offset < first:
             continue
         if frame.base_offset > stop:
             break
         h = frame.header
-        if h.producer_id == pid and h.is_transactional and not h.is_control:
-            tally.add(walk, frame, findings)
+        if h.producer_id == pid and h.is_transactional and not h.is_control and h.last_offset >= floor:
+            tally.add(walk, frame, findings, floor)
 
 
 # -- consumer groups behind the transaction ------------------------------------------------------

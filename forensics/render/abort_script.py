@@ -30,12 +30,14 @@ def _comment_block(lines: Sequence[str]) -> str:
 def _preview_lines(p: Row) -> List[str]:
     """What the abort discards and frees (``abortPreview`` of a row)."""
     keys = p["keys"] if isinstance(p["keys"], str) else ", ".join("null" if k is None else repr(k) for k in p["keys"])
-    lines = [f"the abort DISCARDS this producer's offsets {p['firstOffset']}..{p['lastOffset']}: "
-             f"{count(p['batches'], 'batch')}, {count(p['records'], 'record')}, {count(p['bytes'], 'byte')}",
-             f"  record timestamps {stamp(p['firstTimestamp'])} .. {stamp(p['lastTimestamp'])}; first keys: "
-             f"{keys or '-'}"]
-    if not p["batches"]:
-        lines.append("  (none of its data batches remains in the segments read: below the log start, or deleted)")
+    if p["batches"]:
+        lines = [f"the abort DISCARDS this producer's offsets {p['firstOffset']}..{p['lastOffset']}: "
+                 f"{count(p['batches'], 'batch')}, {count(p['records'], 'record')}, {count(p['bytes'], 'byte')}",
+                 f"  record timestamps {stamp(p['firstTimestamp'])} .. {stamp(p['lastTimestamp'])}; first keys: "
+                 f"{keys or '-'}"]
+    else:
+        lines = [f"the abort discards no data: none of this producer's batches from offset {p['firstOffset']} on "
+                 "remains in the segments read (below the log start: DeleteRecords or retention removed them)"]
     blocker = p.get("nextBlockingTransaction")
     then = (f"the next open transaction (producer {blocker['producerId']} from offset {blocker['firstOffset']})"
             if blocker else "the high watermark (then past the marker)")

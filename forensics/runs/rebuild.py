@@ -54,7 +54,7 @@ def previews(verdicts: Sequence[Verdict], inventory: Inventory, redact: bool = F
         segments = [(s.path, s.base_offset) for s in v.view.inputs.segments]
         start = v.span.start if v.span is not None and v.span.first_offset == v.start_offset else None
         data = discarded_data(segments, v.entry.producer_id, v.start_offset, last,
-                              (start.path, start.position) if start is not None else None)
+                              (start.path, start.position) if start is not None else None, v.view.log_start_offset)
         out.append(abort_preview(v, data, stuck, findings, redact))
     return out
 
