@@ -14,7 +14,10 @@ records that would contradict the verdict may simply be missing from the copy:
   (``recovery-point-offset-checkpoint``) of its log dir: the broker had written offsets up to there
   (``UnifiedLog`` never checkpoints either past its log end);
 * a producer-state snapshot named past the log end (``ProducerStateManager`` names a snapshot by the
-  log end offset when it is taken, and deletes those above the log end when the log is truncated).
+  log end offset when it is taken, and deletes those above the log end when the log is truncated);
+* the log ends below its log start offset (``log-start-offset-checkpoint``), below the start of a leader
+  epoch (``leader-epoch-checkpoint``: an epoch starts at the log end of its election), or below an offset
+  its last segment's offset or time index names (``LogSegment.append`` indexes offsets the log holds).
 
 A torn copy and a marker really lost look alike on disk; only the live cluster tells them apart.
 """
@@ -22,11 +25,12 @@ A torn copy and a marker really lost look alike on disk; only the live cluster t
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from forensics.analysis.coordinator import CoordinatorView
 from forensics.analysis.producers import PartitionView
 from forensics.analysis.quiescence import Quiescence
+from forensics.codec.checkpoints import EpochEntry
 from forensics.findings import Finding, FindingKind
 from forensics.layout import Inventory, LogDir, PartitionDir
 from forensics.state.producer import TransactionSpan
@@ -38,6 +42,9 @@ DAMAGE_KINDS = frozenset({
     FindingKind.OFFSET_REGRESSION, FindingKind.BATCH_BEFORE_BASE,
 })
 _SHOWN = 3  # gaps named in a reason; the rest are counted
+# what a partition dir's index files say its log reached: (next offset, index path, "offset index"), the
+# runs' reader (pipeline/witnesses.index_reach) handed in, so that this floor opens no file
+Reach = Callable[[PartitionDir], Optional[Tuple[int, str, str]]]
 
 
 class Gap(NamedTuple):
@@ -64,6 +71,9 @@ class LogExtent(NamedTuple):
     segments: Tuple[str, ...]  # segment paths in base-offset order
     findings: Tuple[Finding, ...]  # what reading its files found
     clean_shutdown: bool = False  # its log dir holds .kafka_cleanshutdown
+    log_start: Optional[int] = None  # log-start-offset-checkpoint
+    leader_epochs: Tuple[EpochEntry, ...] = ()  # leader-epoch-checkpoint
+    reach: Optional[Tuple[int, str, str]] = None  # (next offset, index path, what) its indexes name
 
 
 def _damage_text(f: Finding) -> str:
@@ -90,6 +100,18 @@ def end_gaps(log: LogExtent) -> List[Gap]:
         out.append(Gap("past_recovery_point", f"past its recovery point {log.recovery_point} although its broker "
                        "stopped cleanly (a clean stop checkpoints every log's end): a stale checkpoint or a log of "
                        "another moment", log.path, log_end=log.log_end, partition_dir=log.path))
+    if log.log_start is not None and log.log_end < log.log_start:
+        out.append(Gap("below_log_start", f"below its log start offset {log.log_start} (log-start-offset-checkpoint)",
+                       log.path, log_end=log.log_end, partition_dir=log.path))
+    epochs = [e for e in log.leader_epochs if e.start_offset > log.log_end]
+    if epochs:
+        out.append(Gap("epoch_past_end", f"below the start of its leader epoch {epochs[-1].epoch} at offset "
+                       f"{epochs[-1].start_offset} (leader-epoch-checkpoint)", log.path, log_end=log.log_end,
+                       partition_dir=log.path))
+    if log.reach is not None and log.log_end < log.reach[0]:
+        out.append(Gap("index_past_end", f"below offset {log.reach[0] - 1}, which its {log.reach[2]} "
+                       f"{_file_name(log.reach[1])} names", log.reach[1], log_end=log.log_end,
+                       partition_dir=log.path))
     beyond = [o for o in log.snapshot_offsets if o > log.log_end]
     if beyond:
         out.append(Gap("snapshot_past_end", f"below its producer snapshot {max(beyond):020d}.snapshot", log.path,
@@ -147,9 +169,10 @@ def describe(label: str, gaps: Sequence[Gap]) -> str:
 class EvidenceExtents:
     """The :class:`LogExtent` of every partition replica dir read, by path."""
 
-    def __init__(self, inventory: Inventory) -> None:
+    def __init__(self, inventory: Inventory, reach: Optional[Reach] = None) -> None:
         self._dirs: Dict[str, Tuple[Optional[LogDir], PartitionDir]] = {
             p.path: (d, p) for d, p in inventory.all_partitions()}
+        self._reach = reach
 
     def extent(self, label: str, path: str, log_end: int, high_watermark: Optional[int],
                segments: Iterable[str], findings: Iterable[Finding]) -> LogExtent:
@@ -157,8 +180,12 @@ class EvidenceExtents:
         tp = part.topic_partition if part is not None else None
         recovery = log_dir.recovery_points.get(tp) if log_dir is not None and tp is not None else None
         snapshots = tuple(s.offset for s in part.snapshots) if part is not None else ()
+        start = log_dir.log_start_offsets.get(tp) if log_dir is not None and tp is not None else None
+        reached = self._reach(part) if self._reach is not None and part is not None else None
         return LogExtent(label, path, log_end, high_watermark, recovery, snapshots, tuple(segments),
-                         tuple(findings), log_dir is not None and log_dir.had_clean_shutdown)
+                         tuple(findings), log_dir is not None and log_dir.had_clean_shutdown, start,
+                         part.leader_epochs if part is not None else (),
+                         tuple(reached) if reached is not None else None)
 
 
 class EvidenceCheck:
@@ -166,9 +193,9 @@ class EvidenceCheck:
     transaction, and the coordinator partitions."""
 
     def __init__(self, inventory: Inventory, coordinator: Optional[CoordinatorView],
-                 quiescence: Optional[Quiescence] = None) -> None:
+                 quiescence: Optional[Quiescence] = None, reach: Optional[Reach] = None) -> None:
         self.quiescence = quiescence  # when each partition was copied, on evidence not of one quiescent moment
-        self._extents = EvidenceExtents(inventory)
+        self._extents = EvidenceExtents(inventory, reach)
         self._data: Dict[str, LogGaps] = {}  # by partition dir: built once, however many rows it has
         self._coordinator: Dict[int, Tuple[str, Tuple[Gap, ...]]] = {}
         for part, cp in (coordinator.partitions.items() if coordinator is not None else ()):

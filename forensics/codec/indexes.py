@@ -192,6 +192,35 @@ def scan_time_index(buf, base_offset: int, holes: Holes = NO_HOLES) -> IndexScan
     return _scan(buf, TIME_INDEX_ENTRY, 1, _time_entry(base_offset), holes)
 
 
+def _last_entry(buf, st: struct.Struct, rel_index: int) -> Optional[int]:
+    """The index of the last entry before DumpLogSegments' stop entry (the first entry after entry 0
+    whose relative offset is 0), found by bisection: a preallocated index of millions of zero entries is
+    touched in a few pages only. None for an empty index."""
+    count = len(buf) // st.size
+    if count == 0:
+        return None
+    lo, hi = 1, count  # the stop entry lies in [lo, hi]; hi == count: no stop entry
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if st.unpack_from(buf, mid * st.size)[rel_index] == 0:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo - 1
+
+
+def last_offset_entry(buf, base_offset: int) -> Optional[OffsetPosition]:
+    """The last ``.index`` entry (by the stop rule); entries are written in offset order."""
+    i = _last_entry(buf, OFFSET_INDEX_ENTRY, 0)
+    return None if i is None else _offset_entry(base_offset)(OFFSET_INDEX_ENTRY.unpack_from(buf, i * OFFSET_INDEX_ENTRY.size))
+
+
+def last_time_entry(buf, base_offset: int) -> Optional[TimestampOffset]:
+    """The last ``.timeindex`` entry (by the stop rule)."""
+    i = _last_entry(buf, TIME_INDEX_ENTRY, 1)
+    return None if i is None else _time_entry(base_offset)(TIME_INDEX_ENTRY.unpack_from(buf, i * TIME_INDEX_ENTRY.size))
+
+
 def iter_txn_index(buf) -> Iterator[AbortedTxn]:
     """Every whole 34-byte entry (a trailing partial entry is ignored, as Kafka does), including
     entries Kafka would reject for their version; see :func:`scan_txn_index`."""

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from forensics.analysis.advice import advice
 from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.analysis.clock import AsOf, given
-from forensics.analysis.evidence_gaps import EvidenceCheck
+from forensics.analysis.evidence_gaps import EvidenceCheck, Reach
 from forensics.analysis.filters import Filters
 from forensics.analysis.hanging import (
     DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
@@ -82,16 +82,18 @@ def find_hanging(report: StateReport, *, as_of: Optional[int] = None, topic: Opt
                  partition: Optional[int] = None, broker_id: Optional[int] = None,
                  max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
                  time_text: Optional[Callable[[int, Optional[int]], str]] = None,
-                 quiescence: Optional[Quiescence] = None) -> Tuple[List[Verdict], AsOf]:
+                 quiescence: Optional[Quiescence] = None, reach: Optional[Reach] = None
+                 ) -> Tuple[List[Verdict], AsOf]:
     """The verdicts and the as-of time; ``time_text(ms, as_of_ms)`` writes the times the reasons name
     (the caller's renderer: render/time_text.stamp), else they show as epoch milliseconds; ``quiescence``:
-    how the evidence was left (:func:`forensics.report.evidence_model.quiescence_of`; None: not judged)."""
+    how the evidence was left (:func:`forensics.report.evidence_model.quiescence_of`; None: not judged);
+    ``reach``: what a partition's index files say its log held (the torn-copy test's witness)."""
     when = given(as_of) if as_of is not None else newest_input_time(
         report, str if time_text is None else (lambda ms: time_text(ms, None)))
     text = str if time_text is None else (lambda ms: time_text(ms, when.time_ms))
     views = leader_views(report, topic, partition, broker_id)
     coord = report.coordinator if report.coordinator.partitions else None
-    check = EvidenceCheck(report.inventory, coord, quiescence)
+    check = EvidenceCheck(report.inventory, coord, quiescence, reach)
     return classify(views, coord, when.time_ms, max_timeout_ms, group_replicas(report.partitions), check,
                     text), when
 

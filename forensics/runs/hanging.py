@@ -14,6 +14,7 @@ from forensics.findings import Finding
 from forensics.layout import Inventory
 from forensics.layout.evidence import changed_segments
 from forensics.pipeline.plan import plan
+from forensics.pipeline.witnesses import index_reach
 from forensics.runs.broker_version import broker_version_of
 from forensics.report.hanging import (
     BOOTSTRAP_PLACEHOLDER,
@@ -92,7 +93,7 @@ def _verdicts(command: str, req: VerdictRequest, listener: Listener, lean: bool 
     quiet = quiescence_of(rep, newest_input_time(rep), req.max_timeout_ms, changed, req.copy_start)
     verdicts, when = verdicts_of(rep, as_of=req.as_of, topic=req.topic, partition=req.partition,
                                  broker_id=req.broker_id, max_timeout_ms=req.max_timeout_ms,
-                                 time_text=req.time_text, quiescence=quiet)
+                                 time_text=req.time_text, quiescence=quiet, reach=index_reach)
     version = broker_version_of(rep.inventory, state=rep, given=req.broker_version)
     return opened, rep, verdicts, when, version, quiet
 
@@ -229,4 +230,4 @@ def _whole_cluster(rep: StateReport, req: VerdictRequest, when: AsOf, quiet: Qui
     """The verdicts of every partition as the report without a selection judges them (to count those a
     selection leaves out)."""
     return verdicts_of(rep, as_of=when.time_ms, max_timeout_ms=req.max_timeout_ms, time_text=req.time_text,
-                       quiescence=quiet)[0]
+                       quiescence=quiet, reach=index_reach)[0]

@@ -63,8 +63,9 @@ COORDINATOR = "__transaction_state-43/00000000000000000000.log"  # d-tx-ongoing'
     (_flip_last, "is damaged at byte 534 of 00000000000000000000.log (crc_mismatch) and ends at offset 4"),
     (_truncate(600), "is damaged at byte 534 of 00000000000000000000.log (truncated_tail) and ends at offset 4, "
                      "below its high watermark 5"),
-    (_truncate(534), "ends at offset 4, below its high watermark 5, below its recovery point 5 and below its "
-                     "producer snapshot 00000000000000000005.snapshot"),
+    (_truncate(534), "ends at offset 4, below its high watermark 5, below its recovery point 5, below offset 4, "
+                     "which its time index 00000000000000000000.timeindex names and below its producer snapshot "
+                     "00000000000000000005.snapshot"),
     (lambda p: p.unlink(), "ends at offset 0, below its high watermark 5"),
 ], ids=["zero-fill", "flipped-byte", "torn-600", "cut-534", "removed"])
 def test_a_damaged_coordinator_log_leaves_the_ongoing_transaction_unarmed(tmp_path, change, gap):

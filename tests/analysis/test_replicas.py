@@ -42,6 +42,7 @@ def make_two_brokers(root: Path) -> Path:
     data = log.read_bytes()
     log.write_bytes(data[:-78])  # the COMMIT marker of pid 5 at offset 32 is gone
     (b2 / PART / "00000000000000000033.snapshot").unlink()  # the broker deletes snapshots past its log end
+    (b2 / PART / "00000000000000000000.timeindex").write_bytes(b"")  # its only entry names the marker's offset
     (b2 / PART / "leader-epoch-checkpoint").write_text("0\n2\n0 0\n1 32\n")
     return root
 

@@ -95,7 +95,7 @@ ENTRY_POINTS = {
     **{f"indexes.{n}": f"{HERE}::test_real_indexes_mutated" for n in (
         "is_zero", "iter_offset_index", "scan_offset_index", "iter_time_index", "scan_time_index", "iter_txn_index",
         "scan_txn_index", "txn_index_findings", "offset_index_dump_lines", "time_index_dump_lines",
-        "txn_index_dump_lines")},
+        "txn_index_dump_lines", "last_offset_entry", "last_time_entry")},
     **{f"checkpoints.{n}": f"{HERE}::test_real_checkpoint_files_mutated" for n in (
         "parse_checkpoint", "parse_offset_checkpoint", "parse_leader_epoch_checkpoint", "decode_kafka_uuid",
         "parse_partition_metadata")},
@@ -390,9 +390,14 @@ INDEX_SEEDS = real_seeds.files("index") + real_seeds.files("timeindex") + real_s
 @given(buf=mutated(INDEX_SEEDS), base=st.integers(0, 2**62), start=st.integers(0, 300), end=maybe_none(st.integers(0, 300)))
 def test_real_indexes_mutated(buf, base, start, end):
     """Everything but ``txn_index_dump_lines`` is documented never to raise."""
-    for scan, it in ((indexes.scan_offset_index, indexes.iter_offset_index), (indexes.scan_time_index, indexes.iter_time_index)):
+    for scan, it, last in ((indexes.scan_offset_index, indexes.iter_offset_index, indexes.last_offset_entry),
+                           (indexes.scan_time_index, indexes.iter_time_index, indexes.last_time_entry)):
         result = scan(buf, base)
         assert list(it(buf, base)) == list(result.entries)
+        found = last(buf, base)  # bisection: the same last entry wherever the index is entries then zeros
+        assert (found is None) == (result.entry_count == 0)
+        if result.zero_tail_start is not None or result.stop_position is None:
+            assert found == (result.entries[-1] if result.entries else None)
     indexes.offset_index_dump_lines(buf, base, "x.index")
     indexes.time_index_dump_lines(buf, base)
     txn = indexes.scan_txn_index(buf)
