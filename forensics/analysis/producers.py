@@ -165,16 +165,37 @@ def _txn_index_check(completed: Sequence[CompletedTxn], index: Sequence[AbortedT
     return out.findings()
 
 
-def _stable_offsets(broker: ProducerFold, history: ProducerFold, log_start: int, hw: int
-                    ) -> Tuple[Optional[int], int]:
+def _batch_start(segments: Sequence[SegmentEvents], offset: int) -> Optional[int]:
+    """The base offset of the batch holding ``offset``, where the producer events tell it (a run of batches
+    tells its first and its last batch's base offsets); None elsewhere (a plain batch, a run's middle)."""
+    for seg in segments:
+        for ev in seg.events:
+            if isinstance(ev, Marker) or not ev.base_offset <= offset <= ev.last_offset:
+                continue
+            if ev.last_base_offset is None:
+                return ev.base_offset
+            return ev.last_base_offset if offset >= ev.last_base_offset else None
+    return None
+
+
+def _stable_offsets(broker: ProducerFold, history: ProducerFold, log_start: int, hw: int,
+                    segments: Sequence[SegmentEvents] = ()) -> Tuple[Optional[int], int]:
     """First unstable offset and LSO (``UnifiedLog.lastStableOffset``): open
     transactions, and completed ones whose marker is not below the HW (``unreplicatedTxns``; a
-    snapshot does not keep those, so they come from the full history)."""
+    snapshot does not keep those, so they come from the full history). Below the log start the first
+    unstable offset is moved up to it (``UnifiedLog.maybeIncrementFirstUnstableOffset``), and made an
+    offset of the log by ``maybeConvertToOffsetMetadata``: a log start inside a batch gives that batch's
+    base offset, below the log start. A real Kafka 4.1 broker answers so: DeleteRecords to 7 inside an open
+    transaction's batch 5..8 leaves the read_committed end offset at 5, before and after a restart
+    (fixtures/live/RECIPE.md, delete-records)."""
     candidates = list(broker.ongoing.values())
     candidates += [c.first_offset for c in history.completed if c.last_offset >= hw]
     if not candidates:
         return None, hw
-    fuo = max(min(candidates), log_start)
+    fuo = min(candidates)
+    if fuo < log_start:
+        held = _batch_start(segments, log_start)
+        fuo = held if held is not None else log_start
     return fuo, fuo if fuo < hw else hw
 
 
@@ -244,7 +265,7 @@ def rebuild_partition(inputs: PartitionInputs, lean: bool = False) -> PartitionV
         findings.append(Finding(FindingKind.ABOVE_HIGH_WATERMARK, f"offsets {hw}..{leo - 1} lie above the high "
                                 f"watermark {hw} (not yet replicated when the copy was taken)", inputs.path,
                                 first_offset=hw, last_offset=leo - 1))
-    fuo, lso = _stable_offsets(broker, history, log_start, hw)
+    fuo, lso = _stable_offsets(broker, history, log_start, hw, inputs.segments)
     if lean:
         keep = _open_producers(broker, history, inputs)
         trimmed = _lean(broker, keep)
