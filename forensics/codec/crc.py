@@ -15,7 +15,11 @@ import zlib
 from forensics.speedups import native
 
 if native is not None:
-    crc32c = native.crc32c
+    _native_crc32c = native.crc32c
+
+    def crc32c(data) -> int:
+        return _native_crc32c(data)
+
     ACCELERATED = True
 else:
     try:  # pragma: no cover - exercised implicitly wherever the package is installed
