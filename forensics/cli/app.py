@@ -2,8 +2,9 @@
 
 Each command lives in a module of its own that knows nothing of this one: it parses its options,
 makes one call into :mod:`forensics.runs`, renders the result and picks the exit code (the exit codes,
-the error line and the stdout guard are :mod:`forensics.cli.boundary`'s). :func:`main` is the entry
-point (``kafka-forensics``, ``python -m forensics``).
+the error line and the stdout guard are :mod:`forensics.cli.boundary`'s), and is imported only when
+it runs (:data:`COMMANDS`). :func:`main` is the entry point (``kafka-forensics``, ``python -m
+forensics``).
 """
 
 from __future__ import annotations

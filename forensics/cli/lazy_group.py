@@ -38,8 +38,10 @@ class _Commands(MutableMapping):
         self._made[name] = command
 
     def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
         self._table.pop(name, None)
-        del self._made[name]
+        self._made.pop(name, None)
 
     def __iter__(self) -> Iterator[str]:
         yield from self._table
