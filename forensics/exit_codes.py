@@ -12,7 +12,7 @@ EXIT_USAGE = 2
 EXIT_INPUT = 3  # a path does not exist, is of the wrong type or cannot be read
 EXIT_CORRUPT = 4  # an input file is not what its name says or is damaged beyond decoding
 EXIT_STRICT = 5  # --strict and findings were reported
-EXIT_SPARK = 6  # the Spark engine failed
+EXIT_SPARK = 6  # the Spark engine failed, or was asked for where it cannot run (no PySpark)
 EXIT_UNDECIDED = 7  # find-hanging: open transactions need a person, none is proven hanging
 EXIT_INTERNAL = 70
 EXIT_OUTPUT = 74  # sysexits.h EX_IOERR: the output could not be written
@@ -26,7 +26,9 @@ EXIT_CODES = {
     EXIT_INPUT: "input error: a path does not exist, is of the wrong type or cannot be read",
     EXIT_CORRUPT: "an input file is not what its name says or is damaged beyond decoding",
     EXIT_STRICT: "--strict was given and findings were reported",
-    EXIT_SPARK: "the Spark engine failed: Spark could not start or a job failed (the message names Spark's log)",
+    EXIT_SPARK: "the Spark engine failed: Spark could not start or a job failed (the message names Spark's log), "
+                "or Spark was asked for (--engine spark, --master, --conf, export) where it cannot run (PySpark "
+                "not installed; the message says how to install it)",
     EXIT_UNDECIDED: "find-hanging: nothing is proven hanging, but open transactions need a person (unverifiable "
                     "evidence, a coordinator stuck or fenced, an ongoing transaction long past its timeout): "
                     "neither all clear nor abort these",

@@ -3,11 +3,48 @@
 The markers (``pyproject.toml``) sort the suite into tiers: ``-m "not slow"`` is the fast tier, and
 every test marked ``spark``, ``jvm`` or ``browser`` counts as ``slow``; ``tests/process_guard.py``
 fails a test that starts a JVM or Chromium without its marker.
+
+The suite holds in any shell: at session start, before anything runs, everything a command's output
+depends on is set to the suite's own values (:data:`SESSION_ENV`, :data:`UNSET`), whatever the
+caller exported (``COLUMNS=100``, ``TZ=Asia/Kolkata``, ``LC_ALL=C``, ``NO_COLOR=1``, ``TERM=dumb``:
+``.ci/run`` runs the fast tier once more with those). The processes the tests start inherit them.
+A test about one of these sets it itself (``monkeypatch.setenv``, ``CliRunner(env=...)``).
 """
 
 import os
+import time
 
 from tests.process_guard import ProcessGuard
+
+SESSION_ENV = {
+    "TZ": "UTC",  # times are rendered in UTC; nothing may depend on the machine's zone
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "TERM": "xterm",
+    # Commands default to Spark from 16 GiB and whenever --master/--conf is given; the suite runs them
+    # in-process unless a test asks for Spark explicitly (tests/spark runs both engines and compares them).
+    "KAFKA_FORENSICS_ENGINE": "local",
+}
+UNSET = (
+    "COLUMNS", "LINES",  # the width tables and notes fold at (unset: a pipe gets whole lines)
+    "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLORTERM", "TTY_COMPATIBLE", "TTY_INTERACTIVE",
+    "JUPYTER_COLUMNS", "JUPYTER_LINES",  # what rich reads
+    "LANGUAGE",  # gettext's message catalogues (click's messages)
+    "PYTHONIOENCODING", "PYTHONUTF8",  # the encoding of the streams of the Python processes the tests start
+)
+# KAFKA_FORENSICS_* variables that choose how the suite runs, not what a command prints: kept as given
+# (KAFKA_FORENSICS_PURE=1 runs the suite on the pure-Python path, which must print the same bytes).
+# Every other KAFKA_FORENSICS_* variable (DEBUG, STATS, SPARK_CDS, ...) is removed.
+SUITE_CONTROLS = ("KAFKA_FORENSICS_PURE", "KAFKA_FORENSICS_SWEEP_CASES", "KAFKA_FORENSICS_SWEEP_SEED",
+                  "KAFKA_FORENSICS_SCREENSHOT_DIR")
+
+
+def session_environment(environ) -> None:
+    """Set ``environ`` (``os.environ``) to the suite's own values of what output depends on."""
+    for name in list(environ):
+        if name in UNSET or (name.startswith("KAFKA_FORENSICS_") and name not in SUITE_CONTROLS):
+            del environ[name]
+    environ.update(SESSION_ENV)
 
 
 def pytest_configure(config):
@@ -15,6 +52,10 @@ def pytest_configure(config):
 
 
 def pytest_sessionstart(session):
-    # Commands default to --engine spark for whole-disk work; the suite runs them in-process unless a
-    # test asks for Spark explicitly (tests/spark runs both engines and compares them).
-    os.environ.setdefault("KAFKA_FORENSICS_ENGINE", "local")
+    session_environment(os.environ)
+    for name in UNSET:
+        # pytest imports readline before this (its capture's workaround), and GNU readline sets COLUMNS
+        # and LINES (80x24 without a terminal) in the process's own environment, which os.environ never
+        # sees: every process a test starts without env= would inherit them
+        os.unsetenv(name)
+    time.tzset()

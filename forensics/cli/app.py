@@ -2,8 +2,9 @@
 
 Each command lives in a module of its own that knows nothing of this one: it parses its options,
 makes one call into :mod:`forensics.runs`, renders the result and picks the exit code (the exit codes,
-the error line and the stdout guard are :mod:`forensics.cli.boundary`'s). :func:`main` is the entry
-point (``kafka-forensics``, ``python -m forensics``).
+the error line and the stdout guard are :mod:`forensics.cli.boundary`'s), and is imported only when
+it runs (:data:`COMMANDS`). :func:`main` is the entry point (``kafka-forensics``, ``python -m
+forensics``).
 """
 
 from __future__ import annotations
@@ -22,17 +23,8 @@ except ImportError:  # pragma: no cover - older typer re-exports click's excepti
     from click import ClickException as _CliError
 
 from forensics import __version__
-from forensics.cli import (
-    dump_cmd,
-    evidence,
-    export_cmd,
-    hanging_cmd,
-    help_format,
-    help_text,
-    report_cmd,
-    scan_cmd,
-    state_cmd,
-)
+from forensics.cli import help_format, help_text
+from forensics.cli.lazy_group import LazyGroup
 from forensics.cli.boundary import (  # noqa: F401  (the names tests and scripts import from here)
     _COMMAND_LINE,
     _CTRL_C,
@@ -57,7 +49,50 @@ from forensics.cli.boundary import (  # noqa: F401  (the names tests and scripts
 from forensics.errors import ForensicsError
 from forensics.render.terminal_text import term
 
+# The commands, in the order ``--help`` lists them: that of an investigation (cli/help_text.py, which
+# gives each its line in the list and its examples), each by the module and the function that make
+# it. A command's module is imported only when that command runs (or its help is shown): ``--help``
+# lists them from help_text's summaries alone, so that starting the tool costs no more than the one
+# command run (docs/performance.md, "Start-up").
+COMMANDS = (
+    ("scan", "forensics.cli.scan_cmd", "scan_cli"),
+    ("find-hanging", "forensics.cli.hanging_cmd", "find_hanging_cli"),
+    ("describe-producers", "forensics.cli.state_cmd", "describe_producers_cli"),
+    ("list", "forensics.cli.state_cmd", "list_cli"),
+    ("describe", "forensics.cli.state_cmd", "describe_cli"),
+    ("abort-commands", "forensics.cli.hanging_cmd", "abort_commands_cli"),
+    ("report", "forensics.cli.report_cmd", "report_cli"),
+    ("export", "forensics.cli.export_cmd", "export_cli"),
+    ("dump", "forensics.cli.dump_cmd", "dump_cli"),
+    ("verify-manifest", "forensics.cli.evidence", "verify_manifest_cli"),
+)
+
+
+def _command(name: str, module: str, function: str):
+    """The click command ``name``: its module imported, its function made a command as
+    ``app.command(name, ...)`` would, with its help's summary and examples."""
+    import importlib
+
+    from typer.main import get_command_from_info
+    from typer.models import CommandInfo
+
+    callback = getattr(importlib.import_module(module), function)
+    info = CommandInfo(name, cls=help_format.Command, callback=callback, short_help=help_text.summary(name),
+                       epilog=help_text.epilog(name))
+    return get_command_from_info(info, pretty_exceptions_short=app.pretty_exceptions_short,
+                                 rich_markup_mode=app.rich_markup_mode)
+
+
+class _Group(LazyGroup):
+    """The group of :data:`COMMANDS`."""
+
+    table = COMMANDS
+    make = staticmethod(_command)
+    summary = staticmethod(help_text.summary)
+
+
 app = typer.Typer(
+    cls=_Group,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -78,25 +113,6 @@ def _version(value: bool) -> None:
 def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                        help="Print the version and exit.")) -> None:
     """Offline forensics for Apache Kafka broker disks (read-only)."""
-
-
-# The commands, in the order ``--help`` lists them: that of an investigation (cli/help_text.py, which
-# gives each its line in the list and its examples).
-COMMANDS = (
-    ("scan", scan_cmd.scan_cli),
-    ("find-hanging", hanging_cmd.find_hanging_cli),
-    ("describe-producers", state_cmd.describe_producers_cli),
-    ("list", state_cmd.list_cli),
-    ("describe", state_cmd.describe_cli),
-    ("abort-commands", hanging_cmd.abort_commands_cli),
-    ("report", report_cmd.report_cli),
-    ("export", export_cmd.export_cli),
-    ("dump", dump_cmd.dump_cli),
-    ("verify-manifest", evidence.verify_manifest_cli),
-)
-for _name, _command in COMMANDS:
-    app.command(_name, cls=help_format.Command, short_help=help_text.summary(_name),
-                epilog=help_text.epilog(_name))(_command)
 
 
 def _run(argv: Optional[List[str]]) -> int:
@@ -155,20 +171,25 @@ def _flush_output(code: int) -> int:
     return code
 
 
+def _stop_spark(interrupted: bool) -> None:
+    """Stop the Spark session and its JVM (:func:`forensics.pipeline.engine.shutdown`), where this
+    process loaded the session's module: a command that never ran Spark loads nothing for it."""
+    if "forensics.pipeline.spark_session" in sys.modules:
+        from forensics.pipeline.engine import shutdown
+
+        shutdown(interrupted)
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _on_ctrl_c)
     _CTRL_C.clear()
     if not isinstance(sys.stdout, _Stdout) and sys.stdout is not None:
         sys.stdout = _Stdout(sys.stdout)
-    try:
-        from forensics.pipeline.engine import shutdown
-    except KeyboardInterrupt:
-        sys.exit(_interrupted())
     code = _run(argv)
     try:
         # the Spark session and its JVM, if one was started: before exit, with our Ctrl-C handling
-        shutdown(_CTRL_C.is_set())
+        _stop_spark(_CTRL_C.is_set())
     except KeyboardInterrupt:
         pass
     if threading.current_thread() is threading.main_thread():

@@ -5,7 +5,7 @@ One place maps errors to exit codes (by name, :mod:`forensics.exit_codes`; docs/
 findings and diagnostics go to stderr. No traceback reaches a user unless KAFKA_FORENSICS_DEBUG=1 is
 set. A closed output pipe ends any command quietly with exit 0; an output that cannot be written (a
 full disk) ends it with :data:`EXIT_OUTPUT` and one line. Every command module imports this module,
-never :mod:`forensics.cli.app` (which imports them all to register them).
+never :mod:`forensics.cli.app` (which registers them by name and imports only the one run).
 """
 
 from __future__ import annotations

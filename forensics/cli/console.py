@@ -6,16 +6,16 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Dict, Iterable, Optional, TextIO
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, TextIO
 
 import typer
 
 from forensics.cli.progress import byte_progress
-from forensics.pipeline.engine import Chosen
-from forensics.render.engine_text import engine_line
-from forensics.render.table_fit import fold, screen_width
 from forensics.render.terminal_text import term
-from forensics.runs.manifest import ManifestWritten
+
+if TYPE_CHECKING:  # the engine and the manifest are loaded by the runs that have them, not by dump
+    from forensics.pipeline.engine import Chosen
+    from forensics.runs.manifest import ManifestWritten
 
 STATS_ENV = "KAFKA_FORENSICS_STATS"  # file to write the engine's statistics to (benchmarks)
 
@@ -27,6 +27,8 @@ def write_note(text: str, out: Optional[TextIO] = None) -> None:
     """A note on stderr (or ``out``; evidence text in it already escaped), folded at the screen width as
     scan's tables are (``COLUMNS``, else the terminal's), its next lines indented; whole into a file
     or a pipe. Findings are not notes: one line each (:func:`write_findings`), to grep."""
+    from forensics.render.table_fit import fold, screen_width  # rich's tables: loaded when a note is written
+
     stream = out if out is not None else sys.stderr
     stream.write("".join(line + "\n" for line in fold(text, screen_width(stream), "", CONTINUED)))
 
@@ -45,6 +47,8 @@ class StderrListener:
         write_note(f"kafka-forensics: warning: {text}")
 
     def engine(self, chosen: Chosen) -> None:
+        from forensics.render.engine_text import engine_line
+
         typer.echo(f"kafka-forensics: {term(engine_line(chosen))}", err=True)
 
     def progress(self, total: int, label: str):

@@ -11,6 +11,8 @@ from typing import Dict, List, Tuple
 
 import typer.core
 
+from forensics.cli.coercion import PlainValues
+
 OPTIONS = "Options"
 _FLOOR = re.compile(r"x>=\d+")  # click's "[x>=0]": the lower bound of a count, which its error message names
 
@@ -28,9 +30,10 @@ def argument_name(param) -> str:
     return name + ("..." if param.nargs != 1 else "")
 
 
-class Command(typer.core.TyperCommand):
+class Command(PlainValues, typer.core.TyperCommand):
     """A command whose arguments are named by their metavar (``PATH...``, ``[FILE...]`` when optional),
-    and whose options are listed in sections, in the order of their first option."""
+    and whose options are listed in sections, in the order of their first option (its values
+    converted as cli/coercion.py says)."""
 
     def collect_usage_pieces(self, ctx) -> List[str]:
         pieces = [self.options_metavar] if self.options_metavar else []

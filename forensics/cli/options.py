@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Dict, List, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, Type
 
 import typer
 
@@ -27,7 +27,9 @@ except ImportError:  # pragma: no cover  (older typer runs on click itself)
     from click.core import ParameterSource
 
 from forensics.cli.boundary import EXIT_USAGE, command_line, fail
-from forensics.runs.context import EngineChoice, EngineName, Evidence
+
+if TYPE_CHECKING:  # the runs' vocabulary, loaded by the commands that make a run of a whole disk (not dump)
+    from forensics.runs.context import EngineChoice, EngineName, Evidence
 
 PANEL_EVIDENCE = "Evidence"  # the help section of the options about what is read and how it is recorded
 PANEL_ENGINE = "Engine"  # the help section of --engine, --master, --conf
@@ -120,14 +122,18 @@ def _given(engine: Optional[EngineName]) -> str:
 
 
 def engine_choice(engine: Optional[EngineName], master: Optional[str], conf: Optional[List[str]],
-                  default: EngineName = EngineName.auto) -> EngineChoice:
-    """``--engine`` (the command's ``default`` when not given), ``--master``, ``--conf``."""
-    chosen = engine if engine is not None else default
+                  default: Optional[EngineName] = None) -> EngineChoice:
+    """``--engine`` (the command's ``default`` when not given, else auto), ``--master``, ``--conf``."""
+    from forensics.runs.context import EngineChoice, EngineName
+
+    chosen = engine if engine is not None else default if default is not None else EngineName.auto
     return EngineChoice(chosen, master, _parse_conf(conf), _given(engine))
 
 
 def evidence_of(paths: List[str], cluster_id: Optional[str] = None, manifest: Optional[str] = None) -> Evidence:
     """The inputs of a run, with the manifest wish and this command line (which the manifest records)."""
+    from forensics.runs.context import Evidence
+
     line = command_line()
     _refuse_flag_values(paths, line)
     return Evidence(tuple(paths), cluster_id, manifest, tuple(line))

@@ -1,26 +1,39 @@
 """Checksums (Kafka's ``Crc32C``, ``LegacyRecord.computeChecksum``): CRC-32C for v2 batches and producer
 snapshots, CRC-32 (IEEE) for legacy messages.
 
-``crc32c`` uses the ``crc32c`` package (hardware accelerated); a table-driven pure-Python
-fallback keeps the tool working where that package cannot be installed.
+``crc32c`` is the C accelerator's where it is built (:mod:`forensics.speedups`; CPU instructions where
+the CPU has them), else the ``crc32c`` package's (hardware accelerated; that package reads its own
+version through ``importlib.metadata`` when imported, a few hundredths of a second that a short
+command would spend for nothing when the accelerator has the same CRC); a table-driven pure-Python
+fallback keeps the tool working where neither can be installed.
 """
 
 from __future__ import annotations
 
 import zlib
 
-try:  # pragma: no cover - exercised implicitly wherever the package is installed
-    from crc32c import crc32c as _hw_crc32c
+from forensics.speedups import native
+
+if native is not None:
+    _native_crc32c = native.crc32c
 
     def crc32c(data) -> int:
-        return _hw_crc32c(data)
+        return _native_crc32c(data)
 
     ACCELERATED = True
-except ImportError:  # pragma: no cover
-    ACCELERATED = False
+else:
+    try:  # pragma: no cover - exercised implicitly wherever the package is installed
+        from crc32c import crc32c as _hw_crc32c
 
-    def crc32c(data) -> int:
-        return crc32c_pure(data)
+        def crc32c(data) -> int:
+            return _hw_crc32c(data)
+
+        ACCELERATED = True
+    except ImportError:  # pragma: no cover
+        ACCELERATED = False
+
+        def crc32c(data) -> int:
+            return crc32c_pure(data)
 
 
 def _make_table() -> list:

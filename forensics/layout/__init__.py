@@ -1,20 +1,50 @@
 """layout layer: log dirs, partition dirs, effective segment sets, checkpoint files.
 
-Never reads record bytes; see :mod:`forensics.layout.discover`.
+Never reads record bytes; see :mod:`forensics.layout.discover` (``from forensics.layout.discover
+import discover``: the package's ``discover`` is that module). The names below are loaded from their
+modules when first asked for (``from forensics.layout import Inventory``), so that a command that
+needs only the names of files (dump: :mod:`forensics.layout.names`) does not load discovery.
 """
 
-from forensics.layout.discover import DEFAULT_MAX_DEPTH, discover
-from forensics.layout.names import FileKind, PartitionStatus
-from forensics.layout.records import (
-    Inventory,
-    KraftSnapshotFile,
-    LogDir,
-    LooseFile,
-    PartitionDir,
-    SegmentFiles,
-    SnapshotFile,
-)
-from forensics.layout.segments import SwapNextOffset
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+_WHERE = {
+    "DEFAULT_MAX_DEPTH": "discover",
+    "FileKind": "names",
+    "PartitionStatus": "names",
+    "Inventory": "records",
+    "KraftSnapshotFile": "records",
+    "LogDir": "records",
+    "LooseFile": "records",
+    "PartitionDir": "records",
+    "SegmentFiles": "records",
+    "SnapshotFile": "records",
+    "SwapNextOffset": "segments",
+}
+
+if TYPE_CHECKING:
+    from forensics.layout.discover import DEFAULT_MAX_DEPTH
+    from forensics.layout.names import FileKind, PartitionStatus
+    from forensics.layout.records import (
+        Inventory,
+        KraftSnapshotFile,
+        LogDir,
+        LooseFile,
+        PartitionDir,
+        SegmentFiles,
+        SnapshotFile,
+    )
+    from forensics.layout.segments import SwapNextOffset
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -28,5 +58,4 @@ __all__ = [
     "SegmentFiles",
     "SnapshotFile",
     "SwapNextOffset",
-    "discover",
 ]

@@ -13,7 +13,14 @@ from enum import Enum
 from typing import Any, Callable, Dict, NamedTuple, Optional, Protocol, Sequence, Tuple
 
 from forensics.model import Progress
-from forensics.pipeline.java import MIN_JAVA, _java_major, java_runtime, spark_available  # noqa: F401
+from forensics.pipeline.java import (  # noqa: F401
+    MIN_JAVA,
+    SparkMissing,
+    _java_major,
+    java_runtime,
+    pyspark_installed,
+    spark_available,
+)
 from forensics.pipeline.merge import ReplicaResult
 from forensics.pipeline.plan import WorkUnit
 from forensics.pipeline.stats import engine_stats  # noqa: F401  (re-exported)
@@ -119,7 +126,8 @@ def make_executor(spec: EngineSpec, warn: Callable[[str], None], input_bytes: in
                   tell: Callable[[Chosen], None] = lambda chosen: None) -> Executor:
     """The executor for ``spec`` (``auto``: by ``input_bytes``, see :func:`choose_engine`), told to
     ``tell`` as its first job starts; Spark asked for (by name, --master or --conf) without Java
-    falls back to local, saying so in one line to ``warn`` instead."""
+    falls back to local, saying so in one line to ``warn`` instead; without PySpark it is refused
+    (:class:`SparkMissing`: one line saying what is missing and how to install it)."""
     from forensics.pipeline.local import LocalExecutor
 
     chosen = choose_engine(spec, input_bytes)
@@ -127,12 +135,27 @@ def make_executor(spec: EngineSpec, warn: Callable[[str], None], input_bytes: in
         return _Told(LocalExecutor(), chosen, tell)
     if chosen.why is not Why.large:  # Why.large: choose_engine checked already
         ok, why = spark_available()
+        if not ok and not pyspark_installed():
+            raise SparkMissing(f"{_asked(chosen)} needs Spark, which cannot run here: {why}; "
+                               f"{_in_process(chosen)} runs in this process")
         if not ok:
             warn(f"{why}; running with --engine local instead")
             return LocalExecutor()
     from forensics.pipeline.spark import SparkExecutor
 
     return _Told(SparkExecutor(spec.master, spec.conf), chosen, tell)
+
+
+def _asked(chosen: Chosen) -> str:
+    """How Spark was asked for: ``--engine spark`` (or its variable), ``--master URL``, ``--conf``."""
+    if chosen.why is Why.master:
+        return f"--master {chosen.master}"
+    return "--conf" if chosen.why is Why.conf else chosen.given
+
+
+def _in_process(chosen: Chosen) -> str:
+    return "the same command without --master and --conf" if chosen.why in (Why.master, Why.conf) \
+        else "--engine local"
 
 
 def shutdown(interrupted: bool = False) -> None:

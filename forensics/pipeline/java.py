@@ -1,8 +1,12 @@
-"""Is there a Java runtime Spark can start? (``JAVA_HOME`` first, then ``PATH``; Spark 4 needs 17+.)
-A leaf module: the engine asks it before choosing Spark, the Spark session before starting one."""
+"""Can Spark run here: is PySpark installed, is there a Java runtime it can start? (``JAVA_HOME``
+first, then ``PATH``; Spark 4 needs 17+.) A leaf module: the engine asks it before choosing Spark,
+the Spark session before starting one. It looks for PySpark without importing it: pyspark and py4j
+are imported only when a Spark session starts (:mod:`forensics.pipeline.spark_session`), so that
+every other command runs the same, as fast, where they are not installed."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -10,7 +14,11 @@ import subprocess
 from functools import lru_cache
 from typing import Optional, Tuple
 
+from forensics.errors import ForensicsError
+from forensics.exit_codes import EXIT_SPARK
+
 MIN_JAVA = 17  # Spark 4 runs on Java 17 and later
+NO_PYSPARK = "PySpark is not installed (install it with: pip install pyspark)"
 
 
 def _java_major(version_output: str) -> Optional[int]:
@@ -42,12 +50,25 @@ def java_runtime() -> Optional[str]:
     return None
 
 
-def spark_available() -> Tuple[bool, str]:
-    """Whether ``--engine spark`` can run here, and why not."""
+def pyspark_installed() -> bool:
+    """Whether ``import pyspark`` would find it (and py4j, which it needs), without importing them."""
     try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return False, "PySpark is not installed"
+        return all(importlib.util.find_spec(name) is not None for name in ("pyspark", "py4j"))
+    except (ImportError, ValueError):  # a broken installation
+        return False
+
+
+def spark_available() -> Tuple[bool, str]:
+    """Whether ``--engine spark`` can run here, and why not (what is missing, and how to get it)."""
+    no_java = f"no Java runtime found (Spark needs Java {MIN_JAVA} or later: install one or set JAVA_HOME)"
+    if not pyspark_installed():
+        return False, NO_PYSPARK + ("" if java_runtime() is not None else f", and {no_java}")
     if java_runtime() is None:
-        return False, f"no Java runtime found (Spark needs Java {MIN_JAVA} or later: install one or set JAVA_HOME)"
+        return False, no_java
     return True, ""
+
+
+class SparkMissing(ForensicsError):
+    """Spark was asked for (``--engine spark``, ``--master``, ``--conf``) where PySpark is not installed."""
+
+    exit_code = EXIT_SPARK

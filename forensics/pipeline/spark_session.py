@@ -6,7 +6,9 @@ space (``spark.local.dir``, warehouse, ``java.io.tmpdir``) lives in that same di
 to the evidence. The driver JVM maps a class-data-sharing archive when there is a valid one
 (:mod:`forensics.pipeline.jvm_cache`); a JVM that dies mapping it costs one warning and a start
 without it. At :meth:`_Session.close` the driver JVM this process started is ended and waited
-for (a JVM dumping a new archive at exit takes a while): none outlives the command.
+for (a JVM dumping a new archive at exit takes a while): none outlives the command. Loading this
+module imports neither pyspark nor py4j and registers nothing; the first session started registers
+the exit hook that closes it (should the CLI not have, see :func:`forensics.pipeline.engine.shutdown`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import threading
 import time
 import traceback
 from contextlib import contextmanager
-from typing import Callable, Dict, Iterator, Optional, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 from forensics.errors import ForensicsError
 from forensics.exit_codes import EXIT_SPARK
@@ -79,6 +81,7 @@ class _Session:
         if self.session is not None and self.key == key:
             return self.session
         self.stop()
+        _close_at_exit()
         started = time.perf_counter()
         self.workdir = tempfile.mkdtemp(prefix="kafka-forensics-spark-")
         self._children_before = _children()
@@ -254,7 +257,15 @@ def _end_started_processes(before: Set[int], grace: float = 5.0) -> None:
 
 
 SESSION = _Session()
-atexit.register(SESSION.close)  # the CLI closes it before (forensics.pipeline.engine.shutdown)
+_AT_EXIT: List[bool] = []  # [True] once the exit hook is registered
+
+
+def _close_at_exit() -> None:
+    """Close :data:`SESSION` at exit: registered by the first session started (the CLI closes it
+    before, see :func:`forensics.pipeline.engine.shutdown`)."""
+    if not _AT_EXIT:
+        atexit.register(SESSION.close)
+        _AT_EXIT.append(True)
 
 
 JVM_EXIT_SECONDS = 600  # a JVM writing a class-data-sharing archive on a busy machine takes a while
@@ -264,7 +275,7 @@ def _end_driver_jvm(kill: bool = False) -> Optional[int]:
     """End the Py4J gateway JVM this process launched (not spark-submit's): closing its stdin
     makes it exit (PySpark's ``PythonGatewayServer`` exits at EOF), dumping a pending archive on
     the way; wait for it (``kill``: kill it). Its exit status, or None when there was none."""
-    if under_spark_submit():
+    if under_spark_submit() or "pyspark" not in sys.modules:  # pyspark never loaded: no JVM started
         return None
     from pyspark import SparkContext
 

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, ContextManager, Dict, Iterator, Optional, Protocol, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from forensics.analysis.filters import Filters, check_filters
-from forensics.layout import Inventory, discover
-from forensics.model import Progress
+from forensics.layout import Inventory
+from forensics.layout.discover import discover
 from forensics.layout.clusters import select_cluster
 
-from forensics.pipeline.engine import Chosen, EngineName, EngineSpec, Executor, make_executor
+from forensics.pipeline.engine import EngineName, EngineSpec, Executor, make_executor
 from forensics.report.scan import total_log_bytes
+from forensics.runs.listener import Listener, Quiet  # noqa: F401  (re-exported: the runs import them from here)
 from forensics.runs.manifest import ManifestRun
 
 # ``--engine``, ``--master``, ``--conf`` and how a forced name was given: the executor's own spec
@@ -28,39 +28,6 @@ class Evidence:
     cluster_id: Optional[str] = None
     manifest: Optional[str] = None
     command_line: Tuple[str, ...] = ()
-
-
-class Listener(Protocol):
-    """What a run tells while it runs (the command line prints it on stderr, as it happens)."""
-
-    def note(self, text: str) -> None:
-        """A line about the inputs (which cluster, which copy of a broker was used)."""
-
-    def warn(self, text: str) -> None:
-        """A warning about how the run runs (Spark cannot start here: local instead)."""
-
-    def engine(self, chosen: Chosen) -> None:
-        """Which engine runs and why, as its first job starts."""
-
-    def progress(self, total: int, label: str) -> ContextManager[Progress]:
-        """A progress bar over ``total`` bytes; the context gives the function told each byte count read."""
-
-
-class Quiet:
-    """A listener that tells nothing (library use, tests)."""
-
-    def note(self, text: str) -> None:
-        pass
-
-    def warn(self, text: str) -> None:
-        pass
-
-    def engine(self, chosen: Chosen) -> None:
-        pass
-
-    @contextmanager
-    def progress(self, total: int, label: str) -> Iterator[Progress]:
-        yield lambda n: None
 
 
 @dataclass

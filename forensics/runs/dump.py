@@ -8,13 +8,15 @@ never waits for its end. A file that cannot be read is told (one line) and the o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Tuple
 
 from forensics.errors import InputError
 from forensics.report.dump import DumpOptions, dump_file
 from forensics.report.events import DumpRow
-from forensics.runs.context import Listener, Quiet
-from forensics.runs.manifest import ManifestRun, ManifestWritten
+from forensics.runs.listener import Listener, Quiet
+
+if TYPE_CHECKING:
+    from forensics.runs.manifest import ManifestWritten
 
 Show = Callable[[Iterator[DumpRow]], int]  # renders one file's rows; the number of findings among them
 
@@ -35,9 +37,14 @@ class DumpResult:
 
 
 def dump(req: DumpRequest, show: Show, listener: Listener = Quiet()) -> DumpResult:
-    """Dump every file of ``req.paths`` through ``show``, in order."""
-    run = ManifestRun(req.manifest, "dump", req.paths, None, req.command_line)
-    run.record_given(req.paths)
+    """Dump every file of ``req.paths`` through ``show``, in order (the manifest's code is loaded only
+    when one is asked for: a dump of one segment starts at once)."""
+    run = None
+    if req.manifest is not None:
+        from forensics.runs.manifest import ManifestRun
+
+        run = ManifestRun(req.manifest, "dump", req.paths, None, req.command_line)
+        run.record_given(req.paths)
     findings = failed = 0
     for path in req.paths:
         try:
@@ -45,4 +52,4 @@ def dump(req: DumpRequest, show: Show, listener: Listener = Quiet()) -> DumpResu
         except InputError as exc:  # this file cannot be read: one line, then the other files
             listener.note(str(exc))
             failed = failed or exc.exit_code
-    return DumpResult(findings, failed, run.finish())
+    return DumpResult(findings, failed, run.finish() if run is not None else None)

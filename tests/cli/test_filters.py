@@ -16,7 +16,7 @@ import forensics.cli.scan_cmd  # noqa: F401
 from forensics.analysis.filters import Filters, check_filters
 from forensics.cli.app import app
 from forensics.errors import UsageError
-from forensics.layout import discover
+from forensics.layout.discover import discover
 from tests.engine_lines import without_engine_line
 
 REPO = Path(__file__).resolve().parents[2]

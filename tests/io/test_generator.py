@@ -28,7 +28,7 @@ from forensics.codec import batch as v2
 from forensics.codec import indexes, snapshot, txnlog
 from forensics.codec.compression import decompress
 from forensics.findings import FindingKind
-from forensics.layout import discover
+from forensics.layout.discover import discover
 from forensics.report.dump import DumpOptions, dump_file, expand_rows
 from forensics.report.events import BatchRow, FindingRow, RecordRow
 

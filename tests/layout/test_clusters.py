@@ -17,7 +17,7 @@ import forensics.cli.scan_cmd  # noqa: F401
 from forensics.cli.app import app
 from forensics.errors import UsageError
 from forensics.findings import FindingKind
-from forensics.layout import discover
+from forensics.layout.discover import discover
 from forensics.layout.clusters import select_cluster
 
 REPO = Path(__file__).resolve().parents[2]

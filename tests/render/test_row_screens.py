@@ -27,7 +27,7 @@ KEYS = ("Partition", "ProducerId", "Epoch", "CoordEpoch", "StartOffset")  # find
 
 
 def run(*args, width: Optional[int] = None) -> Tuple[int, str, str]:
-    env = {"COLUMNS": str(width)} if width else {}
+    env = {"COLUMNS": str(width) if width else None}  # None: unset (a pipe, no width), whatever the shell says
     r = CliRunner().invoke(app, [*map(str, args), "--no-progress", "--engine", "local"], env=env)
     assert r.exit_code in (0, 1, 7), r.output
     return r.exit_code, r.stdout, r.stderr

@@ -17,7 +17,7 @@ REAL = REPO / "fixtures" / "real" / "kraft-tv2" / "disk"
 
 
 def _run(*args, width=None):
-    env = {"COLUMNS": str(width)} if width else {}
+    env = {"COLUMNS": str(width) if width else None}  # None: unset (a pipe, no width), whatever the shell says
     r = CliRunner().invoke(app, [*map(str, args), "--no-progress", "--engine", "local"], env=env)
     assert r.exit_code in (0, 1, 7), r.output
     return r.stdout

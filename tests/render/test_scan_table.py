@@ -28,7 +28,7 @@ BIG_HW = 98765432101234  # a high watermark wider than any header
 
 
 def scan(*args, width=None) -> Tuple[int, str, str]:
-    env = {"COLUMNS": str(width)} if width else {}
+    env = {"COLUMNS": str(width) if width else None}  # None: unset (a pipe, no width), whatever the shell says
     r = CliRunner().invoke(app, ["scan", *map(str, args), "--no-progress", "--engine", "local"], env=env)
     return r.exit_code, r.stdout, r.stderr
 

@@ -87,7 +87,7 @@ def test_abort_script_comments_name_times_and_count_in_words():
 def _table(args, width=None, fmt="text"):
     import forensics.cli.state_cmd  # noqa: F401  (registers the commands)
 
-    env = {"COLUMNS": str(width)} if width else {}
+    env = {"COLUMNS": str(width) if width else None}  # None: unset (a pipe, no width), whatever the shell says
     r = CliRunner().invoke(app, [*map(str, args), "--no-progress", "--engine", "local", "--format", fmt], env=env)
     assert r.exit_code == 0, r.output
     return r.stdout.splitlines()

@@ -27,7 +27,7 @@ from forensics.analysis.broker_version import (
 )
 from forensics.cli.app import app
 from forensics.errors import UsageError
-from forensics.layout import discover
+from forensics.layout.discover import discover
 from forensics.runs.broker_version import broker_version_of, kraft_versions
 
 REPO = Path(__file__).resolve().parents[2]

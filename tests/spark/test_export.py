@@ -25,7 +25,7 @@ from fixtures import hanging_scenarios, replay, scenarios
 from forensics.cli import export_cmd  # noqa: F401  (registers the command)
 from forensics.cli.app import app
 from forensics.findings import dedupe
-from forensics.layout import discover
+from forensics.layout.discover import discover
 from forensics.layout.clusters import select_cluster
 from forensics.pipeline.engine import spark_available
 from forensics.pipeline.export_rows import TABLES

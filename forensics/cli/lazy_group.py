@@ -1,0 +1,103 @@
+"""A command group whose commands are loaded when one is run, not when the program starts.
+
+``kafka-forensics`` registers its commands by name (cli/app.py); each lives in a module that pulls in
+the floors below it (the runs, the pipeline, the renderers). Importing them all to run one took most
+of the start-up time. Here a command's module is imported the first time the command is asked for
+(to run it, to show its help); ``--help`` lists the commands without loading any, each with the line
+the table of summaries gives it (cli/help_text.py), exactly as click would list the loaded commands.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, Iterator, MutableMapping, Sequence, Tuple
+
+import typer.core
+
+from forensics.cli.coercion import PlainValues
+
+Entry = Tuple[str, str, str]  # (command name, module, function)
+
+
+class _Commands(MutableMapping):
+    """The group's commands by name, in the order of the table: a name is known at once, its command
+    made (its module imported) on first access; commands added otherwise are kept as they are."""
+
+    def __init__(self, table: Sequence[Entry], make: Callable[[str, str, str], object]) -> None:
+        self._table = {name: (name, module, function) for name, module, function in table}
+        self._make = make
+        self._made: Dict[str, object] = {}
+
+    def __getitem__(self, name: str):
+        if name not in self._made:
+            if name not in self._table:
+                raise KeyError(name)
+            self._made[name] = self._make(*self._table[name])
+        return self._made[name]
+
+    def __setitem__(self, name: str, command) -> None:
+        self._made[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        self._table.pop(name, None)
+        self._made.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._table
+        yield from (name for name in self._made if name not in self._table)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._table or name in self._made
+
+    def loaded(self, name: str):
+        """The command ``name`` if it was made or added already (else None: its module is not loaded)."""
+        return self._made.get(name)
+
+
+class LazyGroup(PlainValues, typer.core.TyperGroup):
+    """A typer group over :attr:`table`, each command made by :meth:`make` when first asked for; the
+    ``Commands`` section of ``--help`` from :meth:`summary` alone. Subclass it with both set."""
+
+    table: Sequence[Entry] = ()
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        given = self.commands
+        self.commands = _Commands(self.table, self.make)
+        for name, command in given.items():
+            self.commands[name] = command
+
+    @staticmethod
+    def make(name: str, module: str, function: str):  # pragma: no cover - set by the subclass
+        raise NotImplementedError
+
+    @staticmethod
+    def summary(name: str) -> str:  # pragma: no cover - set by the subclass
+        raise NotImplementedError
+
+    def get_command(self, ctx, cmd_name: str):
+        return self.commands.get(cmd_name)
+
+    def list_commands(self, ctx):
+        return list(self.commands)
+
+    def format_commands(self, ctx, formatter) -> None:
+        """click's own list (TyperGroup.format_commands), each line from the table of summaries for a
+        command not loaded: it stands in as a bare command carrying its summary as its short help."""
+        listed = [(name, self._listed(name)) for name in self.list_commands(ctx)]
+        listed = [(name, command) for name, command in listed if not command.hidden]
+        if listed:
+            limit = formatter.width - 6 - max(len(name) for name, _ in listed)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in listed])
+
+    def _listed(self, name: str):
+        loaded = self.commands.loaded(name) if isinstance(self.commands, _Commands) else self.commands[name]
+        return loaded if loaded is not None else typer.core.TyperCommand(name, short_help=self.summary(name))
+
+
+__all__ = ["Entry", "LazyGroup"]
