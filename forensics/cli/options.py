@@ -89,8 +89,8 @@ ENGINE = typer.Option(
     None, "--engine", metavar="auto|local|spark", case_sensitive=False, envvar=ENGINE_ENV, show_envvar=True,
     rich_help_panel=PANEL_ENGINE, help="Where the work runs. auto: local below the size of log data from which "
     "Spark was measured faster (docs/performance.md), spark from there on or when --master/--conf is given. local: "
-    "in this process, no JVM. spark: PySpark on --master; without a Java runtime it falls back to local with a "
-    "warning. Default: auto where whole disks are read (scan, list, find-hanging, abort-commands, report), local "
+    "in this process, no JVM. spark: PySpark on --master; without PySpark or a Java runtime it is refused in one "
+    "line (exit 6). Default: auto where whole disks are read (scan, list, find-hanging, abort-commands, report), local "
     "for one partition or one id (describe-producers, describe). Every run says on stderr which engine ran and why.")
 MASTER = typer.Option(None, "--master", metavar="URL", rich_help_panel=PANEL_ENGINE, help="Spark master: local[N], "
                       "local[*], local[N,F], spark://HOST:PORT, yarn, k8s://... (default local[*,4]: every core "

@@ -125,9 +125,9 @@ class _Told:
 def make_executor(spec: EngineSpec, warn: Callable[[str], None], input_bytes: int = 0,
                   tell: Callable[[Chosen], None] = lambda chosen: None) -> Executor:
     """The executor for ``spec`` (``auto``: by ``input_bytes``, see :func:`choose_engine`), told to
-    ``tell`` as its first job starts; Spark asked for (by name, --master or --conf) without Java
-    falls back to local, saying so in one line to ``warn`` instead; without PySpark it is refused
-    (:class:`SparkMissing`: one line saying what is missing and how to install it)."""
+    ``tell`` as its first job starts; Spark asked for (by name, --master or --conf) where it cannot run
+    (no PySpark, no Java) is refused (:class:`SparkMissing`: one line saying what is missing and how to
+    install it); ``auto`` runs in-process then, its engine line saying why."""
     from forensics.pipeline.local import LocalExecutor
 
     chosen = choose_engine(spec, input_bytes)
@@ -135,12 +135,9 @@ def make_executor(spec: EngineSpec, warn: Callable[[str], None], input_bytes: in
         return _Told(LocalExecutor(), chosen, tell)
     if chosen.why is not Why.large:  # Why.large: choose_engine checked already
         ok, why = spark_available()
-        if not ok and not pyspark_installed():
+        if not ok:  # asked for by name: never run elsewhere than asked
             raise SparkMissing(f"{_asked(chosen)} needs Spark, which cannot run here: {why}; "
                                f"{_in_process(chosen)} runs in this process")
-        if not ok:
-            warn(f"{why}; running with --engine local instead")
-            return LocalExecutor()
     from forensics.pipeline.spark import SparkExecutor
 
     return _Told(SparkExecutor(spec.master, spec.conf), chosen, tell)

@@ -84,14 +84,15 @@ def test_lookups_default_to_local(tmp_path: Path) -> None:
     assert split_engine_line(done.stderr)[0] == "kafka-forensics: engine local (in-process): the default of this command"
 
 
-def test_without_java_spark_falls_back_to_local_in_one_line(tmp_path: Path, local_find_hanging) -> None:
+def test_without_java_spark_asked_for_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Spark asked for by name where no Java runs: one line saying what is missing, exit 6 (never 1 or 7, the
+    verdicts' codes), nothing read; auto runs in-process and says why."""
     env = _env(tmp_path, PATH=str(Path(sys.executable).parent), JAVA_HOME=str(tmp_path / "no-java"))
     done = _run(["find-hanging", DISK, "--format", "json", "--engine", "spark"], env)
-    warnings = [line for line in done.stderr.splitlines() if "warning" in line]
-    assert len(warnings) == 1 and "no Java runtime found" in warnings[0] and "--engine local" in warnings[0]
-    assert "kafka-forensics: engine " not in done.stderr  # the warning is the one line about the engine
-    assert done.returncode == 1 and done.stdout == local_find_hanging.stdout
-    assert _stats(tmp_path)["engine"] == "local"
+    assert (done.returncode, done.stdout) == (6, "")
+    [line] = done.stderr.splitlines()
+    assert line.startswith("kafka-forensics: --engine spark needs Spark, which cannot run here: no Java runtime found")
+    assert line.endswith("; --engine local runs in this process")
 
 
 def test_conf_needs_key_value(tmp_path: Path) -> None:
