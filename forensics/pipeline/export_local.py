@@ -24,8 +24,10 @@ from forensics.pipeline.export_rows import BATCHES, NO_CONTEXT, Context, Table, 
 from forensics.pipeline.plan import WorkUnit
 
 PART_FILE = "part-0.parquet"  # the one file of each table, in its table directory
-# Rows per row group: a batches row is ~0.6 KB of Python objects before it is an Arrow column, so a
-# group holds ~20 MB while it is converted; readers (DuckDB, Spark) split their work by row group.
+# Rows per row group: a group in flight (its row tuples, their columns, the Arrow arrays) is ~40 MB of
+# memory, whatever the size of the disk (the CLI's peak RSS: 282 MiB on 1 GiB, 297 MiB on 2 GiB; in one
+# profile 283 MiB with 32k rows a group, 251 with 16k, 329 with 64k: docs/performance.md, "Export");
+# readers (DuckDB, Spark) split their work by row group.
 ROW_GROUP_ROWS = 1 << 15
 
 _ARROW_TYPES = {"string": "string", "boolean": "bool_", "byte": "int8", "short": "int16", "int": "int32",
