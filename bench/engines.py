@@ -9,6 +9,8 @@ Generates the disk with ``bench/synth_disk.py`` when ``--disk`` does not exist (
 ``--brokers``, ``--partitions-per-broker``), reads it once so that every run sees a warm page
 cache, then runs ``kafka-forensics <command> DISK --format json --no-progress`` as a subprocess per
 configuration, configurations alternating within each round (one untimed warm-up round first).
+``--command export`` runs ``kafka-forensics export DISK --out WORK/export-<configuration> --overwrite
+--no-progress`` instead (stdout, the rows per table, compared with the directory's name left out).
 
 ``--standalone`` starts a master and ``--standalone-workers`` workers (1 core, 2g each) from the
 PySpark wheel in a private scratch dir before the rounds (its start-up is not timed: a cluster is
@@ -214,10 +216,16 @@ def measure(cli: Sequence[str], command: str, disk: Path, config: Config, work: 
     stem = f"{disk.name}-run-{i}"
     out, err, stats = work / f"{stem}.out", work / f"{stem}.err", work / f"{stem}.stats.json"
     env = dict(os.environ, KAFKA_FORENSICS_STATS=str(stats), **dict(config.env))
-    cmd = [*cli, command, str(disk), "--format", "json", "--no-progress", *config.flags]
+    if command == "export":  # the tables go to a directory of the configuration's own, replaced each round
+        tables = work / ("export-" + "".join(ch if ch.isalnum() else "-" for ch in config.label))
+        cmd = [*cli, command, str(disk), "--out", str(tables), "--overwrite", "--no-progress", *config.flags]
+    else:
+        cmd = [*cli, command, str(disk), "--format", "json", "--no-progress", *config.flags]
     load = os.getloadavg()[0]
     wall, cpu, rc, peaks = run_once(cmd, env, out, err, daemons)
     data = out.read_bytes()
+    if command == "export":  # stdout: rows per table and the directory, the same once the directory is named alike
+        data = data.replace(str(tables).encode(), b"OUT")
     tail = "" if rc in OK_EXIT.get(command, {0}) else err.read_text(errors="replace")[-2000:]
     same = None if reference is None else data == reference
     if same is False:
@@ -443,7 +451,7 @@ def growth(a: argparse.Namespace, cli: List[str], disk: Path, cfgs: Sequence[Con
 def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--disk", type=Path, required=True, help="disk to read (generated if missing)")
-    ap.add_argument("--command", default="find-hanging", choices=["find-hanging", "scan", "list"])
+    ap.add_argument("--command", default="find-hanging", choices=["find-hanging", "scan", "list", "export"])
     ap.add_argument("--repeat", type=int, default=3, help="timed rounds (median reported)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed rounds before")
     ap.add_argument("--cores", default=None, help="N values of local[N], e.g. 1,2 (default 1..os.cpu_count())")

@@ -11,7 +11,8 @@ the test whose run started
 * a JVM without a marker of :data:`JVM_MARKERS`: ``java`` (a ``java -version`` probe excepted),
   Spark's launchers (``spark-submit``, ``spark-class``, ...), Kafka's command-line tools
   (``kafka-*.sh``), or our own command line in a child process when it runs on Spark (``--engine
-  spark``, ``--master``, ``export``, or no engine chosen where the command defaults to Spark).
+  spark``, ``--master``, or no engine chosen where the command defaults to Spark: ``auto``, which may
+  pick Spark).
 
 A process started while a test is set up, runs or is torn down counts for that test (a session
 fixture that starts Spark counts for the first test that uses it). What a child process starts in
@@ -59,7 +60,7 @@ def _forensics_engine(words: List[str], env: Mapping[str, str]) -> Optional[str]
     for flag, value in zip(words, words[1:] + [""]):
         if flag.startswith("--engine"):
             return flag.split("=", 1)[1] if "=" in flag else value
-    if any(w == "--master" or w.startswith("--master=") for w in words) or "export" in words:
+    if any(w == "--master" or w.startswith("--master=") for w in words):
         return "spark"
     if env.get(ENGINE_ENV):
         return env[ENGINE_ENV]

@@ -29,7 +29,10 @@ REPO = Path(__file__).resolve().parents[1]
     ([sys.executable, "-m", "forensics", "dump", "x.log"], {}, None),
     (["kafka-forensics", "scan", "d", "--engine", "spark"], {"KAFKA_FORENSICS_ENGINE": "local"}, "jvm"),
     (["kafka-forensics", "scan", "d", "--engine=local"], {}, None),
-    (["kafka-forensics", "export", "d", "--out", "o"], {"KAFKA_FORENSICS_ENGINE": "local"}, "jvm"),
+    (["kafka-forensics", "export", "d", "--out", "o"], {"KAFKA_FORENSICS_ENGINE": "local"}, None),  # pyarrow
+    (["kafka-forensics", "export", "d", "--out", "o"], {}, "jvm"),  # auto: Spark on a large disk
+    (["kafka-forensics", "export", "d", "--out", "o", "--master", "local[2]"], {"KAFKA_FORENSICS_ENGINE": "local"},
+     "jvm"),
     (["git", "status"], None, None),
 ])
 def test_classify(argv, env, kind) -> None:

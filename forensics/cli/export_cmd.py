@@ -1,5 +1,5 @@
-"""``kafka-forensics export``: the disks as Parquet tables, for Spark SQL or pandas (docs/export.md; the
-run is :mod:`forensics.runs.export`'s)."""
+"""``kafka-forensics export``: the disks as Parquet tables, for Spark SQL, pandas or DuckDB (docs/export.md;
+the run is :mod:`forensics.runs.export`'s)."""
 
 from __future__ import annotations
 
@@ -15,17 +15,31 @@ from forensics.cli.console import StderrListener, after_run, write_findings
 from forensics.cli.options import (
     CLUSTER_ID,
     CONF,
+    ENGINE_ENV,
     MANIFEST,
     MASTER,
     PARTITIONS,
     PATHS,
     PROGRESS,
     STRICT,
-    _parse_conf,
+    PANEL_ENGINE,
+    engine_choice,
     evidence_of,
 )
 from forensics.findings import EVIDENCE_KINDS
+from forensics.runs.context import EngineName
 from forensics.runs.export import ExportRequest, _clear, check_out, export, previous_export
+
+# --engine as every command has it (name, choices, environment variable), with what it means here: where
+# the tables are written, and so their layout (cli/options.py, VARIES, says why the help differs)
+ENGINE = typer.Option(
+    None, "--engine", metavar="auto|local|spark", case_sensitive=False, envvar=ENGINE_ENV, show_envvar=True,
+    rich_help_panel=PANEL_ENGINE, help="Where the tables are written. auto (the default): in this process below "
+    "the size of log data from which Spark was measured faster (docs/performance.md), on Spark from there on or "
+    "when --master/--conf is given. local: in this process with pyarrow, no JVM, one file per table "
+    "(DIR/TABLE/part-0.parquet). spark: PySpark on --master, Spark's part files; without a Java runtime it falls "
+    "back to local with a warning. Same columns and values either way (docs/export.md). Every run says on stderr "
+    "which engine ran and why.")
 
 
 def export_cli(
@@ -35,14 +49,14 @@ def export_cli(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous export in DIR, named by its "
                                    "_export.json (DIR may hold nothing else)."),
     partitions: Optional[int] = PARTITIONS, strict: bool = STRICT, progress: bool = PROGRESS,
-    manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID, master: Optional[str] = MASTER,
-    conf: Optional[List[str]] = CONF,
+    manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
+    engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
 ) -> None:
     """Parquet tables (batches, transactions, producer_states, partitions, coordinator_records, findings) for
-    Spark SQL or pandas. Always runs on Spark (--master, default local[*,4]); needs Java 17+."""
+    Spark SQL, pandas or DuckDB: in this process with pyarrow, on Spark for large disks or --master."""
     with error_boundary():
-        req = ExportRequest(evidence_of(paths, cluster_id, manifest), out, overwrite, partitions, master,
-                            _parse_conf(conf))
+        req = ExportRequest(evidence_of(paths, cluster_id, manifest), out, overwrite, partitions,
+                            engine_choice(engine, master, conf))
         done = export(req, StderrListener(progress))
         after_run(done.manifest, done.stats)
         write_clock(done.as_of, as_of_line=False, set_aside=False)  # set-aside times are findings

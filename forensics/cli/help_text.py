@@ -83,9 +83,9 @@ COMMANDS: Tuple[CommandHelp, ...] = (
             f"report {EXAMPLE_DISK} --out orders.html --topic orders"),
     )),
     CommandHelp("export", "The disks as Parquet tables, for Spark SQL or pandas", (
-        _ex("Every table under example-export/ (needs Java 17+)",
+        _ex("Every table under example-export/ (in this process: a disk this small)",
             f"export {EXAMPLE_DISK} --out example-export"),
-        _ex("Again, replacing that export, on two cores",
+        _ex("Again, replacing that export, on Spark with two cores (needs Java 17+)",
             f"export {EXAMPLE_DISK} --out example-export --overwrite --master local[2]"),
     )),
     CommandHelp("dump", "Dump log, index, snapshot files as kafka-dump-log.sh", (

@@ -247,6 +247,10 @@ VARIES: Dict[str, Dict[str, str]] = {
         "required": "abort-commands writes a script to run, which needs the brokers; the report only shows the "
                     "commands (with '<bootstrap-server>' to fill in without it)",
     },
+    "--engine": {
+        "help": "export's engine also writes the tables, each engine in its own layout of files (docs/export.md), "
+                "so its help says where and how; the name, choices, default and environment variable are the same",
+    },
     "--topic": {"required": "describe-producers shows one partition, as kafka-transactions.sh describe-producers"},
     "--partition": {"required": "describe-producers shows one partition, as kafka-transactions.sh describe-producers"},
 }

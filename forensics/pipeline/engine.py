@@ -43,6 +43,19 @@ class Executor(Protocol):
         ...
 
 
+class Reuse:
+    """An executor that returns results computed already: one job reads the disks once for both the
+    scan and the state report (the union of what each plans; ``export``), ``name`` the engine's that ran it."""
+
+    def __init__(self, results: Dict[str, ReplicaResult], name: str) -> None:
+        self.results = results
+        self.name = name
+
+    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
+            consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, ReplicaResult]:
+        return self.results  # shared by two reports: given as read (assemble_state folds what it needs)
+
+
 class Why(str, Enum):
     """Why an engine runs (render/engine_text.engine_line says it in words)."""
 

@@ -1,4 +1,6 @@
-"""Writing the export tables as Parquet through Spark (``kafka-forensics export``).
+"""Writing the export tables as Parquet through Spark (``kafka-forensics export`` on Spark: above the
+Spark threshold, with ``--master``/``--conf`` or ``--engine spark``; in-process otherwise, by
+:mod:`forensics.pipeline.export_local`, with the same columns and values).
 
 Two kinds of table. ``batches`` grows with the bytes on the disks: it is made on the executors,
 one task per bin of whole segments (:func:`~forensics.pipeline.spark.balance`), each task framing
@@ -7,14 +9,15 @@ writing the rows where they were made; only a row count travels back. The other 
 partitions, producers and transactions: the driver has them already (the analysis ran on the
 reduced per-replica results, as every command does) and hands them to Spark as rows.
 
-Every table is a directory of Parquet files (plus Spark's ``_SUCCESS``) under the output
-directory; the caller checks that directory is not the evidence's.
+Every table is a directory of Parquet files (``part-*.snappy.parquet``, plus Spark's ``_SUCCESS``
+and Hadoop's ``.crc`` files) under the output directory; the caller checks that directory is not
+the evidence's.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from forensics.model import Progress
 from forensics.pipeline.export_rows import (
@@ -24,25 +27,9 @@ from forensics.pipeline.export_rows import (
     Table,
     batch_rows,
 )
-from forensics.pipeline.merge import ReplicaResult
-from forensics.pipeline.plan import UnitKind, WorkUnit
+from forensics.pipeline.plan import WorkUnit
 from forensics.pipeline.spark import ExecutorCannotReadError, Item, balance, run_job
 from forensics.pipeline.spark_session import SESSION, Conf
-
-SEGMENT_KINDS = (UnitKind.EVENTS, UnitKind.TXNLOG, UnitKind.STATS)
-
-
-class Reuse:
-    """An executor that returns results computed already: one Spark job reads the disks once for
-    both the scan and the state report (the union of what each plans)."""
-
-    def __init__(self, results: Dict[str, ReplicaResult], name: str = "spark") -> None:
-        self.results = results
-        self.name = name
-
-    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
-            consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, ReplicaResult]:
-        return self.results  # shared by two reports: given as read (assemble_state folds what it needs)
 
 
 def spark_schema(table: Table):
@@ -61,12 +48,11 @@ def spark_schema(table: Table):
     simple = {"string": StringType(), "boolean": BooleanType(), "byte": ByteType(), "short": ShortType(),
               "int": IntegerType(), "long": LongType()}
 
-    def spark_type(name: str):
-        if name.startswith("array<"):
-            return ArrayType(simple[name[6:-1]], containsNull=False)
-        return simple[name]
+    def spark_type(column):
+        name, array = column.element
+        return ArrayType(simple[name], containsNull=False) if array else simple[name]
 
-    return StructType([StructField(c.name, spark_type(c.type), c.nullable) for c in table.columns])
+    return StructType([StructField(c.name, spark_type(c), c.nullable) for c in table.columns])
 
 
 def _uri(path: str) -> str:
@@ -102,9 +88,15 @@ class ParquetWriter:
     """Writes the tables of one export under ``out`` with the session for ``master`` and ``conf``
     (the one the analysis job started)."""
 
+    engine = "spark"
+
     def __init__(self, out: str, master: Optional[str], conf: Conf) -> None:
         self.out = out
-        self.session = SESSION.get(master, conf)
+        self.master, self.conf = master, conf
+
+    @property
+    def session(self):
+        return SESSION.get(self.master, self.conf)  # the analysis job's, started by then
 
     def write_batches(self, segments: Sequence[WorkUnit], contexts: Dict[str, Context],
                       progress: Optional[Progress] = None) -> int:
@@ -129,3 +121,8 @@ class ParquetWriter:
         done = self.session.sparkContext.accumulator(0)
         run_job(lambda: frame.coalesce(1).write.parquet(_uri(os.path.join(self.out, table.name))), done, None)
         return len(rows)
+
+    def files(self, table: Table) -> List[str]:
+        """The Parquet files Spark wrote for ``table`` (what a reader reads; ``_export.json`` lists them)."""
+        names = os.listdir(os.path.join(self.out, table.name))
+        return sorted(n for n in names if n.startswith("part-") and n.endswith(".parquet"))

@@ -1,7 +1,10 @@
 """The tables ``export`` writes: their columns, declared once, and the executor-side rows of ``batches``.
 
 Each :class:`Table` lists its columns in order with a Spark SQL type and whether it can be null;
-``docs/export.md`` gives every column's meaning (a test keeps the two in step). Names are
+``docs/export.md`` gives every column's meaning (a test keeps the two in step). Both writers derive
+their schema from these declarations and nothing else: Spark's (``pipeline/export.spark_schema``)
+and pyarrow's (``pipeline/export_local.arrow_schema``), so the two engines write the same Parquet
+types. Names are
 lowerCamelCase, Kafka's own where Kafka has one (``DumpLogSegments``, ``ProducerStateEntry``,
 ``TransactionMetadata``), as in the JSON output of the other commands. Times are epoch
 milliseconds (``long``), offsets and byte positions ``long``, raw wire values keep Kafka's widths.
@@ -21,12 +24,21 @@ from forensics.codec.control import read_control_batch
 from forensics.errors import ForensicsError, InputError
 from forensics.io.frames import Frame
 from forensics.io.segment import SegmentWalk
+from forensics.pipeline.plan import UnitKind
 
 
 class Column(NamedTuple):
     name: str
     type: str  # Spark SQL: string, boolean, byte, short, int, long, array<short>, array<string>
     nullable: bool = True
+
+    @property
+    def element(self) -> Tuple[str, bool]:
+        """The simple type and whether the column is an array of it (its elements never null):
+        ``array<short>`` is ``("short", True)``."""
+        if self.type.startswith("array<") and self.type.endswith(">"):
+            return self.type[6:-1], True
+        return self.type, False
 
 
 class Table(NamedTuple):
@@ -85,7 +97,14 @@ FINDINGS = Table("findings", _cols(
 
 TABLES = (BATCHES, TRANSACTIONS, PRODUCER_STATES, PARTITIONS, COORDINATOR_RECORDS, FINDINGS)
 
+# The version of the columns above, written to ``_export.json`` (``schemaVersion``): one more whenever a
+# column is added, removed, renamed or changes type or nullability (tests/cli/test_export_local.py holds a
+# digest of the declarations to it).
+SCHEMA_VERSION = 1
+
 # -- batches: rows on the executors ------------------------------------------------------------------
+
+SEGMENT_KINDS = (UnitKind.EVENTS, UnitKind.TXNLOG, UnitKind.STATS)  # the units whose segments are batches rows
 
 Context = Tuple[Optional[str], Optional[str], Optional[int], Optional[str], Optional[int], Optional[str]]
 NO_CONTEXT: Context = (None, None, None, None, None, None)  # a single file given on the command line

@@ -1,12 +1,15 @@
-"""export: the disks as Parquet tables, for Spark SQL or pandas (docs/export.md).
+"""export: the disks as Parquet tables, for Spark SQL, pandas or DuckDB (docs/export.md).
 
-Always on Spark: one job reads the disks once for the scan and the state report (only reduced
-per-replica results reach the driver, as for every command), a second makes the ``batches``
-table on the executors, where Spark writes it; the driver's tables follow. Nothing is written
-next to the evidence: ``out`` may not lie inside an input, and a non-empty ``out`` is only
-replaced with ``overwrite`` when it holds nothing but a previous export, identified by its
-``_export.json`` (only the table directories it lists are removed, and only if they hold nothing
-but Spark's Parquet files).
+On the engine the other whole-disk commands would use (``--engine auto``: in-process below the Spark
+threshold, Spark from there on or with ``--master``/``--conf``): one job reads the disks once for the
+scan and the state report (only reduced per-replica results reach the driver, as for every command),
+a second pass makes the ``batches`` table segment by segment (on Spark, on the executors, where Spark
+writes it; in-process, with pyarrow, a row group at a time); the driver's tables follow. Both write
+the same columns and values, each in its own layout (``pipeline/export``, ``pipeline/export_local``).
+Nothing is written next to the evidence: ``out`` may not lie inside an input, and a non-empty
+``out`` is only replaced with ``overwrite`` when it holds nothing but a previous export, identified
+by its ``_export.json`` (only the table directories it lists are removed, and only if they hold
+nothing but the files that export's engine writes: the files it lists, or Spark's Parquet output).
 """
 
 from __future__ import annotations
@@ -24,10 +27,9 @@ from forensics.findings import Finding
 from forensics.layout.evidence import check_outside_evidence, require_parent_dir
 from forensics.layout.evidence import is_within as inside
 from forensics.pipeline import export_rows as tables
-from forensics.pipeline.engine import EngineName, spark_available
-from forensics.pipeline.export_rows import TABLES
+from forensics.pipeline.engine import EngineName, Reuse
+from forensics.pipeline.export_rows import SCHEMA_VERSION, SEGMENT_KINDS, TABLES
 from forensics.pipeline.plan import Scope, plan
-from forensics.pipeline.spark_session import SparkError
 from forensics.render.terminal_text import term
 from forensics.report.export import (
     all_findings,
@@ -44,6 +46,7 @@ from forensics.runs.rebuild import load_state, scan
 
 EXPORT_JSON = "_export.json"  # what was exported, from what, with the manifest's digest
 EXPORT_FORMAT = "kafka-forensics-export"
+FORMAT_VERSION = 2  # of _export.json: 2 added "engine", "schemaVersion" and each table's "files"
 _TABLE_NAMES = frozenset(t.name for t in TABLES)
 # what Spark's Parquet writer leaves in a table directory: part files, _SUCCESS, their .crc files
 _SPARK_FILE = re.compile(r"\.?(?:part-[\w.-]+|_SUCCESS)(?:\.crc)?\Z")
@@ -75,13 +78,15 @@ def previous_export(out: str) -> List[str]:
     """The files of the previous export in ``out``, in the order to remove them (the tables its
     ``_export.json`` lists, then ``_export.json``); refuses (exit 2) anything it cannot identify
     as one: no readable ``_export.json`` of ours, an entry it does not list, a table directory
-    holding anything but Spark's Parquet output."""
+    holding anything but what that export's engine writes there (the files ``_export.json`` lists
+    for the table; for a Spark export, or one from before ``formatVersion`` 2, Spark's Parquet
+    output)."""
     summary = os.path.join(out, EXPORT_JSON)
     try:
         with open(summary, "rb") as fh:
             doc = json.loads(fh.read(1 << 20).decode("utf-8"))
         listed = doc["tables"] if doc.get("format") == EXPORT_FORMAT else None
-        tables = sorted(n for n, t in listed.items() if n in _TABLE_NAMES and t.get("path") == n)
+        tables = {n: _written_by(doc, t) for n, t in sorted(listed.items()) if n in _TABLE_NAMES and t.get("path") == n}
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
         held = ", ".join(sorted(os.listdir(out))[:3])
         raise UsageError(f"--out {out}: holds no previous export (no {EXPORT_JSON} of one, which an interrupted "
@@ -89,7 +94,7 @@ def previous_export(out: str) -> List[str]:
                          "empty it yourself") from None
     foreign = [e for e in sorted(os.listdir(out)) if e != EXPORT_JSON and e not in tables]
     files = []
-    for name in tables:
+    for name, written in tables.items():
         table = os.path.join(out, name)
         if not os.path.lexists(table):
             continue
@@ -97,7 +102,7 @@ def previous_export(out: str) -> List[str]:
         if inside_table is None:
             foreign.append(name)
             continue
-        odd = [f for f in inside_table if not (_SPARK_FILE.match(f) and os.path.isfile(os.path.join(table, f))
+        odd = [f for f in inside_table if not (written(f) and os.path.isfile(os.path.join(table, f))
                                                and not os.path.islink(os.path.join(table, f)))]
         foreign += [os.path.join(name, f) for f in odd]
         files += [os.path.join(table, f) for f in inside_table] + [table]
@@ -105,6 +110,17 @@ def previous_export(out: str) -> List[str]:
         raise UsageError(f"--out {out}: holds files the previous export did not write ({term(', '.join(foreign[:3]))}): "
                    "choose an empty or new directory")
     return files + [summary]
+
+
+def _written_by(doc: dict, table: dict):
+    """Whether a file name in a table directory is one the export of ``doc`` wrote there: a file it
+    lists for the table, or, on Spark (and before ``_export.json`` said the engine), Spark's output."""
+    listed = table.get("files", [])
+    if not isinstance(listed, list) or not all(isinstance(f, str) for f in listed):
+        raise TypeError("files")
+    names = frozenset(listed)
+    spark = doc.get("engine", EngineName.spark.value) == EngineName.spark.value
+    return lambda f: f in names or (spark and _SPARK_FILE.match(f) is not None)
 
 
 def _clear(out: str) -> None:
@@ -122,12 +138,10 @@ def _clear(out: str) -> None:
 
 
 def _analyse(paths: Sequence[str], opened: Opened, partitions: Optional[int], listener: Listener):
-    """One Spark job for everything the scan and the state report need; both built from its results."""
-    from forensics.pipeline.export import Reuse
-
+    """One job for everything the scan and the state report need; both built from its results."""
     inventory = opened.inventory
     scope = Scope(stats=True, data=True, coordinator=True, non_live=True)
-    reuse = Reuse(opened.run_units(plan(inventory, scope), "reading", listener))
+    reuse = Reuse(opened.run_units(plan(inventory, scope), "reading", listener), opened.executor.name)
     scanned = scan(paths, inventory=inventory, executor=reuse)
     # single files given on the command line are in the scan and in batches; the state ignores them
     state = load_state(paths, inventory=replace(inventory, loose_files=()), executor=reuse,
@@ -135,15 +149,25 @@ def _analyse(paths: Sequence[str], opened: Opened, partitions: Optional[int], li
     return scanned, state
 
 
-def _write(out: str, inventory, state, findings, executor, listener: Listener) -> Dict[str, int]:
-    from forensics.pipeline.export import SEGMENT_KINDS, ParquetWriter
+def _writer(out: str, executor):
+    """The Parquet writer of the engine that runs: Spark's (the session the analysis job started) or
+    pyarrow's in this process (which refuses at once, before anything is read, where pyarrow is missing)."""
+    if executor.name == EngineName.spark.value:
+        from forensics.pipeline.export import ParquetWriter
 
+        return ParquetWriter(out, executor.master, executor.conf)
+    from forensics.pipeline.export_local import LocalParquet
+
+    return LocalParquet(out)
+
+
+def _write(out: str, inventory, state, findings, writer, listener: Listener) -> Dict[str, Tuple[int, List[str]]]:
+    """Every table: its row count and the files that hold it (in its directory)."""
     whole = Scope(stats=True, data=True, coordinator=True, non_live=True, split_bytes=1 << 62)
     segments = [u for u in plan(inventory, whole) if u.kind in SEGMENT_KINDS]
     _clear(out)
-    writer = ParquetWriter(out, executor.master, executor.conf)
     counts: Dict[str, int] = {}
-    with listener.progress(sum(u.size for u in segments), "writing batches (spark)") as advance:
+    with listener.progress(sum(u.size for u in segments), f"writing batches ({writer.engine})") as advance:
         counts["batches"] = writer.write_batches(segments, contexts(inventory), advance)
     for table, rows in ((tables.TRANSACTIONS, transaction_rows(state)),
                         (tables.PRODUCER_STATES, producer_state_rows(state)),
@@ -151,14 +175,16 @@ def _write(out: str, inventory, state, findings, executor, listener: Listener) -
                         (tables.COORDINATOR_RECORDS, coordinator_rows(state)),
                         (tables.FINDINGS, finding_rows(findings))):
         counts[table.name] = writer.write_table(table, rows)
-    return counts
+    return {t.name: (counts[t.name], writer.files(t)) for t in TABLES}
 
 
-def _summary(out: str, paths: Sequence[str], counts: Dict[str, int], as_of, ref, command_line) -> None:
-    doc = {"format": EXPORT_FORMAT, "formatVersion": 1, "toolVersion": __version__,
+def _summary(out: str, paths: Sequence[str], written: Dict[str, Tuple[int, List[str]]], engine: str, as_of, ref,
+             command_line) -> None:
+    doc = {"format": EXPORT_FORMAT, "formatVersion": FORMAT_VERSION, "toolVersion": __version__,
+           "engine": engine, "schemaVersion": SCHEMA_VERSION,
            "commandLine": list(command_line), "inputs": list(paths), "asOfMs": as_of.time_ms, "asOfSource": as_of.source,
            "manifest": ref.as_json() if ref is not None else None,
-           "tables": {name: {"path": name, "rows": n} for name, n in counts.items()}}
+           "tables": {name: {"path": name, "rows": n, "files": files} for name, (n, files) in written.items()}}
     with open(os.path.join(out, EXPORT_JSON), "w", encoding="utf-8") as fh:
         json.dump(doc, fh, indent=2)
         fh.write("\n")
@@ -170,8 +196,7 @@ class ExportRequest:
     out: str
     overwrite: bool = False
     partition_count: Optional[int] = None
-    master: Optional[str] = None
-    conf: Tuple[Tuple[str, str], ...] = ()
+    engine: EngineChoice = EngineChoice(EngineName.auto)  # auto: as the other whole-disk commands choose
 
 
 @dataclass(frozen=True)
@@ -181,6 +206,7 @@ class ExportResult:
     findings: Tuple[Finding, ...]  # what the scan and the state rebuild found, once each
     manifest: Optional[ManifestWritten]
     stats: Dict[str, Any]
+    engine: str = EngineName.local.value  # the engine that wrote the tables: local or spark
 
 
 def export(req: ExportRequest, listener: Listener = Quiet()) -> ExportResult:
@@ -188,15 +214,13 @@ def export(req: ExportRequest, listener: Listener = Quiet()) -> ExportResult:
     a previous export)."""
     paths = req.evidence.paths
     check_out(req.out, paths, req.overwrite, req.evidence.manifest)
-    ok, why = spark_available()
-    if not ok:
-        raise SparkError(f"export writes its tables through Spark, which cannot run here: {why}")
-    spark = EngineChoice(EngineName.spark, req.master, req.conf, "export writes its tables through Spark")
-    opened = open_evidence("export", req.evidence, spark, listener)
+    opened = open_evidence("export", req.evidence, req.engine, listener)
+    writer = _writer(req.out, opened.executor)
     scanned, state = _analyse(list(paths), opened, req.partition_count, listener)
     findings = all_findings(scanned, state)
-    counts = _write(req.out, opened.inventory, state, findings, opened.executor, listener)
-    written = opened.manifest.finish(scanned.as_of.time_ms, scanned.as_of.source)
-    _summary(req.out, paths, counts, scanned.as_of, written.ref if written is not None else None,
+    written = _write(req.out, opened.inventory, state, findings, writer, listener)
+    done = opened.manifest.finish(scanned.as_of.time_ms, scanned.as_of.source)
+    _summary(req.out, paths, written, writer.engine, scanned.as_of, done.ref if done is not None else None,
              req.evidence.command_line)
-    return ExportResult(counts, scanned.as_of, tuple(findings), written, opened.stats)
+    return ExportResult({name: n for name, (n, _) in written.items()}, scanned.as_of, tuple(findings), done,
+                        opened.stats, writer.engine)

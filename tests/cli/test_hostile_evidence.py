@@ -339,8 +339,7 @@ def test_no_output_lands_beside_a_partition_dir_given(disk: Path, tmp_path: Path
     given = disk / "orders-0"
     target = disk / "payments-0" / "out"
     before = tree_state(disk)
-    args = [name, given, option, target] + (["--engine", "local"] if name != "export" else [])
-    code, out, err = in_process(*args)  # (in process: export would start Spark, but is refused before)
+    code, out, err = in_process(name, given, option, target, "--engine", "local")
     assert (code, out) == (2, "")
     assert err == (f"kafka-forensics: {option} {target}: lies inside the evidence ({disk}, the log dir holding "
                    f"{given}); write it elsewhere\n")

@@ -147,9 +147,10 @@ def test_docs_name_the_commands_of_every_shared_option():
 
 
 @pytest.mark.parametrize("option, commands_taking_it", [
-    # an engine only where an engine runs: dump streams its files in this process, export always
-    # runs on Spark, verify-manifest reads the manifest and hashes the files
-    ("--engine", {"scan", "find-hanging", "describe-producers", "list", "describe", "abort-commands", "report"}),
+    # an engine only where an engine runs: dump streams its files in this process, verify-manifest
+    # reads the manifest and hashes the files
+    ("--engine", {"scan", "find-hanging", "describe-producers", "list", "describe", "abort-commands", "report",
+                  "export"}),
     # a progress bar wherever the disks are read as a whole
     ("--progress", {"scan", "find-hanging", "describe-producers", "list", "describe", "abort-commands", "report",
                     "export"}),

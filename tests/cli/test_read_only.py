@@ -85,6 +85,7 @@ COMMANDS = [
     ("describe-producers", ["describe-producers", "{disk}", "--topic", "orders", "--partition", "0"]),
     ("dump", ["dump", "{disk}/" + SEGMENT, "--deep-iteration", "--print-data-log"]),
     ("report", ["report", "{disk}", "--engine", "local", "--out", "{out}/report.html"]),
+    ("export", ["export", "{disk}", "--engine", "local", "--out", "{out}/export"]),
     ("dump-all-kinds", ["dump", "{disk}/broker-1/orders-0/00000000000000000000.index",
                         "{disk}/broker-1/orders-0/00000000000000000000.timeindex",
                         "{disk}/broker-1/orders-0/00000000000000000009.txnindex",
@@ -131,6 +132,9 @@ def test_command_on_a_read_only_tree_changes_nothing(name: str, args: List[str],
     proc = _check(args, evidence, tmp_path)
     if name == "report":  # the page goes to --out, a line about it to stderr
         assert (tmp_path / "report.html").stat().st_size > 0 and "report: " in proc.stderr
+    elif name == "export":  # in-process: the tables go to --out, one line per table to stdout
+        assert json.loads((tmp_path / "export" / "_export.json").read_text())["tables"]["batches"]["rows"] > 0
+        assert proc.stdout.startswith("batches ")
     else:
         assert proc.stdout, proc.stderr
 
