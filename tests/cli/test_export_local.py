@@ -182,15 +182,15 @@ def test_above_the_threshold_without_spark_auto_writes_in_process_and_says_why(t
     assert json.loads((tmp_path / "out" / "_export.json").read_text())["engine"] == "local"
 
 
-def test_spark_asked_for_where_it_cannot_run_falls_back_saying_so(tmp_path: Path, monkeypatch) -> None:
+def test_spark_asked_for_where_it_cannot_run_is_refused_in_one_line(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delenv("KAFKA_FORENSICS_ENGINE", raising=False)
     monkeypatch.setattr(engine, "spark_available", lambda: (False, "no Java runtime found"))
-    done = runner.invoke(app, ["export", str(EXAMPLE), "--out", str(tmp_path / "out"), "--master", "local[2]",
-                               "--no-progress"])
-    assert done.exit_code == 0, done.stderr
-    assert done.stderr.startswith("kafka-forensics: warning: no Java runtime found; running with --engine local "
-                                  "instead\n")
-    assert json.loads((tmp_path / "out" / "_export.json").read_text())["engine"] == "local"
+    out = tmp_path / "out"
+    done = runner.invoke(app, ["export", str(EXAMPLE), "--out", str(out), "--master", "local[2]", "--no-progress"])
+    assert done.exit_code == 6, done.stderr
+    assert done.stderr == ("kafka-forensics: --master local[2] needs Spark, which cannot run here: no Java runtime "
+                           "found; the same command without --master and --conf runs in this process\n")
+    assert not out.exists()
 
 
 def test_without_pyarrow_one_line_and_nothing_written(tmp_path: Path, monkeypatch) -> None:
