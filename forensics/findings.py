@@ -67,6 +67,10 @@ class FindingKind(str, Enum):
     WRONG_COORDINATOR_PARTITION = "wrong_coordinator_partition"  # id not where its hash says
     UNKNOWN_TRANSACTION_STATUS = "unknown_transaction_status"
     TXN_PARTITION_COUNT = "txn_partition_count"  # __transaction_state partition count vs the disk
+    # the KRaft cluster image (``__cluster_metadata`` replayed as ``MetadataDelta``)
+    CORRUPT_METADATA_RECORD = "corrupt_metadata_record"  # a metadata record that does not decode
+    METADATA_REPLAY = "metadata_replay"  # a record Kafka's replay refuses (unknown topic id, ...): not applied
+    METADATA_INCOMPLETE = "metadata_incomplete"  # records of the image are not among the inputs or not readable
     # the incident clock (analysis/clock.py)
     FUTURE_TIMESTAMP = "future_timestamp"  # a record time after every file time: not used as the as-of
 
@@ -115,6 +119,9 @@ _DEFAULT_SEVERITY = {
     FindingKind.WRONG_COORDINATOR_PARTITION: Severity.WARNING,
     FindingKind.UNKNOWN_TRANSACTION_STATUS: Severity.ERROR,
     FindingKind.TXN_PARTITION_COUNT: Severity.WARNING,
+    FindingKind.CORRUPT_METADATA_RECORD: Severity.ERROR,
+    FindingKind.METADATA_REPLAY: Severity.WARNING,
+    FindingKind.METADATA_INCOMPLETE: Severity.WARNING,
     FindingKind.FUTURE_TIMESTAMP: Severity.WARNING,
 }
 

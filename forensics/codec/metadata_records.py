@@ -12,11 +12,9 @@ have no key in the dump (the key is never printed).
 
 Typed API: :func:`decode_metadata_record` (strict, raises
 :class:`CorruptMetadataRecordError`) returning :class:`MetadataRecord` whose
-:attr:`MetadataRecord.typed` gives :class:`PartitionRecord`,
-:class:`PartitionChangeRecord`, :class:`TopicRecord`, :class:`ProducerIdsRecord`,
-:class:`FeatureLevelRecord`, :class:`BrokerRegistrationRecord` or
-:class:`BrokerRegistrationChangeRecord`; :func:`apply_partition_change` replays a
-partition change onto a :class:`PartitionRecord` (leader/partition epochs).
+:attr:`MetadataRecord.typed` gives the typed record of the types a cluster image is folded from
+(:mod:`forensics.codec.metadata_typed`, re-exported here with Kafka's ``PartitionRegistration``
+rules :func:`partition_registration` and :func:`apply_partition_change`).
 
 KNOWN GAPS: the schemas (:mod:`forensics.codec.metadata_schemas`) come from the 2024-10 trunk
 plus ``ClearElrRecord`` (api key 28, reconstructed from a real 4.1 log); fields or records added
@@ -27,9 +25,35 @@ ids.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, Optional
 
 from forensics.codec.metadata_schemas import METADATA_MESSAGES, METADATA_RECORD_TYPES
+from forensics.codec.metadata_typed import (  # re-exported: the typed records of this decoder
+    apply_partition_change,
+    BrokerRegistrationChangeRecord,
+    BrokerRegistrationRecord,
+    ClearElrRecord,
+    ControllerRegistrationRecord,
+    DIRECTORY_LOST,
+    DIRECTORY_MIGRATING,
+    DIRECTORY_UNASSIGNED,
+    Endpoint,
+    FeatureLevelRecord,
+    FeatureRange,
+    FenceBrokerRecord,
+    NO_LEADER,
+    NO_LEADER_CHANGE,
+    partition_registration,
+    PartitionChangeRecord,
+    PartitionRecord,
+    ProducerIdsRecord,
+    RemoveTopicRecord,
+    reserved_directory,
+    TopicRecord,
+    typed_record,
+    TypedMetadata,
+    UnregisterBrokerRecord,
+)
 from forensics.codec.java_reader import JavaReader, SchemaReadError
 from forensics.codec.schema import read_message
 from forensics.codec.schema_json import json_string, write_json
@@ -40,12 +64,26 @@ __all__ = [
     "MetadataRecord",
     "PartitionRecord",
     "PartitionChangeRecord",
+    "partition_registration",
     "apply_partition_change",
+    "reserved_directory",
+    "DIRECTORY_LOST",
+    "DIRECTORY_MIGRATING",
+    "DIRECTORY_UNASSIGNED",
+    "NO_LEADER",
+    "NO_LEADER_CHANGE",
+    "Endpoint",
+    "FeatureRange",
     "TopicRecord",
+    "RemoveTopicRecord",
+    "ClearElrRecord",
     "ProducerIdsRecord",
     "FeatureLevelRecord",
     "BrokerRegistrationRecord",
+    "UnregisterBrokerRecord",
+    "FenceBrokerRecord",
     "BrokerRegistrationChangeRecord",
+    "ControllerRegistrationRecord",
     "METADATA_MESSAGES",
     "METADATA_RECORD_TYPES",
     "decode_metadata_record",
@@ -68,107 +106,6 @@ class CorruptMetadataRecordError(CorruptInputError):
 
 
 @dataclass(frozen=True)
-class PartitionRecord:
-    topic_id: str
-    partition_id: int
-    replicas: Tuple[int, ...]
-    isr: Tuple[int, ...]
-    leader: int
-    leader_epoch: int
-    partition_epoch: int
-
-
-@dataclass(frozen=True)
-class PartitionChangeRecord:
-    """Only changed fields are set: ``leader`` is -2 when unchanged, lists are None.
-
-    The record carries no leader epoch: apply it to the partition's previous state
-    with :func:`apply_partition_change` to get the new epochs.
-    """
-
-    topic_id: str
-    partition_id: int
-    leader: int
-    isr: Optional[Tuple[int, ...]]
-    replicas: Optional[Tuple[int, ...]]
-
-    @property
-    def leader_changed(self) -> bool:
-        """True when the record sets a leader (even the same one): the epoch bumps."""
-        return self.leader != NO_LEADER_CHANGE
-
-
-NO_LEADER_CHANGE = -2
-
-
-def apply_partition_change(prev: PartitionRecord, change: PartitionChangeRecord) -> PartitionRecord:
-    """``PartitionRegistration.merge``: the partition state after ``change``.
-
-    The leader epoch increments whenever the change sets a leader (``leader != -2``),
-    the partition epoch on every change; unset lists keep their previous value.
-    """
-    if (prev.topic_id, prev.partition_id) != (change.topic_id, change.partition_id):
-        raise ValueError("partition change applied to another partition")
-    if change.leader == NO_LEADER_CHANGE:
-        leader, leader_epoch = prev.leader, prev.leader_epoch
-    else:
-        leader, leader_epoch = change.leader, prev.leader_epoch + 1
-    return PartitionRecord(
-        topic_id=prev.topic_id,
-        partition_id=prev.partition_id,
-        replicas=prev.replicas if change.replicas is None else change.replicas,
-        isr=prev.isr if change.isr is None else change.isr,
-        leader=leader,
-        leader_epoch=leader_epoch,
-        partition_epoch=prev.partition_epoch + 1,
-    )
-
-
-@dataclass(frozen=True)
-class TopicRecord:
-    name: str
-    topic_id: str
-
-
-@dataclass(frozen=True)
-class ProducerIdsRecord:
-    """A block of producer ids handed to ``broker_id``: ids below ``next_producer_id``
-    are allocated."""
-
-    broker_id: int
-    broker_epoch: int
-    next_producer_id: int
-
-
-@dataclass(frozen=True)
-class FeatureLevelRecord:
-    name: str
-    feature_level: int
-
-
-@dataclass(frozen=True)
-class BrokerRegistrationRecord:
-    broker_id: int
-    broker_epoch: int
-    incarnation_id: str
-    fenced: bool
-
-
-@dataclass(frozen=True)
-class BrokerRegistrationChangeRecord:
-    broker_id: int
-    broker_epoch: int
-    fenced: int  # -1 unfenced, 1 fenced, 0 unchanged
-    in_controlled_shutdown: int
-
-
-TypedMetadata = Union[
-    PartitionRecord, PartitionChangeRecord, TopicRecord, ProducerIdsRecord, FeatureLevelRecord,
-    BrokerRegistrationRecord, BrokerRegistrationChangeRecord,
-]
-
-
-@dataclass(frozen=True)
 class MetadataRecord:
     api_key: int
     type_name: str  # e.g. PARTITION_RECORD
@@ -177,32 +114,8 @@ class MetadataRecord:
 
     @property
     def typed(self) -> Optional[TypedMetadata]:
-        d = self.data
-        k = self.api_key
-        if k == 3:
-            return PartitionRecord(
-                d["topicId"], d["partitionId"], tuple(d["replicas"]), tuple(d["isr"]),
-                d["leader"], d["leaderEpoch"], d["partitionEpoch"],
-            )
-        if k == 5:
-            return PartitionChangeRecord(
-                d["topicId"], d["partitionId"], d["leader"],
-                None if d["isr"] is None else tuple(d["isr"]),
-                None if d["replicas"] is None else tuple(d["replicas"]),
-            )
-        if k == 2:
-            return TopicRecord(d["name"], d["topicId"])
-        if k == 15:
-            return ProducerIdsRecord(d["brokerId"], d["brokerEpoch"], d["nextProducerId"])
-        if k == 12:
-            return FeatureLevelRecord(d["name"], d["featureLevel"])
-        if k == 0:
-            return BrokerRegistrationRecord(d["brokerId"], d["brokerEpoch"], d["incarnationId"], d["fenced"])
-        if k == 17:
-            return BrokerRegistrationChangeRecord(
-                d["brokerId"], d["brokerEpoch"], d["fenced"], d["inControlledShutdown"]
-            )
-        return None
+        """The typed record, None for the types no fold reads (configs, ACLs, quotas, ...)."""
+        return typed_record(self.api_key, self.data)
 
 
 # --------------------------------------------------------------------------- decoding

@@ -3,15 +3,16 @@
 :func:`broker_version_of` gathers the facts: from the layout (no bytes read), from what a scan or
 a state rebuild already read (message formats, ``__transaction_state`` value versions), and from
 the few KRaft metadata records that name feature levels and broker registrations:
-``bootstrap.checkpoint``, the newest ``__cluster_metadata`` snapshot and the log after it (only
-``FeatureLevelRecord`` and ``RegisterBrokerRecord`` values are decoded; anything that does not
-decode is skipped here: ``scan`` and ``dump`` report damage).
+the KRaft cluster image (:mod:`forensics.pipeline.cluster_metadata`: the newest valid
+``__cluster_metadata`` snapshot and the log after it, ``bootstrap.checkpoint`` without a log; only
+``FeatureLevelRecord`` and ``RegisterBrokerRecord`` values are decoded here; anything that does not
+decode is left out: ``scan`` and ``dump`` report damage).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, Iterator, NamedTuple, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 from forensics.analysis.broker_version import (
     BrokerVersionRange,
@@ -20,16 +21,14 @@ from forensics.analysis.broker_version import (
     given_broker_version,
     infer_broker_version,
 )
-from forensics.codec.metadata_records import decode_metadata_record
-from forensics.errors import ForensicsError
 from forensics.findings import FindingKind
-from forensics.io.segment import SegmentWalk
-from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus
+from forensics.layout import Inventory, LogDir, PartitionStatus
 from forensics.model import CLUSTER_METADATA_TOPIC
+from forensics.pipeline.cluster_metadata import read_cluster_image
 
 FEATURE_LEVEL_RECORD = 12  # MetadataRecordType.FEATURE_LEVEL_RECORD
 REGISTER_BROKER_RECORD = 0  # MetadataRecordType.REGISTER_BROKER_RECORD
-_WANTED = (FEATURE_LEVEL_RECORD, REGISTER_BROKER_RECORD)
+_WANTED = frozenset({FEATURE_LEVEL_RECORD, REGISTER_BROKER_RECORD})
 
 
 def _empty_clean_shutdown(d: LogDir) -> bool:
@@ -62,82 +61,14 @@ def layout_facts(inv: Inventory) -> DiskFacts:
 # -- the KRaft metadata records that name versions --------------------------------------------------
 
 
-class _Source(NamedTuple):
-    """A file of metadata records: ``rank`` orders its records among the others (None: by their own
-    offsets), records below ``start`` are older than a snapshot read before and skipped."""
-
-    path: str
-    base_offset: int
-    rank: Optional[int]
-    start: int = 0
-
-
-def _metadata_files(inv: Inventory) -> Iterator[_Source]:
-    """Each bootstrap.checkpoint (older than any log record), then per ``__cluster_metadata-0``
-    replica its newest snapshot (the image at its end offset) and the log from that offset on."""
-    for d in inv.log_dirs:
-        if d.bootstrap_checkpoint:
-            yield _Source(d.bootstrap_checkpoint, 0, -1)
-    for _, p in inv.all_partitions():
-        if p.topic == CLUSTER_METADATA_TOPIC and p.status is PartitionStatus.LIVE:
-            yield from _replica_files(p)
-
-
-def _replica_files(p: PartitionDir) -> Iterator[_Source]:
-    start = 0
-    if p.kraft_checkpoints:
-        newest = max(p.kraft_checkpoints, key=lambda c: c.end_offset)
-        start = newest.end_offset
-        yield _Source(newest.path, 0, start - 1)
-    segments = [s for s in p.segments if s.log is not None]
-    for i, s in enumerate(segments):
-        following = segments[i + 1].base_offset if i + 1 < len(segments) else None
-        if s.log is not None and (following is None or following > start):
-            yield _Source(s.log, s.base_offset, None, start)
-
-
-def _records(source: _Source) -> Iterator[Tuple[int, bytes]]:
-    """(offset, value) of the records of the wanted metadata types in one file."""
-    try:
-        walk = SegmentWalk(source.path, base_offset=source.base_offset)
-    except ForensicsError:
-        return
-    with walk:
-        for frame in walk.batches():
-            h = frame.header
-            if h.is_control or h.last_offset < source.start:
-                continue
-            for rec in walk.records(frame)[0]:  # a record that does not decode ends its batch, silently
-                value = rec.value
-                if rec.offset >= source.start and value is not None and len(value) > 2 and value[0] == 1 \
-                        and value[1] in _WANTED:
-                    yield rec.offset, bytes(value)
-
-
 def kraft_versions(inv: Inventory) -> Tuple[Tuple[Tuple[str, int], ...], Tuple[Tuple[int, int], ...]]:
-    """The finalized feature levels (the newest record of each feature) and, per broker id, the
-    highest metadata.version its newest registration says it supports."""
-    features: Dict[str, Tuple[Tuple[int, int], int]] = {}
-    brokers: Dict[int, Tuple[Tuple[int, int], int]] = {}
-    seq = 0
-    for source in _metadata_files(inv):
-        for offset, value in _records(source):
-            try:
-                record = decode_metadata_record(value)
-            except ForensicsError:
-                continue
-            seq += 1
-            when = (offset if source.rank is None else source.rank, seq)
-            data = record.data
-            if record.api_key == FEATURE_LEVEL_RECORD:
-                if data["name"] not in features or features[data["name"]][0] <= when:
-                    features[data["name"]] = (when, data["featureLevel"])
-                continue
-            level = next((f["maxSupportedVersion"] for f in data["features"] if f["name"] == "metadata.version"), None)
-            if level is not None and (data["brokerId"] not in brokers or brokers[data["brokerId"]][0] <= when):
-                brokers[data["brokerId"]] = (when, level)
-    return (tuple(sorted((n, level) for n, (_, level) in features.items())),
-            tuple(sorted((b, level) for b, (_, level) in brokers.items())))
+    """The finalized feature levels and, per broker id, the highest metadata.version its newest
+    registration says it supports: the cluster image of the inputs
+    (:func:`~forensics.pipeline.cluster_metadata.read_cluster_image`), of only those two record types."""
+    image = read_cluster_image(inv, record_types=_WANTED)
+    supported = ((b.broker_id, b.supported("metadata.version")) for b in image.brokers.values())
+    return (tuple(sorted(image.features.items())),
+            tuple(sorted((broker, r.max_supported) for broker, r in supported if r is not None)))
 
 
 # -- the range ---------------------------------------------------------------------------------------

@@ -6,4 +6,7 @@
   ``__transaction_state`` records as the coordinator loads a partition
   (``TransactionStateManager.loadTransactionMetadata``).
 * :mod:`forensics.state.transitions`: the one table of valid previous transaction states.
+* :mod:`forensics.state.cluster_image` / :mod:`forensics.state.cluster_replay`: the KRaft cluster image
+  (brokers and their log dirs, topics, partitions with leader, ISR, epochs and directories, features),
+  folded from ``__cluster_metadata`` records as Kafka's ``MetadataDelta`` replays them.
 """

@@ -143,7 +143,10 @@ NOT_DECODERS = {
     "text_lines.corrupt": "builds the error the text-file parsers raise",
     **{f"primitives.{n}": "encoder" for n in ("encode_uvarint", "encode_varint", "encode_varlong")},
     "offsets_schemas.record_schemas": "schema lookup by record type",
-    "metadata_records.apply_partition_change": "replays decoded records",
+    **{f"metadata_typed.{n}": "rules on decoded records (ValueError where Kafka throws)" for n in (
+        "partition_registration", "apply_partition_change")},
+    "metadata_typed.typed_record": "typed view of fields the metadata decoder (fuzzed) already read",
+    "metadata_typed.reserved_directory": "name of a decoded directory id",
     **{f"schema.{n}": "schema definitions (trusted, built into the code)" for n in (
         "parse_versions", "intersect", "subtract", "cond", "F", "S", "field_flexible")},
     **{f"java_reader.{n}": "rendering helpers (trusted, built into the code)" for n in (
@@ -154,7 +157,7 @@ NOT_DECODERS = {
     "frames.Frame": "result type",
 }
 MODULES = ("batch", "legacy", "control", "txnlog", "snapshot", "indexes", "checkpoints", "broker_files", "text_lines",
-           "offsets", "offsets_schemas", "metadata_records", "schema", "schema_json",
+           "offsets", "offsets_schemas", "metadata_records", "metadata_typed", "schema", "schema_json",
            "schema_encode", "java_reader", "txnlog_text", "compression", "primitives", "crc")
 
 

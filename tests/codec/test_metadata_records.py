@@ -134,10 +134,11 @@ def test_every_cluster_metadata_record_of_both_runs():
 
 def test_typed_records():
     part = mr.decode_metadata_record(h(REAL_RECORDS[4][0])).typed
-    assert part == mr.PartitionRecord("8lcNX76IRyS8K4uhfPhddw", 0, (1,), (1,), 1, 0, 0)
+    assert part == mr.PartitionRecord("8lcNX76IRyS8K4uhfPhddw", 0, (1,), (1,), 1, 0, 0, ("lMXTcDlVjZjX-4CQmJ2Liw",))
     change = mr.decode_metadata_record(h(REAL_RECORDS[8][0])).typed
     assert isinstance(change, mr.PartitionChangeRecord)
     assert change.leader == -1 and change.leader_changed and change.isr == () and change.replicas is None
+    assert (change.elr, change.last_known_elr, change.directories) == ((1,), (1,), None)
     topic = mr.decode_metadata_record(h(REAL_RECORDS[3][0])).typed
     assert topic == mr.TopicRecord("a-txn-orders", "8lcNX76IRyS8K4uhfPhddw")
     pids = mr.decode_metadata_record(h(REAL_RECORDS[7][0])).typed
@@ -145,7 +146,12 @@ def test_typed_records():
     unchanged = mr.decode_metadata_record(metadata_value(5, 0, {"partitionId": 3, "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"}))
     assert unchanged.typed.leader == -2 and not unchanged.typed.leader_changed
     broker = mr.decode_metadata_record(h(REAL_RECORDS[10][0])).typed
-    assert broker == mr.BrokerRegistrationRecord(1, 10, "pQbsnDoCT0ONq1G4Bnrj5g", True)
+    assert broker == mr.BrokerRegistrationRecord(
+        1, 10, "pQbsnDoCT0ONq1G4Bnrj5g", True, ("lMXTcDlVjZjX-4CQmJ2Liw",), None, False, False,
+        (mr.Endpoint("PLAINTEXT", "127.0.0.1", 29092, 0),),
+        (mr.FeatureRange("group.version", 0, 1), mr.FeatureRange("kraft.version", 0, 1),
+         mr.FeatureRange("metadata.version", 7, 27), mr.FeatureRange("share.version", 0, 1),
+         mr.FeatureRange("transaction.version", 0, 2), mr.FeatureRange("eligible.leader.replicas.version", 0, 1)))
     assert mr.decode_metadata_record(h("01140000")).typed is None
 
 
@@ -256,7 +262,9 @@ def test_partition_record_round_trip(pid, topic_id, replicas, isr, leader, epoch
             "leaderEpoch": epoch, "partitionEpoch": pepoch, "directories": dirs, "eligibleLeaderReplicas": elr}
     value = metadata_value(3, version, data)
     rec = mr.decode_metadata_record(value)
-    assert rec.typed == mr.PartitionRecord(topic_id, pid, tuple(replicas), tuple(isr), leader, epoch, pepoch)
+    assert rec.typed == mr.PartitionRecord(topic_id, pid, tuple(replicas), tuple(isr), leader, epoch, pepoch,
+                                           tuple(dirs) if version >= 1 else (), (), (), 0,
+                                           tuple(elr) if version >= 2 and elr is not None else None)
     parsed = json.loads(mr.format_metadata_record(value, 0))
     assert parsed["version"] == version
     assert parsed["data"]["leaderEpoch"] == epoch and parsed["data"]["topicId"] == topic_id
@@ -274,3 +282,25 @@ def test_apply_partition_change_bumps_epochs():
     assert (after.leader, after.leader_epoch, after.partition_epoch, after.isr) == (-1, 1, 2, ())
     with pytest.raises(ValueError):
         mr.apply_partition_change(part, mr.PartitionChangeRecord(part.topic_id, 1, -2, None, None))
+
+
+def test_partition_registration_and_merge_follow_kafkas_partition_registration():
+    """``new PartitionRegistration(PartitionRecord)`` and ``merge``: directories default to MIGRATING,
+    ELR lists to empty; mismatched directories and unknown recovery states raise (Kafka throws)."""
+    old = mr.PartitionRecord("AAAAAAAAAAAAAAAAAAAAAQ", 0, (1, 2), (1, 2), 1, 4, 7)  # as a v0 record: no directories
+    reg = mr.partition_registration(old)
+    assert reg.directories == (mr.DIRECTORY_MIGRATING,) * 2 and (reg.elr, reg.last_known_elr) == ((), ())
+    moved = mr.apply_partition_change(reg, mr.PartitionChangeRecord(
+        old.topic_id, 0, -2, None, (1, 2, 3), directories=("lMXTcDlVjZjX-4CQmJ2Liw",) * 3, leader_recovery_state=1))
+    assert (moved.replicas, moved.leader_epoch, moved.partition_epoch, moved.leader_recovery_state) == ((1, 2, 3), 4, 8, 1)
+    grown = mr.apply_partition_change(reg, mr.PartitionChangeRecord(old.topic_id, 0, -2, None, (1, 2, 3)))
+    assert grown.directories == (mr.DIRECTORY_MIGRATING,) * 3  # still all MIGRATING: one per replica
+    with pytest.raises(ValueError):  # two directories for three replicas
+        mr.apply_partition_change(reg, mr.PartitionChangeRecord(old.topic_id, 0, -2, None, (1, 2, 3),
+                                                                directories=("lMXTcDlVjZjX-4CQmJ2Liw",) * 2))
+    with pytest.raises(ValueError):
+        mr.apply_partition_change(reg, mr.PartitionChangeRecord(old.topic_id, 0, -2, None, None,
+                                                                leader_recovery_state=5))
+    with pytest.raises(ValueError):
+        mr.partition_registration(mr.PartitionRecord("AAAAAAAAAAAAAAAAAAAAAQ", 0, (1, 2), (1,), 1, 0, 0, ("x",)))
+    assert mr.reserved_directory("not base64!") is None

@@ -91,6 +91,7 @@ def test_transaction_partition_matches_the_decoder(tid: str, n: int) -> None:
 def real_logs() -> List:
     paths = [REAL / "kraft-tv2" / "__consumer_offsets-42" / LOG, REAL / "kraft-tv2" / "__transaction_state-21" / LOG,
              REAL / "kraft-rv3.9-tv0" / "__transaction_state-20" / LOG]
+    paths += [REAL / run / "disk" / "__cluster_metadata-0" / LOG for run in ("kraft-tv2", "kraft-rv3.9-tv0")]
     data = SHARED / "kraft-tv2" / "data"
     shared = ["b-txn-aborts-0", "b-txn-aborts-2", "a-txn-orders-0", "c-idempotent-0", "c-plain-0", "g-compact-txn-0",
               "h-eos-output-2", "i-java-txn-1", "j-kafka-python-txn-0", "f-comp-gzip-0", "f-comp-snappy-0",

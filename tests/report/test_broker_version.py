@@ -218,7 +218,9 @@ def _feature_level(name: str, level: int) -> bytes:
 
 def test_the_newest_metadata_record_wins_snapshot_then_log(tmp_path):
     """The image of the newest KRaft snapshot, then the log from its end offset on; records the snapshot
-    already holds (below its end offset) are not read again, whatever their offsets say."""
+    already holds (below its end offset) are not read again, whatever their offsets say. (A snapshot is
+    framed by a SnapshotHeader and a SnapshotFooter: one without them is damaged and not read.)"""
+    from fixtures.diskgen.kraft_records import snapshot_footer, snapshot_header
     from fixtures.generator import RecordSpec, encode_v2_batch
 
     meta = tmp_path / "logs" / "__cluster_metadata-0"
@@ -226,7 +228,9 @@ def test_the_newest_metadata_record_wins_snapshot_then_log(tmp_path):
     (tmp_path / "logs" / "meta.properties").write_text("node.id=1\nversion=1\ncluster.id=AAAAAAAAAAAAAAAAAAAAAA\n")
     log = encode_v2_batch(0, [RecordSpec(value=_feature_level("metadata.version", 14))])
     (meta / "00000000000000000005-0000000001.checkpoint").write_bytes(
-        encode_v2_batch(0, [RecordSpec(value=_feature_level("metadata.version", 21))]))
+        encode_v2_batch(0, [RecordSpec(*snapshot_header(0))], control=True)
+        + encode_v2_batch(1, [RecordSpec(value=_feature_level("metadata.version", 21))])
+        + encode_v2_batch(2, [RecordSpec(*snapshot_footer())], control=True))
     (meta / "00000000000000000000.log").write_bytes(log)
     assert dict(kraft_versions(discover([str(tmp_path / "logs")]))[0]) == {"metadata.version": 21}
     (meta / "00000000000000000000.log").write_bytes(
