@@ -48,6 +48,16 @@ def json_rows(r: subprocess.CompletedProcess) -> List[dict]:
     return rows if isinstance(rows, list) else []
 
 
+def script_head(script: str) -> List[str]:
+    """The comment lines an abort-commands script opens with (inputs, as-of, warnings), up to ``set -eu``."""
+    head = []
+    for ln in script.splitlines():
+        if ln.startswith("set -eu"):
+            break
+        head.append(ln)
+    return head
+
+
 def run_summary(r: subprocess.CompletedProcess) -> dict:
     return {"rc": r.returncode, "stderr": r.stderr.splitlines(), "traceback": "Traceback" in r.stderr}
 
@@ -61,6 +71,6 @@ def analyse(paths: Sequence[Path], bootstrap: str = UNUSED_BOOTSTRAP) -> dict:
     return {
         "find_hanging": dict(run_summary(fh), rows=[row_summary(r) for r in json_rows(fh)]),
         "find_hanging_all": dict(run_summary(fh_all), rows=[row_summary(r) for r in json_rows(fh_all)]),
-        "abort_commands": dict(run_summary(ac), armed=armed_lines(ac.stdout),
+        "abort_commands": dict(run_summary(ac), armed=armed_lines(ac.stdout), head=script_head(ac.stdout),
                                comments=[ln for ln in ac.stdout.splitlines() if ln.startswith("# kafka-transactions.sh")]),
     }

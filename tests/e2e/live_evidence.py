@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from tests.e2e import evidence_truth as truth
-from tests.e2e.forensics_cli import analyse, armed_lines, forensics, json_rows, row_summary, run_summary
+from tests.e2e.forensics_cli import analyse, armed_lines, forensics, json_rows, row_summary, run_summary, script_head
 from tests.e2e.kafka_broker import Broker
 
 TOPIC = "live"
@@ -117,7 +117,7 @@ def direct_run(data: Path, command: str) -> dict:
     if command == "find-hanging":
         out["rows"] = [row_summary(row) for row in json_rows(r)]
     else:
-        out["armed"] = armed_lines(r.stdout)
+        out["armed"], out["head"] = armed_lines(r.stdout), script_head(r.stdout)
     return out
 
 

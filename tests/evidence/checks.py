@@ -42,9 +42,14 @@ def verdicts_on_in_flight(rows: Sequence[dict], window: dict, txns: Iterable[tru
     return problems
 
 
+def said(output: dict) -> List[str]:
+    """What a run said to the operator: stderr, and an abort-commands script's opening comments."""
+    return list(output["stderr"]) + [ln.lstrip("# ") for ln in output.get("head", [])]
+
+
 def silent_on_running_broker(analysis: dict) -> List[str]:
     return [f"{out}: no line says the evidence comes from a running broker ({claims.RUNNING_BROKER!r})"
-            for out in OUTPUTS if not claims.says_running_broker(analysis[out]["stderr"])]
+            for out in OUTPUTS if not claims.says_running_broker(said(analysis[out]))]
 
 
 def tracebacks(analysis: dict) -> List[str]:

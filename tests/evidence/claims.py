@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-# TODO(lead): the live-copy line; say_running_broker() looks for these words on one stderr line
+# TODO(lead): the live-copy line; says_running_broker() looks for these words on one line of stderr or of an
+# abort-commands script's header (main at 001ff3e prints "... a copy of a running broker (or of one that
+# crashed) ..." in its "WARNING: evidence: not one quiescent moment" line, which matches)
 RUNNING_BROKER = "running broker"
 # the hint that must not appear on a single-node restart or a DeleteRecords rewrite
 KAFKA_7408 = "KAFKA-7408"

@@ -69,7 +69,7 @@ def test_copy_after_the_clean_stop_keeps_todays_verdicts(scene: Scene) -> None:
     got = analyse([scene.out / "copies" / "final"])
     assert scene.truth["final"]["in_flight"] == []
     assert (got["find_hanging"]["rc"], got["find_hanging"]["rows"], checks.armed(got)) == (0, [], [])
-    assert not any(claims.says_running_broker(got[out]["stderr"]) for out in checks.OUTPUTS)
+    assert not any(claims.says_running_broker(checks.said(got[out])) for out in checks.OUTPUTS)
 
 
 def test_runs_on_the_live_log_dir_while_files_grow_roll_and_go(scene: Scene) -> None:
@@ -91,4 +91,4 @@ def test_runs_on_the_live_log_dir_no_verdict_on_a_transaction_in_flight(scene: S
 
 
 def test_runs_on_the_live_log_dir_say_so(scene: Scene) -> None:
-    assert [r["run"] for r in scene.truth["direct_runs"] if not claims.says_running_broker(r["stderr"])] == []
+    assert [r["run"] for r in scene.truth["direct_runs"] if not claims.says_running_broker(checks.said(r))] == []

@@ -64,7 +64,7 @@ def test_clean_stop_copy_keeps_todays_verdicts(tmp_path_factory):
     _disk, scene, got = analysed(CONTROL, tmp_path_factory)
     assert scene["copy"]["in_flight"] == []
     assert (got["find_hanging"]["rc"], got["find_hanging"]["rows"], checks.armed(got)) == (0, [], [])
-    assert not any(claims.says_running_broker(got[out]["stderr"]) for out in checks.OUTPUTS)
+    assert not any(claims.says_running_broker(checks.said(got[out])) for out in checks.OUTPUTS)
     assert checks.tracebacks(got) == []
 
 
