@@ -32,7 +32,9 @@ from typing import Dict, List, Optional
 from tests.spark.cluster import find_java
 
 REPO = Path(__file__).resolve().parents[2]
-KAFKA_HOME = REPO.parent / "shared" / "kafka" / "kafka_2.13-4.1.0"
+# ``../shared`` beside the checkout; KF_KAFKA_HOME names another place (a worktree under /work/wt/NAME has
+# no ../shared of its own)
+KAFKA_HOME = Path(os.environ.get("KF_KAFKA_HOME") or REPO.parent / "shared" / "kafka" / "kafka_2.13-4.1.0")
 HOST = "127.0.0.1"
 MIN_JAVA = 17  # Kafka 4.x brokers and tools
 HEAP = "-Xms128m -Xmx384m"

@@ -28,7 +28,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,9 @@ from typing import Dict, List, Tuple
 
 import pytest
 
+from tests.e2e import broker_clients as clients
+from tests.e2e.broker_clients import forget_transactional_ids, offsets
+from tests.e2e.forensics_cli import armed_lines, forensics
 from tests.e2e.kafka_broker import Broker, broker_problem, free_port
 
 pytestmark = [pytest.mark.broker,
@@ -56,12 +58,6 @@ class Scene:
     live_hanging: str  # kafka-transactions.sh find-hanging on the broker right after the last start
 
 
-def forensics(*args: str) -> subprocess.CompletedProcess:
-    """The kafka-forensics CLI, as an operator runs it."""
-    return subprocess.run([sys.executable, "-m", "forensics", *args, "--engine", "local", "--no-progress"],
-                          capture_output=True, text=True, timeout=300)
-
-
 def start_child(broker: Broker, txid: str, topic: str, work: Path) -> subprocess.Popen:
     err = open(work / f"{txid}.stderr", "wb")
     child = subprocess.Popen([sys.executable, str(CHILD), broker.bootstrap, txid, topic, str(OPEN_RECORDS)],
@@ -73,57 +69,11 @@ def start_child(broker: Broker, txid: str, topic: str, work: Path) -> subprocess
 
 
 def commit_records(broker: Broker, topic: str) -> None:
-    from kafka import KafkaProducer
-
-    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, transactional_id=COMMITTED_ID, acks="all")
-    try:
-        producer.init_transactions()
-        producer.begin_transaction()
-        for i in range(COMMITTED_RECORDS):
-            producer.send(topic, key=f"{COMMITTED_ID}-{i}".encode(), value=b"committed", partition=0)
-        producer.commit_transaction()
-    finally:
-        producer.close()
-
-
-def forget_transactional_ids(data: Path, ids: List[str]) -> List[str]:
-    """Remove the ``__transaction_state`` partition dirs whose logs hold any of ``ids``; their names."""
-    gone = []
-    for d in sorted(data.glob("__transaction_state-*")):
-        if any(i.encode() in f.read_bytes() for f in d.glob("*.log") for i in ids):
-            shutil.rmtree(d)
-            gone.append(d.name)
-    return gone
-
-
-def offsets(broker: Broker, topic: str) -> Tuple[int, int]:
-    """(last stable offset, high watermark) of partition 0, as kafka-python's consumers see them."""
-    from kafka import KafkaConsumer, TopicPartition
-
-    tp = TopicPartition(topic, 0)
-    out = []
-    for isolation in ("read_committed", "read_uncommitted"):
-        with closing(KafkaConsumer(bootstrap_servers=broker.bootstrap, isolation_level=isolation)) as c:
-            out.append(c.end_offsets([tp])[tp])
-    return out[0], out[1]
+    clients.commit_records(broker, COMMITTED_ID, topic, [0], COMMITTED_RECORDS, key="{txid}-{i}")
 
 
 def committed_keys(broker: Broker, topic: str, until: int, wait_s: float = 30) -> List[Tuple[int, str]]:
-    """(offset, key) of every record a read_committed consumer gets from the start up to offset ``until``,
-    polling at most ``wait_s`` seconds."""
-    from kafka import KafkaConsumer, TopicPartition
-
-    tp = TopicPartition(topic, 0)
-    got: List[Tuple[int, str]] = []
-    with closing(KafkaConsumer(bootstrap_servers=broker.bootstrap, isolation_level="read_committed",
-                               enable_auto_commit=False)) as c:
-        c.assign([tp])
-        c.seek_to_beginning(tp)
-        deadline = time.monotonic() + wait_s
-        while c.position(tp) < until and time.monotonic() < deadline:
-            for records in c.poll(timeout_ms=500).values():
-                got += [(r.offset, r.key.decode()) for r in records]
-    return got
+    return clients.committed_records(broker, topic, 0, until, wait_s)
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +100,7 @@ def scene(tmp_path_factory):
         assert gone, "no __transaction_state partition holds the ids"
         broker.start()
         broker.stop()
-        assert all((broker.data / name).is_dir() for name in gone), f"{gone} not recreated by the broker"
+        assert all(d.is_dir() for d in gone), f"{gone} not recreated by the broker"
         copy = work / "copy"
         shutil.copytree(broker.data, copy)
         broker.start()
@@ -187,9 +137,7 @@ def run_script(scene: Scene, script: Path) -> subprocess.CompletedProcess:
 
 
 def armed(script: Path) -> List[str]:
-    """The guard calls and abort lines the script runs (not its comments, not kf_guard's body)."""
-    lines = (ln.strip() for ln in script.read_text().splitlines())
-    return [ln for ln in lines if ln.startswith(("kf_guard --", "kafka-transactions.sh "))]
+    return armed_lines(script.read_text())
 
 
 def ok_line(row: dict) -> str:
