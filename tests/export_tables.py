@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from fixtures import hanging_scenarios, replay, scenarios
 from forensics.findings import dedupe
-from forensics.layout.discover import discover
+from forensics.layout.discovery import discover
 from forensics.layout.clusters import select_cluster
 from forensics.report.state import (
     describe_rows,
@@ -59,8 +59,8 @@ def disks(name: str, base: Path) -> List[Path]:
         module = hanging_scenarios if kind == "hanging" else scenarios
         out.append(module.build(scenario, base / kind / scenario))
     if name == "mixed":
-        for coordinator in Path(out[1]).glob("__transaction_state-*"):
-            shutil.rmtree(coordinator)
+        for coordinator in [*Path(out[1]).glob("__transaction_state-*"), *Path(out[1]).glob("__cluster_metadata-*")]:
+            shutil.rmtree(coordinator)  # the first disk holds the coordinators and the metadata log
     return out
 
 

@@ -81,6 +81,9 @@ class CoordinatorView:
     partitions: Dict[int, CoordinatorPartitionView]
     ids: Dict[str, TransactionIdView]
     findings: Tuple[Finding, ...]
+    # where partition_count comes from: "--transaction-state-partitions" or "__cluster_metadata" (proven), or
+    # "" (inferred from the partitions present: a higher-numbered one may be missing)
+    count_source: str = ""
     # producer id -> ids, built once (callers look up one producer per open transaction)
     _current: Dict[int, Tuple[TransactionIdView, ...]] = field(default_factory=dict, compare=False, repr=False)
     _ever: Dict[int, Tuple[TransactionIdView, ...]] = field(default_factory=dict, compare=False, repr=False)
@@ -167,7 +170,8 @@ def _partition_findings(r: TxnStateInputs, st: CoordinatorPartitionState) -> Lis
 
 
 def rebuild_coordinator(replicas: Sequence[Union[TxnStateInputs, FoldedReplica]],
-                        partition_count: Optional[int] = None, keep_history: KeepHistory = None) -> CoordinatorView:
+                        partition_count: Optional[int] = None, keep_history: KeepHistory = None,
+                        count_source: str = "") -> CoordinatorView:
     """The coordinators' view; ``keep_history`` says which ids keep their full history (None: all;
     the commands that print no history keep none). Replicas come as read, or folded already."""
     by_partition: Dict[int, List[Union[TxnStateInputs, FoldedReplica]]] = {}
@@ -196,4 +200,4 @@ def rebuild_coordinator(replicas: Sequence[Union[TxnStateInputs, FoldedReplica]]
                                      st.tombstoned.get(tid), st.history.get(tid, ()), summary)
             if tid not in ids or expected == part:
                 ids[tid] = view
-    return CoordinatorView(n, views, dict(sorted(ids.items())), tuple(findings))
+    return CoordinatorView(n, views, dict(sorted(ids.items())), tuple(findings), count_source if partition_count else "")

@@ -27,12 +27,14 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
-from forensics.analysis.coordinator import CoordinatorView
+from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
 from forensics.analysis.producers import PartitionView
+from forensics.analysis.coverage import Coverage
 from forensics.analysis.quiescence import Quiescence
 from forensics.codec.checkpoints import EpochEntry
 from forensics.findings import Finding, FindingKind
 from forensics.layout import Inventory, LogDir, PartitionDir
+from forensics.model import TRANSACTION_STATE_TOPIC, TopicPartition
 from forensics.state.producer import TransactionSpan
 
 DAMAGE_KINDS = frozenset({
@@ -42,6 +44,7 @@ DAMAGE_KINDS = frozenset({
     FindingKind.OFFSET_REGRESSION, FindingKind.BATCH_BEFORE_BASE,
 })
 _SHOWN = 3  # gaps named in a reason; the rest are counted
+COPY_MISSING = "copy_missing"  # the copy a verdict needs (a partition's leader's) is not among the inputs
 # what a partition dir's index files say its log reached: (next offset, index path, "offset index"), the
 # runs' reader (pipeline/witnesses.index_reach) handed in, so that this floor opens no file
 Reach = Callable[[PartitionDir], Optional[Tuple[int, str, str]]]
@@ -193,8 +196,10 @@ class EvidenceCheck:
     transaction, and the coordinator partitions."""
 
     def __init__(self, inventory: Inventory, coordinator: Optional[CoordinatorView],
-                 quiescence: Optional[Quiescence] = None, reach: Optional[Reach] = None) -> None:
+                 quiescence: Optional[Quiescence] = None, reach: Optional[Reach] = None,
+                 coverage: Optional[Coverage] = None) -> None:
         self.quiescence = quiescence  # when each partition was copied, on evidence not of one quiescent moment
+        self.coverage = coverage  # what should be there against what is
         self._extents = EvidenceExtents(inventory, reach)
         self._data: Dict[str, LogGaps] = {}  # by partition dir: built once, however many rows it has
         self._coordinator: Dict[int, Tuple[str, Tuple[Gap, ...]]] = {}
@@ -225,3 +230,27 @@ class EvidenceCheck:
         """(label, gaps) of the coordinator partitions given (None: all of them) that have gaps."""
         wanted = sorted(self._coordinator) if partitions is None else [p for p in partitions if p in self._coordinator]
         return [self._coordinator[p] for p in wanted]
+
+    def copies_missing(self, tp: TopicPartition, v: Optional[TransactionIdView], every_coordinator: bool
+                       ) -> Tuple[Gap, ...]:
+        """The copies a verdict on ``tp`` needs that are not among the inputs: ``tp``'s leader's, the id's
+        coordinator partition's leader's (``v``), and with ``every_coordinator`` (no id known: any partition
+        may hold the producer's record) every coordinator partition's."""
+        if self.coverage is None:
+            return ()
+        wanted = [tp] + ([TopicPartition(TRANSACTION_STATE_TOPIC, v.partition)] if v is not None else [])
+        out = []
+        for t in dict.fromkeys(wanted):
+            u = self.coverage.gap(t)
+            if u is not None:
+                out.append(Gap(COPY_MISSING, f"{t}: {u.text}, which may hold newer records", "", partition_dir=""))
+        if v is None and every_coordinator:
+            lacking = sorted((t for t in self.coverage.uncovered if t.topic == TRANSACTION_STATE_TOPIC),
+                             key=lambda t: t.partition)
+            if lacking:
+                names = ", ".join(map(str, lacking[:_SHOWN])) + (
+                    f" and {len(lacking) - _SHOWN} more" if len(lacking) > _SHOWN else "")
+                out.append(Gap(COPY_MISSING, f"{len(lacking)} coordinator partition(s) lack the copy that matters "
+                               f"({names}; {self.coverage.uncovered[lacking[0]].text}): one may hold this producer's "
+                               "record", "", partition_dir=""))
+        return tuple(out)

@@ -180,6 +180,13 @@ def _classify(view: PartitionView, e: ProducerState, coord: Optional[Coordinator
         return UNVERIFIABLE, (f"no coordinator record for producer id {pid}, but __transaction_state partitions "
                               f"{_numbers(missing)} are not among the inputs: the coordinator may still complete "
                               "this transaction"), None
+    if not coord.count_source:
+        n = coord.partition_count
+        return UNVERIFIABLE, (f"no coordinator record for producer id {pid} in the {n} __transaction_state partitions "
+                              f"read (0-{n - 1}), but nothing on the disk gives their count (no __cluster_metadata "
+                              "among the inputs): a higher-numbered partition may hold it; give "
+                              "--transaction-state-partitions N (kafka-topics.sh --describe --topic "
+                              "__transaction_state, or the brokers' transaction.state.log.num.partitions)"), None
     return HANGING, f"no coordinator record for producer id {pid} in any __transaction_state partition", None
 
 
@@ -218,6 +225,10 @@ def _unproven(verdict: str, reason: str, view: PartitionView, e: ProducerState, 
                                                    ": the record of this producer id may be missing"))
             torn.extend(found)
     gaps.extend(torn)
+    if verdict in (HANGING, STUCK, FENCED) and check is not None:
+        missing = check.copies_missing(view.topic_partition, v if verdict != FENCED else None, verdict == HANGING)
+        parts.extend(g.text for g in missing)
+        gaps.extend(missing)
     recent: Tuple[Gap, ...] = ()
     if verdict in (HANGING, STUCK) and check is not None:
         recent = settling_gaps(verdict == HANGING, view, e, span, v, coord, check.quiescence, time_text)

@@ -74,7 +74,7 @@ def write_run_diagnostics(run: VerdictRun, as_of_line: bool = True) -> None:
     write_clock(run.as_of, as_of_line=as_of_line)
     write_findings(run.evidence)
     for warning in run.warnings:
-        write_note(f"WARNING: {warning}")
+        write_note(f"WARNING: {term(warning)}")  # the lines name evidence paths
 
 
 def find_hanging_cli(
@@ -100,7 +100,10 @@ def find_hanging_cli(
         if found.hidden and not show_all:
             kinds = ", ".join(sorted({v.verdict for v in found.hidden}))
             write_note(f"{len(found.hidden)} other open transaction(s) ({kinds}): see --all")
-        if found.outcome is Outcome.UNDECIDED:
+        if found.unproven:
+            write_note(f"nothing is proven hanging, but this is no all-clear: {found.unproven} (see the evidence "
+                       "lines above): exit 7")
+        elif found.outcome is Outcome.UNDECIDED:
             write_note("nothing is proven hanging, but the open transaction(s) above need a person (see each "
                        "reason): exit 7")
         if req.topic is not None or req.broker_id is not None:

@@ -1,7 +1,6 @@
 """layout layer: log dirs, partition dirs, effective segment sets, checkpoint files.
 
-Never reads record bytes; see :mod:`forensics.layout.discover` (``from forensics.layout.discover
-import discover``: the package's ``discover`` is that module). The names below are loaded from their
+Never reads record bytes; see :mod:`forensics.layout.discovery` (:func:`discover`). The names below are loaded from their
 modules when first asked for (``from forensics.layout import Inventory``), so that a command that
 needs only the names of files (dump: :mod:`forensics.layout.names`) does not load discovery.
 """
@@ -10,7 +9,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 _WHERE = {
-    "DEFAULT_MAX_DEPTH": "discover",
+    "DEFAULT_MAX_DEPTH": "discovery",
+    "discover": "discovery",
     "FileKind": "names",
     "PartitionStatus": "names",
     "Inventory": "records",
@@ -24,7 +24,7 @@ _WHERE = {
 }
 
 if TYPE_CHECKING:
-    from forensics.layout.discover import DEFAULT_MAX_DEPTH
+    from forensics.layout.discovery import DEFAULT_MAX_DEPTH, discover
     from forensics.layout.names import FileKind, PartitionStatus
     from forensics.layout.records import (
         Inventory,
@@ -58,4 +58,5 @@ __all__ = [
     "SegmentFiles",
     "SnapshotFile",
     "SwapNextOffset",
+    "discover",
 ]

@@ -1,4 +1,4 @@
-"""Frozen records produced by :func:`forensics.layout.discover.discover`.
+"""Frozen records produced by :func:`forensics.layout.discovery.discover`.
 
 Plain data: paths are strings exactly as built from the user's input (no resolution of
 symlinks), sizes come from ``os.stat``, checkpoint content is already parsed into the

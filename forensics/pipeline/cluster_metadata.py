@@ -263,6 +263,24 @@ class _Reader:
         return None if damaged else expected
 
 
+# the records the evidence model reads (MetadataRecordType api keys): brokers and their log dirs, topics,
+# partitions, their changes, feature levels; the bulk of a metadata log (NoOpRecord, ConfigRecord, ...)
+# is never decoded
+EVIDENCE_RECORD_TYPES = frozenset({
+    0,  # RegisterBrokerRecord
+    1,  # UnregisterBrokerRecord
+    2,  # TopicRecord
+    3,  # PartitionRecord
+    5,  # PartitionChangeRecord
+    7,  # FenceBrokerRecord
+    8,  # UnfenceBrokerRecord
+    9,  # RemoveTopicRecord
+    12,  # FeatureLevelRecord
+    17,  # BrokerRegistrationChangeRecord
+    28,  # ClearElrRecord
+})
+
+
 def read_cluster_image(inventory: Inventory, *, until_offset: Optional[int] = None,
                        record_types: Optional[AbstractSet[int]] = None) -> ClusterImage:
     """The cluster image of ``inventory``'s KRaft metadata (an empty image when it has none).
@@ -298,4 +316,4 @@ def read_cluster_image(inventory: Inventory, *, until_offset: Optional[int] = No
                                copy=tips[best], copies=tuple(tips))
 
 
-__all__ = ["copy_tip", "metadata_copies", "read_cluster_image", "snapshot_problem"]
+__all__ = ["EVIDENCE_RECORD_TYPES", "copy_tip", "metadata_copies", "read_cluster_image", "snapshot_problem"]

@@ -30,12 +30,11 @@ from forensics.analysis.hanging import (
     classify,
     evidence_of,
 )
+from forensics.analysis.evidence_model import EvidenceModel
 from forensics.analysis.producers import PartitionView
-from forensics.analysis.quiescence import Quiescence
+from forensics.analysis.replicas import group_replicas
 from forensics.analysis.settling import TOO_RECENT
 from forensics.codec.txnlog import TransactionStatus as S
-from forensics.analysis.quiescence import describe as describe_quiescence
-from forensics.analysis.replicas import group_replicas
 from forensics.layout.names import is_legal_topic
 from forensics.report.row import ABSENT, JsonRow
 from forensics.report.state import StateReport, newest_input_time, preferred_replica
@@ -82,18 +81,20 @@ def find_hanging(report: StateReport, *, as_of: Optional[int] = None, topic: Opt
                  partition: Optional[int] = None, broker_id: Optional[int] = None,
                  max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
                  time_text: Optional[Callable[[int, Optional[int]], str]] = None,
-                 quiescence: Optional[Quiescence] = None, reach: Optional[Reach] = None
+                 evidence: Optional[EvidenceModel] = None, reach: Optional[Reach] = None
                  ) -> Tuple[List[Verdict], AsOf]:
     """The verdicts and the as-of time; ``time_text(ms, as_of_ms)`` writes the times the reasons name
-    (the caller's renderer: render/time_text.stamp), else they show as epoch milliseconds; ``quiescence``:
-    how the evidence was left (:func:`forensics.report.evidence_model.quiescence_of`; None: not judged);
+    (the caller's renderer: render/time_text.stamp), else they show as epoch milliseconds; ``evidence``:
+    how the evidence was left and what it lacks (:func:`forensics.report.evidence_facts.evidence_model_of`;
+    None: not judged);
     ``reach``: what a partition's index files say its log held (the torn-copy test's witness)."""
     when = given(as_of) if as_of is not None else newest_input_time(
         report, str if time_text is None else (lambda ms: time_text(ms, None)))
     text = str if time_text is None else (lambda ms: time_text(ms, when.time_ms))
     views = leader_views(report, topic, partition, broker_id)
     coord = report.coordinator if report.coordinator.partitions else None
-    check = EvidenceCheck(report.inventory, coord, quiescence, reach)
+    check = EvidenceCheck(report.inventory, coord, evidence.quiescence if evidence else None, reach,
+                          evidence.coverage if evidence else None)
     return classify(views, coord, when.time_ms, max_timeout_ms, group_replicas(report.partitions), check,
                     text), when
 
@@ -134,12 +135,11 @@ NO_COORDINATOR_WARNING = ("no __transaction_state partition among the inputs: ve
                           "on age alone, as Kafka's find-hanging; add the coordinators' disks.")
 
 
-def evidence_warnings(report: StateReport, quiescence: Optional[Quiescence] = None) -> List[str]:
+def evidence_warnings(report: StateReport, evidence: Optional[EvidenceModel] = None) -> List[str]:
     """What weakens every verdict of the run, said first by every output."""
     out = [] if report.coordinator.partitions else [NO_COORDINATOR_WARNING]
     brokers = {d.path: d.broker_id for d in report.inventory.log_dirs}
-    moment = describe_quiescence(quiescence, brokers) if quiescence is not None else None
-    return out + ([moment] if moment else [])
+    return out + (evidence.lines(brokers) if evidence is not None else [])
 
 
 def abort_candidate(v: Verdict) -> bool:

@@ -173,10 +173,12 @@ class StateFolder:
 
 
 def assemble_state(inv: Inventory, results: Dict[str, Any], scope: Scope,
-                   partition_count: Optional[int] = None, folder: Optional[StateFolder] = None) -> StateReport:
+                   partition_count: Optional[int] = None, folder: Optional[StateFolder] = None,
+                   metadata_count: Optional[int] = None) -> StateReport:
     """Producer state (data partitions in ``scope``) and coordinator metadata, from what the executor
     read for ``plan(inv, scope)``: each replica's results as read, or as ``folder`` (the one given to
-    the executor) made them already."""
+    the executor) made them already. ``partition_count``: ``__transaction_state``'s, as given
+    (``--transaction-state-partitions``); ``metadata_count``: as ``__cluster_metadata`` says it."""
     folder = folder if folder is not None else StateFolder(inv, scope)
     notes = loose_file_notes(inv)
     views, txn, metadata = [], [], []
@@ -191,8 +193,8 @@ def assemble_state(inv: Inventory, results: Dict[str, Any], scope: Scope,
             views.append(folded)
     views.sort(key=lambda v: (v.topic_partition.topic, v.topic_partition.partition,
                               -1 if v.inputs.broker_id is None else v.inputs.broker_id, v.inputs.path))
-    count, count_findings = txn_partition_count(txn, partition_count)
-    coordinator = rebuild_coordinator(txn, count or None, folder.keep_history)
+    count, count_findings, source = _partition_count(txn, partition_count, metadata_count)
+    coordinator = rebuild_coordinator(txn, count or None, folder.keep_history, source)
     read = _as_read(coordinator.findings, ((s.findings, s.size, 0 if s.next_offset is None else 1)
                                            for c in coordinator.partitions.values() for s in c.inputs.segments))
     coordinator = replace(coordinator, findings=tuple(dedupe(count_findings + read)))
@@ -216,12 +218,32 @@ def loose_file_notes(inv: Inventory) -> Tuple[Finding, ...]:
 # -- the __transaction_state partition count -----------------------------------------------------
 
 
+GIVEN_COUNT = "--transaction-state-partitions"
+METADATA_COUNT = "__cluster_metadata"
+
+
+def _partition_count(replicas, given: Optional[int], metadata: Optional[int]) -> Tuple[int, List[Finding], str]:
+    """The ``__transaction_state`` partition count, what the disk says against it, and where it comes from:
+    as given, else as ``__cluster_metadata`` says (both proven), else inferred from what is present ("")."""
+    if given is not None:
+        count, found = txn_partition_count(replicas, given)
+        if metadata is not None and metadata != given:
+            found.append(Finding(FindingKind.TXN_PARTITION_COUNT, f"--transaction-state-partitions {given}, but "
+                                 f"__cluster_metadata gives __transaction_state {metadata} partitions"))
+        return count, found, GIVEN_COUNT
+    if metadata is not None:
+        count, found = txn_partition_count(replicas, metadata, source=METADATA_COUNT)
+        return count, found, METADATA_COUNT
+    count, found = txn_partition_count(replicas)
+    return count, found, ""
+
+
 def _misplaced(stored: Set[Tuple[str, int]], n: int) -> int:
     return sum(transaction_partition_for(tid, n) != part for tid, part in stored)
 
 
-def txn_partition_count(replicas: Sequence[Union[TxnStateInputs, FoldedReplica]], given: Optional[int] = None
-                        ) -> Tuple[int, List[Finding]]:
+def txn_partition_count(replicas: Sequence[Union[TxnStateInputs, FoldedReplica]], given: Optional[int] = None,
+                        source: str = "--transaction-state-partitions") -> Tuple[int, List[Finding]]:
     """The partition count of ``__transaction_state`` (0: no partition among the inputs) and what
     the disk says against it.
 
@@ -247,12 +269,14 @@ def txn_partition_count(replicas: Sequence[Union[TxnStateInputs, FoldedReplica]]
                              "inputs; give --transaction-state-partitions if the cluster used another count",
                              severity=Severity.INFO)]
     hint = f"; the stored transactional ids all fit {fit} partitions" if fit is not None else ""
+    said = f"--transaction-state-partitions {given}" if source == GIVEN_COUNT else \
+        f"{source} gives __transaction_state {given} partitions"
     if low > given:
-        return given, [Finding(FindingKind.TXN_PARTITION_COUNT, f"--transaction-state-partitions {given}, but the "
+        return given, [Finding(FindingKind.TXN_PARTITION_COUNT, f"{said}, but the "
                                f"inputs hold __transaction_state-{low - 1}: the count is at least {low}{hint}", path)]
     wrong = _misplaced(stored, given)
     if wrong and fit is not None:
-        return given, [Finding(FindingKind.TXN_PARTITION_COUNT, f"--transaction-state-partitions {given}: {wrong} of "
+        return given, [Finding(FindingKind.TXN_PARTITION_COUNT, f"{said}: {wrong} of "
                                f"{len(stored)} stored transactional ids are not where abs(hash) % {given} puts them, "
                                f"but all are where abs(hash) % {fit} does: the count given is probably wrong")]
     return given, []

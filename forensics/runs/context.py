@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from forensics.analysis.filters import Filters, check_filters
 from forensics.layout import Inventory
-from forensics.layout.discover import discover
+from forensics.layout.discovery import discover
 from forensics.layout.clusters import select_cluster
 
 from forensics.pipeline.engine import EngineName, EngineSpec, Executor, make_executor

@@ -9,10 +9,13 @@ from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.clock import AsOf
 from forensics.analysis.filters import Filters
 from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, Verdict
-from forensics.analysis.quiescence import ChangedFile, Quiescence
+from forensics.analysis.evidence_model import EvidenceModel
+from forensics.analysis.quiescence import ChangedFile
 from forensics.findings import Finding
 from forensics.layout import Inventory
 from forensics.layout.evidence import changed_segments
+from forensics.model import TRANSACTION_STATE_TOPIC
+from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
 from forensics.pipeline.plan import plan
 from forensics.pipeline.witnesses import index_reach
 from forensics.runs.broker_version import broker_version_of
@@ -28,7 +31,7 @@ from forensics.report.hanging import (
 from forensics.report.incident import build_incident
 from forensics.report.incident_model import Incident
 from forensics.report.row import ABSENT
-from forensics.report.evidence_model import quiescence_of
+from forensics.report.evidence_facts import evidence_model_of
 from forensics.report.state import (
     StateFolder,
     StateReport,
@@ -88,14 +91,16 @@ def _verdicts(command: str, req: VerdictRequest, listener: Listener, lean: bool 
     scope = state_scope(data=True)
     folder = StateFolder(opened.inventory, scope, keep_history=_NO_HISTORY if lean else None, lean=lean)
     results = opened.run_units(plan(opened.inventory, scope), "rebuilding state", listener, folder)
-    rep = assemble_state(opened.inventory, results, scope, req.partition_count, folder)
+    image = read_cluster_image(opened.inventory, record_types=EVIDENCE_RECORD_TYPES)
+    rep = assemble_state(opened.inventory, results, scope, req.partition_count, folder,
+                         image.partition_count(TRANSACTION_STATE_TOPIC))
     changed = [ChangedFile(*c) for c in changed_segments(opened.inventory)]
-    quiet = quiescence_of(rep, newest_input_time(rep), req.max_timeout_ms, changed, req.copy_start)
+    model = evidence_model_of(rep, newest_input_time(rep), req.max_timeout_ms, changed, req.copy_start, image)
     verdicts, when = verdicts_of(rep, as_of=req.as_of, topic=req.topic, partition=req.partition,
                                  broker_id=req.broker_id, max_timeout_ms=req.max_timeout_ms,
-                                 time_text=req.time_text, quiescence=quiet, reach=index_reach)
+                                 time_text=req.time_text, evidence=model, reach=index_reach)
     version = broker_version_of(rep.inventory, state=rep, given=req.broker_version)
-    return opened, rep, verdicts, when, version, quiet
+    return opened, rep, verdicts, when, version, model
 
 
 def _NO_HISTORY(transactional_id: str) -> bool:
@@ -103,9 +108,9 @@ def _NO_HISTORY(transactional_id: str) -> bool:
 
 
 def _finish(opened: Opened, rep: StateReport, when: AsOf, version: BrokerVersionRange,
-            quiet: Quiescence) -> VerdictRun:
+            model: EvidenceModel) -> VerdictRun:
     written = opened.manifest.finish(when.time_ms, when.source)
-    return VerdictRun(when, version, tuple(rep.evidence_findings()), tuple(evidence_warnings(rep, quiet)), written,
+    return VerdictRun(when, version, tuple(rep.evidence_findings()), tuple(evidence_warnings(rep, model)), written,
                       opened.stats)
 
 
@@ -126,19 +131,24 @@ class FindHangingResult:
     hidden: Tuple[Verdict, ...]  # open transactions needing no one, left out without show_all
     outcome: Outcome
     run: VerdictRun
+    unproven: Optional[str] = None  # why nothing hanging is no all-clear: what the evidence lacks
 
 
 def find_hanging(req: FindHangingRequest, listener: Listener = Quiet()) -> FindHangingResult:
     """Hanging transactions: open on a partition, forgotten by the coordinator."""
-    opened, rep, verdicts, when, version, quiet = _verdicts("find-hanging", req.verdicts, listener)
+    opened, rep, verdicts, when, version, model = _verdicts("find-hanging", req.verdicts, listener)
     listed = [v for v in verdicts if req.show_all or v.needs_attention]  # --all: ongoing ones in time too
     made = [hanging_row(v, version=version, as_of=when) for v in listed]
     if req.previews:
         made = with_previews(listed, made, opened.inventory, req.redact, lambda v, p: hanging_row(
             v, version=version, as_of=when, preview=p))
-    run = _finish(opened, rep, when, version, quiet)
+    run = _finish(opened, rep, when, version, model)
     hidden = tuple(v for v in verdicts if not v.needs_attention)
-    return FindHangingResult(tuple(made), hidden, outcome_of(verdicts), run)
+    outcome, unproven = outcome_of(verdicts), None
+    if outcome is Outcome.CLEAR:
+        unproven = model.unproven_all_clear(req.verdicts.selection)
+        outcome = Outcome.UNDECIDED if unproven else outcome
+    return FindHangingResult(tuple(made), hidden, outcome, run, unproven)
 
 
 def with_previews(verdicts, rows, inventory: Inventory, redact: bool, row_of):
@@ -189,10 +199,10 @@ class AbortResult:
 def abort_commands(req: AbortRequest, listener: Listener = Quiet()) -> AbortResult:
     """The rows of a reviewable abort script: every open transaction that needs attention, with its
     commands (armed or not) and what each abort discards."""
-    opened, rep, verdicts, when, version, quiet = _verdicts("abort-commands", req.verdicts, listener)
+    opened, rep, verdicts, when, version, model = _verdicts("abort-commands", req.verdicts, listener)
     listed = [v for v in verdicts if v.needs_attention]
     rows = req.rows(listed, opened.inventory, version, req.arm_unverifiable)
-    return AbortResult(tuple(rows), _finish(opened, rep, when, version, quiet))
+    return AbortResult(tuple(rows), _finish(opened, rep, when, version, model))
 
 
 # -- report ---------------------------------------------------------------------------------------
@@ -214,11 +224,11 @@ def incident_report(req: ReportRequest, listener: Listener = Quiet()) -> ReportR
     """The incident model: every open transaction with its verdict, evidence and commands, LSO lag per
     partition, a timeline per transactional id (rendered to HTML by the command line). With a topic,
     partition or broker id, only those partitions, and what the rest of the evidence holds counted."""
-    opened, rep, verdicts, when, version, quiet = _verdicts("report", req.verdicts, listener, lean=False)
-    run = _finish(opened, rep, when, version, quiet)
+    opened, rep, verdicts, when, version, model = _verdicts("report", req.verdicts, listener, lean=False)
+    run = _finish(opened, rep, when, version, model)
     rows = req.rows(verdicts, opened.inventory, version)
     selection = req.verdicts.selection
-    whole = _whole_cluster(rep, req.verdicts, when, quiet) if selection.narrows_partitions else ()
+    whole = _whole_cluster(rep, req.verdicts, when, model) if selection.narrows_partitions else ()
     written = run.manifest
     incident = build_incident(rep, verdicts, when, inputs=req.verdicts.evidence.paths, rows=rows,
                               manifest=(written.ref.path, written.ref.sha256) if written is not None else None,
@@ -226,8 +236,8 @@ def incident_report(req: ReportRequest, listener: Listener = Quiet()) -> ReportR
     return ReportResult(incident, run)
 
 
-def _whole_cluster(rep: StateReport, req: VerdictRequest, when: AsOf, quiet: Quiescence) -> List[Verdict]:
+def _whole_cluster(rep: StateReport, req: VerdictRequest, when: AsOf, model: EvidenceModel) -> List[Verdict]:
     """The verdicts of every partition as the report without a selection judges them (to count those a
     selection leaves out)."""
     return verdicts_of(rep, as_of=when.time_ms, max_timeout_ms=req.max_timeout_ms, time_text=req.time_text,
-                       quiescence=quiet, reach=index_reach)[0]
+                       evidence=model, reach=index_reach)[0]

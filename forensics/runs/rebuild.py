@@ -7,7 +7,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, Verdict
 from forensics.layout import Inventory
-from forensics.layout.discover import discover
+from forensics.layout.discovery import discover
 from forensics.model import Progress
 from forensics.model import TopicPartition
 from forensics.pipeline.engine import Executor

@@ -24,7 +24,7 @@ from forensics.analysis.quiescence import (
 )
 from forensics.cli.app import app
 from forensics.io.files import lock_holder
-from forensics.layout.discover import discover
+from forensics.layout.discovery import discover
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"

@@ -127,7 +127,7 @@ def test_an_investigators_query_with_pyarrow(exports) -> None:
 
 
 def test_rows_go_out_a_row_group_at_a_time(tmp_path: Path, monkeypatch, exports) -> None:
-    """With 7 rows per group the example disk's 52 batches are 8 row groups holding the same rows, and
+    """With 7 rows per group the example disk's 72 batches are 11 row groups holding the same rows, and
     no more than one group of rows is drawn from the segments before it is written."""
     import pyarrow.parquet as pq_module
 
@@ -153,9 +153,9 @@ def test_rows_go_out_a_row_group_at_a_time(tmp_path: Path, monkeypatch, exports)
     done = runner.invoke(app, ["export", str(EXAMPLE), "--out", str(out), "--engine", "local", "--no-progress"])
     assert done.exit_code == 0, done.stderr
     meta = pq.ParquetFile(out / "batches" / PART_FILE).metadata
-    assert meta.num_rows == 52 and meta.num_row_groups == 8
-    assert [meta.row_group(i).num_rows for i in range(8)] == [7] * 7 + [3]
-    assert drawn[:8] == [7, 14, 21, 28, 35, 42, 49, 52]  # each group written as soon as it is full
+    assert meta.num_rows == 72 and meta.num_row_groups == 11
+    assert [meta.row_group(i).num_rows for i in range(11)] == [7] * 10 + [2]
+    assert drawn[:11] == [7, 14, 21, 28, 35, 42, 49, 56, 63, 70, 72]  # each group written as soon as it is full
     assert sorted(map(repr, read_rows(out, "batches"))) == sorted(map(repr, exports["example-disk"].table("batches")))
 
 

@@ -133,7 +133,7 @@ def test_an_export_replaces_a_previous_one_of_either_layout(tmp_path: Path, engi
                                "--no-progress"])
     assert done.exit_code == 0, done.stderr
     doc = json.loads((out / "_export.json").read_text())
-    assert doc["engine"] == "local" and doc["tables"]["batches"] == {"path": "batches", "rows": 52,
+    assert doc["engine"] == "local" and doc["tables"]["batches"] == {"path": "batches", "rows": 72,
                                                                     "files": ["part-0.parquet"]}
     assert sorted(os.listdir(out / "batches")) == ["part-0.parquet"]
     assert sorted(os.listdir(out)) == sorted(["_export.json", *doc["tables"]])

@@ -16,7 +16,7 @@ import forensics.cli.scan_cmd  # noqa: F401
 from forensics.analysis.filters import Filters, check_filters
 from forensics.cli.app import app
 from forensics.errors import UsageError
-from forensics.layout.discover import discover
+from forensics.layout.discovery import discover
 from tests.engine_lines import without_engine_line
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,7 +57,7 @@ def test_a_topic_typo_is_a_usage_error_naming_the_close_match(command):
 
 @pytest.mark.parametrize("args, line", [
     (("--topic", "Orders"), "no topic 'Orders' in the evidence; did you mean 'orders'?"),  # topics are case-sensitive
-    (("--topic", "zzz"), "no topic 'zzz' in the evidence; topics: __transaction_state, orders, payments"),
+    (("--topic", "zzz"), "no topic 'zzz' in the evidence; topics: __cluster_metadata, __transaction_state, orders, payments"),
     (("--topic", "orders", "--partition", "5"), "no partition 5 of topic 'orders' in the evidence; partitions: 0-1"),
     (("--broker-id", "7"), "no broker 7 in the evidence; brokers: 1"),
     (("--topic", "orders", "--broker-id", "7"), "no broker 7 in the evidence; brokers: 1"),

@@ -119,7 +119,7 @@ def test_abort_commands_script_never_aborts_non_hanging(tmp_path):
     assert r.exit_code == 0
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("kafka-transactions.sh")]
     # the example disk's brokers are 3.7 or newer: the --start-offset form is the one armed
-    assert "# brokers: broker 3.7 or newer: KRaft, directory.id, clean-shutdown broker epoch\n" in r.stdout
+    assert "# brokers: broker 4.1 or newer: KRaft, metadata.version 4.1-IV1, brokers support metadata.version up to 4.1-IV1\n" in r.stdout
     assert lines == ["kafka-transactions.sh --bootstrap-server kafka:9092 abort --topic orders --partition 0 "
                      "--start-offset 6"]
     assert "# kafka-transactions.sh --bootstrap-server kafka:9092 abort --topic orders --partition 0 " \
@@ -129,7 +129,7 @@ def test_abort_commands_script_never_aborts_non_hanging(tmp_path):
     assert [ln for ln in older.stdout.splitlines() if ln.startswith("kafka-transactions.sh")] == [
         "kafka-transactions.sh --bootstrap-server kafka:9092 abort --topic orders --partition 0 --producer-id 2002 "
         "--producer-epoch 1 --coordinator-epoch 0"]
-    assert "# brokers: broker 2.8 (--broker-version; the disks say broker 3.7 or newer" in older.stdout
+    assert "# brokers: broker 2.8 (--broker-version; the disks say broker 4.1 or newer" in older.stdout
     real = run("abort-commands", REAL / "kraft-tv2" / "disk", "--bootstrap-server", "k:9092", "--no-progress")
     assert real.exit_code == 0
     assert not [ln for ln in real.stdout.splitlines() if ln.startswith("kafka-transactions.sh")]

@@ -266,7 +266,7 @@ def test_the_script_keeps_a_hostile_path_in_its_as_of_comment(tmp_path):
     assert code == 0, err
     lines = out.splitlines()
     at = lines.index(f"# as of: {iso_ms(newest)} ({newest}): newest batch timestamp, in {tmp_path / 'disks'}/broker-1")
-    assert lines[at + 1] == ("# echo PWNED; touch PWNED/orders-0/00000000000000000015.log; file times agree (within "
+    assert lines[at + 1] == ("# echo PWNED; touch PWNED/__cluster_metadata-0/00000000000000000000.log; file times agree (within "
                              "1 h); clean shutdown recorded (.kafka_cleanshutdown)")
     assert not any(line.startswith("echo PWNED") for line in lines)
     assert subprocess.run(["sh", "-n"], input=out, text=True, capture_output=True).returncode == 0

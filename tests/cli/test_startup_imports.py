@@ -72,7 +72,7 @@ def test_dump_loads_its_command_and_no_pipeline_or_spark(tmp_path: Path) -> None
     assert _under(loaded, *COMMAND_MODULES) == ["forensics.cli.dump_cmd"]
     assert _under(loaded, "forensics.pipeline", *SPARK) == []
     # nor the machinery of whole disks: discovery, the engine's context, the manifest (no --manifest)
-    assert _under(loaded, "forensics.layout.discover", "forensics.runs.context", "forensics.runs.manifest",
+    assert _under(loaded, "forensics.layout.discovery", "forensics.runs.context", "forensics.runs.manifest",
                   "forensics.analysis") == []
     if coercion.RuntimeParam is not None:  # its option values converted without pydantic (cli/coercion.py)
         assert _under(loaded, "pydantic") == []

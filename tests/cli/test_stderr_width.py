@@ -73,7 +73,7 @@ def test_the_engine_line_names_the_size_and_the_threshold_in_100_columns(tmp_pat
 def test_the_as_of_line_folds_at_the_screen_width(tmp_path):
     lines = stderr(("find-hanging",), EXAMPLE, tmp_path, 100)
     at = next(i for i, line in enumerate(lines) if line.startswith("as of "))
-    assert lines[at] == "as of 2026-01-01T00:00:13.000Z (1767225613000): newest batch timestamp, in"
+    assert lines[at] == "as of 2026-01-01T00:00:13.300Z (1767225613300): newest batch timestamp, in"
     more = [line for line in lines[at + 1:at + 4] if line.startswith("    ")]
     assert len(more) >= 2 and all(len(line) <= 100 for line in lines)
     assert more[-1].endswith("clean shutdown recorded (.kafka_cleanshutdown)")

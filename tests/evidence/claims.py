@@ -1,17 +1,13 @@
-"""What the outputs must say, each expectation written once (issue 22).
-
-TODO(lead, issue 22): the exact wording of these lines is yours to choose; when it is fixed, change the
-words here (and only here): RUNNING_BROKER for the one line every output prints on a copy of a running
-broker or a log dir in use; the missing-log-dir and missing-metadata lines; the KAFKA-7408 hint.
-"""
+"""What the outputs must say, each expectation written once (issue 22): the one line every output prints on a
+copy of a running broker or a log dir in use (``WARNING: evidence: not one quiescent moment: ... a copy of a
+running broker ...``, analysis/quiescence.describe), the lines naming a missing log dir and a missing metadata
+log (analysis/coverage.describe), the KAFKA-7408 hint."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
-# TODO(lead): the live-copy line; says_running_broker() looks for these words on one line of stderr or of an
-# abort-commands script's header (main at 001ff3e prints "... a copy of a running broker (or of one that
-# crashed) ..." in its "WARNING: evidence: not one quiescent moment" line, which matches)
+# says_running_broker() looks for these words on one line of stderr or of an abort-commands script's header
 RUNNING_BROKER = "running broker"
 # the hint that must not appear on a single-node restart or a DeleteRecords rewrite
 KAFKA_7408 = "KAFKA-7408"
@@ -35,13 +31,13 @@ def says_running_broker(stderr) -> bool:
 
 
 def names_missing_log_dir(stderr, directory_id: str, partitions: Sequence[str]) -> bool:
-    """TODO(lead): one line naming the missing log dir by its directory id and its partitions (their count,
-    or at least one of them by name)."""
+    """One line naming the missing log dir by its directory id and its partitions (their count, or at least one
+    of them by name)."""
     count = f"{len(partitions)} partition"
     return any(directory_id in ln and (count in ln or any(p in ln for p in partitions)) for ln in lines(stderr))
 
 
 def names_missing_metadata(stderr) -> bool:
-    """TODO(lead): one line saying the log dir holding ``__cluster_metadata`` is not among the inputs (without
-    it no file names the broker's other log dirs by id)."""
+    """One line saying the log dir holding ``__cluster_metadata`` is not among the inputs (without it no file
+    names the broker's other log dirs by id)."""
     return any("__cluster_metadata" in ln and "missing" in ln.lower() for ln in lines(stderr))

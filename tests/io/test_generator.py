@@ -28,7 +28,7 @@ from forensics.codec import batch as v2
 from forensics.codec import indexes, snapshot, txnlog
 from forensics.codec.compression import decompress
 from forensics.findings import FindingKind
-from forensics.layout.discover import discover
+from forensics.layout.discovery import discover
 from forensics.report.dump import DumpOptions, dump_file, expand_rows
 from forensics.report.events import BatchRow, FindingRow, RecordRow
 
@@ -325,8 +325,8 @@ def test_example_disk_scenario() -> None:
     log_dir = inv.log_dirs[0]
     assert log_dir.broker_id == 1 and log_dir.had_clean_shutdown
     names = sorted(p.name for p in log_dir.partitions)
-    assert names == ["__transaction_state-0", "__transaction_state-1", "__transaction_state-2",
-                     "orders-0", "orders-1", "payments-0"]
+    assert names == ["__cluster_metadata-0", "__transaction_state-0", "__transaction_state-1",
+                     "__transaction_state-2", "orders-0", "orders-1", "payments-0"]
     assert max(len(p.segments) for p in log_dir.partitions) >= 3
     damage = {FindingKind.CRC_MISMATCH, FindingKind.CORRUPT_REGION, FindingKind.TRUNCATED_TAIL, FindingKind.ZERO_FILL}
     codecs, markers = set(), {}

@@ -157,9 +157,10 @@ def test_generated_logs_decode_cleanly(tmp_path, meta):
     assert mr.decode_metadata_record(first).version == version
 
 
-def test_the_option_is_off_by_default(tmp_path):
-    assert DiskSpec(topics=()).cluster_metadata is None and example_spec().cluster_metadata is None
-    assert not (build_disk(tmp_path / "b", example_spec()) / META).exists()
+def test_the_option_is_off_by_default_and_on_for_the_example_disk(tmp_path):
+    assert DiskSpec(topics=()).cluster_metadata is None and example_spec().cluster_metadata is not None
+    assert not (build_disk(tmp_path / "b", replace(example_spec(), cluster_metadata=None)) / META).exists()
+    assert (build_disk(tmp_path / "c", example_spec()) / META).is_dir()
 
 
 @pytest.mark.jvm

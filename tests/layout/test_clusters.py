@@ -17,7 +17,7 @@ import forensics.cli.scan_cmd  # noqa: F401
 from forensics.cli.app import app
 from forensics.errors import UsageError
 from forensics.findings import FindingKind
-from forensics.layout.discover import discover
+from forensics.layout.discovery import discover
 from forensics.layout.clusters import select_cluster
 
 REPO = Path(__file__).resolve().parents[2]
@@ -151,7 +151,7 @@ def test_two_copies_of_one_broker_the_newer_is_used(tmp_path):
     assert r.stdout == alone.stdout
     assert r.stderr.splitlines()[0] == (
         "kafka-forensics: broker 1 of cluster a2Fma2EtZm9yZW5zaWNzLQ is in 2 log dirs holding the same partitions "
-        f"(copies of one disk): using {new}, the newer (ahead on 1 of 6 shared partitions, e.g. orders-0 high "
+        f"(copies of one disk): using {new}, the newer (ahead on 1 of 7 shared partitions, e.g. orders-0 high "
         f"watermark 16 vs 14; not behind on any); left out {old}")
     scan = json.loads(run("scan", tmp_path, "--format", "json").stdout)
     assert [d["path"] for d in scan["logDirs"]] == [str(new)]
@@ -189,7 +189,8 @@ def test_jbod_dirs_of_one_broker_stay_together(tmp_path):
     shutil.copytree(EXAMPLE, two)
     for name in ("orders-0", "orders-1"):
         shutil.rmtree(one / name)
-    for name in ("payments-0", "__transaction_state-0", "__transaction_state-1", "__transaction_state-2"):
+    for name in ("payments-0", "__transaction_state-0", "__transaction_state-1", "__transaction_state-2",
+                 "__cluster_metadata-0"):  # the metadata log lives in one log dir
         shutil.rmtree(two / name)
     sel = select_cluster(discover([str(one), str(two)]))
     assert sorted(d.path for d in sel.inventory.log_dirs) == [str(one), str(two)] and sel.notes == ()

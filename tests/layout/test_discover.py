@@ -18,7 +18,7 @@ from forensics.codec.checkpoints import (
 from forensics.errors import InputError
 from forensics.findings import Finding, FindingKind
 from forensics.layout import evidence
-from forensics.layout.discover import discover
+from forensics.layout.discovery import discover
 from forensics.layout.evidence import DirEntry
 from forensics.layout.names import (
     FileKind,

@@ -269,8 +269,9 @@ def test_until_offset_and_record_types(tmp_path):
     assert dict(some.features) == model.features and not some.brokers and not some.topics
 
 
-def test_inputs_without_metadata_give_an_empty_image():
-    image = read_cluster_image(discover([str(REPO / "fixtures" / "example-disk")]))
+def test_inputs_without_metadata_give_an_empty_image(tmp_path):
+    root = build_disk(tmp_path / "broker-1", replace(example_spec(), cluster_metadata=None))
+    image = read_cluster_image(discover([str(root)]))
     assert image.empty and image.origin == "" and image.copies == () and image.complete
 
 

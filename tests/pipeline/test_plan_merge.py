@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from fixtures import hanging_scenarios, scenarios
 from forensics.analysis.producers import rebuild_partition
-from forensics.layout.discover import discover
+from forensics.layout.discovery import discover
 from forensics.pipeline import units as units_mod
 from forensics.pipeline.assemble import (
     EMPTY_RESULT,

@@ -38,7 +38,7 @@ def test_writes_the_report_with_the_manifest_digest_and_exits_0(tmp_path):
     digest = hashlib.sha256(manifest.read_bytes()).hexdigest()
     assert f'<code class="digest">{digest}</code>' in page and str(manifest) in page
     assert str(EXAMPLE) in page
-    assert "<dt>brokers</dt><dd>broker 3.7 or newer: KRaft, directory.id, clean-shutdown broker epoch</dd>" in page
+    assert "<dt>brokers</dt><dd>broker 4.1 or newer: KRaft, metadata.version 4.1-IV1, brokers support metadata.version up to 4.1-IV1</dd>" in page
     assert "--bootstrap-server kafka-1:9092 abort --topic orders --partition 0" in page
     assert f"report: {out}" in r.stderr and "1 hanging" in r.stderr
     assert r.stdout == ""

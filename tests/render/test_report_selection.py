@@ -60,7 +60,7 @@ def report(path: Path, topic=None, partition=None, broker_id=None) -> Incident:
 
 @pytest.mark.parametrize("args, line", [
     (("--topic", "order"), "no topic 'order' in the evidence; did you mean 'orders'?"),
-    (("--topic", "zzz"), "no topic 'zzz' in the evidence; topics: __transaction_state, orders, payments"),
+    (("--topic", "zzz"), "no topic 'zzz' in the evidence; topics: __cluster_metadata, __transaction_state, orders, payments"),
     (("--topic", "orders", "--partition", "5"), "no partition 5 of topic 'orders' in the evidence; partitions: 0-1"),
     (("--broker-id", "7"), "no broker 7 in the evidence; brokers: 1"),
     (("--partition", "1"), "--partition needs --topic"),

@@ -224,8 +224,8 @@ def test_describe_at_100_columns():
         "ProducerEpoch                1",
         "TransactionState             CompleteCommit",
         "TransactionTimeoutMs         30000 (30.000 s)",
-        "CurrentTransactionStartTime  2026-01-01T00:00:06.000Z (1767225606000), 6.500 s before the as-of time",
-        "TransactionDurationMs        6500 (6.500 s)",
+        "CurrentTransactionStartTime  2026-01-01T00:00:06.000Z (1767225606000), 7.300 s before the as-of time",
+        "TransactionDurationMs        7300 (7.300 s)",
         "TopicPartitions              -"]
 
 

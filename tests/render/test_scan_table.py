@@ -98,7 +98,7 @@ def test_every_line_fits_and_the_key_numbers_are_whole(disk, width):
                 assert row[column] == value, (width, name, column)
     assert (rows["orders-1"]["HW"], rows["orders-1"]["LSO"], rows["orders-1"]["LSOLag"]) == (str(BIG_HW), str(BIG_HW),
                                                                                            "0")  # no transaction
-    assert rows["orders-0"]["OpenTxns"] == "1 (6 s)"  # as of the newest record: 6.749 s after its first batch
+    assert rows["orders-0"]["OpenTxns"] == "1 (7 s)"  # as of the newest record: 7.049 s after its first batch
     assert f"{LONG}-0" in rows  # the long name folds within its cell, whole
 
 
@@ -112,12 +112,12 @@ def test_a_narrow_screen_says_which_columns_it_left_out(disk):
 
 def test_internal_topics_with_nothing_to_see_are_hidden_and_counted():
     _, out, _ = scan(EXAMPLE, width=100)
-    assert "3 partitions of internal topics hidden (__transaction_state 3): no LSO lag, open transaction or " \
+    assert "4 partitions of internal topics hidden (__cluster_metadata 1, __transaction_state 3): no LSO lag, open transaction or " \
            "finding; --internal shows them" in out.replace("\n", " ").replace("  ", " ")
     _, shown, _ = scan(EXAMPLE, "--internal", width=200)
     names = [r[1] for r in _rows(shown, "Partitions")]
-    assert names == ["__transaction_state-0", "__transaction_state-1", "__transaction_state-2", "orders-0", "orders-1",
-                     "payments-0"]
+    assert names == ["__cluster_metadata-0", "__transaction_state-0", "__transaction_state-1",
+                     "__transaction_state-2", "orders-0", "orders-1", "payments-0"]
     assert "hidden" not in shown
 
 
@@ -224,7 +224,7 @@ def test_on_a_terminal_the_table_fits_the_terminals_width():
     table = text[text.index("Partitions"):]
     stdout = [ln for ln in text.splitlines() if not ln.startswith("file times look like")]  # stderr's note
     assert max(cell_len(ln) for ln in stdout) <= 90
-    assert "│ 1      │ orders-0   │ 0        │ 16 │ 6   │ 10     │ 1 (6 s)  │ 0        │" in table
+    assert "│ 1      │ orders-0   │ 0        │ 16 │ 6   │ 10     │ 1 (7 s)  │ 0        │" in table
     assert "(Bytes left out to fit 90 columns: --wide shows every column)" in text
 
 

@@ -73,7 +73,7 @@ def test_abort_script_comments_name_times_and_count_in_words():
                                  "k:9092", "--no-progress", "--engine", "local"])
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
-    assert "#   last timestamp of the producer: 2026-01-01T00:00:06.251Z (1767225606251), 6.749 s before the " \
+    assert "#   last timestamp of the producer: 2026-01-01T00:00:06.251Z (1767225606251), 7.049 s before the " \
            "as-of time" in lines
     assert "#     record timestamps 2026-01-01T00:00:06.250Z (1767225606250) .. 2026-01-01T00:00:06.251Z " \
            "(1767225606251); first keys: 'k18', 'k19'" in lines

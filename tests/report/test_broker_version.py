@@ -27,7 +27,7 @@ from forensics.analysis.broker_version import (
 )
 from forensics.cli.app import app
 from forensics.errors import UsageError
-from forensics.layout.discover import discover
+from forensics.layout.discovery import discover
 from forensics.runs.broker_version import broker_version_of, kraft_versions
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,7 +40,7 @@ runner = CliRunner()
 TV2_LABEL = ("broker 4.1 or newer: KRaft, metadata.version 4.1-IV1, transaction.version 2, brokers support "
              "metadata.version up to 4.1-IV1")
 TV0_LABEL = "broker 4.1 or newer: KRaft, metadata.version 3.9-IV0, brokers support metadata.version up to 4.1-IV1"
-EXAMPLE_LABEL = "broker 3.7 or newer: KRaft, directory.id, clean-shutdown broker epoch"
+EXAMPLE_LABEL = "broker 4.1 or newer: KRaft, metadata.version 4.1-IV1, brokers support metadata.version up to 4.1-IV1"
 
 
 def run(*args):

@@ -97,7 +97,7 @@ def checkpoint(log_dir: Path, name: str) -> Dict[Tuple[str, int], int]:
 
 def data_partitions(log_dir: Path) -> List[Path]:
     return sorted(d for d in log_dir.iterdir() if re.fullmatch(r".+-\d+", d.name)
-                  and not d.name.startswith("__transaction_state-"))
+                  and not d.name.startswith(("__transaction_state-", "__cluster_metadata-")))
 
 
 def incident_of(path: Path, as_of: int, **kw):

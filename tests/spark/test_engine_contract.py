@@ -18,7 +18,7 @@ from fixtures import hanging_scenarios, scenarios
 from forensics.analysis.producers import rebuild_partition
 from forensics.cli import hanging_cmd, scan_cmd, state_cmd  # noqa: F401  (registers the commands)
 from forensics.cli.app import app
-from forensics.layout.discover import discover
+from forensics.layout.discovery import discover
 from forensics.pipeline.assemble import (
     EMPTY_RESULT,
     is_txn_state,

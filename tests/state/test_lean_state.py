@@ -19,7 +19,7 @@ import pytest
 from fixtures import hanging_scenarios as hs
 from fixtures import scenarios
 from forensics.codec.txnlog import TransactionStatus as S
-from forensics.layout.discover import discover
+from forensics.layout.discovery import discover
 from forensics.pipeline import local
 from forensics.pipeline.local import LocalExecutor
 from forensics.pipeline.plan import plan

@@ -1,0 +1,189 @@
+"""What the evidence should hold, compared with what it holds: the coverage of the evidence model.
+
+What should exist comes from the disk itself:
+
+* **KRaft** (a ``__cluster_metadata`` log among the inputs): the cluster image replayed to its newest
+  record (:mod:`forensics.state.cluster_image`): the registered brokers and their log dirs (directory
+  ids), every topic's partitions with replicas, leader and the log dir each replica is assigned to,
+  ``__transaction_state``'s partition count;
+* **ZooKeeper-era disks** (no metadata log): what each log dir's own checkpoints list
+  (``replication-offset-checkpoint``, ``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint``
+  name every partition the broker hosts there). The cluster's other brokers and the partitions' leaders
+  live in ZooKeeper: nothing on a broker's disk names them, which the evidence line says.
+
+What is present are the live partition dirs of the log dirs given, with their broker id and directory id.
+A partition is **covered** when its leader's copy is present (on a ZooKeeper-era disk: every replica the
+checkpoints list); otherwise a verdict on it rests on a copy that may lack the newest records, and an
+all-clear of a scope holding it is not proven.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
+
+from forensics.analysis.filters import Filters
+from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, TopicPartition
+
+_SHOWN = 3  # partitions named per missing piece
+
+
+class PresentCopy(NamedTuple):
+    """One live partition dir among the inputs."""
+
+    topic_partition: TopicPartition
+    broker_id: Optional[int]
+    directory_id: Optional[str]  # its log dir's meta.properties directory.id
+    path: str
+    log_dir: Optional[str]  # the log dir holding it (None: given on its own)
+
+
+class PresentLogDir(NamedTuple):
+    path: str
+    broker_id: Optional[int]
+    directory_id: Optional[str]
+    listed: Tuple[TopicPartition, ...]  # the partitions its checkpoints name
+
+
+class Uncovered(NamedTuple):
+    """One partition whose copy that matters is not among the inputs."""
+
+    topic_partition: TopicPartition
+    text: str  # "its leader's copy (broker 3, log dir 1aB...) is not among the inputs; broker 2's is"
+    leader: Optional[int]  # the broker whose copy is missing (None: unknown)
+
+
+class MissingBroker(NamedTuple):
+    broker_id: int
+    leads: Tuple[TopicPartition, ...]  # the partitions it leads (led last, when they have no leader now)
+
+
+class MissingLogDir(NamedTuple):
+    broker_id: int
+    directory_id: str
+    partitions: Tuple[TopicPartition, ...]  # assigned to it
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The evidence against what the disk says should be there."""
+
+    source: str  # "__cluster_metadata" (KRaft), "checkpoints" (ZooKeeper-era), "" (nothing tells)
+    brokers_expected: Tuple[int, ...]
+    brokers_present: Tuple[int, ...]
+    missing_brokers: Tuple[MissingBroker, ...]
+    missing_log_dirs: Tuple[MissingLogDir, ...]
+    uncovered: Mapping[TopicPartition, Uncovered]
+    txn_partition_count: Optional[int]  # what the disk says (None: nothing on it does)
+    metadata_missing: Tuple[str, ...] = ()  # KRaft log dirs given without any __cluster_metadata
+    metadata_incomplete: bool = False  # the metadata log read lacks records (damage, a gap: its findings say)
+
+    @property
+    def complete(self) -> bool:
+        return not (self.uncovered or self.missing_brokers or self.missing_log_dirs or self.metadata_missing
+                    or self.metadata_incomplete)
+
+    def gap(self, tp: TopicPartition) -> Optional[Uncovered]:
+        """Why verdicts on ``tp`` rest on an incomplete copy (None: its copy that matters is here)."""
+        return self.uncovered.get(tp)
+
+    def uncovered_in(self, selection: Filters) -> List[Uncovered]:
+        """The uncovered partitions ``selection`` judges (its topic and partition; a broker id selects
+        replicas, not partitions: every partition counts then)."""
+        return [u for tp, u in self.uncovered.items() if selection.selects(tp.topic, tp.partition, None)]
+
+
+def _names(tps: Sequence[TopicPartition]) -> str:
+    shown = ", ".join(map(str, tps[:_SHOWN]))
+    return shown + (f" and {len(tps) - _SHOWN} more" if len(tps) > _SHOWN else "")
+
+
+def _dir_text(directory_id: Optional[str]) -> str:
+    return f", log dir {directory_id}" if directory_id else ""
+
+
+def from_image(image: Any, log_dirs: Sequence[PresentLogDir], copies: Sequence[PresentCopy]) -> Coverage:
+    """The coverage by a KRaft cluster image (``forensics.state.cluster_image.ClusterImage``)."""
+    present_brokers = sorted({d.broker_id for d in log_dirs if d.broker_id is not None})
+    by_tp: Dict[TopicPartition, List[PresentCopy]] = {}
+    for c in copies:
+        by_tp.setdefault(c.topic_partition, []).append(c)
+    uncovered: Dict[TopicPartition, Uncovered] = {}
+    for p in image.partitions():
+        tp = p.topic_partition
+        if tp.topic == CLUSTER_METADATA_TOPIC:
+            continue
+        leader = p.leader if p.leader >= 0 else p.last_leader
+        here = by_tp.get(tp, [])
+        if leader >= 0 and any(c.broker_id == leader for c in here):
+            continue
+        if not here and leader < 0 and not p.replicas:
+            continue
+        where = _dir_text(p.directory_of(leader)) if leader >= 0 else ""
+        others = ", ".join(f"broker {c.broker_id}'s" for c in here) if here else "no replica's"
+        if leader >= 0:
+            text = f"its leader's copy (broker {leader}{where}) is not among the inputs; {others} is"
+        else:
+            text = f"it has no leader, and {others} copy is among the inputs"
+        uncovered[tp] = Uncovered(tp, text, leader if leader >= 0 else None)
+    missing_brokers = []
+    for b in sorted(image.brokers):
+        if b not in present_brokers:
+            leads = tuple(p.topic_partition for p in image.led_by(b))
+            missing_brokers.append(MissingBroker(b, leads))
+    missing_dirs = []
+    present_dirs = {(d.broker_id, d.directory_id) for d in log_dirs}
+    for broker, directory in image.log_dirs():
+        if broker in present_brokers and (broker, directory) not in present_dirs:
+            parts = tuple(p.topic_partition for p in image.replicas_on(broker, directory))
+            missing_dirs.append(MissingLogDir(broker, directory, parts))
+    return Coverage("__cluster_metadata", tuple(sorted(image.brokers)), tuple(present_brokers), tuple(missing_brokers),
+                    tuple(missing_dirs), uncovered, image.partition_count(TRANSACTION_STATE_TOPIC))
+
+
+def from_checkpoints(log_dirs: Sequence[PresentLogDir], copies: Sequence[PresentCopy]) -> Coverage:
+    """The coverage by what each log dir's checkpoints list (ZooKeeper-era disks)."""
+    present: Set[Tuple[TopicPartition, Optional[str]]] = {(c.topic_partition, c.log_dir) for c in copies}
+    uncovered: Dict[TopicPartition, Uncovered] = {}
+    for d in log_dirs:
+        for tp in d.listed:
+            if (tp, d.path) in present or tp.topic == CLUSTER_METADATA_TOPIC:
+                continue
+            who = f"broker {d.broker_id}" if d.broker_id is not None else d.path
+            uncovered.setdefault(tp, Uncovered(tp, f"{who}'s checkpoints list it, but its partition dir is not among "
+                                               f"the inputs ({d.path}): that copy may be the leader's", d.broker_id))
+    brokers = tuple(sorted({d.broker_id for d in log_dirs if d.broker_id is not None}))
+    return Coverage("checkpoints" if log_dirs else "", (), brokers, (), (), uncovered, None)
+
+
+def describe(c: Coverage) -> List[str]:
+    """The lines every output gives about the coverage: what is missing, or what nothing on the disk tells."""
+    out = []
+    for b in c.missing_brokers:
+        what = f"leader of {len(b.leads)} partition(s), of which {_names(list(b.leads))}" if b.leads else "it leads nothing"
+        out.append(f"evidence: broker {b.broker_id} is registered in __cluster_metadata but none of its log dirs is "
+                   f"among the inputs ({what})")
+    for m in c.missing_log_dirs:
+        out.append(f"evidence: broker {m.broker_id}'s log dir {m.directory_id} is registered but not among the inputs "
+                   f"({len(m.partitions)} partition(s) assigned to it, of which {_names(list(m.partitions))})"
+                   if m.partitions else f"evidence: broker {m.broker_id}'s log dir {m.directory_id} is registered but "
+                   "not among the inputs (no partition is assigned to it)")
+    counted = {tp for b in c.missing_brokers for tp in b.leads} | {tp for m in c.missing_log_dirs for tp in m.partitions}
+    rest = [u for tp, u in c.uncovered.items() if tp not in counted]
+    if rest:
+        out.append(f"evidence: {len(rest)} partition(s) without the copy that matters among the inputs, of which "
+                   + "; ".join(f"{u.topic_partition}: {u.text}" for u in rest[:_SHOWN]))
+    if c.metadata_incomplete:
+        out.append("evidence: the __cluster_metadata log read is incomplete (damaged, or records missing: see its "
+                   "findings): what it says should exist may be out of date, so no all-clear is proven")
+    if c.metadata_missing:
+        out.append(f"evidence: KRaft broker log dir(s) {', '.join(c.metadata_missing[:_SHOWN])} given, but the log dir "
+                   "holding __cluster_metadata is missing: nothing names the broker's other log dirs, the cluster's "
+                   "brokers, the partitions' leaders or __transaction_state's partition count, so no all-clear is "
+                   "proven; add the metadata log dir (metadata.log.dir, else the first of log.dirs)")
+    elif c.source == "checkpoints":
+        out.append("evidence: no __cluster_metadata among the inputs (a ZooKeeper-era disk, or its metadata log dir "
+                   "left out): the cluster's other brokers and the partitions' leaders are not on these disks; "
+                   f"brokers {', '.join(map(str, c.brokers_present)) or 'none'} judged as given")
+    return out
+

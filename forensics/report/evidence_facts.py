@@ -1,0 +1,77 @@
+"""The facts of the evidence model, gathered from a state rebuild and the layout: how each log dir was
+left (:mod:`forensics.analysis.quiescence`), when each partition was copied at the earliest, and what is
+there against what the disk says should be (:mod:`forensics.analysis.coverage`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Dict, Optional, Sequence
+
+from forensics.analysis.clock import AsOf, FileTimes
+from forensics.analysis.evidence_model import EvidenceModel
+from forensics.analysis.coverage import Coverage, PresentCopy, PresentLogDir, from_checkpoints, from_image
+from forensics.analysis.quiescence import ChangedFile, LogDirFacts, Quiescence, assess, earliest_copy
+from forensics.layout import Inventory
+from forensics.layout.evidence import modification_times
+from forensics.model import CLUSTER_METADATA_TOPIC
+from forensics.pipeline.assemble import live_partitions
+from forensics.report.state import StateReport
+
+
+def quiescence_of(report: StateReport, clock: AsOf, window_ms: int, changed: Sequence[ChangedFile] = (),
+                  copy_start_ms: Optional[int] = None) -> Quiescence:
+    """The quiescence of a state report's evidence; ``clock``: the incident clock of the same inputs (whether
+    the file times are real), ``changed``: the files that changed while the run read them."""
+    dir_of: Dict[str, str] = {}
+    newest: Dict[str, Optional[int]] = {}
+    for v in report.partitions:
+        i = v.inputs
+        dir_of[i.path] = i.log_dir
+        snaps = [e.last_timestamp for r in i.snapshots if r.snapshot is not None for e in r.snapshot.entries]
+        newest[i.path] = max([t for t in (v.max_timestamp, *snaps) if t is not None], default=None)
+    for cp in report.coordinator.partitions.values():
+        i = cp.inputs
+        dir_of[i.path] = i.log_dir
+        times = [s.max_timestamp for s in i.segments if s.max_timestamp is not None]
+        newest[i.path] = max(times + list(cp.state.newest_update.values()), default=None)
+    facts = [LogDirFacts(d.path, d.broker_id, d.had_clean_shutdown, d.lock_pid) for d in report.inventory.log_dirs]
+    loose = [p.path for p in report.inventory.partitions]
+    q = assess(facts, loose, changed, {}, dir_of, window_ms)
+    if q.proven:
+        return q  # every partition is final: no copy time is needed
+    trust = clock.file_times is FileTimes.AGREE
+    files = {p.path: [s.log for s in p.segments if s.log] + [s.path for s in p.snapshots]
+             for _, p in report.inventory.all_partitions()} if trust else {}
+    copied = {}
+    for path in newest:
+        mtimes = [t for t, _ in modification_times(files.get(path, ()))]
+        at = earliest_copy(newest[path], mtimes, clock.time_ms, trust, copy_start_ms)
+        if at is not None:
+            copied[path] = at
+    return replace(q, copied_by=copied)
+
+
+def coverage_of(inventory: Inventory, image: Any = None) -> Coverage:
+    """What ``inventory`` holds against what should exist: by the KRaft cluster ``image``
+    (``forensics.state.cluster_image.ClusterImage``) where it holds records, else by the log dirs'
+    checkpoints; a KRaft broker's log dirs without any ``__cluster_metadata`` among the inputs are named
+    (its metadata log dir was left out: nothing then names its other log dirs or the cluster's brokers)."""
+    log_dirs = [PresentLogDir(d.path, d.broker_id, d.directory_id,
+                              tuple(sorted(set(d.recovery_points) | set(d.high_watermarks) | set(d.log_start_offsets))))
+                for d in inventory.log_dirs]
+    copies = [PresentCopy(p.topic_partition, d.broker_id if d is not None else None,
+                          d.directory_id if d is not None else None, p.path, d.path if d is not None else None)
+              for d, p in live_partitions(inventory) if p.topic_partition is not None]
+    has_metadata = any(p.topic == CLUSTER_METADATA_TOPIC for _, p in inventory.all_partitions())
+    kraft = [d.path for d in inventory.log_dirs if d.meta is not None and d.meta.version == 1]
+    if image is not None and image.origin in ("snapshot", "log"):  # a metadata log was read (not bootstrap only)
+        return replace(from_image(image, log_dirs, copies), metadata_incomplete=not image.complete)
+    base = from_checkpoints(log_dirs, copies)
+    return replace(base, metadata_missing=tuple(kraft) if kraft and not has_metadata else ())
+
+
+def evidence_model_of(report: StateReport, clock: AsOf, window_ms: int, changed: Sequence[ChangedFile] = (),
+                      copy_start_ms: Optional[int] = None, image: Any = None) -> EvidenceModel:
+    """The evidence model of a state rebuild (see :mod:`forensics.analysis.evidence_model`)."""
+    return EvidenceModel(quiescence_of(report, clock, window_ms, changed, copy_start_ms),
+                         coverage_of(report.inventory, image))
