@@ -360,7 +360,7 @@ def foreign_segments(ws: Workspace, targets: Sequence[Part], donors: Sequence[Pa
             continue
         log = p.logs[-1]
         others = [d for d in donors if d.name != p.name and d.logs and ws.read(d.logs[-1]) != ws.read(log)]
-        picks = others[:1] + [d for d in others if not d.transactional][:1]
+        picks = others[:1] + [d for d in others[1:] if not d.transactional][:1]
         for d in picks:
             yield Mutation("8 segment of another partition", f"{d.logs[-1]} in place of {log}",
                            lambda w, s=d.logs[-1], t=log: w.write(t, w.read(s)), frozenset([p.name]))

@@ -35,13 +35,35 @@ SAMPLE_DISKS = ("real/kraft-tv2", "example", "real/kraft-tv2 jbod", "hanging/unc
                 "hanging/torn-tail-marker", "hanging/prepare-commit-pending", "state/hanging", "live/jbod",
                 "live/live-tv2-cp-r-prepare-commit")
 BAD = ("armed", "wrong", "unnamed", "errors")
-# class -> what the sweep measured on main (the full sweep's counts are in the lead's note for issue 22)
-OPEN = {}
+# The classes main (e0c2054) still gets wrong, with what the sweep measured there: the full sweep's
+# (5,948 runs) "armed / wrong all-clear / unnamed unverifiable" counts. The sample's list is shorter: its
+# few runs per class miss some of the failures.
+FULL = {
+    "1a missing data partition": "0 / 125 / 0 of 189",
+    "1b missing __transaction_state-N": "0 / 1 / 0 of 107",
+    "1c missing highest __transaction_state": "3 / 0 / 0 of 39",
+    "1d missing __cluster_metadata-0": "0 / 7 / 0 of 12",
+    "2 broker left out": "0 / 3 / 0 of 5",
+    "3 JBOD log dir left out": "0 / 3 / 0 of 6",
+    "4a stale snapshot": "0 / 12 / 0 of 445",
+    "4b foreign snapshot": "8 / 5 / 0 of 257",
+    "4c edited snapshot (CRC fixed)": "32 / 20 / 0 of 1008",
+    "5a offset checkpoint raised/lowered": "0 / 148 / 6 of 1579",
+    "5b leader-epoch-checkpoint edited": "0 / 51 / 0 of 544",
+    "5c .kafka_cleanshutdown removed/added": "0 / 2 / 2 of 40",
+    "6 coordinator record re-appended/duplicated": "12 / 32 / 0 of 652",
+    "7a data batch duplicated + renumbered": "188 / 18 / 0 of 506",
+    "7b other-epoch batch in open txn": "0 / 0 / 21 of 45",
+    "8 segment of another partition": "4 / 8 / 0 of 514",
+}
+SAMPLE = ("1a missing data partition", "1c missing highest __transaction_state", "1d missing __cluster_metadata-0",
+          "4b foreign snapshot", "5a offset checkpoint raised/lowered", "6 coordinator record re-appended/duplicated",
+          "7b other-epoch batch in open txn")
 
 
-def _params(classes):
-    return [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=OPEN[c])) if c in OPEN else c
-            for c in classes]
+def _params(classes, open_classes):
+    return [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=f"open on main: {FULL[c]}"))
+            if c in open_classes else c for c in classes]
 
 
 # --------------------------------------------------------------------------- the machinery
@@ -172,7 +194,7 @@ def test_the_sample_reaches_every_class(sample):
     assert {k[6:] for k, v in sample.counts.items() if k.startswith("class ") and v["runs"]} == set(CLASSES)
 
 
-@pytest.mark.parametrize("cls", _params(CLASSES))
+@pytest.mark.parametrize("cls", _params(CLASSES, SAMPLE))
 def test_sample(sample, cls):
     _check(sample, cls)
 
@@ -183,6 +205,6 @@ def test_the_full_sweep_runs_at_least_5000(full):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cls", _params(CLASSES))
+@pytest.mark.parametrize("cls", _params(CLASSES, FULL))
 def test_full(full, cls):
     _check(full, cls)
