@@ -1,0 +1,327 @@
+"""The evidence-consistency mutation sweep (issue 22, "Tests that must exist", last item): partial, stale,
+foreign, edited and contradictory evidence never arms an abort the undamaged disk does not justify and
+never reads as all clear.
+
+Each disk of ``evidence_disks.catalog()`` is analysed undamaged first, then once per mutation of
+``evidence_mutations`` (one at a time, undone after), in-process (``find-hanging --all --format json``
+through typer's ``CliRunner``, as an operator's run with the same ``--as-of`` as the undamaged run).
+
+The oracle, per mutated run:
+
+(a) **armed, unjustified**: a row with ``armed: true`` whose abort — (topic, partition, producer id,
+    producer epoch, coordinator epoch) of its legacy form and the start offset of its ``--start-offset``
+    form — is not armed on the undamaged disk. ``abort-commands`` arms exactly the rows
+    ``find-hanging`` marks ``armed`` (both call ``report.hanging.is_armed``; test_evidence_sweep.py
+    checks it on a sample).
+
+(b) **wrong all-clear**: exit 0 where one of these holds:
+
+    W1. the undamaged disk's exit is not 0: a mutation never turns "needs a person" or "hanging" into
+        "nothing to do" (no mutation here adds evidence a broker would write to close a transaction);
+    W2. the mutation contradicts the evidence of a partition the undamaged disk has an open transaction
+        on, or of the ``__transaction_state`` partition holding that transaction's id (``contradicts``:
+        a state no broker writes — an edited snapshot, a checkpoint a clean shutdown would not leave, a
+        duplicated batch — as opposed to one a broker does write: a log start moved by DeleteRecords
+        within [first offset, high watermark], a new leader epoch starting at the log end, a lagging
+        recovery point or high watermark on a copy without ``.kafka_cleanshutdown``, where only W1 applies);
+        removing ``.kafka_cleanshutdown`` is such a state (a running or crashed broker's copy: a verdict
+        that needs no one, ``ongoing``, may stand on it), adding it to a log dir without one is not;
+    W3. the mutation leaves out a piece a verdict's scope needs, while the remaining files name it. The
+        scope needs (issue 22, "No all clear without whole evidence"): every partition's leader copy (a
+        data partition's copy on the only broker, or on the leader the metadata names: its content is
+        unknown, so nothing proves it holds no open transaction); every coordinator partition an open
+        transaction's id hashes to (a ``__transaction_state-N`` holding none of them is not needed: every
+        open transaction is matched to its id elsewhere, and producer ids are never shared between ids,
+        so the disk itself proves nothing of the verdicts is in it); ``__cluster_metadata-0`` on a KRaft
+        log dir whose ``bootstrap.checkpoint`` makes it the metadata dir (the only record of which
+        brokers, log dirs and partitions exist: without it nothing proves none is missing); a broker that
+        the metadata makes the leader of some partition; every JBOD log dir the metadata registers.
+        "Named": a root checkpoint line, a metadata record (``registered`` disks), ``bootstrap.checkpoint``.
+
+    A missing piece that no remaining file names (a second broker of a disk without metadata) is counted
+    as **undetectable**, not as a wrong all-clear: the remaining disk is then byte for byte a whole disk
+    of a smaller cluster, and no tool can tell the two apart. A wrong all-clear with nothing on stderr
+    but the engine and as-of lines is also counted **silent**.
+
+(c) **unnamed**: an ``unverifiable`` row whose reason names no partition of the disk (``topic-N``; the
+    coordinators' ``__transaction_state`` also as a whole, "partitions 43 are not among the inputs") and no
+    file (a segment, snapshot or index by its 20-digit name, a checkpoint, ``meta.properties``,
+    ``.kafka_cleanshutdown``, ``__cluster_metadata``, a log dir). A witness named without its file ("at or
+    above the high watermark 6") does not count: the reader must be able to open what the reason rests on.
+
+Also counted: runs that raised (a traceback, or output that is not JSON) as **errors**.
+
+Command line::
+
+    python -m tests.analysis.evidence_sweep [--disk SUBSTRING ...] [--scratch DIR] [--examples N] [--sample K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from typer.testing import CliRunner
+
+import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
+from forensics.cli.app import app
+from tests.analysis.evidence_disks import (
+    METADATA,
+    ROOT_CHECKPOINTS,
+    TXN_STATE,
+    SweepDisk,
+    Workspace,
+    catalog,
+    make_disk,
+    partitions,
+)
+from tests.analysis.evidence_mutations import CLASSES, Mutation, mutations
+
+runner = CliRunner()
+ArmedKey = Tuple[str, int, str, str, str, str]
+ROUTINE = ("kafka-forensics: engine", "as of ")  # the stderr lines every run prints
+FILE_NAME = re.compile(r"\b\d{20}\.(log|index|timeindex|txnindex|snapshot)\b")
+ROOT_FILES = ROOT_CHECKPOINTS + ("meta.properties", ".kafka_cleanshutdown", "leader-epoch-checkpoint",
+                                 "bootstrap.checkpoint", "quorum-state", "__cluster_metadata", "log dir",
+                                 "__transaction_state")  # the coordinators' topic, named as a whole
+
+
+@dataclass(frozen=True)
+class Run:
+    exit_code: int
+    rows: Tuple[dict, ...]
+    notes: Tuple[str, ...]  # stderr lines besides the routine ones
+    error: Optional[str]
+    cpu_s: float
+
+
+def analyse(disk: SweepDisk) -> Run:
+    t = time.process_time()
+    r = runner.invoke(app, ["find-hanging", str(disk.root), "--all", "--format", "json", "--no-progress",
+                            "--as-of", str(disk.as_of)])
+    cpu = time.process_time() - t
+    notes = tuple(ln for ln in r.stderr.splitlines() if ln.strip() and not ln.startswith(ROUTINE))
+    error = None
+    rows: Tuple[dict, ...] = ()
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        error = f"{type(r.exception).__name__}: {r.exception}"
+    else:
+        try:
+            rows = tuple(json.loads(r.stdout))
+        except ValueError:
+            error = f"not JSON (exit {r.exit_code}): {r.stdout[:200]!r} {r.stderr[-300:]!r}"
+    return Run(r.exit_code, rows, notes, error, cpu)
+
+
+def _arg(args: Sequence[str], name: str) -> str:
+    return args[args.index(name) + 1] if args and name in args else "-"
+
+
+def armed_keys(run: Run) -> Set[ArmedKey]:
+    out = set()
+    for row in run.rows:
+        if row.get("armed"):
+            legacy, start = row.get("abortArgs") or [], row.get("abortArgsStartOffset") or []
+            out.add((row["topic"], row["partition"], _arg(legacy, "--producer-id"), _arg(legacy, "--producer-epoch"),
+                     _arg(legacy, "--coordinator-epoch"), _arg(start, "--start-offset")))
+    return out
+
+
+def names_something(reason: str, known: Iterable[str]) -> bool:
+    if FILE_NAME.search(reason) or any(f in reason for f in ROOT_FILES):
+        return True
+    return any(re.search(rf"(?<![\w.-]){re.escape(k)}(?![\w-])", reason) for k in known)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    run: Run
+    armed: Set[ArmedKey]
+    open_parts: Set[str]  # partition dir names holding an open transaction (any replica)
+    id_parts: Set[str]  # __transaction_state-N holding an open transaction's id
+    known: Tuple[str, ...]  # every partition dir name of the disk
+
+    @property
+    def open_rows(self) -> List[Tuple[str, int, Optional[int]]]:
+        return [(f"{r['topic']}-{r['partition']}", r["startOffset"], r.get("coordinatorPartition"))
+                for r in self.run.rows]
+
+
+def baseline(disk: SweepDisk) -> Baseline:
+    run = analyse(disk)
+    if run.error:
+        raise AssertionError(f"{disk.name}: the undamaged disk does not analyse: {run.error}")
+    open_parts = {f"{r['topic']}-{r['partition']}" for r in run.rows}
+    id_parts = {f"{TXN_STATE}-{r['coordinatorPartition']}" for r in run.rows if r.get("coordinatorPartition") is not None}
+    known = sorted({p for d in disk.log_dirs for p in partitions(disk.root, d)} | {METADATA})
+    return Baseline(run, armed_keys(run), open_parts, id_parts, tuple(known))
+
+
+@dataclass(frozen=True)
+class Judged:
+    armed: Tuple[ArmedKey, ...]
+    wrong: Optional[str]  # the rule (W1-W3) a wrong all-clear breaks
+    undetectable: bool
+    silent: bool
+    unnamed: Tuple[str, ...]  # reasons of unverifiable rows that name nothing
+
+
+def judge(m: Mutation, base: Baseline, run: Run) -> Judged:
+    armed = tuple(sorted(armed_keys(run) - base.armed))
+    rule = None
+    if run.exit_code == 0 and run.error is None:
+        if base.run.exit_code != 0:
+            rule = f"W1 (undamaged exit {base.run.exit_code})"
+        elif m.missing and m.needed:
+            rule = "W3 (a needed piece left out)"
+        elif not m.missing and m.contradicts and m.touches & (base.open_parts | base.id_parts):
+            rule = "W2 (contradicts an open transaction's evidence)"
+    undetectable = rule is not None and m.missing and not m.named
+    wrong = None if undetectable else rule
+    unnamed = tuple(r["reason"] for r in run.rows if r.get("verdict") == "unverifiable"
+                    and not names_something(r.get("reason") or "", base.known))
+    return Judged(armed, wrong, undetectable, wrong is not None and not run.notes, unnamed)
+
+
+COLUMNS = ("runs", "armed", "wrong", "silent", "undetectable", "unnamed", "errors")
+
+
+@dataclass
+class Tally:
+    counts: Dict[str, Dict[str, int]] = field(default_factory=lambda: defaultdict(lambda: dict.fromkeys(COLUMNS, 0)))
+    examples: Dict[str, List[str]] = field(default_factory=lambda: defaultdict(list))
+    cpu_s: float = 0.0
+
+    def add(self, keys: Sequence[str], m: Mutation, j: Judged, run: Run, disk: str, keep: int) -> None:
+        self.cpu_s += run.cpu_s
+        hit = {"runs": 1, "armed": bool(j.armed), "wrong": j.wrong is not None, "silent": j.silent,
+               "undetectable": j.undetectable, "unnamed": bool(j.unnamed), "errors": run.error is not None}
+        for k in keys:
+            for c, v in hit.items():
+                self.counts[k][c] += int(v)
+        for kind, bad in (("armed", j.armed), ("wrong", j.wrong), ("unnamed", j.unnamed), ("errors", run.error)):
+            if bad and len(self.examples[f"{m.cls}|{kind}"]) < keep:
+                self.examples[f"{m.cls}|{kind}"].append(example(disk, m, j, run, kind))
+
+    def total(self, column: str) -> int:
+        return sum(v[column] for k, v in self.counts.items() if k.startswith("class "))
+
+
+def example(disk: str, m: Mutation, j: Judged, run: Run, kind: str) -> str:
+    head = f"[{disk}] {m.what}: exit {run.exit_code}"
+    if kind == "armed":
+        lines = [f"  armed {r['topic']}-{r['partition']} {r['verdict']}: {' '.join(r.get('abortArgs') or [])}\n"
+                 f"    reason: {r['reason'][:400]}" for r in run.rows if r.get("armed")]
+    elif kind == "wrong":
+        lines = [f"  rule {j.wrong}; rows: " + ("; ".join(f"{r['topic']}-{r['partition']} {r['verdict']}"
+                                                          for r in run.rows) or "none"),
+                 "  stderr: " + (" | ".join(n[:300] for n in run.notes) or "(nothing)")]
+    elif kind == "unnamed":
+        lines = [f"  unverifiable, reason: {r[:400]}" for r in j.unnamed]
+    else:
+        lines = [f"  {run.error}"]
+    return "\n".join([head] + lines)
+
+
+def sweep_disk(disk: SweepDisk, tally: Tally, pick=None, keep: int = 3, log=None) -> int:
+    """Every mutation of ``disk`` (those ``pick`` keeps), judged; returns the number of runs."""
+    base = baseline(disk)
+    ws = Workspace(disk.root)
+    muts = mutations(disk, ws, base.open_rows)
+    if pick is not None:
+        muts = pick(muts)
+    for m in muts:
+        try:
+            m.apply(ws)
+            run = analyse(disk)
+        finally:
+            ws.undo()
+        j = judge(m, base, run)
+        tally.add((f"class {m.cls}", f"disk {disk.name}"), m, j, run, disk.name, keep)
+        if log and (j.armed or j.wrong or run.error):
+            log(f"{disk.name}: {m.cls}: {m.what}: armed={len(j.armed)} wrong={j.wrong} error={run.error}")
+    return len(muts)
+
+
+def first_per_class(k: int):
+    """A deterministic sample: the first ``k`` mutations of each class."""
+    def pick(muts: List[Mutation]) -> List[Mutation]:
+        seen: Dict[str, int] = defaultdict(int)
+        out = []
+        for m in muts:
+            if seen[m.cls] < k:
+                seen[m.cls] += 1
+                out.append(m)
+        return out
+    return pick
+
+
+# disks whose runs cost several times the others' (three whole brokers: ~170 ms a run): the first N
+# mutations of each class only, in the full sweep too (the other classes' edits repeat there on one broker)
+CAPS = {"real/kraft-tv2 x3 brokers": 40}
+
+
+def run_sweep(names: Sequence[str], scratch: Path, pick=None, keep: int = 3, log=None) -> Tally:
+    tally = Tally()
+    for name in names:
+        disk = make_disk(name, scratch)
+        try:
+            sweep_disk(disk, tally, pick or (first_per_class(CAPS[name]) if name in CAPS else None), keep, log)
+        finally:
+            shutil.rmtree(disk.root.parent / f".{disk.root.name}.aside", ignore_errors=True)
+    return tally
+
+
+def table(tally: Tally) -> str:
+    def rows(prefix: str, order: Sequence[str]) -> List[str]:
+        out = []
+        for k in order:
+            v = tally.counts.get(f"{prefix} {k}")
+            if v:
+                out.append(f"{k:46.46s} " + " ".join(f"{v[c]:>12d}" for c in COLUMNS))
+        return out
+
+    head = f"{'':46s} " + " ".join(f"{c:>12s}" for c in COLUMNS)
+    disks = sorted(k[5:] for k in tally.counts if k.startswith("disk "))
+    total = f"{'total':46s} " + " ".join(f"{tally.total(c):>12d}" for c in COLUMNS)
+    runs = max(tally.total("runs"), 1)
+    return "\n".join(["per class", head] + rows("class", CLASSES) + [total, "", "per disk", head]
+                     + rows("disk", disks) + ["", f"CPU per run: {tally.cpu_s / runs * 1000:.1f} ms (mean, "
+                                                  f"analysis only, {runs} runs)"])
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tests.analysis.evidence_sweep", description=__doc__.split("\n")[0])
+    ap.add_argument("--disk", action="append", default=[], help="only disks whose name holds this (repeatable)")
+    ap.add_argument("--scratch", help="where the working copies go (default: a temporary dir)")
+    ap.add_argument("--examples", type=int, default=3, help="examples kept per class and kind")
+    ap.add_argument("--sample", type=int, help="only the first K mutations of each class on each disk")
+    ap.add_argument("--verbose", action="store_true", help="print every failing run as it happens")
+    args = ap.parse_args(argv)
+    names = [n for n in catalog() if not args.disk or any(s in n for s in args.disk)]
+    scratch = Path(args.scratch) if args.scratch else Path(tempfile.mkdtemp(prefix="evidence-sweep-"))
+    scratch.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    tally = run_sweep(names, scratch, first_per_class(args.sample) if args.sample else None, args.examples,
+                      (lambda s: print(s, file=sys.stderr)) if args.verbose else None)
+    print(table(tally))
+    print(f"wall {time.time() - started:.0f} s")
+    for key, found in sorted(tally.examples.items()):
+        print(f"\n== {key}")
+        print("\n".join(found))
+    if not args.scratch:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
