@@ -12,7 +12,7 @@ until the file reaches ``--size-gb``, each copy's base offsets moved on by the c
 and each copy starts again at epoch 0 after its predecessor's marker at epoch 2: one
 ``epoch_regression`` per copy after the first (32,226 in 1 GiB).
 
-``--healthy`` writes the same batches with every producer epoch set to 0 (CRC-32C recomputed):
+``--healthy`` writes the same batches with every producer epoch set to 0 and each copy's sequences after the last copy's (CRC-32C recomputed):
 the same bytes, batches, runs and transactions, and no finding from the producer-state fold. It
 is the baseline the anomaly-heavy segment is measured against.
 """

@@ -55,6 +55,7 @@ class FindingKind(str, Enum):
     INVALID_TXN_STATE = "invalid_txn_state"  # non-transactional batch inside an open transaction
     MARKER_WITHOUT_TRANSACTION = "marker_without_transaction"  # COMMIT/ABORT with no open transaction
     TRANSACTION_SPANS_EPOCHS = "transaction_spans_epochs"  # one open transaction, several producer epochs
+    DUPLICATE_SEQUENCE = "duplicate_sequence"  # a batch repeating sequence numbers of its producer's epoch
     ABOVE_HIGH_WATERMARK = "above_high_watermark"  # data past the replication-offset-checkpoint
     STATE_DIVERGENCE = "state_divergence"  # snapshot + replay and full history disagree
     SNAPSHOT_SKIPPED = "snapshot_skipped"  # a snapshot the broker would not load (range, CRC)
@@ -106,6 +107,7 @@ _DEFAULT_SEVERITY = {
     FindingKind.EPOCH_REGRESSION: Severity.WARNING,
     FindingKind.COORDINATOR_EPOCH_REGRESSION: Severity.WARNING,
     FindingKind.INVALID_TXN_STATE: Severity.ERROR,
+    FindingKind.DUPLICATE_SEQUENCE: Severity.ERROR,
     FindingKind.MARKER_WITHOUT_TRANSACTION: Severity.INFO,
     FindingKind.TRANSACTION_SPANS_EPOCHS: Severity.WARNING,
     FindingKind.ABOVE_HIGH_WATERMARK: Severity.INFO,

@@ -55,6 +55,22 @@ def fold_disagreement(view: PartitionView, pid: int) -> Optional[Gap]:
                partition_dir=view.inputs.path)
 
 
+def snapshot_without_data(view: PartitionView, pid: int) -> Optional[Gap]:
+    """The state the broker loads holds an open transaction the log should hold the data of (its first offset
+    at or past the log's first offset) but the log has no batch of that producer at all: a snapshot of another
+    partition or an edited one (retention or compaction leave no such thing: the data below the log start is
+    gone with the snapshot's first offset)."""
+    first = view.broker.ongoing.get(pid)
+    segments = view.inputs.segments
+    if first is None or pid in view.history.entries or not segments or first < segments[0].base_offset:
+        return None
+    snap = view.snapshot_used.path if view.snapshot_used is not None else view.inputs.path
+    return Gap(CONTRADICTION, f"the producer snapshot {snap} says producer {pid} has a transaction open on "
+               f"{view.topic_partition} since offset {first}, but no batch of producer {pid} is in the log, which "
+               f"holds offsets {segments[0].base_offset} to {view.log_end_offset - 1} (a snapshot of another "
+               "partition or an edited one)", snap, partition_dir=view.inputs.path)
+
+
 def coordinator_contradiction(v: Optional[TransactionIdView]) -> Optional[Gap]:
     """The id's coordinator records hold a transition a coordinator never writes."""
     bad = v.summary.illegal if v is not None else None
@@ -75,19 +91,26 @@ def data_contradictions(view: PartitionView, span: Optional[TransactionSpan]) ->
     path = where.path if where is not None else view.inputs.path
     position = where.position if where is not None else None
     if len(span.data_epochs) > 1:
-        out.append(Gap(CONTRADICTION, f"the open transaction from offset {span.first_offset} holds batches of producer "
-                       f"epochs {', '.join(map(str, span.data_epochs))} (one transaction has one epoch: a batch "
-                       "duplicated, renumbered or of another producer)", path, position, partition_dir=view.inputs.path))
+        out.append(Gap(CONTRADICTION, f"the open transaction from offset {span.first_offset} ({path} @ byte "
+                       f"{position}) holds batches of producer epochs {', '.join(map(str, span.data_epochs))} (one "
+                       "transaction has one epoch: a batch duplicated, renumbered or of another producer)", path,
+                       position, partition_dir=view.inputs.path))
+    if span.duplicate_at is not None:
+        d = span.duplicate_at
+        out.append(Gap(CONTRADICTION, f"the open transaction from offset {span.first_offset} holds a batch repeating "
+                       f"sequence numbers its producer already wrote at that epoch ({d.path} @ byte {d.position}): a "
+                       "duplicated, renumbered or replayed batch, which no leader accepts", d.path, d.position,
+                       partition_dir=view.inputs.path))
     last = span.last_data_offset
     if view.high_watermark_known and last is not None and last >= view.high_watermark:
         out.append(Gap(CONTRADICTION, f"the open transaction's data reaches offset {last}, at or above the high "
-                       f"watermark {view.high_watermark}: never acknowledged, not what holds the LSO", path, position,
-                       partition_dir=view.inputs.path))
+                       f"watermark {view.high_watermark} (replication-offset-checkpoint of {view.inputs.log_dir}): never "
+                       "acknowledged, not what holds the LSO", path, position, partition_dir=view.inputs.path))
     return out
 
 
 def contradictions(view: PartitionView, pid: int, span: Optional[TransactionSpan],
                    v: Optional[TransactionIdView]) -> Tuple[Gap, ...]:
     """Every contradiction about the open transaction of ``pid`` on ``view``."""
-    found = [fold_disagreement(view, pid), coordinator_contradiction(v)]
+    found = [fold_disagreement(view, pid), snapshot_without_data(view, pid), coordinator_contradiction(v)]
     return tuple(g for g in found if g is not None) + tuple(data_contradictions(view, span))

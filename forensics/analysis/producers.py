@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from forensics.findings import Finding, FindingKind, FindingRuns
-from forensics.model import TopicPartition
+from forensics.model import CONSUMER_OFFSETS_TOPIC, TopicPartition
 from forensics.state.events import Marker, ProducerEvent
 from forensics.state.inputs import (
     AbortedTxnEntry,
@@ -31,6 +31,10 @@ from forensics.state.producer import (
     ProducerStateBuilder,
     TransactionSpan,
 )
+
+# Topics whose batches the coordinators write (offset commits, share-group state) without sequence numbers
+# a duplicate check could hold them to.
+COORDINATOR_WRITTEN_TOPICS = frozenset({CONSUMER_OFFSETS_TOPIC, "__share_group_state"})
 
 _COMPARED = ("producer_epoch", "coordinator_epoch", "last_sequence", "last_offset", "last_timestamp",
              "current_txn_first_offset")
@@ -247,14 +251,16 @@ def rebuild_partition(inputs: PartitionInputs, lean: bool = False) -> PartitionV
         findings.append(Finding(FindingKind.NO_SNAPSHOT, "no usable producer snapshot: the broker-equivalent state "
                                 "is rebuilt from the first segment (producers whose batches were all deleted are "
                                 "unknown)", inputs.path))
-    full = ProducerStateBuilder(cleaner_offset=inputs.cleaner_offset)
+    sequenced = inputs.topic_partition.topic not in COORDINATOR_WRITTEN_TOPICS
+    full = ProducerStateBuilder(cleaner_offset=inputs.cleaner_offset, sequenced=sequenced)
     for seg in inputs.segments:
         full.apply_all(seg.path, seg.events)
     history = full.finish()
     if snap is None and _replays_everything(inputs.segments):
         broker = history  # the same events from the same empty state: the same fold, made once
     else:
-        builder = ProducerStateBuilder(snap.snapshot.entries if snap is not None and snap.snapshot else ())
+        builder = ProducerStateBuilder(snap.snapshot.entries if snap is not None and snap.snapshot else (),
+                                       sequenced=sequenced)
         for path, ev in _broker_events(inputs.segments, snap.offset if snap is not None else 0):
             builder.apply(path, ev)
         broker = builder.finish()

@@ -11,11 +11,14 @@ the answers are those of a plain search, so results never depend on how a file i
 
 from __future__ import annotations
 
+import mmap
 import re
 from bisect import bisect_right
 from typing import Iterator, Optional, Sequence, Tuple
 
 _NONZERO = re.compile(rb"[^\x00]")
+_CHUNK = 16 << 20  # zeros compared a chunk at a time; a mapped chunk's pages are released once read
+_ZEROS = bytes(_CHUNK)
 
 
 class Holes:
@@ -51,15 +54,33 @@ class Holes:
 
     def next_nonzero(self, buf, start: int, end: int) -> Optional[int]:
         """Position of the first non-zero byte in ``buf[start:end]``, or None; holes are not read."""
-        for a, b in self.data_pieces(start, end):
-            m = _NONZERO.search(buf, a, b)
-            if m is not None:
-                return m.start()
+        view = memoryview(buf)
+        for a, b in self.data_pieces(start, min(end, len(view))):
+            for lo in range(a, b, _CHUNK):
+                hi = min(b, lo + _CHUNK)
+                if view[lo:hi] != _ZEROS[:hi - lo]:
+                    return _NONZERO.search(buf, lo, hi).start()  # type: ignore[union-attr]  # not all zeros
+                _release(buf, lo, hi)
         return None
 
     def all_zero(self, buf, start: int, end: int) -> bool:
         """Does ``buf[start:end]`` hold only zero bytes? Holes are not read."""
         return self.next_nonzero(buf, start, end) is None
+
+
+def _release(buf, start: int, end: int) -> None:
+    """Drop the pages of ``buf[start:end]`` from a read-only file map once read: a long run of dense
+    zeros (a file system that reports no holes) then costs no resident memory. They read back from
+    the file if touched again."""
+    if not isinstance(buf, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    page = mmap.PAGESIZE
+    first, last = -(-start // page) * page, end // page * page
+    if last > first:
+        try:
+            buf.madvise(mmap.MADV_DONTNEED, first, last - first)
+        except OSError:  # advisory only
+            pass
 
 
 NO_HOLES = Holes()

@@ -145,8 +145,9 @@ def evidence_warnings(report: StateReport, evidence: Optional[EvidenceModel] = N
 def abort_candidate(v: Verdict) -> bool:
     """An abort is a possible operator action: hanging or unverifiable, or a coordinator that decided ABORT
     but whose marker never arrived (stuck or fenced)."""
-    if v.id_view is not None and v.id_view.metadata is not None and v.id_view.metadata.state == S.PREPARE_COMMIT:
-        return False  # the coordinator decided to commit and still holds it: never offer an abort
+    m = v.id_view.metadata if v.id_view is not None else None
+    if m is not None and m.state == S.PREPARE_COMMIT and v.view.topic_partition in m.partitions:
+        return False  # the coordinator decided to commit this partition's data and still holds it: never abort
     return v.verdict in (HANGING, UNVERIFIABLE) or (v.verdict in (STUCK, FENCED) and v.decision == "ABORT")
 
 
@@ -158,7 +159,7 @@ def is_armed(v: Verdict, arm_unverifiable: bool = False) -> bool:
 
 
 def _armed(v: Verdict, arm_unverifiable: bool, legal_topic: bool) -> bool:
-    return legal_topic and (v.abortable or (arm_unverifiable and v.verdict == UNVERIFIABLE and not v.gaps
+    return legal_topic and abort_candidate(v) and (v.abortable or (arm_unverifiable and v.verdict == UNVERIFIABLE and not v.gaps
                                             and v.past_age_gate))
 
 

@@ -60,6 +60,7 @@ class TransactionSpan:
     marker_timestamp: Optional[int] = None
     marker_at: Optional[Provenance] = None
     from_snapshot: bool = False  # opened before the replay started (first offset from a snapshot)
+    duplicate_at: Optional[Provenance] = None  # its first batch repeating sequence numbers already written
 
     @property
     def is_open(self) -> bool:
@@ -103,6 +104,7 @@ class _Span:
     first_ts: Optional[int] = None
     last_ts: Optional[int] = None
     start: Optional[Provenance] = None
+    duplicate_at: Optional[Provenance] = None
 
     def add(self, b: DataBatch, path: str) -> None:
         if b.epoch not in self.epochs:
@@ -119,14 +121,14 @@ class _Span:
     def freeze(self, pid: int, marker: Optional[Marker] = None, path: str = "") -> TransactionSpan:
         base = TransactionSpan(pid, self.first_offset, self.last_data_offset, tuple(self.epochs), self.batches,
                                self.records, self.bytes, self.first_ts, self.last_ts, self.start,
-                               from_snapshot=self.from_snapshot)
+                               from_snapshot=self.from_snapshot, duplicate_at=self.duplicate_at)
         if marker is None:
             return base
         return TransactionSpan(
             pid, self.first_offset, self.last_data_offset, tuple(self.epochs), self.batches, self.records,
             self.bytes, self.first_ts, self.last_ts, self.start, marker.offset,
             "COMMIT" if marker.commit else "ABORT", marker.epoch, marker.coordinator_epoch, marker.timestamp,
-            Provenance(path, marker.position), self.from_snapshot)
+            Provenance(path, marker.position), self.from_snapshot, self.duplicate_at)
 
 
 class _Entry:
@@ -153,19 +155,36 @@ class _Entry:
                              self.last_ts, self.txn_first)
 
 
+_MAX_SEQUENCE = 2**31 - 1
+_WRAP_WINDOW = 1 << 20  # sequences wrap at Integer.MAX_VALUE to 0 (DefaultRecordBatch.incrementSequence)
+
+
+def _repeats_sequence(e: "_Entry", b: DataBatch) -> bool:
+    """A transactional batch of the entry's own epoch whose sequences do not move past the last one (not the wrap from
+    near Integer.MAX_VALUE back to 0): ``ProducerAppendInfo`` on a leader refuses it; a log holding it holds
+    a duplicated, renumbered or replayed batch."""
+    if not b.transactional or b.epoch != e.epoch or e.last_seq < 0 or b.base_sequence < 0:
+        return False  # an idempotent producer whose entry expired may start again at 0 (pre-KIP-360 clients)
+    wrapped = e.last_seq > _MAX_SEQUENCE - _WRAP_WINDOW and b.base_sequence < _WRAP_WINDOW
+    return b.base_sequence <= e.last_seq and not wrapped
+
+
 class ProducerStateBuilder:
     """Fold v2 producer batches of one partition replica, in offset order.
 
     ``initial``: entries of a loaded ``.snapshot`` (the broker-equivalent rebuild starts there).
     ``cleaner_offset``: the cleaner-offset-checkpoint; below it a marker without its transaction's
     data is no finding (the log cleaner removed data that later records superseded; the marker
-    stays until its delete horizon).
+    stays until its delete horizon). ``sequenced``: the batches come from clients, whose sequences a
+    leader checks (``__consumer_offsets``' transactional offset commits are the group coordinator's own
+    appends, ``AppendOrigin.COORDINATOR``, whose sequences nobody checks).
 
     Findings are aggregated per kind and producer (:class:`~forensics.findings.FindingRuns`): a log
     replaying one producer's history yields a few findings and a count, not one object per batch.
     """
 
-    def __init__(self, initial: Iterable[ProducerStateEntry] = (), cleaner_offset: Optional[int] = None) -> None:
+    def __init__(self, initial: Iterable[ProducerStateEntry] = (), cleaner_offset: Optional[int] = None,
+                 sequenced: bool = True) -> None:
         self._entries: Dict[int, _Entry] = {}
         self._ongoing: Dict[int, int] = {}
         self._oldest: List[Tuple[int, int]] = []  # heap of (first offset, pid) of _ongoing; stale entries skipped
@@ -173,6 +192,7 @@ class ProducerStateBuilder:
         self._spans: Dict[int, List[TransactionSpan]] = {}
         self._findings = FindingRuns()
         self._cleaner_offset = cleaner_offset
+        self._sequenced = sequenced  # a client's log (a coordinator writes its own batches unsequenced)
         self._last_offset: Optional[int] = None
         self._events = 0
         for s in initial:
@@ -222,6 +242,12 @@ class ProducerStateBuilder:
                           f"data batch at epoch {b.epoch} after epoch {e.epoch} "
                           "(a leader would reject it with INVALID_PRODUCER_EPOCH; replication applies it)",
                           path, b.position, b.base_offset, b.last_offset)
+        duplicate = self._sequenced and _repeats_sequence(e, b)
+        if duplicate:
+            self._finding(FindingKind.DUPLICATE_SEQUENCE, b.producer_id,
+                          f"batch with sequence {b.base_sequence} at epoch {b.epoch} after sequence {e.last_seq} of "
+                          "that epoch (a leader refuses it with DUPLICATE_SEQUENCE_NUMBER: a duplicated or replayed "
+                          "batch)", path, b.position, b.base_offset, b.last_offset)
         if e.txn_first is not None and b.epoch != e.epoch and b.transactional:
             self._finding(FindingKind.TRANSACTION_SPANS_EPOCHS, b.producer_id,
                           f"transaction open since offset {e.txn_first} at epoch "
@@ -243,6 +269,8 @@ class ProducerStateBuilder:
                 self._open(b.producer_id, b.base_offset)
             if e.span is None:  # opened in a snapshot taken before any of its data we replay
                 e.span = _Span(e.txn_first, from_snapshot=True)
+            if duplicate and e.span.duplicate_at is None:
+                e.span.duplicate_at = Provenance(path, b.position)
             e.span.add(b, path)
 
     def _marker(self, path: str, m: Marker) -> None:

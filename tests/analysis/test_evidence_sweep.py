@@ -39,12 +39,6 @@ BAD = ("armed", "wrong", "unnamed", "errors")
 # (5,928 runs) "armed / wrong all-clear / unnamed unverifiable" counts. The sample's list is shorter: its
 # few runs per class miss some of the failures.
 FULL = {
-    "1a missing data partition": "0 / 125 / 0 of 189",
-    "1b missing __transaction_state-N": "0 / 1 / 0 of 107",
-    "1c missing highest __transaction_state": "3 / 0 / 0 of 39",
-    "1d missing __cluster_metadata-0": "0 / 7 / 0 of 12",
-    "2 broker left out": "0 / 3 / 0 of 5",
-    "3 JBOD log dir left out": "0 / 3 / 0 of 6",
     "4a stale snapshot": "0 / 12 / 0 of 445",
     "4b foreign snapshot": "8 / 5 / 0 of 257",
     "4c edited snapshot (CRC fixed)": "32 / 20 / 0 of 1008",
@@ -56,9 +50,7 @@ FULL = {
     "7b other-epoch batch in open txn": "0 / 0 / 21 of 45",
     "8 segment of another partition": "4 / 8 / 0 of 494",
 }
-SAMPLE = ("1a missing data partition", "1c missing highest __transaction_state", "1d missing __cluster_metadata-0",
-          "4b foreign snapshot", "5a offset checkpoint raised/lowered", "6 coordinator record re-appended/duplicated",
-          "7b other-epoch batch in open txn")
+SAMPLE = ("6 coordinator record re-appended/duplicated",)
 
 
 def _params(classes, open_classes):

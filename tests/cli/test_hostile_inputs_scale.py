@@ -76,8 +76,9 @@ WIDE = 10_000
 
 
 def _wide_disk(root: Path) -> Path:
-    """One log dir: partitions wide-0..9999 with one single-record batch each (the last one an open
-    transaction of wide-app), and __transaction_state-0 holding wide-app in CompleteCommit."""
+    """One log dir of a broker that stopped cleanly: partitions wide-0..9999 with one single-record
+    batch each (the last one an open transaction of wide-app), and __transaction_state-0 holding
+    wide-app in CompleteCommit."""
     from fixtures.generator import (
         COMPLETE_COMMIT,
         encode_offset_checkpoint,
@@ -105,6 +106,7 @@ def _wide_disk(root: Path) -> Path:
     (txn / "00000000000000000000.timeindex").write_bytes(b"")
     hw = [("wide", i, 1) for i in range(WIDE)] + [("__transaction_state", 0, 1)]
     (root / "replication-offset-checkpoint").write_bytes(encode_offset_checkpoint(hw))
+    (root / ".kafka_cleanshutdown").write_bytes(b"")  # one quiescent moment: the verdict may be proven
     return root
 
 

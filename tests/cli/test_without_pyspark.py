@@ -14,6 +14,7 @@ pyspark`` fails there as it does on a host where it was never installed.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -106,11 +107,12 @@ def test_what_needs_spark_says_in_one_line_what_is_missing(without_pyspark: Path
 def test_engine_spark_and_export_without_pyspark(without_pyspark: Path, tmp_path: Path) -> None:
     _refused(_run(without_pyspark, ["find-hanging", DISK, "--engine", "spark"]), "--engine spark")
     _refused(_run(without_pyspark, ["scan", DISK], KAFKA_FORENSICS_ENGINE="spark"), "KAFKA_FORENSICS_ENGINE=spark")
-    done = _run(without_pyspark, ["export", DISK, "--out", str(tmp_path / "out")])
-    assert done.returncode == EXIT_SPARK and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
-    assert done.stderr.startswith(f"kafka-forensics: export writes its tables through Spark, which cannot run here: "
-                                  f"{NO_PYSPARK}"), done.stderr
-    assert not (tmp_path / "out").exists()
+    refused = _run(without_pyspark, ["export", DISK, "--out", str(tmp_path / "spark"), "--engine", "spark"])
+    _refused(refused, "--engine spark")
+    assert not (tmp_path / "spark").exists()
+    done = _run(without_pyspark, ["export", DISK, "--out", str(tmp_path / "out")])  # auto: in-process, pyarrow
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert json.loads((tmp_path / "out" / "_export.json").read_text())["engine"] == "local"
 
 
 def test_engine_spark_without_pyspark_is_one_line_and_exit_6(monkeypatch) -> None:

@@ -166,3 +166,35 @@ def test_a_file_of_huge_holes_gets_the_sparse_digest_in_no_time(tmp_path: Path) 
         assert d.sparse_sha256 == sparse_sha256(fd, size, file_holes(fd, size))
     finally:
         os.close(fd)
+
+
+def test_dense_zeros_are_searched_chunk_by_chunk_and_their_pages_released(tmp_path: Path) -> None:
+    """Where the file system reports no holes the zeros are read: the first non-zero byte is found
+    on either side of a chunk boundary, and a long dense zero run read from a map leaves no pages
+    resident behind it (memory stays flat on a 2 GiB zero tail)."""
+    from forensics.codec import zeros
+
+    chunk = zeros._CHUNK
+    for at in (0, 1, chunk - 1, chunk, chunk + 1, 3 * chunk - 1):
+        buf = bytearray(3 * chunk)
+        buf[at] = 7
+        assert NO_HOLES.next_nonzero(buf, 0, len(buf)) == at
+        assert NO_HOLES.next_nonzero(buf, at + 1, len(buf)) is None
+        assert NO_HOLES.all_zero(buf, 0, at) and not NO_HOLES.all_zero(buf, 0, at + 1)
+    path = tmp_path / "dense-zeros.log"
+    with open(path, "wb") as fh:
+        for _ in range(8):
+            fh.write(bytes(chunk))
+    import mmap
+
+    def resident_kib() -> int:  # now, not the peak: earlier tests' peaks would hide a leak
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * mmap.PAGESIZE // 1024
+
+    if not hasattr(mmap, "MADV_DONTNEED") or not os.path.exists("/proc/self/statm"):
+        return  # the search above is the whole check where pages cannot be released or counted
+    with MappedFile(str(path)) as mf:
+        before = resident_kib()
+        assert NO_HOLES.all_zero(mf.data, 0, mf.size)
+        grown_kib = resident_kib() - before
+    assert grown_kib < 2 * chunk // 1024, grown_kib  # 128 MiB read, at most about a chunk resident

@@ -187,16 +187,21 @@ def test_on_a_standalone_cluster_the_executors_write_the_same_tables(standalone_
 
 
 def test_without_java_export_writes_in_process(tmp_path: Path) -> None:
-    """No Java: ``auto`` writes in-process as it would on a disk this small; Spark asked for (--master)
-    falls back to in-process with one warning line, as every command does."""
+    """No Java: ``auto`` writes in-process as it would on a disk this small; Spark asked for by name
+    (--master) is refused in one line with the environment exit code, nothing written."""
     env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "KAFKA_FORENSICS_ENGINE")}
     env["PATH"] = str(tmp_path / "no-java")
-    for extra, first in (([], "kafka-forensics: engine local (in-process): "),
-                         (["--master", "local[2]"], "kafka-forensics: warning: no Java runtime found")):
-        out = tmp_path / f"out{len(extra)}"
-        done = subprocess.run(CLI + ["export", str(EXAMPLE), "--out", str(out), "--no-progress", *extra],
-                              capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
-        assert done.returncode == 0, done.stderr
-        assert done.stderr.startswith(first), done.stderr
-        assert json.loads((out / "_export.json").read_text())["engine"] == "local"
-        assert os.listdir(out / "batches") == [PART_FILE]
+    out = tmp_path / "out"
+    done = subprocess.run(CLI + ["export", str(EXAMPLE), "--out", str(out), "--no-progress"],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("kafka-forensics: engine local (in-process): "), done.stderr
+    assert json.loads((out / "_export.json").read_text())["engine"] == "local"
+    assert os.listdir(out / "batches") == [PART_FILE]
+    refused = subprocess.run(CLI + ["export", str(EXAMPLE), "--out", str(tmp_path / "spark"), "--no-progress",
+                                    "--master", "local[2]"],
+                             capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    assert refused.returncode == 6 and refused.stdout == "" and refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith("kafka-forensics: --master local[2] needs Spark, which cannot run here: "
+                                     "no Java runtime found"), refused.stderr
+    assert not (tmp_path / "spark").exists()
