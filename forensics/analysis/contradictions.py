@@ -99,7 +99,8 @@ def data_contradictions(view: PartitionView, span: Optional[TransactionSpan]) ->
         d = span.duplicate_at
         out.append(Gap(CONTRADICTION, f"the open transaction from offset {span.first_offset} holds a batch repeating "
                        f"sequence numbers its producer already wrote at that epoch ({d.path} @ byte {d.position}): a "
-                       "duplicated, renumbered or replayed batch, which no leader accepts", d.path, d.position,
+                       "duplicated, renumbered or replayed batch (a leader that knows the producer refuses it; a late "
+                       "retry after the producer's state expired looks the same on disk)", d.path, d.position,
                        partition_dir=view.inputs.path))
     last = span.last_data_offset
     if view.high_watermark_known and last is not None and last >= view.high_watermark:

@@ -135,6 +135,15 @@ class _Stats:
 # -- producer events, as runs --------------------------------------------------------------------
 
 
+def _continues(last_sequence: int, base_sequence: int) -> bool:
+    """Does a batch starting at ``base_sequence`` follow one ending at ``last_sequence``? A batch that does not
+    (a repeat, a gap, a reset) stays apart from the run, so that the fold sees its sequences (unsequenced
+    batches, -1, follow each other)."""
+    if base_sequence < 0 or last_sequence < 0:
+        return base_sequence < 0 and last_sequence < 0
+    return base_sequence == (last_sequence + 1 if last_sequence < 0x7FFFFFFF else 0)
+
+
 class _Runs:
     """Producer events of a range in order; consecutive batches of one producer with the same
     epoch, transactional flag and snapshot bucket become one run (see :class:`DataBatch`)."""
@@ -153,7 +162,7 @@ class _Runs:
         # inside a transaction this range saw open, a non-transactional batch is an anomaly the fold
         # reports per batch: keep those single
         mergeable = transactional or pid not in self.txn_open
-        if current is not None and current[0] == key and mergeable:
+        if current is not None and current[0] == key and mergeable and _continues(current[1][5], h.base_sequence):
             run = current[1]
             run[3], run[5], run[6] = h.last_offset, h.last_sequence, h.max_timestamp
             run[8] += h.records_count

@@ -132,7 +132,8 @@ class _Span:
 
 
 class _Entry:
-    __slots__ = ("epoch", "last_seq", "last_offset", "offset_delta", "last_ts", "coord_epoch", "txn_first", "span")
+    __slots__ = ("epoch", "last_seq", "last_offset", "offset_delta", "last_ts", "coord_epoch", "txn_first", "span",
+                 "earlier")
 
     def __init__(self) -> None:
         self.epoch = NO_EPOCH
@@ -143,12 +144,26 @@ class _Entry:
         self.coord_epoch = -1
         self.txn_first: Optional[int] = None
         self.span: Optional[_Span] = None
+        self.earlier: Optional[Dict[int, int]] = None  # epoch -> last sequence written at it, for a few past epochs
 
     def set_epoch(self, epoch: int) -> None:
-        """``maybeUpdateProducerEpoch``: a new epoch clears the batch metadata."""
+        """``maybeUpdateProducerEpoch``: a new epoch clears the batch metadata (the sequences reached at the
+        old one are kept aside: a batch of that epoch repeating them later is a duplicate)."""
         if epoch != self.epoch:
+            if self.last_seq >= 0:
+                earlier = self.earlier if self.earlier is not None else {}
+                earlier[self.epoch] = max(self.last_seq, earlier.get(self.epoch, -1))
+                if len(earlier) > _EARLIER_EPOCHS:
+                    del earlier[min(earlier)]
+                self.earlier = earlier
             self.epoch = epoch
             self.last_seq, self.last_offset, self.offset_delta = -1, -1, 0
+
+    def last_sequence_at(self, epoch: int) -> int:
+        """The last sequence written at ``epoch`` (-1: none known)."""
+        if epoch == self.epoch:
+            return self.last_seq
+        return self.earlier.get(epoch, -1) if self.earlier is not None else -1
 
     def freeze(self, pid: int) -> ProducerState:
         return ProducerState(pid, self.epoch, self.coord_epoch, self.last_seq, self.last_offset, self.offset_delta,
@@ -157,16 +172,22 @@ class _Entry:
 
 _MAX_SEQUENCE = 2**31 - 1
 _WRAP_WINDOW = 1 << 20  # sequences wrap at Integer.MAX_VALUE to 0 (DefaultRecordBatch.incrementSequence)
+_EARLIER_EPOCHS = 8  # past epochs whose last sequence a producer entry keeps
 
 
 def _repeats_sequence(e: "_Entry", b: DataBatch) -> bool:
-    """A transactional batch of the entry's own epoch whose sequences do not move past the last one (not the wrap from
-    near Integer.MAX_VALUE back to 0): ``ProducerAppendInfo`` on a leader refuses it; a log holding it holds
-    a duplicated, renumbered or replayed batch."""
-    if not b.transactional or b.epoch != e.epoch or e.last_seq < 0 or b.base_sequence < 0:
+    """A transactional batch whose sequences do not move past the last one its producer wrote at that epoch (not the
+    wrap from near Integer.MAX_VALUE back to 0): ``ProducerAppendInfo`` on a leader refuses it at the current epoch
+    (DUPLICATE_SEQUENCE_NUMBER) and an older epoch's batch outright; a late batch of an expired producer (KAFKA-9144)
+    carries the sequences its producer had not written yet. A log holding it holds a duplicated, renumbered or
+    replayed batch."""
+    if not b.transactional or b.base_sequence < 0:
         return False  # an idempotent producer whose entry expired may start again at 0 (pre-KIP-360 clients)
-    wrapped = e.last_seq > _MAX_SEQUENCE - _WRAP_WINDOW and b.base_sequence < _WRAP_WINDOW
-    return b.base_sequence <= e.last_seq and not wrapped
+    last = e.last_sequence_at(b.epoch)
+    if last < 0:
+        return False
+    wrapped = last > _MAX_SEQUENCE - _WRAP_WINDOW and b.base_sequence < _WRAP_WINDOW
+    return b.base_sequence <= last and not wrapped
 
 
 class ProducerStateBuilder:
@@ -245,9 +266,9 @@ class ProducerStateBuilder:
         duplicate = self._sequenced and _repeats_sequence(e, b)
         if duplicate:
             self._finding(FindingKind.DUPLICATE_SEQUENCE, b.producer_id,
-                          f"batch with sequence {b.base_sequence} at epoch {b.epoch} after sequence {e.last_seq} of "
-                          "that epoch (a leader refuses it with DUPLICATE_SEQUENCE_NUMBER: a duplicated or replayed "
-                          "batch)", path, b.position, b.base_offset, b.last_offset)
+                          f"batch with sequence {b.base_sequence} at epoch {b.epoch} after sequence "
+                          f"{e.last_sequence_at(b.epoch)} of that epoch (a leader refuses it with "
+                          "DUPLICATE_SEQUENCE_NUMBER: a duplicated or replayed batch)", path, b.position, b.base_offset, b.last_offset)
         if e.txn_first is not None and b.epoch != e.epoch and b.transactional:
             self._finding(FindingKind.TRANSACTION_SPANS_EPOCHS, b.producer_id,
                           f"transaction open since offset {e.txn_first} at epoch "

@@ -123,11 +123,16 @@ def test_every_output_says_what_was_aggregated(replayed: Path, tmp_path: Path) -
             f"starting at bytes {rest[0][0]}..{rest[-1][0]} (aggregated: the first 3 are listed one by one)")
     code, out, _ = run_cli(["scan", str(replayed), "--engine", "local", "--format", "json", "--no-progress"], tmp_path)
     doc = json.loads(out)
-    [agg] = [f for f in doc["logDirs"][0]["partitions"][0]["findings"] if f.get("count")]
+    found = doc["logDirs"][0]["partitions"][0]["findings"]
+    [agg] = [f for f in found if f.get("count") and f["kind"] == "epoch_regression"]
     assert (code, agg["message"], agg["count"], agg["last_position"]) == (0, said, len(rest), rest[-1][0])
-    assert doc["summary"]["findings"] == 2 + COPIES - 1  # no_snapshot, missing_index, one per regression
+    # each copy's first batch also repeats sequences its producer wrote at that epoch in the first copy
+    [dup] = [f for f in found if f.get("count") and f["kind"] == "duplicate_sequence"]
+    assert (dup["count"], dup["position"], dup["last_position"]) == (len(rest), rest[0][0], rest[-1][0])
+    # no_snapshot, missing_index, one regression and one duplicate per copy after the first
+    assert doc["summary"]["findings"] == 2 + 2 * (COPIES - 1)
     code, out, _ = run_cli(["scan", str(replayed), "--engine", "local", "--no-progress"], tmp_path)
-    assert code == 0 and f"Findings ({2 + COPIES - 1})" in out
+    assert code == 0 and f"Findings ({2 + 2 * (COPIES - 1)})" in out
     assert f"{rest[0][0]}..{rest[-1][0]}" in out and "x 8 more" in out
     code, _, err = run_cli(["describe-producers", str(replayed), "--topic", "i-java-txn", "--partition", "1"], tmp_path)
     assert code == 0
