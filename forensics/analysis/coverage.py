@@ -98,6 +98,10 @@ def _names(tps: Sequence[TopicPartition]) -> str:
     return shown + (f" and {len(tps) - _SHOWN} more" if len(tps) > _SHOWN else "")
 
 
+def _and(parts: Sequence[str]) -> str:
+    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+
+
 def _dir_text(directory_id: Optional[str]) -> str:
     return f", log dir {directory_id}" if directory_id else ""
 
@@ -120,11 +124,12 @@ def from_image(image: Any, log_dirs: Sequence[PresentLogDir], copies: Sequence[P
         if not here and leader < 0 and not p.replicas:
             continue
         where = _dir_text(p.directory_of(leader)) if leader >= 0 else ""
-        others = ", ".join(f"broker {c.broker_id}'s" for c in here) if here else "no replica's"
+        held = sorted({c.broker_id for c in here}, key=lambda b: (b is None, b))
+        others = _and([f"broker {b}'s" for b in held]) if held else "no replica's"
         if leader >= 0:
-            text = f"its leader's copy (broker {leader}{where}) is not among the inputs; {others} is"
+            text = f"its leader's copy (broker {leader}{where}) is not among the inputs; {others} {'are' if len(held) > 1 else 'is'}"
         else:
-            text = f"it has no leader, and {others} copy is among the inputs"
+            text = f"it has no leader, and {others} {'copies are' if len(held) > 1 else 'copy is'} among the inputs"
         uncovered[tp] = Uncovered(tp, text, leader if leader >= 0 else None)
     missing_brokers = []
     for b in sorted(image.brokers):
@@ -174,8 +179,9 @@ def describe(c: Coverage) -> List[str]:
         out.append(f"evidence: {len(rest)} partition(s) without the copy that matters among the inputs, of which "
                    + "; ".join(f"{u.topic_partition}: {u.text}" for u in rest[:_SHOWN]))
     if c.metadata_incomplete:
-        out.append("evidence: the __cluster_metadata log read is incomplete (damaged, or records missing: see its "
-                   "findings): what it says should exist may be out of date, so no all-clear is proven")
+        out.append("evidence: the __cluster_metadata log read is incomplete (damaged, records missing, or records "
+                   "that do not decode or that Kafka's replay refuses: see its findings): what it says should exist "
+                   "may be out of date, so no all-clear is proven")
     if c.metadata_missing:
         out.append(f"evidence: KRaft broker log dir(s) {', '.join(c.metadata_missing[:_SHOWN])} given, but the log dir "
                    "holding __cluster_metadata is missing: nothing names the broker's other log dirs, the cluster's "

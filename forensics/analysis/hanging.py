@@ -208,22 +208,26 @@ def _unproven(verdict: str, reason: str, view: PartitionView, e: ProducerState, 
               v: Optional[TransactionIdView], coord: Optional[CoordinatorView], check: Optional[EvidenceCheck],
               time_text: TimeText) -> Tuple[str, Tuple[Gap, ...]]:
     """``reason`` and the gaps that keep a verdict from being proven, or ``()``: records that contradict
-    each other (any verdict); damaged or incomplete records (hanging); files copied too soon after what
-    would have changed them (hanging, stuck)."""
+    each other, damaged or incomplete records (any verdict: "ongoing" needs no one only when the records
+    saying so are whole); files copied too soon after what would have changed them (hanging, stuck)."""
     gaps: List[Gap] = list(contradictions(view, e.producer_id, span, v))
     parts: List[str] = [g.text for g in gaps]
     torn: List[Gap] = []  # damaged or incomplete records
-    if verdict == HANGING and check is not None:
+    if check is not None:
         data = check.data(view, span)
+        if verdict != HANGING:  # what it rests on: the log and what its checkpoints say (an index is rebuilt)
+            data = tuple(g for g in data if g.log_end is not None or g.path.endswith(".log"))
         if data:
-            parts.append(describe(str(view.topic_partition), data) + ": this transaction's marker may be missing "
-                         "from the copy")
+            parts.append(describe(str(view.topic_partition), data) + (
+                ": this transaction's marker may be missing from the copy" if verdict == HANGING else
+                ": the copy may not hold what the broker last wrote of this transaction"))
             torn.extend(data)
-        wanted = None if v is None else sorted({v.partition, v.expected_partition})
-        for label, found in check.coordinator(wanted):
-            parts.append(describe(label, found) + (": the id's newest record may be missing" if v is not None else
-                                                   ": the record of this producer id may be missing"))
-            torn.extend(found)
+        if verdict == HANGING or v is not None:
+            wanted = None if v is None else sorted({v.partition, v.expected_partition})
+            for label, found in check.coordinator(wanted):
+                parts.append(describe(label, found) + (": the id's newest record may be missing" if v is not None
+                                                       else ": the record of this producer id may be missing"))
+                torn.extend(found)
     gaps.extend(torn)
     if verdict in (HANGING, STUCK, FENCED) and check is not None:
         missing = check.copies_missing(view.topic_partition, v if verdict != FENCED else None, verdict == HANGING)
@@ -236,7 +240,7 @@ def _unproven(verdict: str, reason: str, view: PartitionView, e: ProducerState, 
     gaps.extend(recent)
     if not gaps:
         return reason, ()
-    tail = ([TORN_OR_LOST] if torn else []) + ([TOO_RECENT_ADVICE] if recent else [])
+    tail = ([TORN_OR_LOST] if torn and verdict == HANGING else []) + ([TOO_RECENT_ADVICE] if recent else [])
     head = reason if reason.startswith("not proven: ") else f"not proven: {reason}"
     return f"{head}; but {'; '.join(parts)}" + "".join(f"; {t}" for t in tail), tuple(gaps)
 

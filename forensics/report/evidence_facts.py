@@ -65,7 +65,8 @@ def coverage_of(inventory: Inventory, image: Any = None) -> Coverage:
     has_metadata = any(p.topic == CLUSTER_METADATA_TOPIC for _, p in inventory.all_partitions())
     kraft = [d.path for d in inventory.log_dirs if d.meta is not None and d.meta.version == 1]
     if image is not None and image.origin in ("snapshot", "log"):  # a metadata log was read (not bootstrap only)
-        return replace(from_image(image, log_dirs, copies), metadata_incomplete=not image.complete)
+        # records Kafka's replay refuses (or that do not decode) leave an image that is not the broker's
+        return replace(from_image(image, log_dirs, copies), metadata_incomplete=not image.complete or image.unapplied > 0)
     base = from_checkpoints(log_dirs, copies)
     return replace(base, metadata_missing=tuple(kraft) if kraft and not has_metadata else ())
 

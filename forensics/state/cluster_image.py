@@ -188,6 +188,7 @@ class ClusterImage:
     newest_offset: Optional[int] = None  # log offset of the newest record folded (snapshot: its end offset - 1)
     newest_timestamp: Optional[int] = None  # its batch's timestamp, epoch ms (snapshot: lastContainedLogTimestamp)
     records: int = 0  # records folded
+    unapplied: int = 0  # of those, records that did not decode or that Kafka's replay refuses
     findings: Tuple[Finding, ...] = ()
     complete: bool = True
     origin: str = ""

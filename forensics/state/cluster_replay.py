@@ -95,6 +95,7 @@ class ClusterReplay:
         self.newest_offset: Optional[int] = None
         self.newest_timestamp: Optional[int] = None
         self.records = 0
+        self.unapplied = 0  # records that did not decode or were refused
         self.findings: List[Finding] = []
 
     # -- the fold ---------------------------------------------------------------------------------------
@@ -106,6 +107,7 @@ class ClusterReplay:
         self.newest_timestamp = entry.timestamp
         rec = entry.record
         if rec is None:
+            self.unapplied += 1
             self._finding(FindingKind.CORRUPT_METADATA_RECORD, entry,
                           f"metadata record at {_where(entry)} does not decode: {entry.error}; skipped")
             return
@@ -116,6 +118,7 @@ class ClusterReplay:
         try:
             remark = handler(self, typed, entry.offset)
         except _Refused as exc:
+            self.unapplied += 1
             self._finding(FindingKind.METADATA_REPLAY, entry, f"{rec.type_name} at {_where(entry)}: {exc}; not applied")
             return
         if remark:  # applied, as Kafka does, but worth a look
@@ -258,6 +261,7 @@ class ClusterReplay:
             newest_offset=self.newest_offset,
             newest_timestamp=self.newest_timestamp,
             records=self.records,
+            unapplied=self.unapplied,
             findings=tuple(self.findings),
             **provenance,
         )

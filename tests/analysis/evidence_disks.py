@@ -315,13 +315,16 @@ def three_brokers(dst: Path, src: Path = REAL / "kraft-tv2" / "disk") -> Path:
     ids = _topic_ids(src)
     leaders = {"d-txn-ongoing": 2, "a-txn-orders": 3}
     values = [_registration(b, [_kafka_id(f"dir:{b}")]) for b in (2, 3)]
+    first = re.search(r"^directory\.id=(\S+)", (src / "meta.properties").read_text(), re.M).group(1)
+    directories = [first, _kafka_id("dir:2"), _kafka_id("dir:3")]
     led: Dict[str, int] = {}
     for name in partitions(src, ""):
         m = PARTITION_DIR.match(name)
         topic, part = m.group("topic"), int(m.group("partition"))
-        values.append(_metadata_value(5, 0, {"partitionId": part, "topicId": ids[topic],
+        # v1: three replicas need three directories (PartitionRegistration.merge refuses a change without them)
+        values.append(_metadata_value(5, 1, {"partitionId": part, "topicId": ids[topic],
                                              "replicas": [1, 2, 3], "isr": [1, 2, 3],
-                                             "leader": leaders.get(topic, 1)}))
+                                             "leader": leaders.get(topic, 1), "directories": directories}))
         led[name] = leaders.get(topic, 1)
     for b in (1, 2, 3):
         d = dst / f"broker-{b}"
