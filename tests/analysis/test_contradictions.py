@@ -149,3 +149,52 @@ def test_open_data_above_the_high_watermark_does_not_arm(tmp_path):
     [row] = [r for r in rows if (r["topic"], r["partition"]) == ("orders", 0)]
     assert (code, row["verdict"], row["armed"]) == (7, "unverifiable", False)
     assert "reaches offset 16, at or above the high watermark 16" in row["reason"]
+
+
+def _ongoing(tmp_path: Path) -> Path:
+    from fixtures.hanging_scenarios import build
+
+    return build("ongoing", tmp_path / "ongoing") / "broker-1"
+
+
+def _set(broker: Path, name: str, topic: str, partition: int, offset: int) -> None:
+    path = broker / name
+    lines = [f"{topic} {partition} {offset}" if ln.startswith(f"{topic} {partition} ") else ln
+             for ln in path.read_text().splitlines()]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_an_ongoing_transaction_whose_copy_is_torn_is_no_all_clear(tmp_path):
+    """'ongoing' needs no one only on whole records: a clean copy whose live-0 log ends below its high watermark,
+    or whose recovery point a clean stop would not leave, or whose coordinator partition ends below its own
+    high watermark, is unverifiable (exit 7) and says which file."""
+    broker = _ongoing(tmp_path)
+    code, rows = _rows(broker)
+    assert (code, [(r["partition"], r["verdict"]) for r in rows]) == (0, [(0, "ongoing")])
+    for name, topic, partition, offset, said in (
+            ("replication-offset-checkpoint", "live", 0, 5, "below its high watermark 5"),
+            ("recovery-point-offset-checkpoint", "live", 0, 2, "past its recovery point 2"),
+            ("replication-offset-checkpoint", "__transaction_state", 0, 3, "__transaction_state-0 ends at offset 2, "
+                                                                           "below its high watermark 3")):
+        case = _ongoing(tmp_path / f"{name}-{topic}")
+        _set(case, name, topic, partition, offset)
+        code, rows = _rows(case)
+        assert (code, [(r["partition"], r["verdict"]) for r in rows]) == (7, [(0, "unverifiable")]), (name, rows)
+        assert said in rows[0]["reason"], rows[0]["reason"]
+
+
+def test_metadata_records_kafka_refuses_leave_no_all_clear(tmp_path):
+    """A PartitionChangeRecord that PartitionRegistration.merge refuses (three replicas, one directory) is not
+    applied, and the image is then not the broker's: no all-clear is proven (exit 7, one evidence line)."""
+    from forensics.codec.metadata_schemas import METADATA_MESSAGES
+    from forensics.codec.schema_encode import encode_message
+    from tests.analysis.evidence_disks import _topic_ids, append_metadata
+
+    broker = _ongoing(tmp_path)
+    topic_id = _topic_ids(broker)["live"]
+    change = bytes([1, 5, 0]) + encode_message(METADATA_MESSAGES[5], 0, {
+        "partitionId": 0, "topicId": topic_id, "replicas": [1, 2, 3], "isr": [1], "leader": 1})
+    append_metadata(broker, [change])
+    r = runner.invoke(app, ["find-hanging", str(broker.parent), "--format", "json", "--no-progress"])
+    assert r.exit_code == 7, r.stderr
+    assert "__cluster_metadata log read is incomplete" in r.stderr and "replay refuses" in r.stderr, r.stderr
