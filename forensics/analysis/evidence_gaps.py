@@ -32,6 +32,7 @@ from forensics.analysis.producers import PartitionView
 from forensics.analysis.coverage import Coverage
 from forensics.analysis.quiescence import Quiescence
 from forensics.codec.checkpoints import EpochEntry
+from forensics.codec.txnlog import transaction_partition_for
 from forensics.findings import Finding, FindingKind
 from forensics.layout import Inventory, LogDir, PartitionDir
 from forensics.model import TRANSACTION_STATE_TOPIC, TopicPartition
@@ -45,6 +46,7 @@ DAMAGE_KINDS = frozenset({
 })
 _SHOWN = 3  # gaps named in a reason; the rest are counted
 COPY_MISSING = "copy_missing"  # the copy a verdict needs (a partition's leader's) is not among the inputs
+MISPLACED = "misplaced_records"  # a coordinator partition holds records of ids that hash to another one
 # what a partition dir's index files say its log reached: (next offset, index path, "offset index"), the
 # runs' reader (pipeline/witnesses.index_reach) handed in, so that this floor opens no file
 Reach = Callable[[PartitionDir], Optional[Tuple[int, str, str]]]
@@ -169,6 +171,26 @@ def describe(label: str, gaps: Sequence[Gap]) -> str:
     return f"the log of {label} {_and(parts)}"
 
 
+def misplaced_records(coordinator: Optional[CoordinatorView]) -> Dict[int, Gap]:
+    """The coordinator partitions holding records of ids that hash to another partition, with the first one. Not
+    with a count the operator gave (``--transaction-state-partitions``): the disk's contradiction of it is a
+    finding of its own, and the verdicts follow the count given."""
+    out: Dict[int, Gap] = {}
+    given = coordinator is not None and coordinator.count_source == "--transaction-state-partitions"
+    n = coordinator.partition_count if coordinator is not None and not given else 0
+    for part, cp in (coordinator.partitions.items() if coordinator is not None and n else ()):
+        foreign = [(tid, transaction_partition_for(tid, n), s.first) for tid, s in cp.state.summaries.items()
+                   if transaction_partition_for(tid, n) != part]
+        if foreign:
+            tid, expected, first = foreign[0]
+            more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
+            out[part] = Gap(MISPLACED, f"__transaction_state-{part} holds records of ids that hash to other partitions "
+                            f"({tid!r} to {expected}{more}; {first.at.path} @ byte {first.at.position}): a segment of "
+                            "another partition, or a renamed or mixed-up copy, so it is not proven to hold its own "
+                            "records", first.at.path, first.at.position, partition_dir=cp.inputs.path)
+    return out
+
+
 class EvidenceExtents:
     """The :class:`LogExtent` of every partition replica dir read, by path."""
 
@@ -203,6 +225,7 @@ class EvidenceCheck:
         self._extents = EvidenceExtents(inventory, reach)
         self._data: Dict[str, LogGaps] = {}  # by partition dir: built once, however many rows it has
         self._coordinator: Dict[int, Tuple[str, Tuple[Gap, ...]]] = {}
+        self._misplaced = misplaced_records(coordinator)
         for part, cp in (coordinator.partitions.items() if coordinator is not None else ()):
             r = cp.inputs
             label = f"__transaction_state-{part}"
@@ -230,6 +253,14 @@ class EvidenceCheck:
         """(label, gaps) of the coordinator partitions given (None: all of them) that have gaps."""
         wanted = sorted(self._coordinator) if partitions is None else [p for p in partitions if p in self._coordinator]
         return [self._coordinator[p] for p in wanted]
+
+    def misplaced(self, v: Optional[TransactionIdView]) -> Tuple[Gap, ...]:
+        """Coordinator partitions a verdict reads that hold other partitions' records: the id's own and the
+        one its record was found in (``v``), or every one (no id found: any may have held its record)."""
+        if v is None:
+            return tuple(self._misplaced.values())
+        return tuple(self._misplaced[p] for p in dict.fromkeys((v.expected_partition, v.partition))
+                     if p in self._misplaced)
 
     def copies_missing(self, tp: TopicPartition, v: Optional[TransactionIdView], every_coordinator: bool
                        ) -> Tuple[Gap, ...]:

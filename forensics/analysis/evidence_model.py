@@ -5,24 +5,43 @@ per run before any verdict; every later step reads it instead of guessing."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Mapping, Optional
+from typing import List, Mapping, NamedTuple, Optional, Tuple
 
 from forensics.analysis.coverage import Coverage
 from forensics.analysis.coverage import describe as describe_coverage
 from forensics.analysis.filters import Filters
 from forensics.analysis.quiescence import Quiescence
 from forensics.analysis.quiescence import describe as describe_quiescence
+from forensics.model import TopicPartition
+
+_SHOWN = 3
+
+
+class TornLog(NamedTuple):
+    """A partition whose log (the copy verdicts read) disagrees with what its own files say it held, or a coordinator
+    partition holding other partitions' records: what it lacks may be an open transaction."""
+
+    topic_partition: TopicPartition
+    text: str  # "the log of orders-0 ends at offset 3, below its high watermark 5 (...)"
 
 
 @dataclass(frozen=True)
 class EvidenceModel:
     quiescence: Quiescence
     coverage: Coverage
+    torn: Tuple[TornLog, ...] = ()
 
     def lines(self, brokers: Mapping[str, Optional[int]]) -> List[str]:
         """What weakens the verdicts, one line each (``brokers``: log dir path -> broker id)."""
         moment = describe_quiescence(self.quiescence, brokers)
-        return ([moment] if moment else []) + describe_coverage(self.coverage)
+        torn = []
+        if self.torn:
+            more = f"; and {len(self.torn) - _SHOWN} more" if len(self.torn) > _SHOWN else ""
+            torn = [f"evidence: {len(self.torn)} partition(s) whose log disagrees with what their own files say it held, "
+                    "of which "
+                    + "; ".join(t.text for t in self.torn[:_SHOWN]) + more
+                    + ": what is missing may hold an open transaction, so no all-clear is proven"]
+        return ([moment] if moment else []) + describe_coverage(self.coverage) + torn
 
     def unproven_all_clear(self, selection: Filters) -> Optional[str]:
         """Why no all-clear of ``selection`` is proven by this evidence (None: it is)."""
@@ -36,4 +55,9 @@ class EvidenceModel:
             names = ", ".join(str(u.topic_partition) for u in uncovered[:3])
             more = f" and {len(uncovered) - 3} more" if len(uncovered) > 3 else ""
             return f"{len(uncovered)} partition(s) lack the copy that matters ({names}{more})"
+        torn = [t for t in self.torn if selection.selects(t.topic_partition.topic, t.topic_partition.partition, None)]
+        if torn:
+            names = ", ".join(str(t.topic_partition) for t in torn[:_SHOWN])
+            more = f" and {len(torn) - _SHOWN} more" if len(torn) > _SHOWN else ""
+            return f"{len(torn)} partition(s) whose log disagrees with their own files ({names}{more})"
         return None  # a missing broker or log dir that leads nothing in the selection holds no copy it needs

@@ -229,6 +229,10 @@ def _unproven(verdict: str, reason: str, view: PartitionView, e: ProducerState, 
                                                        else ": the record of this producer id may be missing"))
                 torn.extend(found)
     gaps.extend(torn)
+    if check is not None:
+        foreign = check.misplaced(v) if v is not None or verdict == HANGING else ()
+        parts.extend(g.text for g in foreign)
+        gaps.extend(foreign)
     if verdict in (HANGING, STUCK, FENCED) and check is not None:
         missing = check.copies_missing(view.topic_partition, v if verdict != FENCED else None, verdict == HANGING)
         parts.extend(g.text for g in missing)

@@ -5,15 +5,16 @@ there against what the disk says should be (:mod:`forensics.analysis.coverage`).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 from forensics.analysis.clock import AsOf, FileTimes
-from forensics.analysis.evidence_model import EvidenceModel
+from forensics.analysis.evidence_gaps import EvidenceExtents, describe, end_gaps, misplaced_records
+from forensics.analysis.evidence_model import EvidenceModel, TornLog
 from forensics.analysis.coverage import Coverage, PresentCopy, PresentLogDir, from_checkpoints, from_image
 from forensics.analysis.quiescence import ChangedFile, LogDirFacts, Quiescence, assess, earliest_copy
 from forensics.layout import Inventory
 from forensics.layout.evidence import modification_times
-from forensics.model import CLUSTER_METADATA_TOPIC
+from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, TopicPartition
 from forensics.pipeline.assemble import live_partitions
 from forensics.report.state import StateReport
 
@@ -71,8 +72,35 @@ def coverage_of(inventory: Inventory, image: Any = None) -> Coverage:
     return replace(base, metadata_missing=tuple(kraft) if kraft and not has_metadata else ())
 
 
+def torn_logs(report: StateReport) -> Tuple[TornLog, ...]:
+    """The partitions whose log (the copy verdicts read: the likely leader's) ends below what its own
+    checkpoints, leader epochs and snapshots say it held, and the coordinator partitions that do or that
+    hold other partitions' records."""
+    from forensics.report.hanging import leader_views
+
+    extents = EvidenceExtents(report.inventory)
+    out = []
+    for v in leader_views(report):
+        i = v.inputs
+        gaps = end_gaps(extents.extent(str(v.topic_partition), i.path, v.log_end_offset, i.high_watermark,
+                                       (s.path for s in i.segments), ()))
+        if gaps:
+            out.append(TornLog(v.topic_partition, describe(str(v.topic_partition), gaps)))
+    coordinator = report.coordinator
+    misplaced = misplaced_records(coordinator)
+    for part, cp in sorted(coordinator.partitions.items()):
+        r, label = cp.inputs, f"{TRANSACTION_STATE_TOPIC}-{part}"
+        base = r.segments[-1].base_offset if r.segments else 0
+        end = max((s.next_offset for s in r.segments if s.next_offset is not None), default=base)
+        gaps = end_gaps(extents.extent(label, r.path, end, r.high_watermark, (s.path for s in r.segments), ()))
+        texts = ([describe(label, gaps)] if gaps else []) + ([misplaced[part].text] if part in misplaced else [])
+        if texts:
+            out.append(TornLog(TopicPartition(TRANSACTION_STATE_TOPIC, part), "; ".join(texts)))
+    return tuple(out)
+
+
 def evidence_model_of(report: StateReport, clock: AsOf, window_ms: int, changed: Sequence[ChangedFile] = (),
                       copy_start_ms: Optional[int] = None, image: Any = None) -> EvidenceModel:
     """The evidence model of a state rebuild (see :mod:`forensics.analysis.evidence_model`)."""
     return EvidenceModel(quiescence_of(report, clock, window_ms, changed, copy_start_ms),
-                         coverage_of(report.inventory, image))
+                         coverage_of(report.inventory, image), torn_logs(report))

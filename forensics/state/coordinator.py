@@ -224,6 +224,11 @@ class CoordinatorFold:
             return
         prev_state = previous.state if previous is not None and isinstance(previous.state, TransactionStatus) else None
         problem = transition_problem(prev_state, TransactionStatus(v.status_id), v.client_transaction_version)
+        if problem is None and previous is not None and previous.producer_id == v.producer_id \
+                and v.producer_epoch < previous.producer_epoch:
+            # TransactionMetadata only ever bumps a producer id's epoch (a new id when it is exhausted)
+            problem = (f"producer epoch {v.producer_epoch} after {previous.producer_epoch} for producer id "
+                       f"{v.producer_id} (a coordinator never lowers an epoch: an older record re-appended)")
         if problem is not None:
             self._illegal.setdefault(r.transactional_id, IllegalRecord(r.offset, Provenance(path, r.position), problem))
             self._findings.add(Finding(

@@ -198,3 +198,34 @@ def test_metadata_records_kafka_refuses_leave_no_all_clear(tmp_path):
     r = runner.invoke(app, ["find-hanging", str(broker.parent), "--format", "json", "--no-progress"])
     assert r.exit_code == 7, r.stderr
     assert "__cluster_metadata log read is incomplete" in r.stderr and "replay refuses" in r.stderr, r.stderr
+
+
+# Named regressions from the evidence sweep (tests/analysis/evidence_sweep.py): one mutation each, the
+# exit code and the evidence the answer must name. Each armed an abort or read as all clear before.
+SWEPT = [
+    ("hanging/tv2", "record at offset 7 re-appended at 11", 7, "producer epoch 2 after 3 for producer id 800"),
+    ("live/restart", "__transaction_state-3/00000000000000000000.log in place of __transaction_state-0/"
+     "00000000000000000000.log", 7, "__transaction_state-0 holds records of ids that hash to other partitions"),
+    ("hanging/expired-id", "broker-1/aux-0/00000000000000000000.log in place of broker-1/exp-0/00000000000000000000"
+     ".log", 7, "the log of exp-0 ends at offset 2, past its recovery point 1"),
+    ("real/kraft-tv2 x3 brokers", "broker-2/d-txn-ongoing-0 left out", 7,
+     "its leader's copy (broker 2"),
+]
+
+
+def test_swept_mutations_are_never_armed_nor_all_clear(tmp_path):
+    from tests.analysis.evidence_mutations import Workspace, mutations
+    from tests.analysis.evidence_sweep import analyse, armed_keys, baseline, make_disk
+
+    for name, what, code, said in SWEPT:
+        disk = make_disk(name, tmp_path / name.replace("/", "_").replace(" ", "_"))
+        base = baseline(disk)
+        ws = Workspace(disk.root)
+        (m,) = [m for m in mutations(disk, ws, base.open_rows) if m.what == what or m.what.endswith(": " + what)
+                ] or [None]
+        assert m is not None, (name, what)
+        m.apply(ws)
+        run = analyse(disk)
+        shown = " ".join([r.get("reason") or "" for r in run.rows] + list(run.notes))
+        assert run.exit_code == code and not (armed_keys(run) - base.armed), (name, what, run.exit_code, shown)
+        assert said in shown, (name, what, shown)
