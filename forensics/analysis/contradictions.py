@@ -35,19 +35,24 @@ def _open_text(first: Optional[int]) -> str:
 def fold_disagreement(view: PartitionView, pid: int) -> Optional[Gap]:
     """Snapshot + replay against the full history, for one producer (None: they agree, or the history
     does not know the producer: its batches are gone, nothing to check against)."""
-    b, h = view.broker.entries.get(pid), view.history.entries.get(pid)
-    if h is None:
-        return None
+    b, other, against = view.broker.entries.get(pid), view.history, "the full history of its segments"
+    if pid not in other.entries and view.witness is not None:  # its batches are gone: the older snapshot tells
+        other, against = view.witness, f"the older producer snapshot {view.witness_snapshot} plus the replay"
+    h = other.entries.get(pid)
     snap = view.snapshot_used.path if view.snapshot_used is not None else None
     source = f"the producer snapshot {snap} plus the replay" if snap else "the replay the broker would make"
-    b_open, h_open = view.broker.ongoing.get(pid), view.history.ongoing.get(pid)
-    if b is None:
-        what = f"{source} has no entry for it, the full history of its segments {_open_text(h_open)}"
+    b_open, h_open = view.broker.ongoing.get(pid), other.ongoing.get(pid)
+    if h is None and other is view.witness and b_open is not None and b_open < view.witness_offset:
+        what = f"{source} says {_open_text(b_open)}, but {against} has no entry for it"
+    elif h is None:
+        return None
+    elif b is None:
+        what = f"{source} has no entry for it, {against} {_open_text(h_open)}"
     elif b_open != h_open:
-        what = f"{source} says {_open_text(b_open)}, the full history of its segments {_open_text(h_open)}"
+        what = f"{source} says {_open_text(b_open)}, {against} {_open_text(h_open)}"
     elif (b.producer_epoch, b.coordinator_epoch) != (h.producer_epoch, h.coordinator_epoch):
-        what = (f"{source} gives producer epoch {b.producer_epoch} and coordinator epoch {b.coordinator_epoch}, the "
-                f"full history {h.producer_epoch} and {h.coordinator_epoch}")
+        what = (f"{source} gives producer epoch {b.producer_epoch} and coordinator epoch {b.coordinator_epoch}, "
+                f"{against} {h.producer_epoch} and {h.coordinator_epoch}")
     else:
         return None
     return Gap(CONTRADICTION, f"the producer state of {view.topic_partition} contradicts itself for producer {pid}: "

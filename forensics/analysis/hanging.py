@@ -302,14 +302,20 @@ def _history_only(view: PartitionView, coord: Optional[CoordinatorView], time_te
     unverifiable whatever the coordinator says."""
     out = []
     shown = set(view.open_transactions) | {e.producer_id for e, _, _ in _snapshot_only(view)}
-    for pid, first in view.history.ongoing.items():
+    witness = view.witness  # an older snapshot + replay: the producers whose batches are gone from the log
+    seen = [(pid, first, view.history) for pid, first in view.history.ongoing.items()] + (
+        [(pid, first, witness) for pid, first in witness.ongoing.items() if pid not in view.history.entries]
+        if witness is not None else [])
+    for pid, first, fold in seen:
         if pid in shown:
             continue
-        entry = view.history.entries[pid]
+        entry = fold.entries[pid]
         _, said, v = _classify(view, entry, coord, time_text)
         gap = fold_disagreement(view, pid)
         gaps = (gap,) if gap is not None else ()
-        reason = (f"open since offset {first} in the full history of the segments, but not in the state the broker "
+        where = ("the full history of the segments" if fold is view.history else
+                 f"the older producer snapshot {view.witness_snapshot} plus the replay")
+        reason = (f"open since offset {first} in {where}, but not in the state the broker "
                   f"loads: {gap.text if gap is not None else 'the readings disagree'}; the coordinator: {said}")
         out.append((entry, first, UNVERIFIABLE, reason, v, gaps))
     return out

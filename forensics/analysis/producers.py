@@ -55,6 +55,11 @@ class PartitionView:
     max_timestamp: Optional[int]
     findings: Tuple[Finding, ...]  # everything: reading damage, snapshots, state anomalies
     state_findings: Tuple[Finding, ...] = ()  # only what the rebuild itself found (not segment damage)
+    # an older producer snapshot plus the replay after it: a second witness of the producers whose batches
+    # are gone from the log (retention), which the full history cannot check
+    witness: Optional[ProducerFold] = None
+    witness_snapshot: Optional[str] = None
+    witness_offset: int = -1  # the older snapshot's offset
 
     @property
     def topic_partition(self) -> TopicPartition:
@@ -122,6 +127,17 @@ def _choose_snapshot(inputs: PartitionInputs, log_start: int, leo: int,
             continue
         return snap
     return None
+
+
+def _older_witness(inputs: PartitionInputs, used: Optional[SnapshotRead], log_start: int, history: ProducerFold,
+                   sequenced: bool) -> Optional[SnapshotRead]:
+    """The newest good snapshot older than ``used`` (at or above the log start), when ``used`` holds a producer
+    the full history does not know: the one other record of that producer's state."""
+    if used is None or used.snapshot is None or all(e.producer_id in history.entries for e in used.snapshot.entries):
+        return None
+    older = [s for s in inputs.snapshots if log_start <= s.offset < used.offset and s.snapshot is not None
+             and s.snapshot.crc_valid]
+    return max(older, key=lambda s: s.offset) if older else None
 
 
 def _compare(broker: ProducerFold, history: ProducerFold, path: str) -> List[Finding]:
@@ -264,6 +280,13 @@ def rebuild_partition(inputs: PartitionInputs, lean: bool = False) -> PartitionV
         for path, ev in _broker_events(inputs.segments, snap.offset if snap is not None else 0):
             builder.apply(path, ev)
         broker = builder.finish()
+    witness, witness_snapshot, witness_offset = None, None, -1
+    older = _older_witness(inputs, snap, log_start, history, sequenced)
+    if older is not None:
+        again = ProducerStateBuilder(older.snapshot.entries, sequenced=sequenced)  # type: ignore[union-attr]
+        for path, ev in _broker_events(inputs.segments, older.offset):
+            again.apply(path, ev)
+        witness, witness_snapshot, witness_offset = again.finish(), older.path, older.offset
     findings.extend(history.findings)
     findings.extend(_compare(broker, history, inputs.path))
     findings.extend(_txn_index_check(history.completed, inputs.txn_index, inputs.path, log_start))
@@ -276,10 +299,12 @@ def rebuild_partition(inputs: PartitionInputs, lean: bool = False) -> PartitionV
         keep = _open_producers(broker, history, inputs)
         trimmed = _lean(broker, keep)
         history = trimmed if history is broker else _lean(history, keep)
+        witness = _lean(witness, keep) if witness is not None else None
         broker = trimmed
         snapshots = {id(r): _lean_snapshot(r, keep) for r in inputs.snapshots}
         inputs = replace(inputs, snapshots=tuple(snapshots[id(r)] for r in inputs.snapshots))
         snap = snapshots[id(snap)] if snap is not None else None
     max_ts = max((s.max_timestamp for s in inputs.segments if s.max_timestamp is not None), default=None)
     return PartitionView(inputs, log_start, leo, hw, hw_known, broker, history, snap, fuo, lso, max_ts,
-                         tuple(read_findings + findings), tuple(findings))
+                         tuple(read_findings + findings), tuple(findings), witness, witness_snapshot,
+                         witness_offset)

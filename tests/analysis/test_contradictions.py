@@ -83,7 +83,7 @@ def test_an_edited_snapshot_entry_never_arms_its_epoch(tmp_path):
     code, rows = _rows(broker)
     [row] = [r for r in rows if (r["topic"], r["partition"]) == ("orders", 0)]
     assert (code, row["verdict"], row["armed"], row["producerEpoch"]) == (7, "unverifiable", False, 7)
-    assert "gives producer epoch 7 and coordinator epoch" in row["reason"] and "full history 1 and" in row["reason"]
+    assert "gives producer epoch 7 and coordinator epoch" in row["reason"] and "full history of its segments 1 and" in row["reason"]
     assert not _armed(_script(broker))
 
 
@@ -200,6 +200,8 @@ def test_metadata_records_kafka_refuses_leave_no_all_clear(tmp_path):
     assert "__cluster_metadata log read is incomplete" in r.stderr and "replay refuses" in r.stderr, r.stderr
 
 
+RET_SNAPSHOT = "broker-1/ret-0/00000000000000000006.snapshot"
+
 # Named regressions from the evidence sweep (tests/analysis/evidence_sweep.py): one mutation each, the
 # exit code and the evidence the answer must name. Each armed an abort or read as all clear before.
 SWEPT = [
@@ -210,6 +212,12 @@ SWEPT = [
      ".log", 7, "the log of exp-0 ends at offset 2, past its recovery point 1"),
     ("real/kraft-tv2 x3 brokers", "broker-2/d-txn-ongoing-0 left out", 7,
      "its leader's copy (broker 2"),
+    # retention left no batch of the open transaction: the older snapshot is the other witness
+    ("hanging/retention", f"{RET_SNAPSHOT}: producer 1000 epoch +1", 7,
+     "gives producer epoch 1 and coordinator epoch -1, the older producer snapshot"),
+    ("hanging/retention", f"{RET_SNAPSHOT}: producer 1000 producer id +1000", 7, "but the older producer snapshot"),
+    ("hanging/retention", f"{RET_SNAPSHOT}: producer 1000 currentTxnFirstOffset cleared", 7,
+     "open since offset 0 in the older producer snapshot"),
 ]
 
 
