@@ -12,7 +12,7 @@ checked against :mod:`forensics.state.transitions`; illegal ones become findings
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from forensics.codec.txnlog import TransactionLogValue, TransactionStatus
 from forensics.findings import Finding, FindingKind, FindingRuns
@@ -63,6 +63,10 @@ def _state_name(s: Union[TransactionStatus, int, None]) -> str:
     if s is None:
         return "<tombstone>"
     return s.kafka_name if isinstance(s, TransactionStatus) else f"Unknown({s})"
+
+
+def _tps(partitions: Sequence[TopicPartition]) -> str:
+    return "{" + ", ".join(sorted(map(str, partitions))) + "}"
 
 
 class IllegalRecord(NamedTuple):
@@ -229,6 +233,14 @@ class CoordinatorFold:
             # TransactionMetadata only ever bumps a producer id's epoch (a new id when it is exhausted)
             problem = (f"producer epoch {v.producer_epoch} after {previous.producer_epoch} for producer id "
                        f"{v.producer_id} (a coordinator never lowers an epoch: an older record re-appended)")
+        if problem is None and prev_state is TransactionStatus.ONGOING and v.producer_id == previous.producer_id \
+                and v.status_id in (TransactionStatus.PREPARE_COMMIT, TransactionStatus.PREPARE_ABORT):
+            # TransactionMetadata.prepareAbortOrCommit keeps the transaction's partitions and start time
+            new = metadata_of(r.transactional_id, v, r.offset, r.leader_epoch, self._parts)
+            if set(new.partitions) != set(previous.partitions) or new.start_ms != previous.start_ms:
+                problem = (f"{new.state_name} of another transaction than the Ongoing one before it (partitions "
+                           f"{_tps(new.partitions)} started at {new.start_ms}, not {_tps(previous.partitions)} "
+                           f"started at {previous.start_ms}): an older record re-appended")
         if problem is not None:
             self._illegal.setdefault(r.transactional_id, IllegalRecord(r.offset, Provenance(path, r.position), problem))
             self._findings.add(Finding(

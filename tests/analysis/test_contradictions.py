@@ -206,6 +206,8 @@ RET_SNAPSHOT = "broker-1/ret-0/00000000000000000006.snapshot"
 # exit code and the evidence the answer must name. Each armed an abort or read as all clear before.
 SWEPT = [
     ("hanging/tv2", "record at offset 7 re-appended at 11", 7, "producer epoch 2 after 3 for producer id 800"),
+    ("hanging/tv2", "record at offset 8 re-appended at 11", 7, "PrepareCommit of another transaction than the "
+     "Ongoing one before it (partitions {tv2-1} started at 1767225601400, not {tv2-0, tv2-1}"),
     ("live/restart", "__transaction_state-3/00000000000000000000.log in place of __transaction_state-0/"
      "00000000000000000000.log", 7, "__transaction_state-0 holds records of ids that hash to other partitions"),
     ("hanging/expired-id", "broker-1/aux-0/00000000000000000000.log in place of broker-1/exp-0/00000000000000000000"
