@@ -19,7 +19,7 @@ all-clear of a scope holding it is not proven.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 from forensics.analysis.filters import Filters
@@ -77,11 +77,16 @@ class Coverage:
     txn_partition_count: Optional[int]  # what the disk says (None: nothing on it does)
     metadata_missing: Tuple[str, ...] = ()  # KRaft log dirs given without any __cluster_metadata
     metadata_incomplete: bool = False  # the metadata log read lacks records (damage, a gap: its findings say)
+    # metadata log dirs (bootstrap.checkpoint) given without their own __cluster_metadata-0, where another
+    # copy was read: that copy may lag the one left out
+    metadata_copies_missing: Tuple[str, ...] = ()
+    # (leader, its leader epoch) as __cluster_metadata names them (the last leader where none is now)
+    leaders: Mapping[TopicPartition, Tuple[int, int]] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
         return not (self.uncovered or self.missing_brokers or self.missing_log_dirs or self.metadata_missing
-                    or self.metadata_incomplete)
+                    or self.metadata_incomplete or self.metadata_copies_missing)
 
     def gap(self, tp: TopicPartition) -> Optional[Uncovered]:
         """Why verdicts on ``tp`` rest on an incomplete copy (None: its copy that matters is here)."""
@@ -142,8 +147,10 @@ def from_image(image: Any, log_dirs: Sequence[PresentLogDir], copies: Sequence[P
         if broker in present_brokers and (broker, directory) not in present_dirs:
             parts = tuple(p.topic_partition for p in image.replicas_on(broker, directory))
             missing_dirs.append(MissingLogDir(broker, directory, parts))
+    leaders = {p.topic_partition: (p.leader, p.registration.leader_epoch) if p.leader >= 0 else
+               (p.last_leader, p.last_leader_epoch) for p in image.partitions() if p.leader >= 0 or p.last_leader >= 0}
     return Coverage("__cluster_metadata", tuple(sorted(image.brokers)), tuple(present_brokers), tuple(missing_brokers),
-                    tuple(missing_dirs), uncovered, image.partition_count(TRANSACTION_STATE_TOPIC))
+                    tuple(missing_dirs), uncovered, image.partition_count(TRANSACTION_STATE_TOPIC), leaders=leaders)
 
 
 def from_checkpoints(log_dirs: Sequence[PresentLogDir], copies: Sequence[PresentCopy]) -> Coverage:
@@ -182,6 +189,10 @@ def describe(c: Coverage) -> List[str]:
         out.append("evidence: the __cluster_metadata log read is incomplete (damaged, records missing, or records "
                    "that do not decode or that Kafka's replay refuses: see its findings): what it says should exist "
                    "may be out of date, so no all-clear is proven")
+    if c.metadata_copies_missing:
+        out.append(f"evidence: metadata log dir(s) {', '.join(c.metadata_copies_missing[:_SHOWN])} given without "
+                   "their __cluster_metadata-0 (their bootstrap.checkpoint makes them the metadata dir): the copy "
+                   "read may lag the one left out, so no all-clear is proven; add it")
     if c.metadata_missing:
         out.append(f"evidence: KRaft broker log dir(s) {', '.join(c.metadata_missing[:_SHOWN])} given, but the log dir "
                    "holding __cluster_metadata is missing: nothing names the broker's other log dirs, the cluster's "

@@ -51,6 +51,8 @@ class EvidenceModel:
             return "the log dir holding __cluster_metadata is missing"
         if c.metadata_incomplete:
             return "the __cluster_metadata log read is incomplete"
+        if c.metadata_copies_missing:
+            return "a metadata log dir is given without its __cluster_metadata-0"
         if uncovered:
             names = ", ".join(str(u.topic_partition) for u in uncovered[:3])
             more = f" and {len(uncovered) - 3} more" if len(uncovered) > 3 else ""

@@ -5,7 +5,7 @@ there against what the disk says should be (:mod:`forensics.analysis.coverage`).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from forensics.analysis.clock import AsOf, FileTimes
 from forensics.analysis.evidence_gaps import EvidenceExtents, describe, end_gaps, misplaced_records
@@ -66,13 +66,17 @@ def coverage_of(inventory: Inventory, image: Any = None) -> Coverage:
     has_metadata = any(p.topic == CLUSTER_METADATA_TOPIC for _, p in inventory.all_partitions())
     kraft = [d.path for d in inventory.log_dirs if d.meta is not None and d.meta.version == 1]
     if image is not None and image.origin in ("snapshot", "log"):  # a metadata log was read (not bootstrap only)
+        holding = {d.path for d, p in inventory.all_partitions()
+                   if d is not None and p.topic_partition is not None and p.topic_partition.topic == CLUSTER_METADATA_TOPIC}
+        lacking = tuple(d.path for d in inventory.log_dirs if d.bootstrap_checkpoint and d.path not in holding)
         # records Kafka's replay refuses (or that do not decode) leave an image that is not the broker's
-        return replace(from_image(image, log_dirs, copies), metadata_incomplete=not image.complete or image.unapplied > 0)
+        return replace(from_image(image, log_dirs, copies), metadata_incomplete=not image.complete or image.unapplied > 0,
+                       metadata_copies_missing=lacking)
     base = from_checkpoints(log_dirs, copies)
     return replace(base, metadata_missing=tuple(kraft) if kraft and not has_metadata else ())
 
 
-def torn_logs(report: StateReport) -> Tuple[TornLog, ...]:
+def torn_logs(report: StateReport, leaders: Mapping[TopicPartition, Tuple[int, int]]) -> Tuple[TornLog, ...]:
     """The partitions whose log (the copy verdicts read: the likely leader's) ends below what its own
     checkpoints, leader epochs and snapshots say it held, and the coordinator partitions that do or that
     hold other partitions' records."""
@@ -80,7 +84,7 @@ def torn_logs(report: StateReport) -> Tuple[TornLog, ...]:
 
     extents = EvidenceExtents(report.inventory)
     out = []
-    for v in leader_views(report):
+    for v in leader_views(report, leaders=leaders):
         i = v.inputs
         gaps = end_gaps(extents.extent(str(v.topic_partition), i.path, v.log_end_offset, i.high_watermark,
                                        (s.path for s in i.segments), ()))
@@ -102,5 +106,6 @@ def torn_logs(report: StateReport) -> Tuple[TornLog, ...]:
 def evidence_model_of(report: StateReport, clock: AsOf, window_ms: int, changed: Sequence[ChangedFile] = (),
                       copy_start_ms: Optional[int] = None, image: Any = None) -> EvidenceModel:
     """The evidence model of a state rebuild (see :mod:`forensics.analysis.evidence_model`)."""
-    return EvidenceModel(quiescence_of(report, clock, window_ms, changed, copy_start_ms),
-                         coverage_of(report.inventory, image), torn_logs(report))
+    coverage = coverage_of(report.inventory, image)
+    return EvidenceModel(quiescence_of(report, clock, window_ms, changed, copy_start_ms), coverage,
+                         torn_logs(report, coverage.leaders))

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from types import MappingProxyType
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from forensics.analysis.advice import advice
 from forensics.analysis.broker_version import BrokerVersionRange
@@ -36,6 +37,7 @@ from forensics.analysis.replicas import group_replicas
 from forensics.analysis.settling import TOO_RECENT
 from forensics.codec.txnlog import TransactionStatus as S
 from forensics.layout.names import is_legal_topic
+from forensics.model import TopicPartition
 from forensics.report.row import ABSENT, JsonRow
 from forensics.report.state import StateReport, newest_input_time, preferred_replica
 
@@ -63,12 +65,21 @@ def active_form(version: Optional[BrokerVersionRange]) -> str:
 
 
 def leader_views(report: StateReport, topic: Optional[str] = None, partition: Optional[int] = None,
-                 broker_id: Optional[int] = None):
-    """One replica per partition: the one on ``broker_id`` if given, else the likely leader."""
+                 broker_id: Optional[int] = None,
+                 leaders: Mapping[TopicPartition, Tuple[int, int]] = MappingProxyType({})):
+    """One replica per partition: the one on ``broker_id`` if given, else the leader ``leaders`` names
+    (``__cluster_metadata``'s: (broker, leader epoch)) where it is among them and no replica holds a newer
+    leader epoch (then the metadata read is the older record), else the likely leader."""
     groups: Dict[Tuple[str, int], list] = {}
     for v in selected_replicas(report, Filters(topic, partition, broker_id)):
         groups.setdefault((v.topic_partition.topic, v.topic_partition.partition), []).append(v)
-    return [preferred_replica(g) for _, g in sorted(groups.items())]
+    out = []
+    for _, g in sorted(groups.items()):
+        leader, epoch = leaders.get(g[0].topic_partition, (None, -1))
+        newest = max((v.inputs.leader_epoch for v in g if v.inputs.leader_epoch is not None), default=-1)
+        named = [v for v in g if leader is not None and v.inputs.broker_id == leader and epoch >= newest]
+        out.append(preferred_replica(named or g))
+    return out
 
 
 def selected_replicas(report: StateReport, selection: Filters) -> List[PartitionView]:
@@ -91,7 +102,7 @@ def find_hanging(report: StateReport, *, as_of: Optional[int] = None, topic: Opt
     when = given(as_of) if as_of is not None else newest_input_time(
         report, str if time_text is None else (lambda ms: time_text(ms, None)))
     text = str if time_text is None else (lambda ms: time_text(ms, when.time_ms))
-    views = leader_views(report, topic, partition, broker_id)
+    views = leader_views(report, topic, partition, broker_id, evidence.coverage.leaders if evidence else {})
     coord = report.coordinator if report.coordinator.partitions else None
     check = EvidenceCheck(report.inventory, coord, evidence.quiescence if evidence else None, reach,
                           evidence.coverage if evidence else None)
