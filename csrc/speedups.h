@@ -170,6 +170,7 @@ PyObject *record_tuples(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 PyObject *record_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *batch_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *legacy_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *dump_batches(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *legacy_entry(PyObject *self, PyObject *args);
 PyObject *legacy_inner(PyObject *self, PyObject *args);
 PyObject *legacy_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
