@@ -65,25 +65,12 @@ static int item_bytes(PyObject *tuple, Py_ssize_t i, const unsigned char **b, Py
     return 1;
 }
 
-/* legacy_lines(records, ts_label, print_contents, skip_metadata) -> str: the dump lines of legacy
- * records (a sequence of LegacyRecord: an uncompressed entry, or a wrapper's inner messages), as
- * _line writes them for magic 0 and 1; None when an item is not a LegacyRecord of ints and bytes. */
-PyObject *legacy_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4 || !PyUnicode_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "legacy_lines(records, ts_label, print_contents, skip_metadata)");
-        return NULL;
-    }
-    int contents = PyObject_IsTrue(args[2]), skip = PyObject_IsTrue(args[3]);
-    Py_ssize_t label_len;
-    const char *label = PyUnicode_AsUTF8AndSize(args[1], &label_len);
-    if (contents < 0 || skip < 0 || label == NULL)
-        return NULL;
-    PyObject *seq = PySequence_Fast(args[0], "legacy_lines() needs a sequence of LegacyRecord");
+int text_legacy_records(text_t *t, PyObject *records, const char *label, Py_ssize_t label_len, int contents, int skip) {
+    PyObject *seq = PySequence_Fast(records, "legacy_lines() needs a sequence of LegacyRecord");
     if (seq == NULL)
-        return NULL;
+        return 0;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    text_t t = {NULL, 0, 0};
-    int ok = text_reserve(&t, 200 * n + 64);
+    int ok = text_reserve(t, 200 * n + 64);
     for (Py_ssize_t i = 0; ok > 0 && i < n; i++) {
         PyObject *r = PySequence_Fast_GET_ITEM(seq, i);
         long long offset, crc, timestamp;
@@ -97,19 +84,36 @@ PyObject *legacy_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         }
         const char *prefix = "| ";
         if (!skip) {
-            ok = TEXT_LIT(&t, "| offset: ") && text_int(&t, offset) && TEXT_LIT(&t, " ") &&
-                 text_put(&t, label, label_len) && TEXT_LIT(&t, ": ") && text_int(&t, timestamp) &&
-                 TEXT_LIT(&t, " keySize: ") && text_int(&t, key_len) && TEXT_LIT(&t, " valueSize: ") &&
-                 text_int(&t, value_len) &&
-                 (PyTuple_GET_ITEM(r, 8) == Py_True ? TEXT_LIT(&t, " isValid: true crc: ")
-                                                    : TEXT_LIT(&t, " isValid: false crc: ")) &&
-                 text_int(&t, crc) && TEXT_LIT(&t, "}");
+            ok = TEXT_LIT(t, "| offset: ") && text_int(t, offset) && TEXT_LIT(t, " ") &&
+                 text_put(t, label, label_len) && TEXT_LIT(t, ": ") && text_int(t, timestamp) &&
+                 TEXT_LIT(t, " keySize: ") && text_int(t, key_len) && TEXT_LIT(t, " valueSize: ") &&
+                 text_int(t, value_len) &&
+                 (PyTuple_GET_ITEM(r, 8) == Py_True ? TEXT_LIT(t, " isValid: true crc: ")
+                                                    : TEXT_LIT(t, " isValid: false crc: ")) &&
+                 text_int(t, crc) && TEXT_LIT(t, "}");
             prefix = " ";
         }
-        ok = ok && text_contents(&t, prefix, contents, key, key_len, value, value_len);
+        ok = ok && text_contents(t, prefix, contents, key, key_len, value, value_len);
     }
     Py_DECREF(seq);
-    return text_result(&t, ok);
+    return ok;
+}
+
+/* legacy_lines(records, ts_label, print_contents, skip_metadata) -> str: the dump lines of legacy
+ * records (a sequence of LegacyRecord: an uncompressed entry, or a wrapper's inner messages), as
+ * _line writes them for magic 0 and 1; None when an item is not a LegacyRecord of ints and bytes. */
+PyObject *legacy_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "legacy_lines(records, ts_label, print_contents, skip_metadata)");
+        return NULL;
+    }
+    int contents = PyObject_IsTrue(args[2]), skip = PyObject_IsTrue(args[3]);
+    Py_ssize_t label_len;
+    const char *label = PyUnicode_AsUTF8AndSize(args[1], &label_len);
+    if (contents < 0 || skip < 0 || label == NULL)
+        return NULL;
+    text_t t = {NULL, 0, 0};
+    return text_result(&t, text_legacy_records(&t, args[0], label, label_len, contents, skip));
 }
 
 /* The text of an end-transaction marker (codec/control.format_control_record): 1, -1 when the
@@ -128,7 +132,7 @@ static int text_marker(text_t *t, const unsigned char *b, const rec_t *r) {
 }
 
 int text_records(text_t *t, const unsigned char *b, Py_ssize_t p, Py_ssize_t end, const batch_t *h, long long count,
-                 const char *label, Py_ssize_t label_len, int contents, int skip, int control) {
+                 const char *label, Py_ssize_t label_len, int contents, int skip, int mode) {
     if (count > (end - p) / 2 + 1 || !text_reserve(t, 2 * (end - p) + 130 * count + 64))
         return count > (end - p) / 2 + 1 ? -1 : 0;
     for (long long i = 0; i < count; i++) {
@@ -156,13 +160,22 @@ int text_records(text_t *t, const unsigned char *b, Py_ssize_t p, Py_ssize_t end
                 return 0;
             prefix = " ";
         }
-        if (control) { /* the marker instead of key and payload; nothing with --skip-record-metadata */
-            int marked = skip ? 1 : text_marker(t, b, &r);
-            if (marked <= 0)
-                return marked;
-            if (!TEXT_LIT(t, "\n"))
+        if (mode == TEXT_STRINGS) {
+            if (!text_contents(t, prefix, contents, b + r.key_pos, r.key_len, b + r.value_pos, r.value_len))
                 return 0;
-        } else if (!text_contents(t, prefix, contents, b + r.key_pos, r.key_len, b + r.value_pos, r.value_len))
+            continue;
+        }
+        int done; /* the marker instead of key and payload (nothing with --skip-record-metadata), or a decoder's */
+        const unsigned char *key = r.key_len < 0 ? NULL : b + r.key_pos, *value = r.value_len < 0 ? NULL : b + r.value_pos;
+        if (mode == TEXT_MARKER)
+            done = skip ? 1 : text_marker(t, b, &r);
+        else if (mode == TEXT_TXNLOG)
+            done = text_txnlog(t, prefix, key, r.key_len, value, r.value_len);
+        else
+            done = text_offsets(t, prefix, key, r.key_len, value, r.value_len);
+        if (done <= 0)
+            return done;
+        if (!TEXT_LIT(t, "\n"))
             return 0;
     }
     return p == end ? 1 : -1;
@@ -189,7 +202,8 @@ PyObject *record_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         return NULL;
     text_t t = {NULL, 0, 0};
     int ok =
-        text_records(&t, (const unsigned char *)view.buf, 0, view.len, &h, count, label, label_len, contents, skip, 0);
+        text_records(&t, (const unsigned char *)view.buf, 0, view.len, &h, count, label, label_len, contents, skip,
+                     TEXT_STRINGS);
     PyBuffer_Release(&view);
     return text_result(&t, ok);
 }

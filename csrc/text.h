@@ -75,11 +75,27 @@ int text_string(text_t *t, const unsigned char *b, Py_ssize_t n);
 int text_batch_line(text_t *t, const long long f[13], long long position, int valid);
 
 /* The lines of the `count` records of a v2 batch in b[p:end), each ending in a newline
- * (render/dump_text._line: data records, or with `control` the end-transaction markers of a
- * control batch): 1, 0 on error, -1 when a record does not parse, b[p:end) holds more than
- * `count` records or a control record is not an ABORT or COMMIT marker (Python then writes the
- * batch, or says why it does not decode). */
+ * (render/dump_text._line, the tail as `mode` says): 1, 0 on error, -1 when a record does not
+ * parse, b[p:end) holds more than `count` records, a control record is not an ABORT or COMMIT
+ * marker or a decoder hands the record back (Python then writes the batch, or says why it does
+ * not decode). */
 int text_records(text_t *t, const unsigned char *b, Py_ssize_t p, Py_ssize_t end, const batch_t *h, long long count,
-                 const char *label, Py_ssize_t label_len, int contents, int skip, int control);
+                 const char *label, Py_ssize_t label_len, int contents, int skip, int mode);
+
+/* The lines of legacy records (a sequence of LegacyRecord: an entry, or a wrapper's inner
+ * messages), as render/dump_text._line writes them for magic 0 and 1: 1, 0 on error, -1 when an
+ * item is not a LegacyRecord of ints and bytes. */
+int text_legacy_records(text_t *t, PyObject *records, const char *label, Py_ssize_t label_len, int contents, int skip);
+
+/* What text_records writes after a record's metadata: key and payload as strings, the marker of a
+ * control record, or the key and payload of a decoder (dump_decoders.c). */
+enum { TEXT_STRINGS, TEXT_MARKER, TEXT_TXNLOG, TEXT_OFFSETS };
+
+/* " key: K payload: V" of the decoders (with `prefix` instead of the first space): 1, 0 on error,
+ * -1 when the Python decoder must write the record (t is then as it was). */
+int text_txnlog(text_t *t, const char *prefix, const unsigned char *key, Py_ssize_t key_len,
+                const unsigned char *value, Py_ssize_t value_len);
+int text_offsets(text_t *t, const char *prefix, const unsigned char *key, Py_ssize_t key_len,
+                 const unsigned char *value, Py_ssize_t value_len);
 
 #endif

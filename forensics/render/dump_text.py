@@ -171,16 +171,17 @@ def render_dump_text(rows: Iterable, out: TextIO, err: TextIO, skip_metadata: bo
 
 
 def _batch_run(run: BatchRun, out: TextIO, err: TextIO, skip_metadata: bool) -> int:
-    """The lines of a run of batches: the C accelerator writes those it takes (v2 data batches
-    whose records all decode: the lines of their BatchRow and DataRecords rows) many at once
-    (``native.dump_batches``); every other frame is written from its rows (:func:`frame_rows`), as
-    without runs. Returns the number of findings written."""
+    """The lines of a run of batches: the C accelerator writes those it takes (v2 batches whose
+    records all decode: data records, with the transaction-log or offsets decoder their common
+    records, end-transaction markers) many at once (``native.dump_batches``); every other frame is
+    written from its rows (:func:`frame_rows`), as without runs. Returns the number of findings
+    written."""
     frames, n = run.frames, len(run.frames)
     findings = i = 0
     contents = run.print_contents
     while i < n:
         if native is not None:
-            text, i, python = native.dump_batches(run.walk.buf, frames, i, contents, skip_metadata)
+            text, i, python = native.dump_batches(run.walk.buf, frames, i, contents, skip_metadata, run.decoder)
             out.write(text)
             if not python:
                 continue

@@ -41,6 +41,7 @@ from forensics.report.events import (
 )
 
 NO_TEXT = DecodedText()
+RUN_DECODERS = (None, "transaction-log", "offsets")  # the decoders a BatchRun is written with (DumpOptions.batch_runs)
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,9 @@ class DumpOptions:
     skip_record_metadata: bool = False
     max_bytes: int = INT32_MAX
     verify_crc: bool = True
-    # the entries of a deep dump without a decoder come as BatchRun rows, a run of them at once
-    # (for the text writer; other consumers read a BatchRow and its records per batch)
+    # the entries of a deep dump (without a decoder, or one of RUN_DECODERS) come as BatchRun rows,
+    # a run of them at once (for the text writer; other consumers read a BatchRow and its records
+    # per batch)
     batch_runs: bool = False
 
     @property
@@ -123,13 +125,13 @@ def dump_log(path: str, options: DumpOptions, kind: str = "log") -> Iterator[Dum
         if snapshot_id is None:
             raise InputError("a KRaft snapshot name must be <20-digit offset>-<10-digit epoch>.checkpoint", path=path)
         yield KraftSnapshotStart(*snapshot_id)
-    runs = options.batch_runs and options.deep and options.decoder is None
+    runs = options.batch_runs and options.deep and options.decoder in RUN_DECODERS
     with SegmentWalk(path, end=options.max_bytes, verify_crc=options.verify_crc,
                      base_offset=base if kind == "log" else None, headers=not runs) as walk:
         if runs:  # the text writer reads the headers' bytes of the batches it writes
-            contents, skip = options.print_contents, options.skip_record_metadata
+            contents, skip, decoder = options.print_contents, options.skip_record_metadata, options.decoder
             for run in walk.runs():
-                yield FindingRow(run) if type(run) is Finding else BatchRun(walk, run, contents, skip)
+                yield FindingRow(run) if type(run) is Finding else BatchRun(walk, run, contents, skip, decoder)
         else:
             for item in walk.items():
                 if type(item) is Frame:
@@ -200,7 +202,7 @@ def _legacy_records(walk: SegmentWalk, frame: Frame, row: BatchRow, print_conten
 def frame_rows(run: BatchRun, index: int) -> Iterator[DumpRow]:
     """The rows of ``run.frames[index]``, as a dump without runs gives them."""
     options = DumpOptions(deep_iteration=True, print_data_log=run.print_contents,
-                          skip_record_metadata=run.skip_record_metadata)
+                          skip_record_metadata=run.skip_record_metadata, decoder=run.decoder)
     return _dump_frame(run.walk, run.frames[index], options)
 
 

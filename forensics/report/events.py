@@ -69,6 +69,7 @@ class BatchRun(NamedTuple):
     frames: Sequence[Frame]
     print_contents: bool
     skip_record_metadata: bool
+    decoder: Optional[str] = None  # None, "transaction-log" or "offsets" (DumpOptions.decoder)
 
 
 class EntryRow(NamedTuple):

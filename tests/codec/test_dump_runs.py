@@ -46,30 +46,37 @@ def _segments() -> List[Path]:
     return [p for p in found if p.stat().st_size > 0 and p.stem.isdigit()]
 
 
-def _dump(path: Path, runs: bool) -> list:
+def _dump(path: Path, runs: bool, decoder=None) -> list:
     got = []
     for options in OPTIONS:
         out, err = io.StringIO(), io.StringIO()
-        opts = DumpOptions(batch_runs=runs, **options)
+        opts = DumpOptions(batch_runs=runs, decoder=decoder, **options)
         findings = render_dump_text(dump_file(str(path), opts), out, err, opts.skip_record_metadata)
         got.append((out.getvalue(), err.getvalue(), findings))
     return got
 
 
-def _all_ways(path: Path) -> list:
+def _all_ways(path: Path, decoder=None) -> list:
     """The dump with runs and without, accelerated and pure: all four the same."""
-    fast_runs, fast_rows = _dump(path, True), _dump(path, False)
+    fast_runs, fast_rows = _dump(path, True, decoder), _dump(path, False, decoder)
     with _pure():
-        pure_runs, pure_rows = _dump(path, True), _dump(path, False)
+        pure_runs, pure_rows = _dump(path, True, decoder), _dump(path, False, decoder)
     assert fast_runs == fast_rows
     assert pure_runs == pure_rows
     assert fast_runs == pure_runs
     return fast_runs
 
 
+def _decoder_of(path: Path):
+    topic = path.parent.name.rsplit("-", 1)[0]
+    return {"__transaction_state": "transaction-log", "__consumer_offsets": "offsets"}.get(topic)
+
+
 @pytest.mark.parametrize("path", _segments(), ids=lambda p: str(p.relative_to(p.parents[2])))
 def test_every_segment_dumps_the_same_with_runs(path: Path) -> None:
     _all_ways(path)
+    if _decoder_of(path) is not None:  # and with its topic's decoder
+        _all_ways(path, _decoder_of(path))
 
 
 _PIECES = [None, b"", b"plain", b"\xff\xfe", "h\u00e9llo \u20ac \U0001f600".encode(), b"a\nb\r\x00c", b"\xed\xa0\x80x",
@@ -160,8 +167,9 @@ def test_a_run_longer_than_the_writers_limit_is_written_in_pieces(tmp_path) -> N
 
 @needs_native
 def test_dump_batches_hands_back_what_python_writes() -> None:
-    """A legacy entry, a KRaft control batch and a marker with a bad version go back to Python (at
-    their index); a text past the limit stops before the next frame without handing it back."""
+    """A KRaft control batch, a marker with a bad version and, with a decoder, a legacy entry go back
+    to Python (at their index); a text past the limit stops before the next frame without handing
+    it back."""
     good = encode_v2_batch(0, [RecordSpec(key=b"k", value=b"v")])
     marker = encode_marker_batch(1, 7, 1, True, 5, 10)
     legacy = encode_legacy_message(2, b"k", b"v", magic=1, timestamp=3)
@@ -171,8 +179,12 @@ def test_dump_batches_hands_back_what_python_writes() -> None:
     frames = list(FrameScanner(buf, "seg.log"))
     assert [f.magic for f in frames] == [2, 2, 1, 2, 2, 2]
     text, i, python = native.dump_batches(buf, frames, 0, True, False)
-    assert (i, python) == (2, True) and text.count("\n") == 4
+    assert (i, python) == (3, True) and text.count("\n") == 6
     assert text.splitlines()[3].endswith("headerKeys: [] endTxnMarker: COMMIT coordinatorEpoch: 5")
+    assert text.splitlines()[4].startswith("offset: 2 position: 148 CreateTime: 3 size: 36 magic: 1 compresscodec: none")
+    assert text.splitlines()[5].startswith("| offset: 2 CreateTime: 3 keySize: 1 valueSize: 1 isValid: true crc: ")
+    assert text.splitlines()[5].endswith("} key: k payload: v")
+    assert native.dump_batches(buf, frames, 2, True, False, "offsets")[1:] == (2, True)
     assert native.dump_batches(buf, frames, 3, True, False)[1:] == (3, True)
     assert native.dump_batches(buf, frames, 4, True, False)[1:] == (4, True)
     assert native.dump_batches(buf, frames, 5, True, False)[1:] == (6, False)
@@ -195,3 +207,149 @@ def test_dump_batches_refuses_what_is_not_a_frame_list() -> None:
     buf = encode_v2_batch(0, [RecordSpec(value=b"v")])
     assert native.dump_batches(buf, [("not", "a", "frame")], 0, True, False)[1:] == (0, True)
     assert native.dump_batches(buf, [(10**6, 73, 2, 0, 0, True, None)], 0, True, False)[1:] == (0, True)  # past the end
+
+
+# -- the decoders the run writer takes: --transaction-log-decoder and --offsets-decoder ------------
+
+_STRINGS = [b"", b"a-tx-producer-1", b'q"uo\\te', b"tab\tnl\ncr\r\x00\x1f\x7f", "\u00fcml \u20ac".encode(),
+            b"\xff\xfe", b"x" * 300]
+
+
+def _uvarint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    return bytes(out + bytes([n]))
+
+
+def _string(rnd: random.Random, flexible: bool, null_ok: bool = False) -> bytes:
+    raw = rnd.choice(_STRINGS)
+    if null_ok and rnd.random() < 0.1:
+        return _uvarint(0) if flexible else struct.pack(">h", -1)
+    return (_uvarint(len(raw) + 1) if flexible else struct.pack(">h", len(raw))) + raw
+
+
+def _tags(rnd: random.Random, known) -> bytes:
+    """A tagged-field section: some of ``known`` ((tag, size) pairs, sometimes of the wrong size) and unknown tags."""
+    fields = []
+    for tag, size in known:
+        if rnd.random() < 0.4:
+            fields.append((tag, bytes(rnd.randrange(256) for _ in range(size if rnd.random() < 0.9 else size + 1))))
+    if rnd.random() < 0.2:
+        fields.append((rnd.choice([7, 40, 300]), b"\x01\x02"))
+    return _uvarint(len(fields)) + b"".join(_uvarint(t) + _uvarint(len(d)) + d for t, d in fields)
+
+
+def _txn_key(rnd: random.Random):
+    kind = rnd.random()
+    if kind < 0.05:
+        return None
+    if kind < 0.1:
+        return rnd.choice([b"", b"\x00", struct.pack(">hh", 1, 3) + b"abc", struct.pack(">hh", 0, 9) + b"short"])
+    return struct.pack(">h", 0) + _string(rnd, False, null_ok=True) + rnd.choice([b"", b"", b"trailing"])
+
+
+def _txn_value(rnd: random.Random):
+    if rnd.random() < 0.1:
+        return None  # a tombstone
+    version = rnd.choice([0, 1, 1, 1, 2, -1])
+    flexible = version >= 1
+    out = bytearray(struct.pack(">hqhib", version, rnd.choice([0, 17, -1, 2**62]), rnd.choice([0, 3, -1]),
+                                rnd.choice([10000, 60000]), rnd.choice([0, 1, 2, 3, 4, 5, 9, -2])))
+    n = rnd.choice([None, 0, 1, 2, 3])
+    if n is None:
+        out += _uvarint(0) if flexible else struct.pack(">i", rnd.choice([-1, -7]))
+    else:
+        out += _uvarint(n + 1) if flexible else struct.pack(">i", n)
+        for _ in range(n):
+            out += _string(rnd, flexible, null_ok=True)
+            ids = [rnd.choice([0, 1, 2, 2**31 - 1, -1]) for _ in range(rnd.randint(0, 3))]
+            out += (_uvarint(len(ids) + 1) if flexible else struct.pack(">i", len(ids))) + struct.pack(f">{len(ids)}i", *ids)
+            if flexible:
+                out += _tags(rnd, ())
+    out += struct.pack(">qq", rnd.choice([1795211205618, -1]), rnd.choice([-1, 1795211205700]))
+    if flexible:
+        out += _tags(rnd, ((0, 8), (1, 8), (2, 2), (3, 2)))
+    if rnd.random() < 0.1:
+        out += b"\x00\x01"  # bytes after the value: Kafka's reader ignores them
+    if rnd.random() < 0.1:
+        del out[rnd.randrange(len(out)):]  # cut short
+    return bytes(out)
+
+
+def _offsets_key(rnd: random.Random):
+    if rnd.random() < 0.05:
+        return rnd.choice([None, b"", b"\x00"])
+    record_type = rnd.choice([0, 1, 1, 1, 1, 2, 3, 9])
+    out = struct.pack(">h", record_type) + _string(rnd, False, null_ok=True)
+    if record_type in (0, 1):
+        out += _string(rnd, False, null_ok=True) + struct.pack(">i", rnd.choice([0, 2, -1]))
+    return out[: rnd.choice([len(out)] * 9 + [len(out) - 2])]
+
+
+def _offsets_value(rnd: random.Random):
+    if rnd.random() < 0.1:
+        return None
+    version = rnd.choice([0, 1, 2, 3, 4, 4, 4, 5, -1])
+    flexible = version >= 4
+    out = bytearray(struct.pack(">hq", version, rnd.choice([0, 26, -1, 2**62])))
+    if version >= 3:
+        out += struct.pack(">i", rnd.choice([0, 5, -1]))
+    out += _string(rnd, flexible, null_ok=True)
+    out += struct.pack(">q", rnd.choice([1795211292011, -1]))
+    if version == 1:
+        out += struct.pack(">q", rnd.choice([1795211292999, -1]))
+    if flexible:
+        out += _tags(rnd, ())
+    if rnd.random() < 0.1:
+        del out[rnd.randrange(len(out)):]
+    return bytes(out)
+
+
+def _coordinator_segment(seed: int, decoder: str) -> bytes:
+    rnd = random.Random(seed)
+    key, value = (_txn_key, _txn_value) if decoder == "transaction-log" else (_offsets_key, _offsets_value)
+    out, offset = bytearray(), 0
+    for _ in range(rnd.randint(2, 8)):
+        if rnd.random() < 0.2:
+            out += encode_marker_batch(offset, 17, 0, rnd.random() < 0.5, 0, 1795211292037)
+            offset += 1
+            continue
+        recs = [RecordSpec(key=key(rnd), value=value(rnd)) for _ in range(rnd.randint(1, 3))]
+        out += encode_v2_batch(offset, recs, producer_id=rnd.choice([-1, 17]), codec=rnd.choice([0, 0, 0, 1, 4]))
+        offset += len(recs)
+    return bytes(out)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**20), decoder=st.sampled_from(["transaction-log", "offsets"]))
+def test_coordinator_records_dump_the_same_with_runs(tmp_path_factory, seed: int, decoder: str) -> None:
+    """Keys and values of every version, null and not, with tagged fields known and unknown, of the
+    wrong size, strings to escape or not UTF-8, unknown record types, cut short: the decoders in C
+    write what the Python ones write, and hand back what they do not."""
+    path = tmp_path_factory.mktemp("coord") / "00000000000000000000.log"
+    path.write_bytes(_coordinator_segment(seed, decoder))
+    _all_ways(path, decoder)
+
+
+@needs_native
+def test_the_decoders_in_c_take_the_common_records() -> None:
+    """Well-formed records of every value version are written in C, not handed back."""
+    txn = [RecordSpec(key=struct.pack(">hh", 0, 4) + b"tx-1",
+                      value=struct.pack(">hqhib", 0, 5, 1, 10000, 1) + struct.pack(">i", 1) + struct.pack(">h", 1) + b"t"
+                      + struct.pack(">ii", 1, 3) + struct.pack(">qq", 7, 8)),
+           RecordSpec(key=struct.pack(">hh", 0, 4) + b"tx-1", value=None)]
+    commit = [RecordSpec(key=struct.pack(">hh", 1, 1) + b"g" + struct.pack(">h", 1) + b"t" + struct.pack(">i", 0),
+                         value=struct.pack(">hq", v, 26) + (struct.pack(">i", 0) if v >= 3 else b"")
+                         + (b"\x01" if v >= 4 else struct.pack(">h", 0)) + struct.pack(">q", 99)
+                         + (struct.pack(">q", 100) if v == 1 else b"") + (b"\x00" if v >= 4 else b""))
+              for v in range(5)]
+    for decoder, recs, want in (("transaction-log", txn, '"transactionPartitions":[{"topic":"t","partitionIds":[3]}]'),
+                                ("offsets", commit, '"data":{"offset":26,"leaderEpoch":0,"metadata":"","commitTimestamp":99}')):
+        buf = encode_v2_batch(0, recs)
+        frames = list(FrameScanner(buf, "seg.log"))
+        text, i, python = native.dump_batches(buf, frames, 0, True, False, decoder)
+        assert (i, python) == (1, False) and want in text, text
+    with pytest.raises(ValueError):
+        native.dump_batches(buf, frames, 0, True, False, "cluster-metadata")
