@@ -60,7 +60,7 @@ import real_segments  # noqa: E402
 
 DEFAULT_OUT = Path("/work/bench-data/dump-out")
 GEN_DATA = Path("/work/bench-data/decode")
-LABELS = ("ours", "java")
+LABELS = ("ours", "before", "java")
 GEN_MIB = 128
 
 
@@ -101,12 +101,19 @@ def segment(kind: str, mib: Optional[int], data: Path, gen_data: Path = GEN_DATA
     return Segment(kind, seg.path, seg.flags, real_segments.source_segment(kind))
 
 
-def commands(seg: Segment, python: str, script: Optional[Path]) -> Dict[str, List[str]]:
+def commands(seg: Segment, python: str, script: Optional[Path], before: Optional[Path] = None) -> Dict[str, List[str]]:
     flags = [*dumpcmp.DUMP_FLAGS, *seg.flags]
     cmds = {"ours": [python, "-m", "forensics", "dump", *flags, seg.path.name]}
+    if before:  # the same interpreter, the other checkout first on its path (label_env)
+        cmds["before"] = list(cmds["ours"])
     if script is not None:
         cmds["java"] = [str(script), *flags, "--files", seg.path.name]
     return cmds
+
+
+def label_env(env: dict, label: str, before: Optional[Path]) -> dict:
+    """The environment of a run: ``before`` runs the other checkout's forensics (PYTHONPATH)."""
+    return dict(env, PYTHONPATH=str(before)) if label == "before" and before else env
 
 
 def run_once(seg: Segment, label: str, cmd: Sequence[str], rnd: int, out_dir: Path, env: dict) -> Run:
@@ -152,7 +159,7 @@ def compare_files(a: Path, b: Path) -> Tuple[bool, str, int]:
 
 
 def callgrind(seg: Segment, mib: int, data: Path, gen_data: Path, out: Path, python: str, env: dict) -> dict:
-    """Instructions of ours on an ``mib`` MiB segment and on the small one; per record from the two."""
+    """Instructions of a dump of an ``mib`` MiB segment and of the small one; per record from the two."""
     big = segment(seg.kind, mib, data, gen_data)
     got = {}
     for name, path in (("small", big.small), ("big", big.path)):
@@ -190,6 +197,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--gen-data", type=Path, default=GEN_DATA, help="generated segments (default %(default)s)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="outputs (default %(default)s)")
     ap.add_argument("--python", default=sys.executable, help="the interpreter that runs ours (default this one)")
+    ap.add_argument("--before", type=Path, help="also run another revision, as 'before': a checkout with its "
+                                                "accelerator built in place (setup.py build_ext --inplace)")
     ap.add_argument("--no-java", action="store_true", help="ours only")
     ap.add_argument("--keep", action="store_true", help="keep the outputs (default: deleted once compared)")
     ap.add_argument("--callgrind-mib", type=int, default=0, help="also count ours' instructions on N MiB")
@@ -205,14 +214,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     summary = {}
     for kind in a.kinds.split(","):
         seg = segment(kind.strip(), a.mib, a.data, a.gen_data)
-        cmds = commands(seg, a.python, script)
+        cmds = commands(seg, a.python, script, a.before)
         print(f"## {seg.kind}: {seg.path} ({seg.path.stat().st_size / 1e6:,.1f} MB) flags "
               f"{' '.join(cmds['ours'][4:-1])}", flush=True)
         labels = [label for label in LABELS if label in cmds]
         for rnd in range(a.repeat):
             k = rnd % len(labels)
             for label in labels[k:] + labels[:k]:
-                run = run_once(seg, label, cmds[label], rnd, a.out, env)
+                run = run_once(seg, label, cmds[label], rnd, a.out, label_env(env, label, a.before))
                 runs.append(run)
                 print(f"   round {rnd + 1} {label:<5} wall {run.wall:6.2f} s  cpu {run.cpu:6.2f} s (user "
                       f"{run.user:.2f} sys {run.sys:.2f})  rss {run.maxrss_kib / 1024:5.0f} MiB  "
@@ -226,19 +235,29 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             entry[label] = {"wall": med([r.wall for r in rs]), "cpu": med([r.cpu for r in rs]),
                             "wall_min": min(r.wall for r in rs), "wall_max": max(r.wall for r in rs),
                             "maxrss_mib": max(r.maxrss_kib for r in rs) / 1024, "ok": all(r.rc == 0 for r in rs)}
+        if "before" in entry:
+            entry["speedup_wall"] = entry["before"]["wall"] / entry["ours"]["wall"]
+            entry["speedup_cpu"] = entry["before"]["cpu"] / entry["ours"]["cpu"]
+            print(f"   before/ours: wall {entry['speedup_wall']:.2f}x, cpu {entry['speedup_cpu']:.2f}x", flush=True)
         if "java" in entry:
             pairs = [(o, j) for o in mine if o.label == "ours" for j in mine if j.label == "java" and j.round == o.round]
             entry["ratio_wall"] = entry["java"]["wall"] / entry["ours"]["wall"]
             entry["ratio_cpu"] = entry["java"]["cpu"] / entry["ours"]["cpu"]
             entry["ratio_wall_per_round"] = med([j.wall / o.wall for o, j in pairs])
             same, detail, records = compare_files(a.out / f"{seg.kind}.ours.txt", a.out / f"{seg.kind}.java.txt")
+            if same and "before" in entry:
+                same_before, detail_before, _ = compare_files(a.out / f"{seg.kind}.before.txt",
+                                                              a.out / f"{seg.kind}.java.txt")
+                same, detail = same_before, detail if same_before else "before: " + detail_before
             entry.update(same=same and all(r.rc == 0 for r in mine), detail=detail, records=records)
             print(f"   java/ours: wall {entry['ratio_wall']:.2f}x (per round {entry['ratio_wall_per_round']:.2f}x), "
                   f"cpu {entry['ratio_cpu']:.2f}x; output {detail}", flush=True)
-        if a.callgrind_mib:
-            entry["callgrind"] = callgrind(seg, a.callgrind_mib, a.data, a.gen_data, a.out, a.python, env)
-            cg = entry["callgrind"]
-            print(f"   callgrind ours: {cg['big']['ir']:,} Ir on {cg['big']['bytes'] / 1e6:.1f} MB "
+        for label in (("ours", "before") if a.callgrind_mib else ()):
+            if label not in cmds:
+                continue
+            cg = callgrind(seg, a.callgrind_mib, a.data, a.gen_data, a.out, a.python, label_env(env, label, a.before))
+            entry["callgrind" if label == "ours" else "callgrind_before"] = cg
+            print(f"   callgrind {label}: {cg['big']['ir']:,} Ir on {cg['big']['bytes'] / 1e6:.1f} MB "
                   f"({cg['big']['records']:,} records), {cg['small']['ir']:,} Ir on the small one: "
                   f"{cg['ir_per_record'] or float('nan'):,.0f} Ir per record", flush=True)
         if not a.keep:
@@ -246,14 +265,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 (a.out / f"{seg.kind}.{label}.txt").unlink(missing_ok=True)
         summary[seg.kind] = entry
     print("\n| kind | ours wall s (min-max) | java wall s (min-max) | java/ours wall | ours cpu s | java cpu s "
-          "| java/ours cpu | output |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| java/ours cpu | before wall / cpu s | output |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for kind, e in summary.items():
-        o, j = e["ours"], e.get("java")
+        o, j, b = e["ours"], e.get("java"), e.get("before")
         jw = f"{j['wall']:.2f} ({j['wall_min']:.2f}-{j['wall_max']:.2f})" if j else "-"
+        bw = f"{b['wall']:.2f} / {b['cpu']:.2f}" if b else "-"
         print(f"| {kind} | {o['wall']:.2f} ({o['wall_min']:.2f}-{o['wall_max']:.2f}) | {jw} | "
               f"{e.get('ratio_wall', float('nan')):.2f}x | {o['cpu']:.2f} | {j['cpu'] if j else float('nan'):.2f} | "
-              f"{e.get('ratio_cpu', float('nan')):.2f}x | {e.get('detail', '-')} |")
+              f"{e.get('ratio_cpu', float('nan')):.2f}x | {bw} | {e.get('detail', '-')} |")
     print(f"# load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if a.json:
         a.json.write_text(json.dumps({"runs": [asdict(r) for r in runs], "summary": summary,
