@@ -10,7 +10,6 @@ runs whose text passes the writer's limit.
 
 from __future__ import annotations
 
-import io
 import random
 import struct
 import sys
@@ -22,21 +21,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forensics.io.frames import FrameScanner
-from forensics.render.dump_text import render_dump_text
-from forensics.report.dump import DumpOptions, dump_file
 from forensics.speedups import native
-from tests.fuzz.strategies import pure_python as _pure
+from tests.codec.dump_ways import decoder_of, dump_ways
 from tests.fuzz.strategies import recrc as _recrc
+from tests.oracle import shared_dir
 
 needs_native = pytest.mark.skipif(native is None, reason="the C accelerator is not built (or KAFKA_FORENSICS_PURE)")
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "real-kafka"
+SHARED = shared_dir() / "real-kafka"
 sys.path.insert(0, str(REPO / "fixtures"))
 from generator import RecordSpec, encode_legacy_message, encode_marker_batch, encode_v2_batch  # noqa: E402
-
-OPTIONS = [dict(deep_iteration=True), dict(print_data_log=True), dict(print_data_log=True, skip_record_metadata=True),
-           dict(deep_iteration=True, skip_record_metadata=True)]
 
 
 def _segments() -> List[Path]:
@@ -46,37 +41,11 @@ def _segments() -> List[Path]:
     return [p for p in found if p.stat().st_size > 0 and p.stem.isdigit()]
 
 
-def _dump(path: Path, runs: bool, decoder=None) -> list:
-    got = []
-    for options in OPTIONS:
-        out, err = io.StringIO(), io.StringIO()
-        opts = DumpOptions(batch_runs=runs, decoder=decoder, **options)
-        findings = render_dump_text(dump_file(str(path), opts), out, err, opts.skip_record_metadata)
-        got.append((out.getvalue(), err.getvalue(), findings))
-    return got
-
-
-def _all_ways(path: Path, decoder=None) -> list:
-    """The dump with runs and without, accelerated and pure: all four the same."""
-    fast_runs, fast_rows = _dump(path, True, decoder), _dump(path, False, decoder)
-    with _pure():
-        pure_runs, pure_rows = _dump(path, True, decoder), _dump(path, False, decoder)
-    assert fast_runs == fast_rows
-    assert pure_runs == pure_rows
-    assert fast_runs == pure_runs
-    return fast_runs
-
-
-def _decoder_of(path: Path):
-    topic = path.parent.name.rsplit("-", 1)[0]
-    return {"__transaction_state": "transaction-log", "__consumer_offsets": "offsets"}.get(topic)
-
-
 @pytest.mark.parametrize("path", _segments(), ids=lambda p: str(p.relative_to(p.parents[2])))
 def test_every_segment_dumps_the_same_with_runs(path: Path) -> None:
-    _all_ways(path)
-    if _decoder_of(path) is not None:  # and with its topic's decoder
-        _all_ways(path, _decoder_of(path))
+    dump_ways(path)
+    if decoder_of(path) is not None:  # and with its topic's decoder
+        dump_ways(path, decoder_of(path))
 
 
 _PIECES = [None, b"", b"plain", b"\xff\xfe", "h\u00e9llo \u20ac \U0001f600".encode(), b"a\nb\r\x00c", b"\xed\xa0\x80x",
@@ -143,7 +112,7 @@ def test_awkward_and_damaged_batches_dump_the_same_with_runs(tmp_path_factory, s
             data[:end] = first
     path = tmp_path_factory.mktemp("runs") / "00000000000000000000.log"
     path.write_bytes(bytes(data))
-    _all_ways(path)
+    dump_ways(path)
 
 
 def _big_values(n: int, size: int) -> bytes:
@@ -161,7 +130,7 @@ def _big_values(n: int, size: int) -> bytes:
 def test_a_run_longer_than_the_writers_limit_is_written_in_pieces(tmp_path) -> None:
     path = tmp_path / "00000000000000000000.log"
     path.write_bytes(_big_values(200, 4000))  # 2.4 MB of payloads in one run
-    text = _all_ways(path)[1][0]
+    text = dump_ways(path)[1][0]
     assert text.count("\n| offset:") == 200 * 3 + 200 // 7 and text.endswith("\n")
 
 
@@ -330,7 +299,7 @@ def test_coordinator_records_dump_the_same_with_runs(tmp_path_factory, seed: int
     write what the Python ones write, and hand back what they do not."""
     path = tmp_path_factory.mktemp("coord") / "00000000000000000000.log"
     path.write_bytes(_coordinator_segment(seed, decoder))
-    _all_ways(path, decoder)
+    dump_ways(path, decoder)
 
 
 @needs_native
