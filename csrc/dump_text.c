@@ -6,6 +6,30 @@
  * without a Python object per record.
  */
 
+/* How many bytes from b[i], where no well-formed sequence starts, Java's UTF-8 decoder replaces
+ * with one U+FFFD (codec/java_reader.py's _java_malformed is the reference). */
+static Py_ssize_t java_malformed(const unsigned char *b, Py_ssize_t i, Py_ssize_t n) {
+    unsigned b1 = b[i];
+#define CONT(x) (((x) & 0xC0) == 0x80)
+    if (b1 >= 0xE0 && b1 <= 0xEF) {
+        if (i + 1 < n && ((b1 == 0xE0 && (b[i + 1] & 0xE0) == 0x80) || !CONT(b[i + 1])))
+            return 1;
+        if (i + 2 >= n)
+            return n - i;
+        return CONT(b[i + 2]) ? 3 : 2; /* 3: a surrogate encoded */
+    }
+    if (b1 >= 0xF0 && b1 <= 0xF7) {
+        if (b1 > 0xF4 || (i + 1 < n && ((b1 == 0xF0 && (b[i + 1] < 0x90 || b[i + 1] > 0xBF)) ||
+                                        (b1 == 0xF4 && (b[i + 1] & 0xF0) != 0x80) || !CONT(b[i + 1]))))
+            return 1;
+        if (i + 2 < n && !CONT(b[i + 2]))
+            return 2;
+        return i + 3 < n ? 3 : n - i;
+    }
+#undef CONT
+    return 1;
+}
+
 int text_string(text_t *t, const unsigned char *b, Py_ssize_t n) {
     Py_ssize_t i = 0;
     for (uint64_t w; i + 8 <= n; i += 8) { /* ASCII, eight bytes a step */
@@ -17,14 +41,24 @@ int text_string(text_t *t, const unsigned char *b, Py_ssize_t n) {
         i++;
     if (i == n || utf8_valid(b + i, n - i))
         return text_put(t, (const char *)b, n);
-    PyObject *u = PyUnicode_DecodeUTF8((const char *)b, n, "replace");
-    if (u == NULL)
+    /* as Java's new String(b, UTF_8) (Kafka's StringDecoder): each malformed sequence one U+FFFD */
+    if (!text_reserve(t, 3 * n))
         return 0;
-    Py_ssize_t len;
-    const char *utf8 = PyUnicode_AsUTF8AndSize(u, &len);
-    int ok = utf8 != NULL && text_put(t, utf8, len);
-    Py_DECREF(u);
-    return ok;
+    Py_ssize_t done = 0;
+    while (i < n) {
+        Py_ssize_t k = utf8_sequence(b, i, n);
+        if (k) {
+            i += k;
+            continue;
+        }
+        memcpy(t->p + t->len, b + done, (size_t)(i - done));
+        t->len += i - done;
+        memcpy(t->p + t->len, "\xEF\xBF\xBD", 3);
+        t->len += 3;
+        i += java_malformed(b, i, n);
+        done = i;
+    }
+    return text_put(t, (const char *)b + done, n - done);
 }
 
 /* The end of a record line: key and payload when printed, and the newline (_line's tail). */

@@ -135,6 +135,7 @@ int tuple_int64(PyObject *t, Py_ssize_t i, long long *out);
 /* records.c */
 extern PyObject *record_tuples_fallback;
 int utf8_valid(const unsigned char *b, Py_ssize_t n);
+Py_ssize_t utf8_sequence(const unsigned char *b, Py_ssize_t i, Py_ssize_t n);
 int parse_record(const unsigned char *b, Py_ssize_t *p, Py_ssize_t end, rec_t *r);
 int header_fields(PyObject *header, batch_t *h, long long *attributes, long long *count);
 PyObject *batch_data(PyObject *data, Py_ssize_t *p, Py_ssize_t *end, long long attributes);
