@@ -29,7 +29,7 @@ PIECES: List[Optional[bytes]] = [None, *TEXTS, *NOT_UTF8, *HOSTILE]
 HEADER_KEYS = ["", "h", "k,v", "]", *(as_java_string(p) for p in PAYLOADS.values())]
 
 
-def _records(seed: int, n: int) -> List[RecordSpec]:
+def records(seed: int, n: int) -> List[RecordSpec]:
     """n records of keys, values and headers from PIECES and HEADER_KEYS, picked by ``seed``."""
     out = []
     for i in range(n):
@@ -46,7 +46,7 @@ def _codecs() -> bytes:
     out, offset = bytearray(), 0
     for codec in range(5):
         for ts_type in (0, 1):
-            recs = _records(codec * 2 + ts_type, len(PIECES))
+            recs = records(codec * 2 + ts_type, len(PIECES))
             out += encode_v2_batch(offset, recs, codec=codec, timestamp_type=ts_type, base_timestamp=START,
                                    max_timestamp=START + 99 if ts_type else None)
             offset += len(recs)
@@ -57,7 +57,7 @@ def _transactions() -> bytes:
     """Transactional and idempotent batches, COMMIT and ABORT markers between them, compressed too."""
     out, offset = bytearray(), 0
     for i in range(12):
-        recs = _records(i, 1 + i % 4)
+        recs = records(i, 1 + i % 4)
         out += encode_v2_batch(offset, recs, producer_id=1000 + i % 3, producer_epoch=i % 2, base_sequence=i * 4,
                                transactional=i % 4 != 3, codec=(0, 0, 1, 4)[i % 4], base_timestamp=START + i)
         offset += len(recs)
@@ -78,7 +78,7 @@ def _numbers() -> bytes:
              dict(base_offset=2**40 + 20, base_timestamp=2**62, delete_horizon=START + 7),
              dict(base_offset=2**63 - 50, producer_id=7, producer_epoch=0, base_sequence=0)]
     for i, kw in enumerate(specs):
-        out += encode_v2_batch(records=_records(20 + i, 3), **kw)
+        out += encode_v2_batch(records=records(20 + i, 3), **kw)
     out += encode_v2_batch(2**63 - 40, [])  # no record: its batch line alone
     return bytes(out)
 
@@ -102,7 +102,7 @@ def _legacy(magic: int) -> bytes:
 def _upgrade() -> bytes:
     """A partition whose format went v0 -> v1 -> v2: legacy entries before v2 batches."""
     return (encode_legacy_message(0, b"k", b"v0", magic=0) + encode_legacy_message(1, None, b"v1", magic=1)
-            + encode_v2_batch(2, _records(30, 3)) + encode_marker_batch(5, 9, 0, True, 1, START))
+            + encode_v2_batch(2, records(30, 3)) + encode_marker_batch(5, 9, 0, True, 1, START))
 
 
 def _txn_state() -> bytes:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
@@ -21,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixtures import hostile
+from fixtures.diskgen.records import encode_v2_batch
 from forensics.report.dump import DumpOptions, dump_file
 from forensics.report.events import BatchRun
 from forensics.speedups import native
@@ -178,3 +180,25 @@ def test_the_command_line_dumps_the_same_with_kafka_forensics_pure(catalog, host
         assert fast.returncode == slow.returncode == 0, fast.stderr[-500:]
         assert fast.stdout == slow.stdout and fast.stderr == slow.stderr
         assert fast.stdout.count(b"\n| ") > 50
+
+
+def _lying(case: str) -> bytes:
+    """A batch whose CRC is good but whose header or records say something else than its bytes."""
+    recs = dump_catalog.records(3, 4)
+    kw = {"count-short": dict(records_count=3), "count-long": dict(records_count=5), "count-zero": dict(records_count=0),
+          "count-negative": dict(records_count=-1), "last-delta-short": dict(last_offset_delta=1),
+          "last-delta-negative": dict(last_offset_delta=-1)}.get(case, {})
+    if case == "offset-deltas-backwards":
+        recs = [replace(r, offset_delta=3 - i) for i, r in enumerate(recs)]
+    if case == "offset-delta-huge":
+        recs = [replace(recs[0], offset_delta=2**31 - 1)] + recs[1:]
+    good = encode_v2_batch(0, dump_catalog.records(4, 2))
+    return good + encode_v2_batch(2, recs, **kw) + encode_v2_batch(6, recs, codec=4, **kw) + good
+
+
+@pytest.mark.parametrize("case", ["count-short", "count-long", "count-zero", "count-negative", "last-delta-short",
+                                  "last-delta-negative", "offset-deltas-backwards", "offset-delta-huge"])
+def test_batches_whose_header_lies_dump_the_same(tmp_path, case: str) -> None:
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(_lying(case))
+    dump_ways(path)
