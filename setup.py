@@ -40,7 +40,7 @@ class BuildExt(build_ext):
 setup(
     cmdclass={"build_ext": BuildExt},
     ext_modules=[
-        Extension("forensics._speedups", sorted(glob.glob("csrc/*.c")), depends=["csrc/speedups.h"], optional=True,
+        Extension("forensics._speedups", sorted(glob.glob("csrc/*.c")), depends=sorted(glob.glob("csrc/*.h")), optional=True,
                   extra_compile_args=["-O2", "-std=c99", "-Wall", "-fvisibility=hidden"]),
     ],
 )

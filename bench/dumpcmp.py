@@ -18,7 +18,18 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_KAFKA_HOME = REPO.parent / "shared" / "kafka" / "kafka_2.13-4.1.0"
+
+
+def shared_dir() -> Path:
+    """``../shared`` of the checkout: the first ``shared`` directory beside the repository or
+    beside one of its parents (a worktree under ``wt/NAME`` finds the one of the main checkout)."""
+    for parent in REPO.parents:
+        if (parent / "shared").is_dir():
+            return parent / "shared"
+    return REPO.parent / "shared"
+
+
+DEFAULT_KAFKA_HOME = shared_dir() / "kafka" / "kafka_2.13-4.1.0"
 DUMP_FLAGS = ("--deep-iteration", "--print-data-log")
 _CHUNK = 1 << 20
 

@@ -13,7 +13,8 @@
  *    as (offset, timestamp, key, value, headers) tuples; record_block() checks a batch whole and
  *    keeps its records' bytes; record_tuples() is batch.record_tuples.
  *  - dump_text.c: record_lines(), the dump's record lines from those bytes
- *    (forensics/render/dump_text.py).
+ *    (forensics/render/dump_text.py); dump_run.c: dump_batches(), the lines of a run of batches
+ *    framed by scan(), in one call (text.h: the text buffer and line writers both use).
  *  - legacy.c: magic 0/1 messages and the inner messages of wrappers (forensics/codec/legacy.py).
  *  - framing.c, compress.c: payload decompression (forensics/codec/compression.py): snappy and
  *    LZ4 framing, snappy raw blocks, the zstd frame walk and reader, gzip with zlib where built.
@@ -103,6 +104,7 @@ static PyMethodDef methods[] = {
     {"record_lines", (PyCFunction)(void (*)(void))record_lines, METH_FASTCALL, "The dump lines of a RecordBlock's records."},
     {"batch_line", (PyCFunction)(void (*)(void))batch_line, METH_FASTCALL, "The dump line of a v2 batch header."},
     {"legacy_lines", (PyCFunction)(void (*)(void))legacy_lines, METH_FASTCALL, "The dump lines of legacy records."},
+    {"dump_batches", (PyCFunction)(void (*)(void))dump_batches, METH_FASTCALL, "The dump lines of a run of v2 batches."},
     {"records", (PyCFunction)(void (*)(void))records, METH_FASTCALL, "Decode a v2 batch's records, or None when one breaks a rule."},
     {"crc32c", py_crc32c, METH_O, "CRC-32C of a bytes-like object."},
     {"crc32", py_crc32, METH_O, "CRC-32 (IEEE, as zlib.crc32) of a bytes-like object."},

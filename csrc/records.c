@@ -5,43 +5,44 @@
 
 PyObject *record_tuples_fallback; /* batch.python_record_tuples (init_fallback) */
 
-/* Is b[0:n) valid UTF-8, as Python's strict decoder takes it (no overlong forms, no surrogates,
- * nothing beyond U+10FFFF)? */
+/* The length of the well-formed UTF-8 sequence at b[i] (1 to 4 bytes), or 0 when none starts
+ * there: as Python's strict decoder takes it (no overlong forms, no surrogates, nothing beyond
+ * U+10FFFF). i < n. */
+Py_ssize_t utf8_sequence(const unsigned char *b, Py_ssize_t i, Py_ssize_t n) {
+    unsigned c = b[i];
+    if (c < 0x80)
+        return 1;
+    Py_ssize_t k;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF)
+        k = 1;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        k = 2;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        k = 3;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (i + k >= n || b[i + 1] < lo || b[i + 1] > hi)
+        return 0;
+    for (Py_ssize_t j = 2; j <= k; j++)
+        if ((b[i + j] & 0xC0) != 0x80)
+            return 0;
+    return k + 1;
+}
+
+/* Is b[0:n) valid UTF-8 (utf8_sequence)? */
 int utf8_valid(const unsigned char *b, Py_ssize_t n) {
-    Py_ssize_t i = 0;
-    while (i < n) {
-        unsigned c = b[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        Py_ssize_t k;
-        unsigned lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF)
-            k = 1;
-        else if (c >= 0xE0 && c <= 0xEF) {
-            k = 2;
-            if (c == 0xE0)
-                lo = 0xA0;
-            else if (c == 0xED)
-                hi = 0x9F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            k = 3;
-            if (c == 0xF0)
-                lo = 0x90;
-            else if (c == 0xF4)
-                hi = 0x8F;
-        } else
+    for (Py_ssize_t i = 0, k; i < n; i += k)
+        if ((k = utf8_sequence(b, i, n)) == 0)
             return 0;
-        if (i + k >= n)
-            return 0;
-        if (b[i + 1] < lo || b[i + 1] > hi)
-            return 0;
-        for (Py_ssize_t j = 2; j <= k; j++)
-            if ((b[i + j] & 0xC0) != 0x80)
-                return 0;
-        i += k + 1;
-    }
     return 1;
 }
 

@@ -135,6 +135,7 @@ int tuple_int64(PyObject *t, Py_ssize_t i, long long *out);
 /* records.c */
 extern PyObject *record_tuples_fallback;
 int utf8_valid(const unsigned char *b, Py_ssize_t n);
+Py_ssize_t utf8_sequence(const unsigned char *b, Py_ssize_t i, Py_ssize_t n);
 int parse_record(const unsigned char *b, Py_ssize_t *p, Py_ssize_t end, rec_t *r);
 int header_fields(PyObject *header, batch_t *h, long long *attributes, long long *count);
 PyObject *batch_data(PyObject *data, Py_ssize_t *p, Py_ssize_t *end, long long attributes);
@@ -170,6 +171,7 @@ PyObject *record_tuples(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 PyObject *record_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *batch_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *legacy_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *dump_batches(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *legacy_entry(PyObject *self, PyObject *args);
 PyObject *legacy_inner(PyObject *self, PyObject *args);
 PyObject *legacy_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

@@ -2,7 +2,8 @@
 
 ``iter_v2_records`` is a deliberately tiny, independent v2 walker (it does not use
 forensics.codec.batch), so codec tests that compare record texts with Kafka's dumps do not
-depend on the decoder they are testing.
+depend on the decoder they are testing. ``shared_dir`` finds ``../shared`` (the real broker disks
+and Kafka's distribution) from a worktree too.
 """
 
 from __future__ import annotations
@@ -17,6 +18,14 @@ from forensics.codec.primitives import read_varint, read_varlong
 
 _BATCH = struct.Struct(">qiibIhiqqqhii")  # v2 batch header, 61 bytes
 _TAIL = re.compile(r"^\| offset: (\d+) .*? headerKeys: \[[^\]]*\](.*)$")
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_dir() -> Path:
+    """``../shared`` of the checkout: the first ``shared`` directory beside the repository or one
+    of its parents (a worktree under ``wt/NAME`` finds the main checkout's); tests that need it
+    skip when it is absent."""
+    return next((p / "shared" for p in REPO.parents if (p / "shared").is_dir()), REPO.parent / "shared")
 
 
 def iter_v2_records(buf: bytes) -> Iterator[Tuple[int, Optional[bytes], Optional[bytes], bool]]:

@@ -54,7 +54,7 @@ def dump_cli(
         raise fail("choose at most one of the record decoders", EXIT_USAGE)
     options = DumpOptions(deep_iteration=deep_iteration, print_data_log=print_data_log,
                           decoder=decoders[0] if decoders else None, skip_record_metadata=skip_record_metadata,
-                          max_bytes=max_bytes)
+                          max_bytes=max_bytes, batch_runs=fmt is DumpFormat.text)
     with error_boundary():
         done = dump(DumpRequest(tuple(paths), options, manifest, tuple(command_line())),
                     lambda rows: _show(rows, fmt, options.skip_record_metadata), StderrListener(progress=False))

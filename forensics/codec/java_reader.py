@@ -46,8 +46,52 @@ def i32(v: int) -> int:
 
 
 def java_string(raw: bytes) -> str:
-    """``new String(raw, StandardCharsets.UTF_8)``: malformed input becomes U+FFFD."""
-    return raw.decode("utf-8", errors="replace")
+    """``new String(raw, StandardCharsets.UTF_8)``: malformed input becomes U+FFFD, one for each
+    malformed sequence as Java's decoder delimits them (:func:`_java_malformed`), which is not
+    always Python's ``errors="replace"`` (an encoded surrogate ``ED A0 80`` is one U+FFFD in Java,
+    three in Python). Well-formed UTF-8 decodes the same in both."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = exc.start
+    data = memoryview(raw)
+    parts = [str(data[:start], "utf-8"), "\ufffd"]
+    pos = start + _java_malformed(data, start)
+    while pos < len(data):
+        try:
+            parts.append(str(data[pos:], "utf-8"))
+            break
+        except UnicodeDecodeError as exc:
+            bad = pos + exc.start
+        parts += [str(data[pos:bad], "utf-8"), "\ufffd"]
+        pos = bad + _java_malformed(data, bad)
+    return "".join(parts)
+
+
+def _continuation(b: int) -> bool:
+    return b & 0xC0 == 0x80
+
+
+def _java_malformed(b, i: int) -> int:
+    """How many bytes, from ``b[i]`` where no well-formed sequence starts, Java's UTF-8 decoder
+    (``String(byte[], UTF_8)``, JDK 17) replaces with one U+FFFD: the lead byte alone, or with the
+    continuation bytes it accepts before the one that breaks the sequence; a 3-byte form that
+    decodes to a surrogate whole; a sequence cut by the end of the input with what is left."""
+    n, b1 = len(b), b[i]
+    if 0xE0 <= b1 <= 0xEF:
+        if i + 1 < n and ((b1 == 0xE0 and b[i + 1] & 0xE0 == 0x80) or not _continuation(b[i + 1])):
+            return 1  # an overlong form or no continuation
+        if i + 2 >= n:
+            return n - i
+        return 2 if not _continuation(b[i + 2]) else 3  # 3: a surrogate (U+D800-U+DFFF) encoded
+    if 0xF0 <= b1 <= 0xF7:
+        if b1 > 0xF4 or (i + 1 < n and ((b1 == 0xF0 and not 0x90 <= b[i + 1] <= 0xBF)
+                                        or (b1 == 0xF4 and b[i + 1] & 0xF0 != 0x80) or not _continuation(b[i + 1]))):
+            return 1  # beyond U+10FFFF, an overlong form or no continuation
+        if i + 2 < n and not _continuation(b[i + 2]):
+            return 2
+        return 3 if i + 3 < n else n - i
+    return 1  # a continuation byte, C0, C1, F8-FF, or a 2-byte lead without its continuation
 
 
 class JavaReader:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Callable, List, NamedTuple, Optional, Tuple, TypeVar, Union
 
+from forensics.codec.java_reader import java_string
 from forensics.codec.primitives import (
     read_bytes,
     read_int8,
@@ -161,7 +162,7 @@ def _decode_utf8(raw: bytes) -> Tuple[str, bool]:
     try:
         return raw.decode("utf-8"), False
     except UnicodeDecodeError:
-        return raw.decode("utf-8", errors="replace"), True
+        return java_string(raw), True
 
 
 def _read_string(buf, pos: int, end: int, flexible: bool, name: str) -> Tuple[str, bool, int]:

@@ -112,6 +112,13 @@ class FrameScanner:
         # frame cost more than the accelerator takes to frame it)
         return chain.from_iterable(self._runs(False))
 
+    def runs(self) -> Iterator[Sequence[Frame]]:
+        """The frames of the iteration in the runs they are framed in: a list of consecutive
+        healthy entries the accelerator framed at once (no finding before, between or inside
+        them), or a single frame framed by the rules below (its findings, a checksum that failed
+        or offsets out of order, are in :attr:`findings` before it is yielded)."""
+        return self._runs(False)
+
     def record_tuples(self) -> Iterator[RecordTuple]:
         """Every record of every frame, in order, as (offset, timestamp, key, value, headers)
         tuples: ``batch.record_tuples`` of each v2 batch (control batches too), ``legacy.deep_tuples``

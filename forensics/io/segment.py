@@ -10,7 +10,9 @@ with one :class:`~forensics.io.frames.FrameScanner` and choose what they walk:
 * :meth:`SegmentWalk.batches`: the v2 batches whose checksum verified, the only ones a state
   rebuild may read (the broker's reader stops at the first that does not verify);
 * :meth:`SegmentWalk.items`: every frame and, between them, each finding where the damage is
-  (the dump prints them in file order; the unit reader joins no run across damage).
+  (the dump prints them in file order; the unit reader joins no run across damage);
+  :meth:`SegmentWalk.runs` the same with the frames in the runs they were framed in (the dump's
+  text writer writes a run of healthy batches in one call).
 
 The records of a batch come from :meth:`SegmentWalk.records`: those before a record that breaks a
 rule, and the error; :meth:`SegmentWalk.finding` is the finding about one frame.
@@ -18,7 +20,7 @@ rule, and the error; :meth:`SegmentWalk.finding` is the finding about one frame.
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Tuple, Union
+from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 from forensics.codec import batch as v2
 from forensics.errors import ForensicsError
@@ -30,18 +32,19 @@ from forensics.io.frames import Frame, FrameScanner
 class SegmentWalk:
     """A segment file opened read-only (raises :class:`~forensics.errors.InputError` when it cannot
     be) and framed from ``start`` to ``end``; use it as a context manager. Frames decode their v2
-    header once; framing findings collect in :attr:`findings` as the walk goes."""
+    header once (``headers=False``: not at all, ``Frame.header`` is None, for a reader that reads
+    the header's bytes itself); framing findings collect in :attr:`findings` as the walk goes."""
 
     __slots__ = ("path", "file", "buf", "size", "scanner")
 
     def __init__(self, path: str, *, start: int = 0, end: Optional[int] = None, base_offset: Optional[int] = None,
-                 verify_crc: bool = True) -> None:
+                 verify_crc: bool = True, headers: bool = True) -> None:
         self.path = path
         self.file = MappedFile(path)
         self.buf = self.file.data
         self.size = self.file.size
         self.scanner = FrameScanner(self.buf, path, start=start, end=end, verify_crc=verify_crc,
-                                    base_offset=base_offset, headers=True, holes=self.file.holes)
+                                    base_offset=base_offset, headers=headers, holes=self.file.holes)
 
     def __enter__(self) -> "SegmentWalk":
         return self
@@ -75,6 +78,19 @@ class SegmentWalk:
                 yield from findings[emitted:]
                 emitted = len(findings)
             yield frame
+        yield from findings[emitted:]
+
+    def runs(self) -> Iterator[Union[Sequence[Frame], Finding]]:
+        """:meth:`items` with the frames in the scanner's runs (:meth:`FrameScanner.runs`): each
+        finding where the damage is, between runs of consecutive frames (a writer of many small
+        batches takes a run at once)."""
+        findings = self.scanner.findings
+        emitted = 0
+        for run in self.scanner.runs():
+            if emitted != len(findings):
+                yield from findings[emitted:]
+                emitted = len(findings)
+            yield run
         yield from findings[emitted:]
 
     def records(self, frame: Frame) -> Tuple[List[v2.Record], Optional[ForensicsError]]:

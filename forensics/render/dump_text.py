@@ -23,8 +23,10 @@ from forensics.codec.compression import codec_name
 from forensics.codec.legacy import CODEC_MASK as LEGACY_CODEC_MASK
 from forensics.render.terminal_text import term
 from forensics.report.decoders import string_text
+from forensics.report.dump import frame_rows
 from forensics.report.events import (
     BatchRow,
+    BatchRun,
     DataRecords,
     EntryRow,
     FileStart,
@@ -137,7 +139,9 @@ def render_dump_text(rows: Iterable, out: TextIO, err: TextIO, skip_metadata: bo
     write = out.write
     for row in rows:
         t = type(row)
-        if t is DataRecords:
+        if t is BatchRun:
+            findings += _batch_run(row, out, err, skip_metadata)
+        elif t is DataRecords:
             write(data_record_lines(row, skip_metadata))
         elif t is RecordRow:
             write(record_line(row, skip_metadata) + "\n")
@@ -163,4 +167,24 @@ def render_dump_text(rows: Iterable, out: TextIO, err: TextIO, skip_metadata: bo
             out.flush()
             err.write(term(row.finding.one_line()) + "\n")
             err.flush()
+    return findings
+
+
+def _batch_run(run: BatchRun, out: TextIO, err: TextIO, skip_metadata: bool) -> int:
+    """The lines of a run of batches: the C accelerator writes those it takes (v2 batches whose
+    records all decode: data records, with the transaction-log or offsets decoder their common
+    records, end-transaction markers) many at once (``native.dump_batches``); every other frame is
+    written from its rows (:func:`frame_rows`), as without runs. Returns the number of findings
+    written."""
+    frames, n = run.frames, len(run.frames)
+    findings = i = 0
+    contents = run.print_contents
+    while i < n:
+        if native is not None:
+            text, i, python = native.dump_batches(run.walk.buf, frames, i, contents, skip_metadata, run.decoder)
+            out.write(text)
+            if not python:
+                continue
+        findings += render_dump_text(frame_rows(run, i), out, err, skip_metadata)
+        i += 1
     return findings

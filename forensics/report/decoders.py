@@ -11,14 +11,16 @@ from __future__ import annotations
 from typing import Optional
 
 from forensics.codec.control import format_control_record
+from forensics.codec.java_reader import java_string
 from forensics.report.events import BatchRow, DecodedText
 
 DECODERS = ("transaction-log", "offsets", "cluster-metadata")
 
 
 def string_text(data: Optional[bytes]) -> Optional[str]:
-    """Kafka's default ``StringDecoder``: UTF-8, invalid bytes replaced; null stays null."""
-    return None if data is None else data.decode("utf-8", "replace")
+    """Kafka's default ``StringDecoder`` (``new String(bytes, UTF_8)``): malformed UTF-8 replaced
+    as Java replaces it (:func:`~forensics.codec.java_reader.java_string`); null stays null."""
+    return None if data is None else java_string(data)
 
 
 def string_texts(key: Optional[bytes], value: Optional[bytes]) -> DecodedText:

@@ -28,6 +28,7 @@ from forensics.layout.names import BOOTSTRAP_CHECKPOINT, kraft_snapshot_id
 from forensics.report.decoders import record_texts, string_texts
 from forensics.report.events import (
     BatchRow,
+    BatchRun,
     DataRecords,
     DecodedText,
     DumpRow,
@@ -40,6 +41,7 @@ from forensics.report.events import (
 )
 
 NO_TEXT = DecodedText()
+RUN_DECODERS = (None, "transaction-log", "offsets")  # the decoders a BatchRun is written with (DumpOptions.batch_runs)
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,10 @@ class DumpOptions:
     skip_record_metadata: bool = False
     max_bytes: int = INT32_MAX
     verify_crc: bool = True
+    # the entries of a deep dump (without a decoder, or one of RUN_DECODERS) come as BatchRun rows,
+    # a run of them at once (for the text writer; other consumers read a BatchRow and its records
+    # per batch)
+    batch_runs: bool = False
 
     @property
     def deep(self) -> bool:
@@ -119,13 +125,19 @@ def dump_log(path: str, options: DumpOptions, kind: str = "log") -> Iterator[Dum
         if snapshot_id is None:
             raise InputError("a KRaft snapshot name must be <20-digit offset>-<10-digit epoch>.checkpoint", path=path)
         yield KraftSnapshotStart(*snapshot_id)
+    runs = options.batch_runs and options.deep and options.decoder in RUN_DECODERS
     with SegmentWalk(path, end=options.max_bytes, verify_crc=options.verify_crc,
-                     base_offset=base if kind == "log" else None) as walk:
-        for item in walk.items():
-            if type(item) is Frame:
-                yield from _dump_frame(walk, item, options)
-            else:
-                yield FindingRow(item)
+                     base_offset=base if kind == "log" else None, headers=not runs) as walk:
+        if runs:  # the text writer reads the headers' bytes of the batches it writes
+            contents, skip, decoder = options.print_contents, options.skip_record_metadata, options.decoder
+            for run in walk.runs():
+                yield FindingRow(run) if type(run) is Finding else BatchRun(walk, run, contents, skip, decoder)
+        else:
+            for item in walk.items():
+                if type(item) is Frame:
+                    yield from _dump_frame(walk, item, options)
+                else:
+                    yield FindingRow(item)
         if walk.first_invalid_position is not None and options.max_bytes == INT32_MAX:
             yield TrailingBytes(walk.size - walk.first_invalid_position, name)
 
@@ -133,7 +145,12 @@ def dump_log(path: str, options: DumpOptions, kind: str = "log") -> Iterator[Dum
 def _dump_frame(walk: SegmentWalk, frame: Frame, options: DumpOptions) -> Iterator[DumpRow]:
     buf = walk.buf
     try:
-        header = frame.header if frame.magic == 2 else legacy.decode_entry(buf, frame.position)
+        if frame.magic == 2:
+            if frame.header is None:  # framed without headers (a BatchRun's): this one is read here
+                frame = frame._replace(header=v2.decode_header(buf, frame.position))
+            header = frame.header
+        else:
+            header = legacy.decode_entry(buf, frame.position)
     except ForensicsError as exc:
         yield FindingRow(_finding(exc, walk, frame))
         return
@@ -182,10 +199,21 @@ def _legacy_records(walk: SegmentWalk, frame: Frame, row: BatchRow, print_conten
     yield DataRecords(row, records, print_contents)
 
 
+def frame_rows(run: BatchRun, index: int) -> Iterator[DumpRow]:
+    """The rows of ``run.frames[index]``, as a dump without runs gives them."""
+    options = DumpOptions(deep_iteration=True, print_data_log=run.print_contents,
+                          skip_record_metadata=run.skip_record_metadata, decoder=run.decoder)
+    return _dump_frame(run.walk, run.frames[index], options)
+
+
 def expand_rows(rows: Iterable[DumpRow]) -> Iterator[DumpRow]:
-    """The rows with every DataRecords row turned into one RecordRow per record."""
+    """The rows with every BatchRun row turned into its frames' rows and every DataRecords row
+    into one RecordRow per record."""
     for row in rows:
-        if type(row) is DataRecords:
+        t = type(row)
+        if t is BatchRun:
+            yield from expand_rows(r for i in range(len(row.frames)) for r in frame_rows(row, i))
+        elif t is DataRecords:
             yield from record_rows(row)
         else:
             yield row

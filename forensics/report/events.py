@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional, Sequence, Union
+from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence, Union
 
 from forensics.codec.batch import BatchHeader, Record
 from forensics.codec.legacy import LegacyRecord
 from forensics.findings import Finding
 from forensics.io.frames import Frame
+
+if TYPE_CHECKING:
+    from forensics.io.segment import SegmentWalk
 
 
 class FileStart(NamedTuple):
@@ -55,6 +58,20 @@ class DataRecords(NamedTuple):
     print_contents: bool
 
 
+class BatchRun(NamedTuple):
+    """Consecutive entries of one segment with no finding between them (a run of
+    :meth:`~forensics.io.segment.SegmentWalk.runs`), in one row, for a writer that writes the lines
+    of many small batches in one call (``DumpOptions.batch_runs``; the text writer hands the C
+    accelerator the run). :func:`forensics.report.dump.frame_rows` gives the rows of one of its
+    frames as a dump without runs has them (BatchRow, DataRecords or RecordRows, FindingRows)."""
+
+    walk: "SegmentWalk"  # open while the dump's rows are read
+    frames: Sequence[Frame]
+    print_contents: bool
+    skip_record_metadata: bool
+    decoder: Optional[str] = None  # None, "transaction-log" or "offsets" (DumpOptions.decoder)
+
+
 class EntryRow(NamedTuple):
     """One entry of an index, time index, txn index or producer snapshot (already formatted)."""
 
@@ -76,5 +93,5 @@ class FindingRow(NamedTuple):
     finding: Finding
 
 
-DumpRow = Union[FileStart, LogStart, KraftSnapshotStart, BatchRow, RecordRow, DataRecords, EntryRow, NoteRow, TrailingBytes,
-                FindingRow]
+DumpRow = Union[FileStart, LogStart, KraftSnapshotStart, BatchRow, RecordRow, DataRecords, BatchRun, EntryRow, NoteRow,
+                TrailingBytes, FindingRow]

@@ -1,7 +1,8 @@
 """Differential test: our dump against Kafka 4.1's own kafka-dump-log.sh output.
 
 Every file under ../shared/real-kafka/4.1.0/<run>/data that Kafka dumped (dumps/<partition>/<file>.dump.txt,
-first line = the exact command) is dumped by us with the same options; stdout must be identical.
+first line = the exact command) is dumped by us with the same options; stdout must be identical,
+with the text written per batch and in runs (the C run writer), with and without the accelerator.
 The committed copies under fixtures/real/ run the same comparison when ../shared is absent.
 """
 
@@ -9,15 +10,18 @@ from __future__ import annotations
 
 import io
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from forensics.render.dump_text import render_dump_text
 from forensics.report.dump import DumpOptions, dump_file
+from tests.fuzz.strategies import pure_python
+from tests.oracle import shared_dir
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "real-kafka" / "4.1.0"
+SHARED = shared_dir() / "real-kafka" / "4.1.0"
 FIXTURES = REPO / "fixtures" / "real"
 
 
@@ -59,12 +63,19 @@ def our_dump(data_dir: Path, rel: str, options: DumpOptions) -> tuple:
 
 
 def check(run: Path, rel: str, dump: Path) -> None:
+    """Kafka's text, from the rows of each batch (``--format json``'s path) and from runs of
+    batches (the text dump of the command line: ``native.dump_batches``), in C and in pure Python."""
     lines = dump.read_text(encoding="utf-8").split("\n")
     options = options_from_command(lines[0])
-    expected = "\n".join(lines[1:])
+    expected = "\n".join(lines[1:]).rstrip("\n")
     data_dir = run / "data" if (run / "data").is_dir() else run
-    got, err = our_dump(data_dir, rel, options)
-    assert got.rstrip("\n") == expected.rstrip("\n"), f"{rel}: dump differs from kafka-dump-log.sh\n{err}"
+    runs = replace(options, batch_runs=True)
+    for name, opts in (("rows", options), ("runs", runs)):
+        got, err = our_dump(data_dir, rel, opts)
+        assert got.rstrip("\n") == expected, f"{rel}: dump ({name}) differs from kafka-dump-log.sh\n{err}"
+    with pure_python():
+        got, err = our_dump(data_dir, rel, runs)
+    assert got.rstrip("\n") == expected, f"{rel}: dump (runs, pure Python) differs from kafka-dump-log.sh\n{err}"
 
 
 @pytest.mark.parametrize("run,rel,dump", dump_cases(SHARED))
