@@ -154,6 +154,9 @@ class _Walker:
         parsed = classify_loose_file(os.path.basename(path))
         if parsed is None:
             raise InputError("not a directory and not a Kafka segment, index, snapshot or checkpoint file", path=path)
+        if parsed.kind is FileKind.META_PROPERTIES:  # it says what its log dir is, and holds nothing to read alone
+            raise InputError("meta.properties describes a log dir and holds no records: give its log dir "
+                             f"({os.path.dirname(path) or '.'})", path=path)
         try:
             size = os.stat(path).st_size
         except OSError as e:

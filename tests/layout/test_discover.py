@@ -530,7 +530,7 @@ def test_single_partition_dir_and_overlap(tmp_path):
 
 def test_loose_files(tmp_path):
     write_tree(tmp_path, broker())
-    names = [f"orders-0/{o(0)}.log", f"orders-0/{o(0)}.index", "replication-offset-checkpoint", "meta.properties"]
+    names = [f"orders-0/{o(0)}.log", f"orders-0/{o(0)}.index", "replication-offset-checkpoint"]
     write_tree(tmp_path / "x", {f"{o(7)}.snapshot.deleted": 3, "copy.log": 9})
     inv = discover(
         [str(tmp_path / n) for n in names]
@@ -542,10 +542,13 @@ def test_loose_files(tmp_path):
         (FileKind.LOG, 0, None, 100),
         (FileKind.INDEX, 0, None, 0),
         (FileKind.OFFSET_CHECKPOINT, None, None, len(offsets({"orders-0": 10}))),
-        (FileKind.META_PROPERTIES, None, None, len(meta())),
         (FileKind.SNAPSHOT, 7, ".deleted", 3),
         (FileKind.LOG, None, None, 9),
     ]
+    # meta.properties alone holds nothing to read: its log dir is asked for, as for any non-Kafka file
+    with pytest.raises(InputError) as info:
+        discover([str(tmp_path / "meta.properties")])
+    assert info.value.path == str(tmp_path / "meta.properties") and f"give its log dir ({tmp_path})" in str(info.value)
 
 
 def test_nonexistent_path(tmp_path):
