@@ -163,8 +163,8 @@ def _and(parts: Sequence[str]) -> str:
 def describe(label: str, gaps: Sequence[Gap]) -> str:
     """``the log of __transaction_state-43 is damaged at byte 534 of 00000000000000000000.log
     (truncated_tail) and ends at offset 4, below its high watermark 5 and its recovery point 5``."""
-    damage = [g.text for g in gaps if g.log_end is None]
-    ends = [g for g in gaps if g.log_end is not None]
+    damage = list(dict.fromkeys(g.text for g in gaps if g.log_end is None))  # one file unreadable twice: said once
+    ends = list({g.text: g for g in gaps if g.log_end is not None}.values())
     parts = damage[:_SHOWN] + ([f"{len(damage) - _SHOWN} more damaged places"] if len(damage) > _SHOWN else [])
     if ends:
         parts.append(f"ends at offset {ends[0].log_end}, {_and([g.text for g in ends])}")
