@@ -82,6 +82,15 @@ class EngineSpec:
     master: Optional[str] = None  # None: local[*,4] (or what spark-submit configured)
     conf: Tuple[Tuple[str, str], ...] = ()
     given: str = ""  # a forced name: how it was given ("--engine local", "KAFKA_FORENSICS_ENGINE=spark")
+    jobs: Optional[int] = None  # in-process worker processes (--jobs); None: one per core, none on small inputs
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity, as ``taskset`` or a cpuset sets it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover  (not Linux)
+        return max(1, os.cpu_count() or 1)
 
 
 class Chosen(NamedTuple):
@@ -92,6 +101,7 @@ class Chosen(NamedTuple):
     given: str = ""  # Why.given: how (EngineSpec.given); Why.no_spark: why Spark cannot run
     input_bytes: int = 0
     master: Optional[str] = None  # spark: the master asked for (None: the default one)
+    processes: int = 1  # local: the worker processes the job runs on (1: this process alone)
 
 
 def choose_engine(spec: EngineSpec, input_bytes: int, cores: Optional[int] = None,
@@ -127,7 +137,8 @@ class _Told:
     def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
             consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, Any]:
         if self._chosen is not None:
-            self._tell(self._chosen)
+            processes = getattr(self._executor, "processes", None)
+            self._tell(self._chosen._replace(processes=processes(units)) if processes is not None else self._chosen)
             self._chosen = None
         return self._executor.run(units, progress, consume)
 
@@ -145,7 +156,7 @@ def make_executor(spec: EngineSpec, warn: Callable[[str], None], input_bytes: in
 
     chosen = choose_engine(spec, input_bytes)
     if chosen.name is EngineName.local:
-        return _Told(LocalExecutor(), chosen, tell)
+        return _Told(LocalExecutor(spec.jobs or available_cores(), forced=spec.jobs is not None), chosen, tell)
     if chosen.why is not Why.large:  # Why.large: choose_engine checked already
         ok, why = spark_available()
         if not ok:  # asked for by name: never run elsewhere than asked

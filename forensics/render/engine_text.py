@@ -18,8 +18,11 @@ def _master(chosen: Chosen) -> str:
 def engine_line(chosen: Chosen) -> str:
     """``engine local (in-process): 1.2 MiB of logs, below the 16.0 GiB Spark threshold`` (without the
     ``kafka-forensics: `` prefix, with which a line of ordinary sizes and masters fits 100 columns;
-    paths in ``given`` are the caller's to escape)."""
-    what = "local (in-process)" if chosen.name is EngineName.local else f"spark ({_master(chosen)})"
+    paths in ``given`` are the caller's to escape); ``local (2 processes)`` over a pool of workers."""
+    if chosen.name is EngineName.local:
+        what = "local (in-process)" if chosen.processes < 2 else f"local ({chosen.processes} processes)"
+    else:
+        what = f"spark ({_master(chosen)})"
     data = f"{size(chosen.input_bytes)} of logs"
     threshold = f"the {size(engine.SPARK_FROM_BYTES)} Spark threshold"  # how it was measured: docs/performance.md
     why = {

@@ -106,3 +106,28 @@ def test_refused_inputs_get_their_one_line_without_the_engines(tmp_path: Path) -
     r = runner.invoke(app, ["find-hanging", str(tmp_path / "missing"), "--no-progress"],
                       env={"KAFKA_FORENSICS_ENGINE": None})
     assert r.exit_code == 3 and r.stderr == f"kafka-forensics: {tmp_path / 'missing'}: no such file or directory\n"
+
+
+def test_the_line_says_how_many_processes_read() -> None:
+    """In-process on small inputs by default; ``--jobs N`` (or its variable) asks for N processes
+    whatever the size, and the line says so, still in 100 columns; ``--jobs 1`` is this process."""
+    size = _kib(_log_bytes(EXAMPLE))
+    for args, env in ((("--jobs", "2"), {}), ((), {"KAFKA_FORENSICS_JOBS": "2"})):
+        said = _stderr_lines("scan", "--format", "json", *args, **env)
+        line = f"kafka-forensics: engine local (2 processes): {size} of logs, below the 16.0 GiB Spark threshold"
+        assert said[0] == line and len(line) <= 100
+    said = _stderr_lines("scan", "--format", "json", "--jobs", "1", KAFKA_FORENSICS_JOBS="2")
+    assert said[0].startswith("kafka-forensics: engine local (in-process): ")
+    r = runner.invoke(app, ["scan", str(EXAMPLE), "--jobs", "0"])
+    assert r.exit_code == 2 and "--jobs" in r.stderr
+
+
+def test_jobs_default_to_the_cores_this_process_may_use(monkeypatch) -> None:
+    from forensics.pipeline.local import LocalExecutor
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    told = engine.make_executor(EngineSpec(EngineName.local), lambda text: None)
+    assert isinstance(told._executor, LocalExecutor) and told._executor.jobs == 3 and not told._executor.forced
+    told = engine.make_executor(EngineSpec(EngineName.local, jobs=5), lambda text: None)
+    assert told._executor.jobs == 5 and told._executor.forced
+
