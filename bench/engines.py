@@ -29,7 +29,7 @@ own: the executors and their Python workers are counted through it, the daemons 
 the larger of the reaped total (``wait4``) and the sum of each process's last polled utime + stime;
 the 1-minute load average as the run started; the driver's peak memory (``VmHWM`` of the ``kafka-forensics`` process, polled
 from ``/proc``), the largest ``VmHWM`` of a ``java`` descendant (the Spark JVM) and of another
-python descendant (PySpark workers); the tool's own figures from the stats file it writes when
+python descendant (PySpark workers, or the in-process engine's forked workers); the tool's own figures from the stats file it writes when
 ``KAFKA_FORENSICS_STATS`` is set (units, tasks, bytes returned to the driver, Spark start-up and run
 seconds, input bytes; "n/a" where the tool writes none); and whether stdout is byte-identical to
 the local engine's. Printed: a table of medians, then local/spark wall-time ratios end to end and
@@ -160,7 +160,7 @@ def sample(pid: int, peaks: Peaks, scan_tree: bool, daemons: set, ignore: set) -
             continue
         if comm == "java":
             peaks.jvm = max(peaks.jvm, vm_hwm_kb(child))
-        elif comm.startswith("python"):
+        elif comm.startswith("python") or comm == peaks.seen.get(pid):  # PySpark's workers; the pool's (forked)
             peaks.worker = max(peaks.worker, vm_hwm_kb(child))
 
 
