@@ -15,14 +15,16 @@ from forensics.pipeline.merge import ReplicaResult, finalize, merge_all, part_of
 from forensics.pipeline.plan import WorkUnit
 from forensics.pipeline.units import run_unit
 
-# Log bytes below which the pool is not started unless --jobs asks for it: forking the workers and
-# sending results back cost more than a second core saves on less (docs/performance.md, "Every core").
-POOL_FROM_BYTES = 32 << 20
+# What a run must cost (pool.cost: its log bytes and pool.UNIT_COST per unit) for the pool to start
+# unless --jobs asks for it: the pool costs ~0.03 s of wall time (forks, results sent back), which a
+# second idle core wins back from ~170 MiB on (half of 0.30-0.37 s/GiB); rounded up, a busy machine
+# moving it up (measured on 2 cores: docs/performance.md, "Every core").
+POOL_FROM_BYTES = 256 << 20
 
 
 class LocalExecutor:
-    """``jobs``: worker processes at most (1: this process alone, today's path); ``forced``: that many
-    whatever the size (``--jobs`` given), else in this process below :data:`POOL_FROM_BYTES`."""
+    """``jobs``: worker processes at most (1: this process alone, the one-process path); ``forced``: that
+    many whatever the size (``--jobs`` given), else in this process below :data:`POOL_FROM_BYTES`."""
 
     name = "local"
 
@@ -34,7 +36,11 @@ class LocalExecutor:
 
     def processes(self, units: Sequence[WorkUnit]) -> int:
         """The worker processes a run of ``units`` uses (1: none, the units run in this process)."""
-        if self.jobs < 2 or (not self.forced and sum(u.size for u in units) < POOL_FROM_BYTES):
+        if self.jobs < 2:
+            return 1
+        from forensics.pipeline.pool import cost, fork_safe
+
+        if not fork_safe() or (not self.forced and cost(units) < POOL_FROM_BYTES):
             return 1
         n = min(self.jobs, len(self._schedule(units, self.jobs)))
         return n if n >= 2 else 1

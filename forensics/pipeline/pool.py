@@ -17,6 +17,16 @@ write to the terminal or the driver's streams (they leave with ``os._exit``, so 
 buffered is flushed twice). Ctrl-C reaches the driver only (the workers ignore SIGINT); the driver
 then ends them. A worker that dies (killed, out of memory) ends the job with one line naming it and
 what it was reading; an exception in a unit is raised again in the driver, as in one process.
+
+Where a fork is safe (:func:`fork_safe`): on Linux only. A forked child holds a copy of every lock
+as it was at the fork, and only the forking thread; the driver may have other threads by then (the
+progress bar's refresh thread writing to stderr, pyarrow's allocator thread in an export), so a
+child must touch nothing they may hold. Ours run only the reading code (our C accelerator, mmap,
+the codecs, all imported before the fork; glibc's malloc is made consistent across fork by glibc
+itself), log nothing and write nothing: their ``sys.stdout``/``sys.stderr`` are fresh ``/dev/null``
+streams, so that not even a message Python prints itself can wait on a stream lock another thread
+held at the fork. macOS is left out (its system libraries are not fork-safe, CPython spawns there
+by default), and so is every system without ``os.fork``: there the units run in one process.
 """
 
 from __future__ import annotations
@@ -29,6 +39,8 @@ import sys
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
+from forensics.errors import ForensicsError
+from forensics.exit_codes import EXIT_INTERNAL
 from forensics.pipeline.merge import ReplicaParts, finalize, merge_all, part_of
 from forensics.pipeline.plan import WorkUnit
 from forensics.pipeline.units import run_unit
@@ -36,7 +48,8 @@ from forensics.pipeline.units import run_unit
 MIN_TASK_BYTES = 4 << 20  # the smallest task worth a round trip to a worker
 MAX_TASK_BYTES = 64 << 20  # the largest: results come back in pieces, progress moves
 MAX_TASK_UNITS = 128  # units per task (many tiny partitions): a task message stays small
-UNIT_COST = 16 << 10  # what a unit costs beyond its bytes (opening files; snapshots and indexes count 0 bytes)
+UNIT_COST = 128 << 10  # what a unit costs beyond its bytes (opening and mapping its file: 35-39 us, as long as
+# 120-136 KiB of segment take at 0.30 s/GiB; snapshots and indexes count 0 bytes): docs/performance.md, "Every core"
 WINDOW = 4  # tasks per worker that may be out (sent or back before their turn) at once
 _QUEUE_BYTES = 48 << 10  # a second task is queued to a busy worker only below this (the socket never blocks)
 
@@ -54,11 +67,19 @@ class Piece(NamedTuple):
 Task = Tuple[Piece, ...]
 
 
-class PoolError(RuntimeError):
-    """A worker process ended before it answered (killed, out of memory)."""
+class PoolError(ForensicsError):
+    """A worker process ended before it answered (killed, out of memory): one line, exit 70."""
+
+    exit_code = EXIT_INTERNAL
 
 
-def _cost(units: Sequence[WorkUnit]) -> int:
+def fork_safe() -> bool:
+    """Whether worker processes are forked here (see the module's docstring): Linux, with ``os.fork``."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
+def cost(units: Sequence[WorkUnit]) -> int:
+    """What reading ``units`` costs, in bytes of segment: their bytes and :data:`UNIT_COST` each."""
     return sum(u.size for u in units) + UNIT_COST * len(units)
 
 
@@ -73,7 +94,7 @@ def schedule(units: Sequence[WorkUnit], workers: int, min_task_bytes: Optional[i
     """The tasks of ``units`` in plan order (see the module's docstring); ``min_task_bytes``: the
     smallest task (default :data:`MIN_TASK_BYTES`)."""
     floor = MIN_TASK_BYTES if min_task_bytes is None else min_task_bytes
-    remaining = _cost(units)
+    remaining = cost(units)
     tasks: List[Task] = []
     current: List[Piece] = []
     load = count = 0
@@ -83,10 +104,10 @@ def schedule(units: Sequence[WorkUnit], workers: int, min_task_bytes: Optional[i
 
     def pieces(key: str, group: List[WorkUnit]) -> List[Piece]:
         runs: List[List[WorkUnit]] = [[]]
-        if _cost(group) > target():
+        if cost(group) > target():
             for u in group:
                 run = runs[-1]
-                if run and (_cost(run) + _cost((u,)) > target() or len(run) >= MAX_TASK_UNITS):
+                if run and (cost(run) + cost((u,)) > target() or len(run) >= MAX_TASK_UNITS):
                     runs.append([])
                 runs[-1].append(u)
         else:
@@ -97,13 +118,13 @@ def schedule(units: Sequence[WorkUnit], workers: int, min_task_bytes: Optional[i
 
     for key, group in _replicas(units):
         for piece in pieces(key, group):
-            cost = _cost(piece.units)
-            if current and (load + cost > target() or count + len(piece.units) > MAX_TASK_UNITS):
+            weight = cost(piece.units)
+            if current and (load + weight > target() or count + len(piece.units) > MAX_TASK_UNITS):
                 tasks.append(tuple(current))
                 remaining -= load
                 current, load, count = [], 0, 0
             current.append(piece)
-            load += cost
+            load += weight
             count += len(piece.units)
     if current:
         tasks.append(tuple(current))
@@ -156,6 +177,7 @@ def _worker_main(conn: Connection, inherited: Sequence[Connection], mask) -> Non
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        sys.stdout = sys.stderr = open(os.devnull, "w")  # never the driver's streams (their locks)
         for c in inherited:
             c.close()
         _serve(conn)
@@ -229,11 +251,19 @@ def _died(w: _Worker, tasks: Sequence[Task]) -> PoolError:
     pid, w.pid = w.pid, 0  # reaped here: never signalled again
     try:
         _, status = os.waitpid(pid, 0)
-        how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit code {os.WEXITSTATUS(status)}"
+        how = _signal_name(os.WTERMSIG(status)) if os.WIFSIGNALED(status) else f"exit code {os.WEXITSTATUS(status)}"
     except ChildProcessError:
         how = "status unknown"
     reading = f" while reading {tasks[w.out[0]][0].units[0].path}" if w.out else ""
-    return PoolError(f"worker process {pid} of the in-process engine ended ({how}){reading}")
+    return PoolError(f"worker process {pid} of the in-process engine ended ({how}){reading}; "
+                     "--jobs 1 reads in this process alone")
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return f"killed by {signal.Signals(number).name}"  # SIGKILL: the OOM killer's, or kill -9
+    except ValueError:
+        return f"killed by signal {number}"
 
 
 def _raise_failure(blob: bytes) -> None:

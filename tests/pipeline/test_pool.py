@@ -5,7 +5,8 @@ with no process left behind.
 * :func:`schedule` covers the plan exactly once, in plan order, each replica's units contiguous;
 * on every fixture disk and scenario (whole and split into byte ranges), ``consume`` sees the same
   replicas with equal results in the same order from 1 and from 2 or 3 workers;
-* every command prints the same bytes with ``--jobs 1`` and ``--jobs 2`` (its engine line aside);
+* every command prints the same bytes with ``--jobs 1`` and ``--jobs 2`` (its engine line aside), and
+  on the pure-Python path (``KAFKA_FORENSICS_PURE=1``) over two processes;
 * an exception in a unit is raised in the driver as itself; a killed worker is one line.
 """
 
@@ -126,6 +127,19 @@ def test_small_inputs_run_in_this_process(disks) -> None:
     assert LocalExecutor(2, forced=True).processes(units) == 2  # --jobs 2: as asked
 
 
+@pytest.mark.parametrize("platform", ["darwin", "win32"])
+def test_no_fork_where_it_is_unsafe(disks, monkeypatch, platform) -> None:
+    """macOS (system libraries that are not fork-safe) and systems without fork: one process, even
+    with --jobs given, and the results of one process."""
+    units = _units(disks["example"])
+    monkeypatch.setattr(pool_mod.sys, "platform", platform)
+    executor = LocalExecutor(2, forced=True)
+    assert executor.processes(units) == 1
+    before = _children()
+    assert executor.run(units) == LocalExecutor().run(units) and executor.stats["slots"] == 1
+    assert _children() <= before
+
+
 def test_a_failing_unit_raises_in_the_driver_as_itself(disks, monkeypatch) -> None:
     units = _units(disks["example"])
     target = units[len(units) // 2].path
@@ -168,7 +182,8 @@ def test_a_killed_worker_ends_the_job_in_one_line(disks, monkeypatch) -> None:
     with pytest.raises(pool_mod.PoolError) as info:
         LocalExecutor(2, forced=True, min_task_bytes=1).run(units)
     text = str(info.value)
-    assert "\n" not in text and "signal 9" in text and "while reading" in text and "fixtures" in text, text
+    assert "\n" not in text and "killed by SIGKILL" in text and "while reading" in text and "fixtures" in text, text
+    assert info.value.exit_code == 70
     assert _children() <= before
 
 
@@ -207,6 +222,41 @@ def test_ctrl_c_reaches_the_driver_only_and_ends_every_worker(disks) -> None:
         assert not os.path.exists(f"/proc/{pid}") or _zombie(pid), pid
 
 
+_DYING_RUN = textwrap.dedent("""
+    import os, signal, sys
+    from forensics.cli.app import main
+    from forensics.pipeline import pool
+
+    real = pool.run_unit
+    def unit(u):
+        print("from a worker", file=sys.stderr)  # never reaches the driver's streams
+        print("from a worker")
+        if os.environ.get("DIE") and u.path.endswith(".log"):
+            os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer ends a process
+        return real(u)
+    pool.run_unit = unit
+    sys.argv = ["kafka-forensics", *sys.argv[1:]]
+    main()
+""")
+
+
+def test_a_killed_worker_is_one_line_and_exit_70_from_the_cli(disks) -> None:
+    args = [sys.executable, "-c", _DYING_RUN, "find-hanging", str(disks["example"]), "--jobs", "2", "--no-progress"]
+    done = subprocess.run(args, capture_output=True, text=True, cwd=REPO, timeout=60, env=dict(os.environ, DIE="1"))
+    line, rest = split_engine_line(done.stderr)
+    assert line.startswith("kafka-forensics: engine local (2 processes): ")
+    assert done.returncode == 70 and done.stdout == "", (done.returncode, done.stderr)
+    assert rest.count("\n") == 1 and rest.startswith("kafka-forensics: worker process "), rest
+    assert "killed by SIGKILL" in rest and "--jobs 1" in rest and "from a worker" not in rest, rest
+    # what a worker prints goes nowhere: the output is the one process's
+    alive = subprocess.run(args[:-3] + ["--jobs", "2", "--no-progress"], capture_output=True, text=True, cwd=REPO,
+                           timeout=60)
+    one = subprocess.run([*CLI, *args[3:-3], "--jobs", "1", "--no-progress"], capture_output=True, text=True,
+                         cwd=REPO, timeout=60)
+    assert (alive.returncode, alive.stdout, split_engine_line(alive.stderr)[1]) == \
+        (one.returncode, one.stdout, split_engine_line(one.stderr)[1])
+
+
 def _child_pids(pid: int):
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
@@ -240,13 +290,16 @@ def test_every_command_prints_the_same_bytes_on_two_processes(disks, disk) -> No
     for command in COMMANDS:
         command = [{"TOPIC": topic, "PARTITION": str(partition)}.get(word, word) for word in command]
         runs = []
-        for jobs in ("1", "2"):
+        for jobs, pure in (("1", ""), ("2", ""), ("2", "1")):  # the last: pure Python (no C accelerator)
+            env = {k: v for k, v in os.environ.items() if k != "KAFKA_FORENSICS_PURE"}
             done = subprocess.run([*CLI, command[0], str(disks[disk]), *command[1:], "--jobs", jobs, "--no-progress"],
-                                  capture_output=True, cwd=REPO, text=True, timeout=120)
+                                  capture_output=True, cwd=REPO, text=True, timeout=120,
+                                  env=dict(env, KAFKA_FORENSICS_PURE=pure) if pure else env)
             line, rest = split_engine_line(done.stderr)
             runs.append((done.returncode, done.stdout, rest, line))
-        (rc1, out1, err1, line1), (rc2, out2, err2, line2) = runs
+        (rc1, out1, err1, line1), (rc2, out2, err2, line2), pure_run = runs
         assert (rc2, out2, err2) == (rc1, out1, err1), (disk, command)
+        assert pure_run[:3] == (rc1, out1, err1), (disk, command, "pure Python")
         assert line1 == "kafka-forensics: engine local (in-process): KAFKA_FORENSICS_ENGINE=local"
         assert line2 in (line1, "kafka-forensics: engine local (2 processes): KAFKA_FORENSICS_ENGINE=local"), line2
         pooled.append(line2 != line1)
