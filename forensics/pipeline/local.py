@@ -77,14 +77,15 @@ class LocalExecutor:
         """The pool's run (None when the system refuses to fork: the caller runs in this process)."""
         from forensics.pipeline.pool import merge_parts, run_tasks, start, stop
 
-        try:
-            pool = start(workers)
-        except OSError:
-            return None
+        pool: list = []
         parts: Dict[str, list] = {}
         results: Dict[str, Any] = {}
         sent = 0
         try:
+            try:
+                start(workers, pool)
+            except OSError:  # the ones forked already are stopped below
+                return None
             with closing(run_tasks(pool, tasks, progress)) as done:  # closed at once on an error or Ctrl-C
                 for task, values, size in done:
                     sent += size

@@ -199,13 +199,12 @@ class _Worker:
         self.out: List[int] = []  # indexes of the tasks sent and not answered, oldest first
 
 
-def _start(n: int) -> List[_Worker]:
+def _start(n: int, workers: List[_Worker]) -> None:
     for stream in (sys.stdout, sys.stderr):  # nothing buffered is copied into a child
         try:
             stream.flush()
         except (OSError, ValueError, AttributeError):
             pass
-    workers: List[_Worker] = []
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # no Ctrl-C between fork and SIG_IGN
     try:
         for _ in range(n):
@@ -221,7 +220,6 @@ def _start(n: int) -> List[_Worker]:
         raise
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a Ctrl-C held back is delivered here
-    return workers
 
 
 def _stop(workers: Sequence[_Worker], kill: bool) -> None:
@@ -274,9 +272,11 @@ def _raise_failure(blob: bytes) -> None:
     raise type(name, (Exception,), {})(text)
 
 
-def start(workers: int) -> List[_Worker]:
-    """Fork ``workers`` processes (raises OSError when the system refuses: the caller runs in-process)."""
-    return _start(workers)
+def start(workers: int, pool: List[_Worker]) -> None:
+    """Fork ``workers`` processes into ``pool`` (raises OSError when the system refuses: the caller runs
+    in-process). Each is in ``pool`` as soon as it is forked, so that the caller's :func:`stop` ends it
+    however the start ends (a Ctrl-C held back during the forks lands as they end)."""
+    _start(workers, pool)
 
 
 def stop(pool: Sequence[_Worker]) -> None:

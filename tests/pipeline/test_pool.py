@@ -187,6 +187,28 @@ def test_a_killed_worker_ends_the_job_in_one_line(disks, monkeypatch) -> None:
     assert _children() <= before
 
 
+def test_a_ctrl_c_held_back_during_the_forks_leaves_no_worker(disks, monkeypatch) -> None:
+    """Ctrl-C is blocked while the workers are forked and lands as the last fork ends: the workers
+    forked by then are killed and reaped, never left waiting for a driver that is gone."""
+    units = _units(disks["example"])
+    real_fork, forks = os.fork, []
+
+    def fork():
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+            if len(forks) == 2:
+                signal.raise_signal(signal.SIGINT)  # blocked: delivered when the forks are done
+        return pid
+
+    monkeypatch.setattr(pool_mod.os, "fork", fork)
+    before = _children()
+    with pytest.raises(KeyboardInterrupt):
+        LocalExecutor(2, forced=True, min_task_bytes=1).run(units)
+    assert len(forks) == 2 and _children() <= before
+    assert all(not os.path.exists(f"/proc/{pid}") or _zombie(pid) for pid in forks)
+
+
 _SLOW_RUN = textwrap.dedent("""
     import sys, time
     from forensics.cli.app import main
