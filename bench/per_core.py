@@ -3,6 +3,11 @@ measured in one run of interleaved rounds.
 
     .venv/bin/python bench/per_core.py --disk DISK                     # 5 rounds, --jobs 1 and --jobs 2
     .venv/bin/python bench/per_core.py --disk DISK --rounds 9 --jobs 1,2 --json per-core.json
+    .venv/bin/python bench/per_core.py --disk DISK --jobs 1,default --baseline OTHER/.venv/bin/kafka-forensics
+
+``--jobs default`` runs the command without ``--jobs`` (the CLI's default: one process per core);
+``--baseline CLI`` also runs each command with another ``kafka-forensics`` (another checkout, e.g.
+main's), without ``--jobs``, in the same rounds.
 
 The anchors: the page-cache read of every ``.log`` file (``cat`` to /dev/null: what reading the
 bytes costs at all) and one CRC-32C pass over them with the ``crc32c`` package (what checking them
@@ -82,32 +87,41 @@ def anchors(paths: List[str]) -> Dict[str, Tuple[float, float]]:
     return {"cat": (wall, cpu), "crc32c": (crc_wall, crc_cpu)}
 
 
-def command(cmd: str, disk: Path, jobs: int, work: Path, i: int) -> dict:
+def command(cmd: str, disk: Path, jobs: str, work: Path, i: int, cli: Optional[List[str]] = None) -> dict:
+    """One run of ``cmd``: ``jobs`` a number, ``default`` (no ``--jobs``) or ``baseline`` (``cli``, no ``--jobs``)."""
     stats = work / f"stats-{i}.json"
     env = dict(os.environ, KAFKA_FORENSICS_STATS=str(stats))
     env.pop("KAFKA_FORENSICS_JOBS", None)
     out = work / f"{cmd}-{jobs}-{i}.out"
+    flag = ["--jobs", jobs] if jobs not in ("default", "baseline") else []
     with open(out, "wb") as f:
-        wall, cpu, rc = _run([*CLI, cmd, str(disk), "--format", "json", "--no-progress", "--engine", "local",
-                              "--jobs", str(jobs)], env, f)
+        wall, cpu, rc = _run([*(cli if jobs == "baseline" and cli else CLI), cmd, str(disk), "--format", "json",
+                              "--no-progress", "--engine", "local", *flag], env, f)
     if rc not in OK[cmd]:
         raise SystemExit(f"{cmd} --jobs {jobs} exited {rc}")
-    job = json.loads(stats.read_text()).get("runSeconds")
-    return {"wall": wall, "cpu": cpu, "job": job, "out": out.read_bytes()}
+    doc = json.loads(stats.read_text()) if stats.exists() else {}
+    return {"wall": wall, "cpu": cpu, "job": doc.get("runSeconds"), "slots": doc.get("slots", 1),
+            "out": out.read_bytes()}
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--disk", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--jobs", default="1,2", help="values of --jobs (default 1,2)")
+    ap.add_argument("--jobs", default="1,2", help="values of --jobs (default 1,2; 'default': no --jobs)")
+    ap.add_argument("--cli", default=None, help="the kafka-forensics command measured (default: the one beside "
+                    "this interpreter)")
+    ap.add_argument("--baseline", default=None, help="another kafka-forensics command, run without --jobs too")
     ap.add_argument("--commands", default="find-hanging,scan")
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args(argv)
+    if a.cli:
+        CLI[:] = a.cli.split()
     paths = logs(a.disk)
     size = sum(os.path.getsize(p) for p in paths)
     gib = size / (1 << 30)
-    jobs = [int(x) for x in a.jobs.split(",")]
+    jobs = a.jobs.split(",") + (["baseline"] if a.baseline else [])
+    baseline = a.baseline.split() if a.baseline else None
     cmds = a.commands.split(",")
     configs = ["anchors"] + [f"{c} --jobs {j}" for c in cmds for j in jobs]
     anchors(paths)  # the page cache warm, the package loaded once
@@ -116,7 +130,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     with tempfile.TemporaryDirectory(prefix="kf-per-core-") as tmp:
         work = Path(tmp)
         for c in cmds:  # warm-up, untimed
-            command(c, a.disk, jobs[0], work, 0)
+            for j in jobs:
+                command(c, a.disk, j, work, 0, baseline)
         i = 0
         for r in range(a.rounds):
             order = configs[r % len(configs):] + configs[:r % len(configs)]
@@ -126,7 +141,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     rows[cfg].append(anchors(paths))
                 else:
                     c, _, j = cfg.partition(" --jobs ")
-                    rows[cfg].append(command(c, a.disk, int(j), work, i))
+                    rows[cfg].append(command(c, a.disk, j, work, i, baseline))
             loads.append(os.getloadavg()[0])
             print(f"  round {r + 1}/{a.rounds}  load {loads[-1]:.2f}", file=sys.stderr, flush=True)
     med = statistics.median
@@ -144,14 +159,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         for j in jobs:
             runs = rows[f"{c} --jobs {j}"]
             wall, cpu = med(x["wall"] for x in runs), med(x["cpu"] for x in runs)
-            job = med(x["job"] for x in runs)
+            times = [x["job"] for x in runs if x["job"] is not None]
+            job = med(times) if times else None
             same = "yes" if all(x["out"] == reference for x in runs) else "NO"
-            per_crc = f"{job / crc_cpu:11.2f}" if j == 1 else f"{'-':>11}"  # one process: its job's wall is its CPU
-            print(f"{c + ' --jobs ' + str(j):<26}{wall:8.3f}{cpu:8.3f}{gib / cpu:12.2f}{cpu / crc_cpu:11.2f}"
-                  f"{job:8.3f}{per_crc}  {same}")
-            summary[f"{c} --jobs {j}"] = {"wall": wall, "cpu": cpu, "job": job, "same": same}
-        one, many = (med(x["wall"] for x in rows[f"{c} --jobs {j}"]) for j in (jobs[0], jobs[-1]))
-        print(f"  {c}: --jobs {jobs[-1]} is {one / many:.2f}x faster than --jobs {jobs[0]} (wall)")
+            one = all(x["slots"] == 1 for x in runs)  # one process: its job's wall is its CPU
+            per_crc = f"{job / crc_cpu:11.2f}" if one and job is not None else f"{'-':>11}"
+            label = f"{c} (baseline)" if j == "baseline" else f"{c} --jobs {j}"
+            print(f"{label:<26}{wall:8.3f}{cpu:8.3f}{gib / cpu:12.2f}{cpu / crc_cpu:11.2f}"
+                  f"{job if job is not None else float('nan'):8.3f}{per_crc}  {same}")
+            summary[label] = {"wall": wall, "cpu": cpu, "job": job, "same": same}
+        for j in jobs[1:]:
+            first, other = (med(x["wall"] for x in rows[f"{c} --jobs {k}"]) for k in (jobs[0], j))
+            print(f"  {c}: --jobs {jobs[0]} / {j}: {first / other:.2f}x (wall; >1: {j} faster)")
     print("job / CRC: the work units' time in one process over the CRC-32C pass's CPU")
     if a.json:
         a.json.write_text(json.dumps(summary, indent=2))
