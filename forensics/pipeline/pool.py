@@ -143,14 +143,34 @@ def run_task(task: Task) -> List[Any]:
     return out
 
 
+def _rebuilt(cls: type, args: tuple, state: dict) -> BaseException:
+    """An exception made again without its ``__init__`` (whose signature pickle does not know:
+    ``EvidenceError(message, path)``), with its arguments and attributes (path, byte, exit code)."""
+    exc = cls.__new__(cls, *args)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
+
+
+class _AsState:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    def __reduce__(self):
+        return _rebuilt, (type(self.exc), self.exc.args, dict(self.exc.__dict__))
+
+
 def _failure(exc: BaseException) -> bytes:
-    """An exception as it travels back: itself when it pickles, else its type's name and text."""
-    try:
-        blob = pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL)
-        pickle.loads(blob)
-        return blob
-    except Exception:  # noqa: BLE001 - whatever it is, the driver gets its name and text
-        return pickle.dumps((type(exc).__name__, str(exc)), protocol=pickle.HIGHEST_PROTOCOL)
+    """An exception as it travels back: itself when it pickles, else rebuilt from its state (so that
+    one of ours keeps its one line and exit code), else its type's name and text."""
+    for form in (exc, _AsState(exc)):
+        try:
+            blob = pickle.dumps(form, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.loads(blob)
+            return blob
+        except Exception:  # noqa: BLE001 - whatever it is, the driver gets at least its name and text
+            continue
+    return pickle.dumps((type(exc).__name__, str(exc)), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _serve(conn: Connection) -> None:

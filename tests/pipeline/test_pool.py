@@ -157,6 +157,24 @@ def test_a_failing_unit_raises_in_the_driver_as_itself(disks, monkeypatch) -> No
     assert _children() <= before
 
 
+def test_an_evidence_error_keeps_its_line_and_exit_code(disks, monkeypatch) -> None:
+    """An error of ours whose __init__ pickle cannot call again (``EvidenceError(message, path)``)
+    still reaches the driver as itself: the one line with its path, its exit code (3), not an
+    internal error."""
+    from forensics.io.files import EvidenceError
+
+    units = _units(disks["example"])
+
+    def vanished(u):
+        raise EvidenceError("no such file", u.path, "No such file or directory")
+
+    monkeypatch.setattr(pool_mod, "run_unit", vanished)
+    with pytest.raises(EvidenceError) as info:
+        LocalExecutor(2, forced=True, min_task_bytes=1).run(units)
+    assert str(info.value) == f"{units[0].path}: no such file" and info.value.exit_code == 3
+    assert info.value.strerror == "No such file or directory"
+
+
 def test_an_unpicklable_failure_keeps_its_name_and_text(disks, monkeypatch) -> None:
     class Odd(Exception):
         def __init__(self, a, b):  # pickles, but does not unpickle
