@@ -4,6 +4,11 @@ and (``--standalone``) against a Spark standalone cluster on 127.0.0.1.
     .venv/bin/python bench/engines.py --disk /work/bench-data/disk-2g --command find-hanging --repeat 3
     .venv/bin/python bench/engines.py --disk /work/bench-data/disk-2g --cores 1,2 --standalone
     .venv/bin/python bench/engines.py --disk /work/bench-data/disk-2g --growth
+    .venv/bin/python bench/engines.py --disk /work/bench-data/disk-2g --jobs 1,2 --cores none
+
+``--jobs 1,2`` runs the in-process engine once per value of ``--jobs`` (the first the reference of
+the byte comparison and of the ratios) instead of once with the CLI's default; ``--cores none``
+runs no Spark configuration.
 
 Generates the disk with ``bench/synth_disk.py`` when ``--disk`` does not exist (``--size-gb``,
 ``--brokers``, ``--partitions-per-broker``), reads it once so that every run sees a warm page
@@ -24,7 +29,7 @@ own: the executors and their Python workers are counted through it, the daemons 
 the larger of the reaped total (``wait4``) and the sum of each process's last polled utime + stime;
 the 1-minute load average as the run started; the driver's peak memory (``VmHWM`` of the ``kafka-forensics`` process, polled
 from ``/proc``), the largest ``VmHWM`` of a ``java`` descendant (the Spark JVM) and of another
-python descendant (PySpark workers); the tool's own figures from the stats file it writes when
+python descendant (PySpark workers, or the in-process engine's forked workers); the tool's own figures from the stats file it writes when
 ``KAFKA_FORENSICS_STATS`` is set (units, tasks, bytes returned to the driver, Spark start-up and run
 seconds, input bytes; "n/a" where the tool writes none); and whether stdout is byte-identical to
 the local engine's. Printed: a table of medians, then local/spark wall-time ratios end to end and
@@ -155,7 +160,7 @@ def sample(pid: int, peaks: Peaks, scan_tree: bool, daemons: set, ignore: set) -
             continue
         if comm == "java":
             peaks.jvm = max(peaks.jvm, vm_hwm_kb(child))
-        elif comm.startswith("python"):
+        elif comm.startswith("python") or comm == peaks.seen.get(pid):  # PySpark's workers; the pool's (forked)
             peaks.worker = max(peaks.worker, vm_hwm_kb(child))
 
 
@@ -247,11 +252,13 @@ def cli_has_engine(cli: Sequence[str], command: str) -> bool:
 
 
 def configs(has_engine: bool, cores: Sequence[int], conf: Sequence[str],
-            cluster: Optional[StandaloneCluster] = None) -> List[Config]:
+            cluster: Optional[StandaloneCluster] = None, jobs: Sequence[int] = ()) -> List[Config]:
     if not has_engine:
         return [Config("local (no --engine flag)", ())]
     extra = tuple(x for kv in conf for x in ("--conf", kv))
-    out = [Config("local", ("--engine", "local"))] + [
+    local = [Config(f"local --jobs {n}", ("--engine", "local", "--jobs", str(n))) for n in jobs] or \
+        [Config("local", ("--engine", "local"))]
+    out = local + [
         Config(f"spark local[{n}]", ("--engine", "spark", "--master", f"local[{n}]", *extra)) for n in cores]
     if cluster is not None:  # the driver must bind where the executors can reach it
         out.append(Config(f"spark standalone {cluster.workers}x{cluster.cores}",
@@ -386,9 +393,10 @@ def print_table(rows: Sequence[dict], size: int, command: str) -> None:
 def print_ratios(rows: Sequence[dict]) -> None:
     local = rows[0]
     if len(rows) < 2:
-        print("\nno Spark configuration ran (the CLI has no --engine yet): no ratios")
+        print("\nonly one configuration ran: no ratios")
         return
-    print("\nspeed-up = local / spark (>1: Spark faster); CPU: local CPU / spark CPU (>1: Spark cheaper)")
+    print(f"\nspeed-up = {local['config']} / the other (>1: the other faster); CPU: {local['config']} CPU / the "
+          "other's (>1: the other cheaper)")
     for s in rows[1:]:
         net = None if s["net"] is None or s["net"] <= 0 else local["wall"] / s["net"]
         print(f"  {s['config']:<26} end to end {local['wall'] / s['wall']:5.2f}x   "
@@ -435,7 +443,8 @@ def growth(a: argparse.Namespace, cli: List[str], disk: Path, cfgs: Sequence[Con
         a.partitions_per_broker = sum(1 for b in brokers for d in b.iterdir()
                                       if d.is_dir() and not d.name.startswith("__")) // len(brokers)
     ensure_disk(half, a, logs / 2 / (1 << 30))
-    picked = [c for c in cfgs if c.label in ("local", "spark local[2]", "local (no --engine flag)")]
+    picked = [c for c in cfgs if c.label in ("local", "spark local[2]", "local (no --engine flag)")
+              or c.label.startswith("local --jobs")]
     out = {}
     for d in (half, disk):
         rows = benchmark(a, cli, d, picked, work)
@@ -454,7 +463,10 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     ap.add_argument("--command", default="find-hanging", choices=["find-hanging", "scan", "list", "export"])
     ap.add_argument("--repeat", type=int, default=3, help="timed rounds (median reported)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed rounds before")
-    ap.add_argument("--cores", default=None, help="N values of local[N], e.g. 1,2 (default 1..os.cpu_count())")
+    ap.add_argument("--cores", default=None, help="N values of local[N], e.g. 1,2 (default 1..os.cpu_count(); "
+                    "none: no Spark run)")
+    ap.add_argument("--jobs", default=None, help="N values of the in-process engine's --jobs, e.g. 1,2 (the first "
+                    "is the reference of the byte comparison; default: one run with the CLI's default)")
     ap.add_argument("--conf", action="append", default=[], help="key=value passed to the Spark runs as --conf")
     ap.add_argument("--standalone", action="store_true",
                     help="also run on a standalone cluster on 127.0.0.1 started (and stopped) by the benchmark")
@@ -475,13 +487,15 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     a = parse_args(argv)
     cli = a.cli.split()
-    cores = [int(x) for x in a.cores.split(",")] if a.cores else list(range(1, (os.cpu_count() or 1) + 1))
+    cores = [] if a.cores == "none" else [int(x) for x in a.cores.split(",")] if a.cores else \
+        list(range(1, (os.cpu_count() or 1) + 1))
+    jobs = [int(x) for x in a.jobs.split(",")] if a.jobs else []
     ensure_disk(a.disk, a, a.size_gb)
     has_engine = cli_has_engine(cli, a.command)
     if not has_engine:
         print("note: the CLI has no --engine option yet: measuring the local engine only", file=sys.stderr)
     with standalone(a) as cluster, tempfile.TemporaryDirectory(prefix="kf-bench-") as tmp:
-        cfgs = configs(has_engine, cores, a.conf, cluster)
+        cfgs = configs(has_engine, cores, a.conf, cluster, jobs)
         daemons = set(cluster.daemon_pids()) if cluster else set()
         work = Path(tmp)
         result = growth(a, cli, a.disk, cfgs, work) if a.growth else benchmark(a, cli, a.disk, cfgs, work, daemons)

@@ -67,15 +67,9 @@ static PyObject *batch_header(const unsigned char *p, PyObject **base) {
     return header;
 }
 
-/* The scanner's state between entries: FrameScanner's base offset and next expected offset. */
-typedef struct {
-    int has_base, has_next;
-    long long base, next;
-} offsets_t;
-
 /* The arguments scan() and scan_tuples() share: (buf, pos, end, verify_crc, base_offset|None,
  * next_offset|None, ...); 0 with an error set when they do not parse. */
-static int offsets_of(PyObject *base_obj, PyObject *next_obj, offsets_t *o) {
+int offsets_of(PyObject *base_obj, PyObject *next_obj, offsets_t *o) {
     o->has_base = base_obj != Py_None;
     o->has_next = next_obj != Py_None;
     o->base = o->next = 0;
@@ -90,7 +84,7 @@ static int offsets_of(PyObject *base_obj, PyObject *next_obj, offsets_t *o) {
  * its magic, size, first and last offset and the next expected offset after it (*next_after;
  * committed by the caller). 0: the Python scanner must look at it. The offset rules are
  * FrameScanner._check_offsets'. */
-static int healthy_entry(const unsigned char *b, Py_ssize_t pos, Py_ssize_t end, int verify, const offsets_t *o,
+int healthy_entry(const unsigned char *b, Py_ssize_t pos, Py_ssize_t end, int verify, const offsets_t *o,
                          int *magic_out, Py_ssize_t *size_out, long long *first, long long *last_out,
                          long long *next_after) {
     if (end - pos <= 17)
@@ -138,7 +132,7 @@ static int healthy_entry(const unsigned char *b, Py_ssize_t pos, Py_ssize_t end,
 
 /* The buffer scan() and scan_tuples() read, with [pos, end) clamped to it; 0 with an error set
  * when the object has none. The caller releases the view. */
-static int clamped_view(PyObject *bufobj, Py_buffer *view, Py_ssize_t *pos, Py_ssize_t *end) {
+int clamped_view(PyObject *bufobj, Py_buffer *view, Py_ssize_t *pos, Py_ssize_t *end) {
     if (PyObject_GetBuffer(bufobj, view, PyBUF_SIMPLE) < 0)
         return 0;
     if (*pos < 0)
@@ -149,7 +143,7 @@ static int clamped_view(PyObject *bufobj, Py_buffer *view, Py_ssize_t *pos, Py_s
 }
 
 /* The (items, pos, next_offset|None, valid_bytes) scan() and scan_tuples() return. */
-static PyObject *scan_result(PyObject *items, Py_ssize_t pos, const offsets_t *o, long long valid) {
+PyObject *scan_result(PyObject *items, Py_ssize_t pos, const offsets_t *o, long long valid) {
     PyObject *next_out = o->has_next ? PyLong_FromLongLong(o->next) : (Py_INCREF(Py_None), Py_None);
     if (next_out == NULL) {
         Py_DECREF(items);

@@ -9,6 +9,8 @@
  *  - bits.c: attribute_bits(), BatchHeader's attribute properties (codec, is_transactional, ...).
  *  - frames.c: scan() frames consecutive entries (v2 batches and legacy messages) while nothing
  *    needs a finding (forensics/io/frames.py); the NamedTuple instances the module makes.
+ *  - fold.c: fold() takes the same healthy v2 batches without a Frame each: the counters of a
+ *    work unit and its producers' event runs (forensics/pipeline/units.py).
  *  - records.c: records() decodes a v2 batch's records (forensics/codec/batch.py), as Record or
  *    as (offset, timestamp, key, value, headers) tuples; record_block() checks a batch whole and
  *    keeps its records' bytes; record_tuples() is batch.record_tuples.
@@ -100,6 +102,7 @@ static PyMethodDef methods[] = {
     {"attribute_bits", attribute_bits, METH_VARARGS, "attribute_bits(index, mask, as_bool): a read-only item & mask."},
     {"scan", scan, METH_VARARGS, "Frame the healthy v2 batches from a position on (see the module source)."},
     {"scan_tuples", scan_tuples, METH_VARARGS, "The record tuples of the healthy entries from a position on."},
+    {"fold", fold, METH_VARARGS, "Fold the healthy v2 batches from a position on into counters and producer runs."},
     {"record_block", (PyCFunction)(void (*)(void))record_block, METH_FASTCALL, "The checked records' bytes of a v2 batch, or None."},
     {"record_lines", (PyCFunction)(void (*)(void))record_lines, METH_FASTCALL, "The dump lines of a RecordBlock's records."},
     {"batch_line", (PyCFunction)(void (*)(void))batch_line, METH_FASTCALL, "The dump line of a v2 batch header."},

@@ -129,8 +129,18 @@ PyObject *checksum(PyObject *arg, uint32_t (*fn)(const unsigned char *, size_t))
 int bits_init(void);
 
 /* frames.c */
+/* The scanner's state between entries: FrameScanner's base offset and next expected offset. */
+typedef struct {
+    int has_base, has_next;
+    long long base, next;
+} offsets_t;
 PyObject *make_tuple(PyTypeObject *type, Py_ssize_t n, PyObject **items);
 int tuple_int64(PyObject *t, Py_ssize_t i, long long *out);
+int offsets_of(PyObject *base_obj, PyObject *next_obj, offsets_t *o);
+int healthy_entry(const unsigned char *b, Py_ssize_t pos, Py_ssize_t end, int verify, const offsets_t *o,
+                  int *magic_out, Py_ssize_t *size_out, long long *first, long long *last_out, long long *next_after);
+int clamped_view(PyObject *bufobj, Py_buffer *view, Py_ssize_t *pos, Py_ssize_t *end);
+PyObject *scan_result(PyObject *items, Py_ssize_t pos, const offsets_t *o, long long valid);
 
 /* records.c */
 extern PyObject *record_tuples_fallback;
@@ -165,6 +175,7 @@ PyObject *plaintext(int codec, PyObject *view, int magic, Py_ssize_t limit);
 PyObject *attribute_bits(PyObject *self, PyObject *args);
 PyObject *scan(PyObject *self, PyObject *args);
 PyObject *scan_tuples(PyObject *self, PyObject *args);
+PyObject *fold(PyObject *self, PyObject *args);
 PyObject *records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *record_block(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *record_tuples(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

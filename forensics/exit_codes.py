@@ -32,7 +32,8 @@ EXIT_CODES = {
     EXIT_UNDECIDED: "find-hanging: nothing is proven hanging, but open transactions need a person (unverifiable "
                     "evidence, a coordinator stuck or fenced, an ongoing transaction long past its timeout): "
                     "neither all clear nor abort these",
-    EXIT_INTERNAL: "internal error (a bug: please report it with KAFKA_FORENSICS_DEBUG=1 output)",
+    EXIT_INTERNAL: "internal error (a bug: please report it with KAFKA_FORENSICS_DEBUG=1 output), or a worker process "
+                   "of the in-process engine was killed (the line names it and what it read; --jobs 1 reads without)",
     EXIT_OUTPUT: "output error: stdout could not be written (disk full, I/O error); what was written is incomplete",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
 }

@@ -21,7 +21,8 @@ SESSION_ENV = {
     "LANG": "C.UTF-8",
     "LC_ALL": "C.UTF-8",
     "TERM": "xterm",
-    # Commands default to Spark from 16 GiB and whenever --master/--conf is given; the suite runs them
+    # Commands default to Spark whenever --master/--conf is given (export also above its crossover on
+    # 5 or more cores: forensics/pipeline/engine.py); the suite runs them
     # in-process unless a test asks for Spark explicitly (tests/spark runs both engines and compares them).
     "KAFKA_FORENSICS_ENGINE": "local",
 }

@@ -15,6 +15,7 @@ from forensics.cli.console import StderrListener, after_run, write_findings
 from forensics.cli.options import (
     CLUSTER_ID,
     CONF,
+    JOBS,
     ENGINE_ENV,
     MANIFEST,
     MASTER,
@@ -51,12 +52,13 @@ def export_cli(
     partitions: Optional[int] = PARTITIONS, strict: bool = STRICT, progress: bool = PROGRESS,
     manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    jobs: Optional[int] = JOBS,
 ) -> None:
     """Parquet tables (batches, transactions, producer_states, partitions, coordinator_records, findings) for
     Spark SQL, pandas or DuckDB: in this process with pyarrow, on Spark for large disks or --master."""
     with error_boundary():
         req = ExportRequest(evidence_of(paths, cluster_id, manifest), out, overwrite, partitions,
-                            engine_choice(engine, master, conf))
+                            engine_choice(engine, master, conf, jobs=jobs))
         done = export(req, StderrListener(progress))
         after_run(done.manifest, done.stats)
         write_clock(done.as_of, as_of_line=False, set_aside=False)  # set-aside times are findings

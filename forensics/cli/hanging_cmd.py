@@ -18,6 +18,7 @@ from forensics.cli.options import (
     CLUSTER_ID,
     COMMAND_CONFIG,
     CONF,
+    JOBS,
     COPY_START,
     ENGINE,
     FORMAT,
@@ -60,11 +61,11 @@ OUTCOME_EXIT = {Outcome.CLEAR: EXIT_OK, Outcome.HANGING: EXIT_FOUND, Outcome.UND
 
 
 def verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master, conf,
-                    topic=None, partition=None, broker_id=None, copy_start=None) -> VerdictRequest:
+                    topic=None, partition=None, broker_id=None, copy_start=None, jobs=None) -> VerdictRequest:
     """The options every verdict command shares, parsed (``--broker-version`` and ``--as-of`` checked
     before anything is read)."""
     version = given_broker_version(broker_version)
-    return VerdictRequest(evidence_of(paths, cluster_id, manifest), engine_choice(engine, master, conf),
+    return VerdictRequest(evidence_of(paths, cluster_id, manifest), engine_choice(engine, master, conf, jobs=jobs),
                           parse_time(as_of), minutes * 60_000, topic, partition, broker_id, partitions, version,
                           time_text=stamp, copy_start=parse_time(copy_start))
 
@@ -85,11 +86,12 @@ def find_hanging_cli(
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     broker_version: Optional[str] = BROKER_VERSION,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    jobs: Optional[int] = JOBS,
 ) -> None:
     """Hanging transactions: open on a partition, forgotten by the coordinator. Exit 1 when any hangs."""
     with error_boundary():
         req = verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master,
-                              conf, topic, partition, broker_id, copy_start)
+                              conf, topic, partition, broker_id, copy_start, jobs)
         found = find_hanging(FindHangingRequest(req, show_all, previews=fmt in (RowFormat.json, RowFormat.jsonl), redact=redact),
                              StderrListener(progress))
         ref = after_run(found.run.manifest, found.run.stats)
@@ -122,6 +124,7 @@ def abort_commands_cli(
     arm_unverifiable: bool = typer.Option(False, "--arm-unverifiable", help="Also arm the aborts of unverifiable "
                                           "transactions older than --max-transaction-timeout (default: commented)."),
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    jobs: Optional[int] = JOBS,
 ) -> None:
     """A reviewable shell script of kafka-transactions.sh abort lines for the hanging transactions.
     Never runs anything."""
@@ -133,7 +136,7 @@ def abort_commands_cli(
 
     with error_boundary():
         req = verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master,
-                              conf, topic, partition, broker_id, copy_start)
+                              conf, topic, partition, broker_id, copy_start, jobs)
         done = abort_commands(AbortRequest(req, bootstrap, command_config, redact, arm_unverifiable),
                               StderrListener(progress))
         ref = after_run(done.run.manifest, done.run.stats)

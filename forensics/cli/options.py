@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the runs' vocabulary, loaded by the commands that make a ru
     from forensics.runs.context import EngineChoice, EngineName, Evidence
 
 PANEL_EVIDENCE = "Evidence"  # the help section of the options about what is read and how it is recorded
-PANEL_ENGINE = "Engine"  # the help section of --engine, --master, --conf
+PANEL_ENGINE = "Engine"  # the help section of --engine, --master, --conf, --jobs
 
 AS_OF = typer.Option(None, "--as-of", metavar="TIME", rich_help_panel=PANEL_EVIDENCE,
                      help="Analysis time: epoch ms or ISO-8601 (e.g. 2026-01-01T01:00:00Z). Default: the newest "
@@ -100,6 +100,13 @@ CONF = typer.Option(None, "--conf", metavar="KEY=VALUE", rich_help_panel=PANEL_E
                     "spark.executor.memory=4g (repeatable).")
 
 
+JOBS_ENV = "KAFKA_FORENSICS_JOBS"
+JOBS = typer.Option(None, "--jobs", metavar="N", min=1, envvar=JOBS_ENV, show_envvar=True,
+                    rich_help_panel=PANEL_ENGINE, help="Processes the in-process engine reads with. Default: one "
+                    "per core, and this process alone on small inputs (docs/performance.md). 1: this process "
+                    "alone.")
+
+
 def _parse_conf(items: Optional[List[str]]) -> Tuple[Tuple[str, str], ...]:
     out = []
     for item in items or ():
@@ -122,12 +129,13 @@ def _given(engine: Optional[EngineName]) -> str:
 
 
 def engine_choice(engine: Optional[EngineName], master: Optional[str], conf: Optional[List[str]],
-                  default: Optional[EngineName] = None) -> EngineChoice:
-    """``--engine`` (the command's ``default`` when not given, else auto), ``--master``, ``--conf``."""
+                  default: Optional[EngineName] = None, jobs: Optional[int] = None) -> EngineChoice:
+    """``--engine`` (the command's ``default`` when not given, else auto), ``--master``, ``--conf``,
+    ``--jobs``."""
     from forensics.runs.context import EngineChoice, EngineName
 
     chosen = engine if engine is not None else default if default is not None else EngineName.auto
-    return EngineChoice(chosen, master, _parse_conf(conf), _given(engine))
+    return EngineChoice(chosen, master, _parse_conf(conf), _given(engine), jobs)
 
 
 def evidence_of(paths: List[str], cluster_id: Optional[str] = None, manifest: Optional[str] = None) -> Evidence:

@@ -19,6 +19,7 @@ from forensics.cli.options import (
     CLUSTER_ID,
     COMMAND_CONFIG,
     CONF,
+    JOBS,
     COPY_START,
     ENGINE,
     MANIFEST,
@@ -58,6 +59,7 @@ def report_cli(
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     broker_version: Optional[str] = BROKER_VERSION,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    jobs: Optional[int] = JOBS,
 ) -> None:
     """Incident report: inputs and manifest digest, summary, every open transaction with its verdict,
     evidence and proposed commands, LSO lag per partition and a timeline per transactional id, in one
@@ -67,7 +69,7 @@ def report_cli(
     with error_boundary():
         check_output_path(out, paths, "--out")
         req = verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master,
-                              conf, topic, partition, broker_id, copy_start)
+                              conf, topic, partition, broker_id, copy_start, jobs)
         done = incident_report(ReportRequest(req, bootstrap or BOOTSTRAP_PLACEHOLDER, command_config, redact),
                                StderrListener(progress))
         after_run(done.run.manifest, done.run.stats)

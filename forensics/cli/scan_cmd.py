@@ -17,6 +17,7 @@ from forensics.cli.options import (
     BROKER_VERSION,
     CLUSTER_ID,
     CONF,
+    JOBS,
     ENGINE,
     MANIFEST,
     MASTER,
@@ -52,10 +53,11 @@ def scan_cli(
     internal: bool = typer.Option(False, "--internal", help="Table: also the partitions of internal topics with "
                                   "no LSO lag, open transaction or finding (hidden by default)."),
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    jobs: Optional[int] = JOBS,
 ) -> None:
     """Inventory: brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
     with error_boundary():
-        req = ScanRequest(evidence_of(paths, cluster_id, manifest), engine_choice(engine, master, conf),
+        req = ScanRequest(evidence_of(paths, cluster_id, manifest), engine_choice(engine, master, conf, jobs=jobs),
                           parse_time(as_of), given_broker_version(broker_version), topic, partition, broker_id)
         done = scan(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)

@@ -16,6 +16,7 @@ from forensics.cli.options import (
     CLUSTER_ID,
     BROKER,
     CONF,
+    JOBS,
     ENGINE,
     FORMAT,
     MANIFEST,
@@ -68,11 +69,12 @@ def describe_producers_cli(
     fmt: RowFormat = FORMAT, wide: bool = WIDE, strict: bool = STRICT, progress: bool = PROGRESS,
     manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    jobs: Optional[int] = JOBS,
 ) -> None:
     """Producer state of one partition replica, as the broker held it (snapshot + replay)."""
     with error_boundary():
         req = ProducersRequest(evidence_of(paths, cluster_id, manifest), topic, partition, broker_id,
-                               engine_choice(engine, master, conf, EngineName.local))
+                               engine_choice(engine, master, conf, EngineName.local, jobs))
         done = describe_producers(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
         render_rows(fmt.value, done.rows, PRODUCER_TABLE, sys.stdout,
@@ -89,10 +91,11 @@ def list_cli(
     partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE, strict: bool = STRICT,
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    jobs: Optional[int] = JOBS,
 ) -> None:
     """Every transactional id the coordinators hold (expired ids only with --state Dead)."""
     with error_boundary():
-        req = ListRequest(evidence_of(paths, cluster_id, manifest), state, partitions, engine_choice(engine, master, conf))
+        req = ListRequest(evidence_of(paths, cluster_id, manifest), state, partitions, engine_choice(engine, master, conf, jobs=jobs))
         done = list_ids(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
         render_rows(fmt.value, done.rows, LIST_TABLE, sys.stdout, manifest=ref, headers=LIST_HEADERS,
@@ -110,11 +113,12 @@ def describe_cli(
     strict: bool = STRICT,
     progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
+    jobs: Optional[int] = JOBS,
 ) -> None:
     """One transactional id: the coordinator's metadata, then every record of its history."""
     with error_boundary():
         req = DescribeRequest(evidence_of(paths, cluster_id, manifest), transactional_id, parse_time(as_of), partitions,
-                              engine_choice(engine, master, conf, EngineName.local))
+                              engine_choice(engine, master, conf, EngineName.local, jobs))
         done = describe_id(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
         render_rows(fmt.value, done.rows, DESCRIBE_TABLE, sys.stdout, history_tables, manifest=ref,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import struct
 from itertools import chain
-from typing import Iterator, List, NamedTuple, Optional, Sequence
+from typing import Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from forensics.codec import batch as v2
 from forensics.codec import legacy
@@ -51,6 +51,9 @@ class Frame(NamedTuple):
 
 if native is not None:
     native.init_frames(Frame, BatchHeader)
+
+# FrameScanner.folded's fold: (buf, pos, end, verify_crc, base_offset, next_offset) -> (pos, next_offset, valid_bytes)
+Fold = Callable[..., Tuple[int, Optional[int], int]]
 
 _NATIVE_CHUNK = 256  # frames per call into the accelerator: few calls, few objects alive at once
 # record tuples per call (whole entries up to at least this many): the objects of a run are made,
@@ -128,26 +131,44 @@ class FrameScanner:
         breaks a rule raises as those functions do."""
         return chain.from_iterable(self._runs(True))
 
+    def folded(self, fold: Fold) -> Iterator[Frame]:
+        """The frames of the iteration, less the runs of healthy entries ``fold`` takes: called where
+        the accelerator would frame entries, ``fold(buf, pos, end, verify_crc, base_offset,
+        next_offset)`` consumes what it can from ``pos`` on (``native.fold``: no Frame each) and
+        returns ``(pos, next_offset, valid_bytes)`` after it; an entry it leaves is framed as usual.
+        Findings, offsets and counters are those of the whole iteration."""
+        return chain.from_iterable(self._runs(False, fold))
+
     def _frame_tuples(self, frame: Frame) -> Sequence[RecordTuple]:
         if frame.magic == 2:
             return v2.record_tuples(self.buf, frame.position, frame.header or decode_header(self.buf, frame.position))
         return legacy.deep_tuples(self.buf, frame.position)
 
-    def _runs(self, records: bool) -> Iterator[Sequence]:
+    def _runs(self, records: bool, fold: Optional[Fold] = None) -> Iterator[Sequence]:
         """The frames in order, as runs: up to _NATIVE_CHUNK healthy ones framed by the accelerator
         at once, or one framed (or skipped, with findings) by the rules below. ``records``: each
-        run's record tuples instead of its frames (about _NATIVE_RECORDS per run)."""
+        run's record tuples instead of its frames (about _NATIVE_RECORDS per run). ``fold``: healthy
+        entries it takes are not framed (see :meth:`folded`)."""
         buf, end = self.buf, self.end
         pos = self.start
         while pos < end:
             if native is not None and _int64(self.base_offset) and _int64(self._next_offset):
                 # the healthy entries from here, framed in C; the rest below
+                chunk = _NATIVE_CHUNK
+                if fold is not None:
+                    at, next_offset, valid = fold(buf, pos, end, self.verify_crc, self.base_offset, self._next_offset)
+                    if at != pos:
+                        pos, self._next_offset = at, next_offset
+                        self.valid_bytes += valid
+                        continue
+                    if end - pos > MAGIC_OFFSET and buf[pos + MAGIC_OFFSET] == 2:
+                        chunk = 1  # a batch the fold leaves (a control batch): the fold takes those after it
                 if records:
                     items, at, next_offset, valid = native.scan_tuples(
                         buf, pos, end, self.verify_crc, self.base_offset, self._next_offset, _NATIVE_RECORDS)
                 else:
                     items, at, next_offset, valid = native.scan(
-                        buf, pos, end, self.verify_crc, self.base_offset, self._next_offset, self.headers, _NATIVE_CHUNK)
+                        buf, pos, end, self.verify_crc, self.base_offset, self._next_offset, self.headers, chunk)
                 if at != pos:
                     pos, self._next_offset = at, next_offset
                     self.valid_bytes += valid

@@ -7,6 +7,8 @@ version reader (``runs/broker_version``) open a segment here, read-only
 with one :class:`~forensics.io.frames.FrameScanner` and choose what they walk:
 
 * :meth:`SegmentWalk.frames`: every frame, damaged or not (header statistics, export rows);
+* :meth:`SegmentWalk.folded`: the same, less the runs of healthy batches a fold of the accelerator
+  takes without a frame each (the unit reader's counters and producer runs);
 * :meth:`SegmentWalk.batches`: the v2 batches whose checksum verified, the only ones a state
   rebuild may read (the broker's reader stops at the first that does not verify);
 * :meth:`SegmentWalk.items`: every frame and, between them, each finding where the damage is
@@ -26,7 +28,7 @@ from forensics.codec import batch as v2
 from forensics.errors import ForensicsError
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import MappedFile
-from forensics.io.frames import Frame, FrameScanner
+from forensics.io.frames import Fold, Frame, FrameScanner
 
 
 class SegmentWalk:
@@ -64,6 +66,10 @@ class SegmentWalk:
 
     def frames(self) -> Iterator[Frame]:
         return iter(self.scanner)
+
+    def folded(self, fold: Fold) -> Iterator[Frame]:
+        """:meth:`frames`, less the healthy runs ``fold`` takes (:meth:`FrameScanner.folded`)."""
+        return self.scanner.folded(fold)
 
     def batches(self) -> Iterator[Frame]:
         for frame in self.scanner:

@@ -62,18 +62,55 @@ class Why(str, Enum):
     given = "given"  # --engine, its environment variable, or the command (EngineSpec.given says which)
     master = "master"  # auto: --master given
     conf = "conf"  # auto: --conf given
-    small = "small"  # auto: less log data than SPARK_FROM_BYTES
-    large = "large"  # auto: at least SPARK_FROM_BYTES
+    one_machine = "one_machine"  # auto: on this machine Spark is never faster, whatever the size
+    small = "small"  # auto: less log data than the Spark threshold of this workload and these cores
+    large = "large"  # auto: at least that
     one_core = "one_core"  # auto: one core, where Spark's tasks cannot run side by side
     no_spark = "no_spark"  # auto: large, but Spark cannot run here (Chosen.given says why)
 
 
-# Log bytes below which `--master local[*]` cannot finish a whole-disk command sooner than the
-# in-process engine on a 2-core machine, even idle and with both cores fully used: Spark's measured CPU
-# time (start-up 8.5 s + 1.19 s/GiB) halved stays above in-process CPU time (0.74 s + 0.81 s/GiB) up to
-# 16.5 GiB, 19 GiB with a third size in the fit (docs/performance.md, "The default engine"). Files and partitions do not move it: what they
-# add runs in the driver on both engines. More cores move the real crossover lower, a busy machine higher.
-SPARK_FROM_BYTES = 16 << 30
+class Workload(str, Enum):
+    """What a command runs on its engine, which decides where Spark could be faster."""
+
+    read = "read"  # the work units, then the driver's analysis: every whole-disk command but export
+    export = "export"  # the same, then the `batches` table written by the engine (in-process: by one process)
+
+
+class Cost(NamedTuple):
+    """An engine's wall time on an idle machine of N cores for S GiB of log data: ``start +
+    (parallel / N + serial) * S`` seconds (what the driver's analysis adds costs both engines the same:
+    left out of both)."""
+
+    start: float  # before the first byte is read (Spark: the JVM and the session)
+    parallel: float  # seconds per GiB on one core, spread over N (the work units; Spark: its tasks)
+    serial: float  # seconds per GiB in one process whatever N (in-process export: the `batches` pass)
+
+    def per_gib(self, cores: int) -> float:
+        return self.parallel / max(1, cores) + self.serial
+
+    def wall(self, gib: float, cores: int) -> float:
+        return self.start + self.per_gib(cores) * gib
+
+
+# Measured on this project's 2-core machine in interleaved rounds, the engines' own job and start-up
+# times (docs/performance.md, "The default engine", derives each figure): find-hanging of 2 and 6 GiB
+# for `read` (in-process --jobs 1 against Spark local[1]: its tasks run the same units in Python
+# workers, plus pickling and the JVM, so they cannot cost less per GiB than the pool's), export of
+# 2 GiB for `export` (Spark's CPU per GiB taken as spread perfectly over its cores). Each a best case
+# for Spark; what both engines do alike (imports, discovery, the driver's analysis) is left out.
+IN_PROCESS = {Workload.read: Cost(0.0, 0.37, 0.0), Workload.export: Cost(0.0, 0.38, 1.34)}
+SPARK = {Workload.read: Cost(7.8, 0.50, 0.0), Workload.export: Cost(8.2, 6.8, 0.0)}
+
+
+def spark_from_bytes(workload: Workload, cores: int) -> Optional[int]:
+    """The log bytes from which Spark ``local[cores]`` finishes ``workload`` sooner than the
+    in-process engine on ``cores`` processes, by the model above; None: at no size (Spark starts
+    later and costs no less per GiB on these cores)."""
+    ours, spark = IN_PROCESS[workload], SPARK[workload]
+    saved_per_gib = ours.per_gib(cores) - spark.per_gib(cores)
+    if saved_per_gib <= 0:
+        return None
+    return int((spark.start - ours.start) / saved_per_gib * (1 << 30))
 
 
 @dataclass(frozen=True)
@@ -82,6 +119,16 @@ class EngineSpec:
     master: Optional[str] = None  # None: local[*,4] (or what spark-submit configured)
     conf: Tuple[Tuple[str, str], ...] = ()
     given: str = ""  # a forced name: how it was given ("--engine local", "KAFKA_FORENSICS_ENGINE=spark")
+    jobs: Optional[int] = None  # in-process worker processes (--jobs); None: one per core, none on small inputs
+    workload: Workload = Workload.read
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity, as ``taskset`` or a cpuset sets it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover  (not Linux)
+        return max(1, os.cpu_count() or 1)
 
 
 class Chosen(NamedTuple):
@@ -92,13 +139,16 @@ class Chosen(NamedTuple):
     given: str = ""  # Why.given: how (EngineSpec.given); Why.no_spark: why Spark cannot run
     input_bytes: int = 0
     master: Optional[str] = None  # spark: the master asked for (None: the default one)
+    processes: int = 1  # local: the worker processes the job runs on (1: this process alone)
+    threshold: Optional[int] = None  # auto: the log bytes from which Spark runs here (None: never)
 
 
 def choose_engine(spec: EngineSpec, input_bytes: int, cores: Optional[int] = None,
                   spark_ok: Callable[[], Tuple[bool, str]] = lambda: spark_available()) -> Chosen:
     """The engine for ``spec`` reading ``input_bytes`` of log data: a forced name as given; ``auto``
-    is Spark whenever --master or --conf says how to run it, else in-process below
-    :data:`SPARK_FROM_BYTES` or on one core, Spark from there on where it can run."""
+    is Spark whenever --master or --conf says how to run it, else in-process on one core or below
+    :func:`spark_from_bytes` of the workload on these cores (at any size where it gives none), Spark
+    from there on where it can run."""
     if spec.name is not EngineName.auto:
         return Chosen(spec.name, Why.given, spec.given or f"--engine {spec.name.value}", input_bytes, spec.master)
     spark = EngineName.spark
@@ -106,14 +156,18 @@ def choose_engine(spec: EngineSpec, input_bytes: int, cores: Optional[int] = Non
         return Chosen(spark, Why.master, "", input_bytes, spec.master)
     if spec.conf:
         return Chosen(spark, Why.conf, "", input_bytes, spec.master)
-    if (cores or os.cpu_count() or 1) < 2:
+    n = cores or available_cores()
+    if n < 2:
         return Chosen(EngineName.local, Why.one_core, "", input_bytes)
-    if input_bytes < SPARK_FROM_BYTES:
-        return Chosen(EngineName.local, Why.small, "", input_bytes)
+    threshold = spark_from_bytes(spec.workload, n)
+    if threshold is None:
+        return Chosen(EngineName.local, Why.one_machine, "", input_bytes)
+    if input_bytes < threshold:
+        return Chosen(EngineName.local, Why.small, "", input_bytes, threshold=threshold)
     ok, why = spark_ok()
     if not ok:
-        return Chosen(EngineName.local, Why.no_spark, why, input_bytes)
-    return Chosen(spark, Why.large, "", input_bytes, spec.master)
+        return Chosen(EngineName.local, Why.no_spark, why, input_bytes, threshold=threshold)
+    return Chosen(spark, Why.large, "", input_bytes, spec.master, threshold=threshold)
 
 
 class _Told:
@@ -127,7 +181,8 @@ class _Told:
     def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
             consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, Any]:
         if self._chosen is not None:
-            self._tell(self._chosen)
+            processes = getattr(self._executor, "processes", None)
+            self._tell(self._chosen._replace(processes=processes(units)) if processes is not None else self._chosen)
             self._chosen = None
         return self._executor.run(units, progress, consume)
 
@@ -145,7 +200,7 @@ def make_executor(spec: EngineSpec, warn: Callable[[str], None], input_bytes: in
 
     chosen = choose_engine(spec, input_bytes)
     if chosen.name is EngineName.local:
-        return _Told(LocalExecutor(), chosen, tell)
+        return _Told(LocalExecutor(spec.jobs or available_cores(), forced=spec.jobs is not None), chosen, tell)
     if chosen.why is not Why.large:  # Why.large: choose_engine checked already
         ok, why = spark_available()
         if not ok:  # asked for by name: never run elsewhere than asked

@@ -1,5 +1,5 @@
-"""Writing the export tables as Parquet through Spark (``kafka-forensics export`` on Spark: above the
-Spark threshold, with ``--master``/``--conf`` or ``--engine spark``; in-process otherwise, by
+"""Writing the export tables as Parquet through Spark (``kafka-forensics export`` on Spark: above
+export's Spark threshold (forensics/pipeline/engine.py), with ``--master``/``--conf`` or ``--engine spark``; in-process otherwise, by
 :mod:`forensics.pipeline.export_local`, with the same columns and values).
 
 Two kinds of table. ``batches`` grows with the bytes on the disks: it is made on the executors,

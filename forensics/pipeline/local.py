@@ -1,12 +1,13 @@
-"""The local executor: runs the work units in-process, one after the other (``--engine local``:
-no JVM, no threads), and merges their results per replica."""
+"""The local executor (``--engine local``: no JVM): runs the work units in this process, one after
+the other, or over a pool of forked worker processes (``--jobs``, :mod:`forensics.pipeline.pool`),
+and merges their results per replica, handing each replica over in plan order either way."""
 
 from __future__ import annotations
 
 import gc
 import time
-from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterator, Optional, Sequence
+from contextlib import closing, contextmanager
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple
 
 from forensics.model import Progress
 from forensics.pipeline.stats import engine_stats
@@ -14,24 +15,90 @@ from forensics.pipeline.merge import ReplicaResult, finalize, merge_all, part_of
 from forensics.pipeline.plan import WorkUnit
 from forensics.pipeline.units import run_unit
 
+# What a run must cost (pool.cost: its log bytes and pool.UNIT_COST per unit) for the pool to start
+# unless --jobs asks for it: the pool costs ~0.03 s of wall time (forks, results sent back), which a
+# second idle core wins back from ~170 MiB on (half of 0.30-0.37 s/GiB); rounded up, a busy machine
+# moving it up (measured on 2 cores: docs/performance.md, "Every core").
+POOL_FROM_BYTES = 256 << 20
 
 
 class LocalExecutor:
+    """``jobs``: worker processes at most (1: this process alone, the one-process path); ``forced``: that
+    many whatever the size (``--jobs`` given), else in this process below :data:`POOL_FROM_BYTES`."""
+
     name = "local"
 
-    def __init__(self) -> None:
+    def __init__(self, jobs: int = 1, forced: bool = False, min_task_bytes: Optional[int] = None) -> None:
+        self.jobs = max(1, jobs)
+        self.forced = forced
+        self.min_task_bytes = min_task_bytes  # None: the pool's own (tests cut fixtures finer)
         self.stats: Dict[str, object] = {}
+
+    def processes(self, units: Sequence[WorkUnit]) -> int:
+        """The worker processes a run of ``units`` uses (1: none, the units run in this process)."""
+        if self.jobs < 2:
+            return 1
+        from forensics.pipeline.pool import cost, fork_safe
+
+        if not fork_safe() or (not self.forced and cost(units) < POOL_FROM_BYTES):
+            return 1
+        n = min(self.jobs, len(self._schedule(units, self.jobs)))
+        return n if n >= 2 else 1
+
+    def _schedule(self, units: Sequence[WorkUnit], workers: int) -> list:
+        from forensics.pipeline.pool import UNIT_COST, schedule
+
+        # --jobs given: as many processes as asked, whatever the size (tasks as small as a unit)
+        floor = self.min_task_bytes if self.min_task_bytes is not None else UNIT_COST if self.forced else None
+        return schedule(units, workers, floor)
 
     def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
             consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, Any]:
         """Each replica's finalized results, or what ``consume(key, results)`` makes of them, called as
         soon as the replica's last unit ran (the plan lists units replica by replica): what was read
-        of one replica is dropped before the next is read."""
+        of one replica is dropped before the next is read. Over a pool, the same calls in the same
+        order, each as soon as the replica and every one before it are read."""
         started = time.perf_counter()
+        workers = self.processes(units)
         with _no_cycle_collection():
-            results = self._run(units, progress, consume)
-        self.stats = engine_stats("local", None, units, len(units), 1, started)
+            ran = None
+            if workers > 1:
+                ran = self._run_pool(self._schedule(units, workers), workers, progress, consume)
+            if ran is None:
+                workers = 1
+                ran = self._run(units, progress, consume), len(units), 0
+            results, tasks, sent = ran
+        self.stats = engine_stats("local", None, units, tasks, workers, started, sent)
         return results
+
+    @staticmethod
+    def _run_pool(tasks: list, workers: int, progress: Optional[Progress],
+                  consume: Optional[Callable[[str, ReplicaResult], Any]]) -> Optional[Tuple[Dict[str, Any], int, int]]:
+        """The pool's run (None when the system refuses to fork: the caller runs in this process)."""
+        from forensics.pipeline.pool import merge_parts, run_tasks, start, stop
+
+        pool: list = []
+        parts: Dict[str, list] = {}
+        results: Dict[str, Any] = {}
+        sent = 0
+        try:
+            try:
+                start(workers, pool)
+            except OSError:  # the ones forked already are stopped below
+                return None
+            with closing(run_tasks(pool, tasks, progress)) as done:  # closed at once on an error or Ctrl-C
+                for task, values, size in done:
+                    sent += size
+                    for piece, value in zip(task, values):
+                        result = merge_parts(parts, piece, value)
+                        if result is not None:
+                            results[piece.key] = consume(piece.key, result) if consume is not None else result
+                            del result
+                    del values
+        finally:
+            stop(pool)  # whatever is left of it (nothing after a clean run)
+        order = {piece.key: None for task in tasks for piece in task}
+        return {key: results[key] for key in order}, len(tasks), sent
 
     @staticmethod
     def _run(units: Sequence[WorkUnit], progress: Optional[Progress],

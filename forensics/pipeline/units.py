@@ -6,6 +6,13 @@ batches, records only for control batches and ``__transaction_state``) and retur
 tuples plus findings. Data batches leave the unit as *runs* (:class:`DataBatch` with ``batches``
 > 1) so that a unit's result grows with transactions, not with batches. The local executor and
 the Spark executor call the same :func:`run_unit`.
+
+:meth:`_Reader.read` folds frame by frame: the reference, and the path without the accelerator
+(``KAFKA_FORENSICS_PURE=1``). With it, runs of healthy v2 batches are folded in C (``native.fold``,
+csrc/fold.c: no Frame, no header tuple, no Python call per batch; the counters, the statistics and
+each producer's runs come back once per call, which ends at a control batch, damage, a legacy
+entry or the range's end) and everything else frame by frame as without it; both give the same
+piece (tests/pipeline/test_fold.py).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from forensics.io.frames import Frame
 from forensics.io.segment import SegmentWalk, unreadable
 from forensics.pipeline.plan import UnitKind, WorkUnit
 from forensics.state.coordinator import TxnLogRecord
+from forensics.speedups import native
 from forensics.state.events import DataBatch, Marker, ProducerEvent
 from forensics.state.inputs import (
     AbortedTxnEntry,
@@ -124,6 +132,20 @@ class _Stats:
         if self.max_ts is None or ts > self.max_ts:
             self.max_ts = ts
 
+    def add_folded(self, frames: int, records: int, tx: int, ctl: int, first: int, last: int, max_ts: int,
+                   codecs: int) -> None:
+        """What :meth:`add` of each v2 batch a fold took gives (``native.fold``'s counters; ``codecs``:
+        bit i set for codec id i)."""
+        self.batches += frames
+        self.magics.add(2)
+        self.records += records
+        self.tx += tx
+        self.ctl += ctl
+        self.codecs.update(codec_name(i) for i in range(8) if codecs >> i & 1)
+        self.first = first if self.first is None else min(self.first, first)
+        self.last = last if self.last is None else max(self.last, last)
+        self.max_ts = max_ts if self.max_ts is None else max(self.max_ts, max_ts)
+
     def summary(self, path: str, base: Optional[int], size: int, findings: Tuple[Finding, ...]) -> SegmentSummary:
         base_offset = base if base is not None else (self.first or 0)
         findings += tuple(_miscounted(path, f) for f in self.miscounted)
@@ -175,6 +197,27 @@ class _Runs:
         self.events.append(run)
         self.open[pid] = (key, run)
         if transactional:
+            self.txn_open.add(pid)
+
+    def join(self, run: list) -> None:
+        """A run ``native.fold`` made of consecutive batches of one producer within one call (laid
+        out as :meth:`data` keeps runs, then its snapshot bucket and whether its first batch may join
+        the producer's open run): what :meth:`data` of each of its batches gives."""
+        pid, mergeable = run[0], run[15]
+        key = (run[1], run[7], run[14])
+        del run[14:]
+        current = self.open.get(pid)
+        if current is not None and current[0] == key and mergeable and _continues(current[1][5], run[4]):
+            open_run = current[1]
+            open_run[3], open_run[5], open_run[6] = run[3], run[5], run[6]
+            open_run[8] += run[8]
+            open_run[9] += run[9]
+            open_run[11] += run[11]
+            open_run[13] = run[13]
+            return
+        self.events.append(run)
+        self.open[pid] = (key, run)
+        if run[7]:
             self.txn_open.add(pid)
 
     def marker(self, m: Marker) -> None:
@@ -253,16 +296,16 @@ class _Reader:
         self.next_offset: Optional[int] = None
         self.max_ts: Optional[int] = None
         self.first_base: Optional[int] = None
+        self.seen = 0  # the framing findings the runs were broken at
 
     def read(self) -> None:
-        damage, seen = self.walk.findings, 0
-        for frame in self.walk.frames():
+        # with the accelerator, runs of healthy batches are folded in C (one call per run of a
+        # producer, not per batch: _fold); every other frame as below, the reference
+        frames = self.walk.folded(self._fold) if native is not None and self.records is None else self.walk.frames()
+        for frame in frames:
             if self.first_base is None:
                 self.first_base = frame.base_offset
-            if len(damage) != seen:  # nothing joins across damage
-                seen = len(damage)
-                if self.runs is not None:
-                    self.runs.break_all()
+            self._at_damage()
             if self.stats is not None:
                 self.stats.add(self.buf, frame)
             if frame.crc_ok is False or (self.records is not None and frame.magic != 2):
@@ -279,6 +322,33 @@ class _Reader:
                 self._producer(frame, h)
             elif self.records is not None and not h.is_control:
                 self._txnlog(frame, h)
+
+    def _at_damage(self) -> None:
+        """Nothing joins across damage: the runs break at each new framing finding."""
+        if len(self.walk.findings) != self.seen:
+            self.seen = len(self.walk.findings)
+            if self.runs is not None:
+                self.runs.break_all()
+
+    def _fold(self, buf, pos: int, end: int, verify: bool, base: Optional[int], next_offset: Optional[int]):
+        """What :meth:`read` does with each frame, for the healthy batches ``native.fold`` takes from
+        ``pos`` on (SegmentWalk.folded's fold)."""
+        self._at_damage()
+        runs = self.runs
+        at, next_offset, valid_bytes, frames, first_base, next_after, max_ts, records, tx, ctl, first, last, codecs, \
+            joined = native.fold(buf, pos, end, verify, base, next_offset, self.u.cuts,
+                                 runs.txn_open if runs is not None else None, self.stats is not None)
+        if frames:
+            if self.first_base is None:
+                self.first_base = first_base
+            self.valid += frames
+            self.next_offset = max(self.next_offset or 0, next_after)
+            self.max_ts = max_ts if self.max_ts is None else max(self.max_ts, max_ts)
+            if self.stats is not None:
+                self.stats.add_folded(frames, records, tx, ctl, first, last, max_ts, codecs)
+            for run in joined:
+                runs.join(run)
+        return at, next_offset, valid_bytes
 
     def _producer(self, frame: Frame, h: v2.BatchHeader) -> None:
         if h.producer_id < 0:

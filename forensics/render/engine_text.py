@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from forensics.pipeline import engine
 from forensics.pipeline.engine import Chosen, EngineName, Why
 from forensics.render.html_text import size
 
@@ -16,16 +15,21 @@ def _master(chosen: Chosen) -> str:
 
 
 def engine_line(chosen: Chosen) -> str:
-    """``engine local (in-process): 1.2 MiB of logs, below the 16.0 GiB Spark threshold`` (without the
+    """``engine local (2 processes): 1.2 MiB of logs; Spark is not faster on one machine`` (without the
     ``kafka-forensics: `` prefix, with which a line of ordinary sizes and masters fits 100 columns;
-    paths in ``given`` are the caller's to escape)."""
-    what = "local (in-process)" if chosen.name is EngineName.local else f"spark ({_master(chosen)})"
+    paths in ``given`` are the caller's to escape); ``local (2 processes)`` over a pool of workers."""
+    if chosen.name is EngineName.local:
+        what = "local (in-process)" if chosen.processes < 2 else f"local ({chosen.processes} processes)"
+    else:
+        what = f"spark ({_master(chosen)})"
     data = f"{size(chosen.input_bytes)} of logs"
-    threshold = f"the {size(engine.SPARK_FROM_BYTES)} Spark threshold"  # how it was measured: docs/performance.md
+    # how it was measured: docs/performance.md, "The default engine"
+    threshold = f"the {size(chosen.threshold or 0)} Spark threshold"
     why = {
         Why.given: chosen.given,
         Why.master: "--master given",
         Why.conf: "--conf given",
+        Why.one_machine: f"{data}; Spark is not faster on one machine",
         Why.small: f"{data}, below {threshold}",
         Why.large: f"{data}, at least {threshold}",
         Why.one_core: "one core here: Spark's tasks could not run side by side",

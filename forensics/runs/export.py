@@ -27,7 +27,7 @@ from forensics.findings import Finding
 from forensics.layout.evidence import check_outside_evidence, require_parent_dir
 from forensics.layout.evidence import is_within as inside
 from forensics.pipeline import export_rows as tables
-from forensics.pipeline.engine import EngineName, Reuse
+from forensics.pipeline.engine import EngineName, Reuse, Workload
 from forensics.pipeline.export_rows import SCHEMA_VERSION, SEGMENT_KINDS, TABLES
 from forensics.pipeline.plan import Scope, plan
 from forensics.render.terminal_text import term
@@ -214,7 +214,8 @@ def export(req: ExportRequest, listener: Listener = Quiet()) -> ExportResult:
     a previous export)."""
     paths = req.evidence.paths
     check_out(req.out, paths, req.overwrite, req.evidence.manifest)
-    opened = open_evidence("export", req.evidence, req.engine, listener)
+    # auto: by export's own crossover (its `batches` pass runs in one process in-process, on Spark's executors)
+    opened = open_evidence("export", req.evidence, replace(req.engine, workload=Workload.export), listener)
     writer = _writer(req.out, opened.executor)
     scanned, state = _analyse(list(paths), opened, req.partition_count, listener)
     findings = all_findings(scanned, state)

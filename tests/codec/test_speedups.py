@@ -82,9 +82,12 @@ def test_crc32c_matches_the_package_on_every_length() -> None:
     from crc32c import crc32c as reference
 
     rnd = random.Random(7)
-    for n in list(range(0, 70)) + [1000, 4095, 65537]:
-        data = bytes(rnd.randrange(256) for _ in range(n))
+    # around the three-stream blocks (3 x 256 and 3 x 8192 bytes) and their sums too
+    edges = [k * 768 + d for k in (1, 2, 5) for d in (-1, 0, 1, 7, 8)] + [24576 + d for d in (-1, 0, 1, 768, 769)]
+    for n in list(range(0, 70)) + [1000, 4095, 65537, 2 * 24576 + 768 * 3 + 13] + edges:
+        data = rnd.randbytes(n)
         assert native.crc32c(data) == reference(data), n
+        assert native.crc32c(memoryview(data)[1:]) == reference(data[1:]), n  # unaligned
     assert native.crc32c(b"123456789") == 0xE3069283  # the CRC-32C check value
 
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from forensics.codec import batch, compression, crc, legacy
 from forensics.errors import ForensicsError
 from forensics.io import frames
+from forensics.pipeline import units
 from forensics.render import dump_text
 
 
@@ -65,7 +66,7 @@ def ours(fn, *args, **kwargs):
 @contextlib.contextmanager
 def pure_python():
     """The pure-Python scanner and record decoders in this process (the accelerator switched off)."""
-    users = (frames, batch, legacy, compression, dump_text)  # every module that calls into the accelerator
+    users = (frames, batch, legacy, compression, dump_text, units)  # every module that calls into the accelerator
     entries = ((batch, "record_tuples", batch.python_record_tuples),  # names bound to C functions
                (legacy, "deep_tuples", legacy.python_deep_tuples))
     saved = [m.native for m in users], [getattr(m, name) for m, name, _ in entries]

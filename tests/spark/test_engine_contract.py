@@ -1,6 +1,7 @@
-"""The contract between the two executors: ``--engine local`` and ``--engine spark`` (a real local
-Spark session, ``local[2]``) give byte-identical output on every fixture disk and on the real
-Kafka 4.1 disks, for every whole-disk command and the lookups; and the executors' merged
+"""The contract between the two executors: ``--engine local`` (in one process, ``--jobs 1``, and over
+two worker processes, ``--jobs 2``) and ``--engine spark`` (a real local Spark session, ``local[2]``)
+give byte-identical output on every fixture disk and on the real Kafka 4.1 disks, for every
+whole-disk command and the lookups (the pure-Python path: tests/pipeline/test_pool.py); and the executors' merged
 per-replica results are equal, including when segments are split into byte ranges."""
 
 from __future__ import annotations
@@ -105,9 +106,12 @@ def test_both_engines_print_the_same_bytes(name: str, disks: Dict[str, Path]) ->
     if name not in disks:
         pytest.skip(f"{name}: needs /work/shared/real-kafka")
     for args in _commands(disks[name]):
-        local = _invoke(args, "local")
+        local = _invoke(args + ["--jobs", "1"], "local")
         spark = _invoke(args, "spark")
         assert local[0] in (0, 1, 7) and local[1].strip(), f"{args}: exit {local[0]} on the local engine: {local[2]}"
+        code, out, err = _invoke(args + ["--jobs", "2"], "local")  # over two worker processes (tasks of a unit)
+        one_line = err.replace("engine local (2 processes): ", "engine local (in-process): ", 1)
+        assert (code, out, one_line) == local, f"{name}: {' '.join(args[:1])} differs between --jobs 1 and --jobs 2"
         said = spark_line(MASTER, "--engine spark")  # the one line that differs, when the engine ran
         expected = (local[0], local[1], as_engine(local[2], said) if "kafka-forensics: engine " in local[2] else local[2])
         assert spark == expected, f"{name}: {' '.join(args[:1])} differs between engines"
