@@ -18,11 +18,12 @@ make an open transaction ``unverifiable``, with the records named by file and by
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from forensics.analysis.coordinator import TransactionIdView
 from forensics.analysis.evidence_gaps import Gap
 from forensics.analysis.producers import PartitionView
+from forensics.analysis.replicas import replica_name
 from forensics.state.producer import TransactionSpan
 
 CONTRADICTION = "contradiction"
@@ -120,3 +121,29 @@ def contradictions(view: PartitionView, pid: int, span: Optional[TransactionSpan
     """Every contradiction about the open transaction of ``pid`` on ``view``."""
     found = [fold_disagreement(view, pid), snapshot_without_data(view, pid), coordinator_contradiction(v)]
     return tuple(g for g in found if g is not None) + tuple(data_contradictions(view, span))
+
+
+def replica_disagreement(view: PartitionView, replicas: Sequence[PartitionView], pid: int) -> Optional[Gap]:
+    """Another replica holds the same open transaction differently: open since another offset, or with batches
+    of several producer epochs (a follower copies the leader's batches, so both hold one transaction alike). A
+    replica where it is closed (a marker the copy read lost) or not yet open (a lagging follower) is no
+    contradiction: the reason names the first, the second is the normal lag."""
+    first = view.open_transactions.get(pid)
+    mine = view.open_span(pid)
+    ours = tuple(mine.data_epochs) if mine is not None else ()
+    for o in replicas:
+        if o is view:
+            continue
+        theirs = o.open_transactions.get(pid, o.history.ongoing.get(pid))
+        if theirs is None:
+            continue
+        span = o.open_span(pid)
+        epochs = tuple(span.data_epochs) if span is not None else ()
+        if theirs == first and len(epochs) <= 1 and (not epochs or not ours or epochs == ours):
+            continue
+        return Gap(CONTRADICTION, f"{replica_name(o, replicas)}'s copy of {view.topic_partition} ({o.inputs.path}) "
+                   f"holds producer {pid}'s open transaction since offset {theirs} with batches of producer epochs "
+                   f"{', '.join(map(str, epochs)) or '?'}, the copy read since offset {first} with "
+                   f"{', '.join(map(str, ours)) or '?'}: the replicas of one transaction disagree", o.inputs.path,
+                   partition_dir=o.inputs.path)
+    return None

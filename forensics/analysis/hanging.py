@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from forensics.analysis.contradictions import contradictions, fold_disagreement
+from forensics.analysis.contradictions import contradictions, fold_disagreement, replica_disagreement
 from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
 from forensics.analysis.evidence_gaps import EvidenceCheck, Gap, describe
 from forensics.analysis.producers import PartitionView
@@ -206,11 +206,12 @@ def _lost_marker(view: PartitionView, replicas: Sequence[PartitionView], pid: in
 
 def _unproven(verdict: str, reason: str, view: PartitionView, e: ProducerState, span: Optional[TransactionSpan],
               v: Optional[TransactionIdView], coord: Optional[CoordinatorView], check: Optional[EvidenceCheck],
-              time_text: TimeText) -> Tuple[str, Tuple[Gap, ...]]:
+              time_text: TimeText, replicas: Sequence[PartitionView] = ()) -> Tuple[str, Tuple[Gap, ...]]:
     """``reason`` and the gaps that keep a verdict from being proven, or ``()``: records that contradict
     each other, damaged or incomplete records (any verdict: "ongoing" needs no one only when the records
     saying so are whole); files copied too soon after what would have changed them (hanging, stuck)."""
-    gaps: List[Gap] = list(contradictions(view, e.producer_id, span, v))
+    disagree = replica_disagreement(view, replicas, e.producer_id)
+    gaps: List[Gap] = list(contradictions(view, e.producer_id, span, v)) + ([disagree] if disagree else [])
     parts: List[str] = [g.text for g in gaps]
     torn: List[Gap] = []  # damaged or incomplete records
     if check is not None:
@@ -337,7 +338,7 @@ def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as
             patterns = [p for p in (_kafka_9144(view, pid, start, _data_epoch(e, span)), lost or _kafka_7408(view, start, replicas))
                         if p]
             reason = reason + "".join(f"; {p}" for p in patterns)
-        reason, gaps = _unproven(verdict, reason, view, e, span, v, coord, check, time_text)
+        reason, gaps = _unproven(verdict, reason, view, e, span, v, coord, check, time_text, replicas)
         if gaps:
             verdict = UNVERIFIABLE
         duration = as_of - e.last_timestamp if as_of is not None and e.last_timestamp >= 0 else None

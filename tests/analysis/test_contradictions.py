@@ -214,6 +214,10 @@ SWEPT = [
      ".log", 7, "the log of exp-0 ends at offset 2, past its recovery point 1"),
     ("real/kraft-tv2 x3 brokers", "broker-2/d-txn-ongoing-0 left out", 7,
      "its leader's copy (broker 2"),
+    ("real/kraft-tv2 x3 brokers", "broker-1/d-txn-ongoing-0/00000000000000000000.log: a batch of producer 20 at "
+     "epoch 1 inside its open transaction (from 2) at 5", 7, "the replicas of one transaction disagree"),
+    ("real/kraft-tv2 x3 brokers", "broker-2/__cluster_metadata-0 left out", 7,
+     "given without their __cluster_metadata-0"),
     # retention left no batch of the open transaction: the older snapshot is the other witness
     ("hanging/retention", f"{RET_SNAPSHOT}: producer 1000 epoch +1", 7,
      "gives producer epoch 1 and coordinator epoch -1, the older producer snapshot"),
