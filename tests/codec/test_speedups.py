@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import List, Tuple
+from typing import Tuple
 
 import pytest
 from hypothesis import given, settings
@@ -23,18 +23,10 @@ from forensics.codec.legacy import decode_entry, iter_deep
 from forensics.errors import ForensicsError
 from forensics.io.frames import FrameScanner
 from forensics.speedups import native
-
-needs_native = pytest.mark.skipif(native is None, reason="the C accelerator is not built (or KAFKA_FORENSICS_PURE)")
+from tests.segments import needs_native, real_segments
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "real-kafka"
-
-
-def _segments() -> List[Path]:
-    found = sorted((REPO / "fixtures").rglob("*.log"))
-    if SHARED.is_dir():
-        found += sorted(SHARED.rglob("*.log"))
-    return [p for p in found if p.stat().st_size > 0]
+_segments = real_segments
 
 
 from tests.fuzz.strategies import pure_python as _pure  # noqa: E402  (the accelerator switched off here)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Optional, Tuple
 
 import pytest
 from hypothesis import given, settings
@@ -20,19 +20,14 @@ from forensics.pipeline.plan import UnitKind, WorkUnit
 from forensics.pipeline.units import read_segment
 from forensics.speedups import native
 from tests.fuzz.strategies import mutate
+from tests.segments import needs_native, real_segments
 from tests.fuzz.strategies import pure_python as _pure
 
-needs_native = pytest.mark.skipif(native is None, reason="the C accelerator is not built (or KAFKA_FORENSICS_PURE)")
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "real-kafka"
 
 
-def _segments() -> List[Path]:
-    found = sorted((REPO / "fixtures").rglob("*.log"))
-    if SHARED.is_dir():
-        found += sorted(SHARED.rglob("*.log"))
-    return [p for p in found if p.stat().st_size > 0]
+_segments = real_segments
 
 
 def _pieces(path: str, base: Optional[int], cuts: Tuple[int, ...] = (), start: int = 0, end: Optional[int] = None):

@@ -13,13 +13,10 @@ import pickle
 from dataclasses import replace
 from functools import reduce
 from pathlib import Path
-from typing import Dict
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixtures import hanging_scenarios, scenarios
 from forensics.analysis.producers import rebuild_partition
 from forensics.layout.discovery import discover
 from forensics.pipeline import units as units_mod
@@ -38,16 +35,6 @@ REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "fixtures" / "real"
 
 
-@pytest.fixture(scope="module")
-def disks(tmp_path_factory) -> Dict[str, Path]:
-    out = {"example": REPO / "fixtures" / "example-disk", "real-tv2": REAL / "kraft-tv2" / "disk",
-           "real-tv0": REAL / "kraft-rv3.9-tv0" / "disk"}
-    base = tmp_path_factory.mktemp("disks")
-    for name in scenarios.SCENARIOS:
-        out[name] = scenarios.build(name, base / "s" / name)
-    for name in hanging_scenarios.SCENARIOS:
-        out["h-" + name] = hanging_scenarios.build(name, base / "h" / name)
-    return out
 
 
 class _SingleBatches(units_mod._Runs):

@@ -19,11 +19,9 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Dict
 
 import pytest
 
-from fixtures import hanging_scenarios, scenarios
 from forensics.layout import discover
 from forensics.pipeline import pool as pool_mod
 from forensics.pipeline.local import POOL_FROM_BYTES, LocalExecutor
@@ -35,16 +33,6 @@ REAL = REPO / "fixtures" / "real"
 CLI = [sys.executable, "-m", "forensics"]
 
 
-@pytest.fixture(scope="module")
-def disks(tmp_path_factory) -> Dict[str, Path]:
-    out = {"example": REPO / "fixtures" / "example-disk", "real-tv2": REAL / "kraft-tv2" / "disk",
-           "real-tv0": REAL / "kraft-rv3.9-tv0" / "disk"}
-    base = tmp_path_factory.mktemp("disks")
-    for name in scenarios.SCENARIOS:
-        out[name] = scenarios.build(name, base / "s" / name)
-    for name in hanging_scenarios.SCENARIOS:
-        out["h-" + name] = hanging_scenarios.build(name, base / "h" / name)
-    return out
 
 
 def _children() -> set:
