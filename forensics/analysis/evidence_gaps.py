@@ -28,7 +28,7 @@ from bisect import bisect_left
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
-from forensics.analysis.producers import PartitionView
+from forensics.analysis.producers import COORDINATOR_WRITTEN_TOPICS, PartitionView
 from forensics.analysis.coverage import Coverage
 from forensics.analysis.quiescence import Quiescence
 from forensics.codec.checkpoints import EpochEntry
@@ -45,11 +45,13 @@ DAMAGE_KINDS = frozenset({
     FindingKind.OFFSET_REGRESSION, FindingKind.BATCH_BEFORE_BASE,
 })
 _SHOWN = 3  # gaps named in a reason; the rest are counted
+_REPEATS = 16  # earlier transactions whose first batch an open one's is compared with
 COPY_MISSING = "copy_missing"  # the copy a verdict needs (a partition's leader's) is not among the inputs
 MISPLACED = "misplaced_records"  # a coordinator partition holds records of ids that hash to another one
 # what a partition dir's index files say its log reached: (next offset, index path, "offset index"), the
 # runs' reader (pipeline/witnesses.index_reach) handed in, so that this floor opens no file
 Reach = Callable[[PartitionDir], Optional[Tuple[int, str, str]]]
+BatchCrc = Callable[[str, int], Optional[int]]  # (segment path, byte) -> the CRC of the v2 batch there
 
 
 class Gap(NamedTuple):
@@ -219,10 +221,11 @@ class EvidenceCheck:
 
     def __init__(self, inventory: Inventory, coordinator: Optional[CoordinatorView],
                  quiescence: Optional[Quiescence] = None, reach: Optional[Reach] = None,
-                 coverage: Optional[Coverage] = None) -> None:
+                 coverage: Optional[Coverage] = None, crc: Optional[BatchCrc] = None) -> None:
         self.quiescence = quiescence  # when each partition was copied, on evidence not of one quiescent moment
         self.coverage = coverage  # what should be there against what is
         self._extents = EvidenceExtents(inventory, reach)
+        self._crc = crc
         self._data: Dict[str, LogGaps] = {}  # by partition dir: built once, however many rows it has
         self._coordinator: Dict[int, Tuple[str, Tuple[Gap, ...]]] = {}
         self._misplaced = misplaced_records(coordinator)
@@ -253,6 +256,26 @@ class EvidenceCheck:
         """(label, gaps) of the coordinator partitions given (None: all of them) that have gaps."""
         wanted = sorted(self._coordinator) if partitions is None else [p for p in partitions if p in self._coordinator]
         return [self._coordinator[p] for p in wanted]
+
+    def repeated_batch(self, view: PartitionView, pid: int, span: Optional[TransactionSpan]) -> Optional[Gap]:
+        """The open transaction's first batch holds the same records (the same CRC) as the first batch of an
+        earlier transaction of its producer: a copy. Asked where no sequence number tells a copy apart (the
+        coordinators' own batches: ``__consumer_offsets``' transactional offset commits); the last
+        ``_REPEATS`` transactions are compared."""
+        start = span.start if span is not None else None
+        if self._crc is None or start is None or view.topic_partition.topic not in COORDINATOR_WRITTEN_TOPICS:
+            return None
+        mine = self._crc(start.path, start.position)
+        if mine is None:
+            return None
+        for s in view.history.spans.get(pid, ())[-_REPEATS:]:
+            o = s.start
+            if o is not None and (o.path, o.position) != (start.path, start.position) and self._crc(o.path, o.position) == mine:
+                return Gap("contradiction", f"the open transaction's first batch ({start.path} @ byte {start.position}) "
+                           f"holds the same records as the first batch of producer {pid}'s transaction at offset "
+                           f"{s.first_offset} ({o.path} @ byte {o.position}, CRC {mine:#010x}): a copy of a batch, not a "
+                           "new transaction", start.path, start.position, partition_dir=view.inputs.path)
+        return None
 
     def misplaced(self, v: Optional[TransactionIdView]) -> Tuple[Gap, ...]:
         """Coordinator partitions a verdict reads that hold other partitions' records: the id's own and the

@@ -46,3 +46,20 @@ def index_reach(p: PartitionDir) -> Optional[Reach]:
         if entry is not None and entry.offset > last.base_offset:  # entry 0 all zeros: a preallocated index
             found.append(Reach(entry.offset + 1, path, what))
     return max(found, default=None)
+
+
+_CRC_AT = 17  # a v2 batch: baseOffset 8, batchLength 4, partitionLeaderEpoch 4, magic 1, then the CRC-32C
+
+
+def batch_crc(path: str, position: int) -> Optional[int]:
+    """The CRC-32C a v2 batch at byte ``position`` of ``path`` carries (None: no v2 batch header there, or
+    the file does not read). The CRC covers everything but the batch's offset and leader epoch: two batches
+    with one CRC hold the same records."""
+    try:
+        with MappedFile(path) as f:
+            head = bytes(f.data[position:position + _CRC_AT + 4])
+    except ForensicsError:
+        return None
+    if len(head) < _CRC_AT + 4 or head[16] != 2:
+        return None
+    return int.from_bytes(head[_CRC_AT:], "big")

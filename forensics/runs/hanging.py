@@ -17,7 +17,7 @@ from forensics.layout.evidence import changed_segments
 from forensics.model import TRANSACTION_STATE_TOPIC
 from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
 from forensics.pipeline.plan import plan
-from forensics.pipeline.witnesses import index_reach
+from forensics.pipeline.witnesses import batch_crc, index_reach
 from forensics.runs.broker_version import broker_version_of
 from forensics.report.hanging import (
     BOOTSTRAP_PLACEHOLDER,
@@ -98,7 +98,8 @@ def _verdicts(command: str, req: VerdictRequest, listener: Listener, lean: bool 
     model = evidence_model_of(rep, newest_input_time(rep), req.max_timeout_ms, changed, req.copy_start, image)
     verdicts, when = verdicts_of(rep, as_of=req.as_of, topic=req.topic, partition=req.partition,
                                  broker_id=req.broker_id, max_timeout_ms=req.max_timeout_ms,
-                                 time_text=req.time_text, evidence=model, reach=index_reach)
+                                 time_text=req.time_text, evidence=model, reach=index_reach,
+                                 crc=batch_crc)
     version = broker_version_of(rep.inventory, state=rep, given=req.broker_version)
     return opened, rep, verdicts, when, version, model
 
@@ -240,4 +241,4 @@ def _whole_cluster(rep: StateReport, req: VerdictRequest, when: AsOf, model: Evi
     """The verdicts of every partition as the report without a selection judges them (to count those a
     selection leaves out)."""
     return verdicts_of(rep, as_of=when.time_ms, max_timeout_ms=req.max_timeout_ms, time_text=req.time_text,
-                       evidence=model, reach=index_reach)[0]
+                       evidence=model, reach=index_reach, crc=batch_crc)[0]

@@ -218,6 +218,9 @@ SWEPT = [
      "epoch 1 inside its open transaction (from 2) at 5", 7, "the replicas of one transaction disagree"),
     ("real/kraft-tv2 x3 brokers", "broker-2/__cluster_metadata-0 left out", 7,
      "given without their __cluster_metadata-0"),
+    # the group coordinator's offset commit batches carry no sequence numbers: the copy's CRC tells it
+    ("real/kraft-tv2", "__consumer_offsets-42/00000000000000000000.log: batch 5 (producer 17 epoch 0) copied to 10, "
+     "checkpoints follow", 7, "holds the same records as the first batch of producer 17's transaction at offset 5"),
     # retention left no batch of the open transaction: the older snapshot is the other witness
     ("hanging/retention", f"{RET_SNAPSHOT}: producer 1000 epoch +1", 7,
      "gives producer epoch 1 and coordinator epoch -1, the older producer snapshot"),

@@ -45,7 +45,6 @@ FULL = {
     "5a offset checkpoint raised/lowered": "0 / 11 / 0 of 1579",
     "5b leader-epoch-checkpoint edited": "0 / 46 / 0 of 544",
     "6 coordinator record re-appended/duplicated": "0 / 30 / 0 of 652",
-    "7a data batch duplicated + renumbered": "4 / 0 / 0 of 506",
 }
 SAMPLE = ("6 coordinator record re-appended/duplicated",)
 
