@@ -52,6 +52,9 @@ MISPLACED = "misplaced_records"  # a coordinator partition holds records of ids 
 # runs' reader (pipeline/witnesses.index_reach) handed in, so that this floor opens no file
 Reach = Callable[[PartitionDir], Optional[Tuple[int, str, str]]]
 BatchCrc = Callable[[str, int], Optional[int]]  # (segment path, byte) -> the CRC of the v2 batch there
+# (segment paths, leader-epoch-checkpoint entries, log start) -> the first batch the entries contradict:
+# (offset, its leader epoch, the entries' epoch or None, path, byte) (pipeline/witnesses.epoch_mismatch)
+EpochCheck = Callable[[Sequence[str], Sequence[EpochEntry], int], Optional[Tuple[int, int, Optional[int], str, int]]]
 
 
 class Gap(NamedTuple):
@@ -221,11 +224,14 @@ class EvidenceCheck:
 
     def __init__(self, inventory: Inventory, coordinator: Optional[CoordinatorView],
                  quiescence: Optional[Quiescence] = None, reach: Optional[Reach] = None,
-                 coverage: Optional[Coverage] = None, crc: Optional[BatchCrc] = None) -> None:
+                 coverage: Optional[Coverage] = None, crc: Optional[BatchCrc] = None,
+                 epochs: Optional[EpochCheck] = None) -> None:
         self.quiescence = quiescence  # when each partition was copied, on evidence not of one quiescent moment
         self.coverage = coverage  # what should be there against what is
         self._extents = EvidenceExtents(inventory, reach)
         self._crc = crc
+        self._epochs = epochs
+        self._epoch_gaps: Dict[str, Optional[Gap]] = {}  # by partition dir: its batches read once
         self._data: Dict[str, LogGaps] = {}  # by partition dir: built once, however many rows it has
         self._coordinator: Dict[int, Tuple[str, Tuple[Gap, ...]]] = {}
         self._misplaced = misplaced_records(coordinator)
@@ -256,6 +262,25 @@ class EvidenceCheck:
         """(label, gaps) of the coordinator partitions given (None: all of them) that have gaps."""
         wanted = sorted(self._coordinator) if partitions is None else [p for p in partitions if p in self._coordinator]
         return [self._coordinator[p] for p in wanted]
+
+    def epoch_contradiction(self, view: PartitionView) -> Optional[Gap]:
+        """A batch of the log whose partition leader epoch is not the one its ``leader-epoch-checkpoint``
+        gives its offset (None: they agree, or nothing to compare)."""
+        i = view.inputs
+        if self._epochs is None or not i.leader_epochs:
+            return None
+        if i.path not in self._epoch_gaps:
+            found = self._epochs([s.path for s in i.segments], i.leader_epochs, view.log_start_offset)
+            gap = None
+            if found is not None:
+                offset, epoch, expected, path, position = found
+                said = f"epoch {expected}" if expected is not None else "no epoch (no entry starts at or below it)"
+                gap = Gap("contradiction", f"the batch holding offset {offset} of {view.topic_partition} ({path} @ byte "
+                          f"{position}) carries leader epoch {epoch}, where its leader-epoch-checkpoint gives "
+                          f"{said}: an edited or stale checkpoint, or a log of another moment", path, position,
+                          partition_dir=i.path)
+            self._epoch_gaps[i.path] = gap
+        return self._epoch_gaps[i.path]
 
     def repeated_batch(self, view: PartitionView, pid: int, span: Optional[TransactionSpan]) -> Optional[Gap]:
         """The open transaction's first batch holds the same records (the same CRC) as the first batch of an

@@ -210,8 +210,9 @@ def _unproven(verdict: str, reason: str, view: PartitionView, e: ProducerState, 
     """``reason`` and the gaps that keep a verdict from being proven, or ``()``: records that contradict
     each other, damaged or incomplete records (any verdict: "ongoing" needs no one only when the records
     saying so are whole); files copied too soon after what would have changed them (hanging, stuck)."""
-    found = [replica_disagreement(view, replicas, e.producer_id),
-             check.repeated_batch(view, e.producer_id, span) if check is not None else None]
+    found = [replica_disagreement(view, replicas, e.producer_id)]
+    if check is not None:
+        found += [check.repeated_batch(view, e.producer_id, span), check.epoch_contradiction(view)]
     gaps: List[Gap] = list(contradictions(view, e.producer_id, span, v)) + [g for g in found if g is not None]
     parts: List[str] = [g.text for g in gaps]
     torn: List[Gap] = []  # damaged or incomplete records

@@ -12,9 +12,14 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
+from bisect import bisect_right
+from typing import Sequence
+
+from forensics.codec.checkpoints import EpochEntry
 from forensics.codec.indexes import last_offset_entry, last_time_entry
 from forensics.errors import ForensicsError
 from forensics.io.files import MappedFile
+from forensics.io.frames import FrameScanner
 from forensics.layout import PartitionDir
 
 
@@ -63,3 +68,44 @@ def batch_crc(path: str, position: int) -> Optional[int]:
     if len(head) < _CRC_AT + 4 or head[16] != 2:
         return None
     return int.from_bytes(head[_CRC_AT:], "big")
+
+
+class EpochMismatch(NamedTuple):
+    """A batch whose partition leader epoch is not the one ``leader-epoch-checkpoint`` gives its offsets."""
+
+    offset: int  # the first offset of the batch that counts (its base, or the log start inside it)
+    batch_epoch: int
+    expected: Optional[int]  # None: no entry starts at or below the offset
+    path: str
+    position: int
+
+
+def epoch_mismatch(segments: Sequence[str], entries: Sequence[EpochEntry], log_start: int) -> Optional[EpochMismatch]:
+    """The first v2 batch at or above ``log_start`` whose partition leader epoch is not the epoch the
+    checkpoint's entries give its offset (``LeaderEpochFileCache.epochForOffset``: the entry with the largest
+    start at or below it), or inside which an entry starts (entries start at a batch, but for the log start).
+    A leader assigns an entry when it appends its epoch's first batch, and a follower copies both; an entry
+    the batches contradict is an edited or stale checkpoint, or a log of another moment. Reads the batch
+    headers only (called for the partitions a verdict rests on)."""
+    if not entries:
+        return None
+    starts = [e.start_offset for e in entries]
+    for path in segments:
+        try:
+            with MappedFile(path) as f:
+                for frame in FrameScanner(f.data, path, verify_crc=False, headers=True, holes=f.holes):
+                    h = frame.header
+                    if h is None or h.partition_leader_epoch < 0 or frame.last_offset < log_start:
+                        continue
+                    at = max(frame.base_offset, log_start)
+                    i = bisect_right(starts, at) - 1
+                    expected = entries[i].epoch if i >= 0 else None
+                    if expected != h.partition_leader_epoch:
+                        return EpochMismatch(at, h.partition_leader_epoch, expected, path, frame.position)
+                    j = bisect_right(starts, frame.last_offset) - 1  # an epoch starting inside the batch
+                    if j > i and starts[j] != log_start:
+                        return EpochMismatch(starts[j], h.partition_leader_epoch, entries[j].epoch, path,
+                                             frame.position)
+        except ForensicsError:
+            return None  # what does not read is reported by the reading itself
+    return None

@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from forensics.analysis.advice import advice
 from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.analysis.clock import AsOf, given
-from forensics.analysis.evidence_gaps import BatchCrc, EvidenceCheck, Reach
+from forensics.analysis.evidence_gaps import BatchCrc, EpochCheck, EvidenceCheck, Reach
 from forensics.analysis.filters import Filters
 from forensics.analysis.hanging import (
     DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
@@ -93,20 +93,22 @@ def find_hanging(report: StateReport, *, as_of: Optional[int] = None, topic: Opt
                  max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
                  time_text: Optional[Callable[[int, Optional[int]], str]] = None,
                  evidence: Optional[EvidenceModel] = None, reach: Optional[Reach] = None,
-                 crc: Optional[BatchCrc] = None) -> Tuple[List[Verdict], AsOf]:
+                 crc: Optional[BatchCrc] = None, epochs: Optional[EpochCheck] = None
+                 ) -> Tuple[List[Verdict], AsOf]:
     """The verdicts and the as-of time; ``time_text(ms, as_of_ms)`` writes the times the reasons name
     (the caller's renderer: render/time_text.stamp), else they show as epoch milliseconds; ``evidence``:
     how the evidence was left and what it lacks (:func:`forensics.report.evidence_facts.evidence_model_of`;
     None: not judged);
     ``reach``: what a partition's index files say its log held (the torn-copy test's witness); ``crc``: the
-    CRC of the batch at a place of a segment (a copied batch's witness)."""
+    CRC of the batch at a place of a segment (a copied batch's witness); ``epochs``: the first batch a
+    partition's leader-epoch-checkpoint contradicts."""
     when = given(as_of) if as_of is not None else newest_input_time(
         report, str if time_text is None else (lambda ms: time_text(ms, None)))
     text = str if time_text is None else (lambda ms: time_text(ms, when.time_ms))
     views = leader_views(report, topic, partition, broker_id, evidence.coverage.leaders if evidence else {})
     coord = report.coordinator if report.coordinator.partitions else None
     check = EvidenceCheck(report.inventory, coord, evidence.quiescence if evidence else None, reach,
-                          evidence.coverage if evidence else None, crc)
+                          evidence.coverage if evidence else None, crc, epochs)
     return classify(views, coord, when.time_ms, max_timeout_ms, group_replicas(report.partitions), check,
                     text), when
 

@@ -17,7 +17,7 @@ from forensics.layout.evidence import changed_segments
 from forensics.model import TRANSACTION_STATE_TOPIC
 from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
 from forensics.pipeline.plan import plan
-from forensics.pipeline.witnesses import batch_crc, index_reach
+from forensics.pipeline.witnesses import batch_crc, epoch_mismatch, index_reach
 from forensics.runs.broker_version import broker_version_of
 from forensics.report.hanging import (
     BOOTSTRAP_PLACEHOLDER,
@@ -99,7 +99,7 @@ def _verdicts(command: str, req: VerdictRequest, listener: Listener, lean: bool 
     verdicts, when = verdicts_of(rep, as_of=req.as_of, topic=req.topic, partition=req.partition,
                                  broker_id=req.broker_id, max_timeout_ms=req.max_timeout_ms,
                                  time_text=req.time_text, evidence=model, reach=index_reach,
-                                 crc=batch_crc)
+                                 crc=batch_crc, epochs=epoch_mismatch)
     version = broker_version_of(rep.inventory, state=rep, given=req.broker_version)
     return opened, rep, verdicts, when, version, model
 
@@ -241,4 +241,5 @@ def _whole_cluster(rep: StateReport, req: VerdictRequest, when: AsOf, model: Evi
     """The verdicts of every partition as the report without a selection judges them (to count those a
     selection leaves out)."""
     return verdicts_of(rep, as_of=when.time_ms, max_timeout_ms=req.max_timeout_ms, time_text=req.time_text,
-                       evidence=model, reach=index_reach, crc=batch_crc)[0]
+                       evidence=model, reach=index_reach, crc=batch_crc,
+                       epochs=epoch_mismatch)[0]

@@ -218,6 +218,10 @@ SWEPT = [
      "epoch 1 inside its open transaction (from 2) at 5", 7, "the replicas of one transaction disagree"),
     ("real/kraft-tv2 x3 brokers", "broker-2/__cluster_metadata-0 left out", 7,
      "given without their __cluster_metadata-0"),
+    ("real/kraft-tv2", "d-txn-ongoing-0/leader-epoch-checkpoint: last entry 0 0 -> 0 1", 7,
+     "where its leader-epoch-checkpoint gives no epoch"),
+    ("real/kraft-tv2", "d-txn-ongoing-0/leader-epoch-checkpoint: entry 1 4 added (below the last batch)", 7,
+     "carries leader epoch 0, where its leader-epoch-checkpoint gives epoch 1"),
     # the group coordinator's offset commit batches carry no sequence numbers: the copy's CRC tells it
     ("real/kraft-tv2", "__consumer_offsets-42/00000000000000000000.log: batch 5 (producer 17 epoch 0) copied to 10, "
      "checkpoints follow", 7, "holds the same records as the first batch of producer 17's transaction at offset 5"),
