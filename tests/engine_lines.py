@@ -8,7 +8,7 @@ from typing import Tuple
 
 BY_OPTION = "kafka-forensics: engine local (in-process): --engine local"
 BY_ENV = "kafka-forensics: engine local (in-process): KAFKA_FORENSICS_ENGINE=local"
-_LOCAL = re.compile(r"^kafka-forensics: engine local \(in-process\): (?:--engine local|KAFKA_FORENSICS_ENGINE=local)\n",
+_LOCAL = re.compile(r"^kafka-forensics: engine local \((?:in-process|\d+ processes)\): (?:--engine local|KAFKA_FORENSICS_ENGINE=local)\n",
                     re.M)
 _ANY = re.compile(r"^kafka-forensics: engine [^\n]*\n", re.M)
 
