@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set
 from forensics.analysis.filters import Filters
 from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, TopicPartition
 
-_SHOWN = 3  # partitions named per missing piece
+SHOWN = 3  # partitions named per missing piece
 
 
 class PresentCopy(NamedTuple):
@@ -98,12 +98,14 @@ class Coverage:
         return [u for tp, u in self.uncovered.items() if selection.selects(tp.topic, tp.partition, None)]
 
 
-def _names(tps: Sequence[TopicPartition]) -> str:
-    shown = ", ".join(map(str, tps[:_SHOWN]))
-    return shown + (f" and {len(tps) - _SHOWN} more" if len(tps) > _SHOWN else "")
+def names(tps: Sequence[TopicPartition]) -> str:
+    """The first few partitions, and how many more."""
+    shown = ", ".join(map(str, tps[:SHOWN]))
+    return shown + (f" and {len(tps) - SHOWN} more" if len(tps) > SHOWN else "")
 
 
-def _and(parts: Sequence[str]) -> str:
+def joined(parts: Sequence[str]) -> str:
+    """``a, b and c``."""
     return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
 
 
@@ -130,7 +132,7 @@ def from_image(image: Any, log_dirs: Sequence[PresentLogDir], copies: Sequence[P
             continue
         where = _dir_text(p.directory_of(leader)) if leader >= 0 else ""
         held = sorted({c.broker_id for c in here}, key=lambda b: (b is None, b))
-        others = _and([f"broker {b}'s" for b in held]) if held else "no replica's"
+        others = joined([f"broker {b}'s" for b in held]) if held else "no replica's"
         if leader >= 0:
             text = f"its leader's copy (broker {leader}{where}) is not among the inputs; {others} {'are' if len(held) > 1 else 'is'}"
         else:
@@ -172,29 +174,29 @@ def describe(c: Coverage) -> List[str]:
     """The lines every output gives about the coverage: what is missing, or what nothing on the disk tells."""
     out = []
     for b in c.missing_brokers:
-        what = f"leader of {len(b.leads)} partition(s), of which {_names(list(b.leads))}" if b.leads else "it leads nothing"
+        what = f"leader of {len(b.leads)} partition(s), of which {names(list(b.leads))}" if b.leads else "it leads nothing"
         out.append(f"evidence: broker {b.broker_id} is registered in __cluster_metadata but none of its log dirs is "
                    f"among the inputs ({what})")
     for m in c.missing_log_dirs:
         out.append(f"evidence: broker {m.broker_id}'s log dir {m.directory_id} is registered but not among the inputs "
-                   f"({len(m.partitions)} partition(s) assigned to it, of which {_names(list(m.partitions))})"
+                   f"({len(m.partitions)} partition(s) assigned to it, of which {names(list(m.partitions))})"
                    if m.partitions else f"evidence: broker {m.broker_id}'s log dir {m.directory_id} is registered but "
                    "not among the inputs (no partition is assigned to it)")
     counted = {tp for b in c.missing_brokers for tp in b.leads} | {tp for m in c.missing_log_dirs for tp in m.partitions}
     rest = [u for tp, u in c.uncovered.items() if tp not in counted]
     if rest:
         out.append(f"evidence: {len(rest)} partition(s) without the copy that matters among the inputs, of which "
-                   + "; ".join(f"{u.topic_partition}: {u.text}" for u in rest[:_SHOWN]))
+                   + "; ".join(f"{u.topic_partition}: {u.text}" for u in rest[:SHOWN]))
     if c.metadata_incomplete:
         out.append("evidence: the __cluster_metadata log read is incomplete (damaged, records missing, or records "
                    "that do not decode or that Kafka's replay refuses: see its findings): what it says should exist "
                    "may be out of date, so no all-clear is proven")
     if c.metadata_copies_missing:
-        out.append(f"evidence: metadata log dir(s) {', '.join(c.metadata_copies_missing[:_SHOWN])} given without "
+        out.append(f"evidence: metadata log dir(s) {', '.join(c.metadata_copies_missing[:SHOWN])} given without "
                    "their __cluster_metadata-0 (their bootstrap.checkpoint makes them the metadata dir): the copy "
                    "read may lag the one left out, so no all-clear is proven; add it")
     if c.metadata_missing:
-        out.append(f"evidence: KRaft broker log dir(s) {', '.join(c.metadata_missing[:_SHOWN])} given, but the log dir "
+        out.append(f"evidence: KRaft broker log dir(s) {', '.join(c.metadata_missing[:SHOWN])} given, but the log dir "
                    "holding __cluster_metadata is missing: nothing names the broker's other log dirs, the cluster's "
                    "brokers, the partitions' leaders or __transaction_state's partition count, so no all-clear is "
                    "proven; add the metadata log dir (metadata.log.dir, else the first of log.dirs)")

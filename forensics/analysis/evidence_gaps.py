@@ -27,9 +27,9 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
-from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
+from forensics.analysis.coordinator import CoordinatorPartitionView, CoordinatorView, TransactionIdView
 from forensics.analysis.producers import COORDINATOR_WRITTEN_TOPICS, PartitionView
-from forensics.analysis.coverage import Coverage
+from forensics.analysis.coverage import Coverage, joined
 from forensics.analysis.quiescence import Quiescence
 from forensics.codec.checkpoints import EpochEntry
 from forensics.codec.txnlog import transaction_partition_for
@@ -161,10 +161,6 @@ def gaps_of(log: LogExtent, after: Optional[Tuple[str, int]] = None) -> Tuple[Ga
     return LogGaps(log).from_(after)
 
 
-def _and(parts: Sequence[str]) -> str:
-    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
-
-
 def describe(label: str, gaps: Sequence[Gap]) -> str:
     """``the log of __transaction_state-43 is damaged at byte 534 of 00000000000000000000.log
     (truncated_tail) and ends at offset 4, below its high watermark 5 and its recovery point 5``."""
@@ -172,8 +168,8 @@ def describe(label: str, gaps: Sequence[Gap]) -> str:
     ends = list({g.text: g for g in gaps if g.log_end is not None}.values())
     parts = damage[:_SHOWN] + ([f"{len(damage) - _SHOWN} more damaged places"] if len(damage) > _SHOWN else [])
     if ends:
-        parts.append(f"ends at offset {ends[0].log_end}, {_and([g.text for g in ends])}")
-    return f"the log of {label} {_and(parts)}"
+        parts.append(f"ends at offset {ends[0].log_end}, {joined([g.text for g in ends])}")
+    return f"the log of {label} {joined(parts)}"
 
 
 def misplaced_records(coordinator: Optional[CoordinatorView]) -> Dict[int, Gap]:
@@ -184,8 +180,8 @@ def misplaced_records(coordinator: Optional[CoordinatorView]) -> Dict[int, Gap]:
     given = coordinator is not None and coordinator.count_source == "--transaction-state-partitions"
     n = coordinator.partition_count if coordinator is not None and not given else 0
     for part, cp in (coordinator.partitions.items() if coordinator is not None and n else ()):
-        foreign = [(tid, transaction_partition_for(tid, n), s.first) for tid, s in cp.state.summaries.items()
-                   if transaction_partition_for(tid, n) != part]
+        homes = ((tid, transaction_partition_for(tid, n), s.first) for tid, s in cp.state.summaries.items())
+        foreign = [(tid, home, first) for tid, home, first in homes if home != part]
         if foreign:
             tid, expected, first = foreign[0]
             more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
@@ -203,6 +199,21 @@ class EvidenceExtents:
         self._dirs: Dict[str, Tuple[Optional[LogDir], PartitionDir]] = {
             p.path: (d, p) for d, p in inventory.all_partitions()}
         self._reach = reach
+
+    def of_view(self, view: PartitionView, findings: Iterable[Finding] = ()) -> LogExtent:
+        """The extent of a data partition replica as its rebuild read it."""
+        i = view.inputs
+        return self.extent(str(view.topic_partition), i.path, view.log_end_offset, i.high_watermark,
+                           (s.path for s in i.segments), findings)
+
+    def of_coordinator(self, part: int, cp: CoordinatorPartitionView, with_findings: bool = True) -> LogExtent:
+        """The extent of the ``__transaction_state-<part>`` replica folded (with its reading's findings)."""
+        r = cp.inputs
+        base = r.segments[-1].base_offset if r.segments else 0
+        end = max((s.next_offset for s in r.segments if s.next_offset is not None), default=base)
+        found = list(r.findings) + [f for s in r.segments for f in s.findings] if with_findings else []
+        return self.extent(f"{TRANSACTION_STATE_TOPIC}-{part}", r.path, end, r.high_watermark,
+                           (s.path for s in r.segments), found)
 
     def extent(self, label: str, path: str, log_end: int, high_watermark: Optional[int],
                segments: Iterable[str], findings: Iterable[Finding]) -> LogExtent:
@@ -236,15 +247,10 @@ class EvidenceCheck:
         self._coordinator: Dict[int, Tuple[str, Tuple[Gap, ...]]] = {}
         self._misplaced = misplaced_records(coordinator)
         for part, cp in (coordinator.partitions.items() if coordinator is not None else ()):
-            r = cp.inputs
-            label = f"__transaction_state-{part}"
-            base = r.segments[-1].base_offset if r.segments else 0
-            end = max((s.next_offset for s in r.segments if s.next_offset is not None), default=base)
-            found = list(r.findings) + [f for s in r.segments for f in s.findings]
-            gaps = gaps_of(self._extents.extent(label, r.path, end, r.high_watermark,
-                                                (s.path for s in r.segments), found))
+            extent = self._extents.of_coordinator(part, cp)
+            gaps = gaps_of(extent)
             if gaps:
-                self._coordinator[part] = (label, gaps)
+                self._coordinator[part] = (extent.label, gaps)
 
     def data(self, view: PartitionView, span: Optional[TransactionSpan]) -> Tuple[Gap, ...]:
         """Gaps of the data partition from the open transaction's first batch on (everywhere when
@@ -252,9 +258,7 @@ class EvidenceCheck:
         i = view.inputs
         gaps = self._data.get(i.path)
         if gaps is None:
-            gaps = self._data[i.path] = LogGaps(self._extents.extent(
-                str(view.topic_partition), i.path, view.log_end_offset, i.high_watermark,
-                (s.path for s in i.segments), view.findings))
+            gaps = self._data[i.path] = LogGaps(self._extents.of_view(view, view.findings))
         start = span.start if span is not None else None
         return gaps.from_((start.path, start.position) if start is not None else None)
 
@@ -295,7 +299,7 @@ class EvidenceCheck:
             return None
         for s in view.history.spans.get(pid, ())[-_REPEATS:]:
             o = s.start
-            if o is not None and (o.path, o.position) != (start.path, start.position) and self._crc(o.path, o.position) == mine:
+            if o is not None and o != start and self._crc(o.path, o.position) == mine:
                 return Gap("contradiction", f"the open transaction's first batch ({start.path} @ byte {start.position}) "
                            f"holds the same records as the first batch of producer {pid}'s transaction at offset "
                            f"{s.first_offset} ({o.path} @ byte {o.position}, CRC {mine:#010x}): a copy of a batch, not a "

@@ -7,14 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Mapping, NamedTuple, Optional, Tuple
 
-from forensics.analysis.coverage import Coverage
+from forensics.analysis.coverage import SHOWN, Coverage, names
 from forensics.analysis.coverage import describe as describe_coverage
 from forensics.analysis.filters import Filters
 from forensics.analysis.quiescence import Quiescence
 from forensics.analysis.quiescence import describe as describe_quiescence
 from forensics.model import TopicPartition
-
-_SHOWN = 3
 
 
 class TornLog(NamedTuple):
@@ -36,10 +34,10 @@ class EvidenceModel:
         moment = describe_quiescence(self.quiescence, brokers)
         torn = []
         if self.torn:
-            more = f"; and {len(self.torn) - _SHOWN} more" if len(self.torn) > _SHOWN else ""
+            more = f"; and {len(self.torn) - SHOWN} more" if len(self.torn) > SHOWN else ""
             torn = [f"evidence: {len(self.torn)} partition(s) whose log disagrees with what their own files say it held, "
                     "of which "
-                    + "; ".join(t.text for t in self.torn[:_SHOWN]) + more
+                    + "; ".join(t.text for t in self.torn[:SHOWN]) + more
                     + ": what is missing may hold an open transaction, so no all-clear is proven"]
         return ([moment] if moment else []) + describe_coverage(self.coverage) + torn
 
@@ -54,12 +52,10 @@ class EvidenceModel:
         if c.metadata_copies_missing:
             return "a metadata log dir is given without its __cluster_metadata-0"
         if uncovered:
-            names = ", ".join(str(u.topic_partition) for u in uncovered[:3])
-            more = f" and {len(uncovered) - 3} more" if len(uncovered) > 3 else ""
-            return f"{len(uncovered)} partition(s) lack the copy that matters ({names}{more})"
+            listed = names([u.topic_partition for u in uncovered])
+            return f"{len(uncovered)} partition(s) lack the copy that matters ({listed})"
         torn = [t for t in self.torn if selection.selects(t.topic_partition.topic, t.topic_partition.partition, None)]
         if torn:
-            names = ", ".join(str(t.topic_partition) for t in torn[:_SHOWN])
-            more = f" and {len(torn) - _SHOWN} more" if len(torn) > _SHOWN else ""
-            return f"{len(torn)} partition(s) whose log disagrees with their own files ({names}{more})"
+            listed = names([t.topic_partition for t in torn])
+            return f"{len(torn)} partition(s) whose log disagrees with their own files ({listed})"
         return None  # a missing broker or log dir that leads nothing in the selection holds no copy it needs

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
+import os
 from bisect import bisect_right
 from typing import Sequence
 
 from forensics.codec.checkpoints import EpochEntry
 from forensics.codec.indexes import last_offset_entry, last_time_entry
 from forensics.errors import ForensicsError
-from forensics.io.files import MappedFile
+from forensics.io.files import MappedFile, open_evidence
 from forensics.io.frames import FrameScanner
 from forensics.layout import PartitionDir
 
@@ -61,10 +62,15 @@ def batch_crc(path: str, position: int) -> Optional[int]:
     the file does not read). The CRC covers everything but the batch's offset and leader epoch: two batches
     with one CRC hold the same records."""
     try:
-        with MappedFile(path) as f:
-            head = bytes(f.data[position:position + _CRC_AT + 4])
+        fd, _ = open_evidence(path)
     except ForensicsError:
         return None
+    try:
+        head = os.pread(fd, _CRC_AT + 4, position)  # 21 bytes: no map of the segment for them
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     if len(head) < _CRC_AT + 4 or head[16] != 2:
         return None
     return int.from_bytes(head[_CRC_AT:], "big")

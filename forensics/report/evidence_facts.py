@@ -85,19 +85,15 @@ def torn_logs(report: StateReport, leaders: Mapping[TopicPartition, Tuple[int, i
     extents = EvidenceExtents(report.inventory)
     out = []
     for v in leader_views(report, leaders=leaders):
-        i = v.inputs
-        gaps = end_gaps(extents.extent(str(v.topic_partition), i.path, v.log_end_offset, i.high_watermark,
-                                       (s.path for s in i.segments), ()))
+        gaps = end_gaps(extents.of_view(v))
         if gaps:
             out.append(TornLog(v.topic_partition, describe(str(v.topic_partition), gaps)))
     coordinator = report.coordinator
     misplaced = misplaced_records(coordinator)
     for part, cp in sorted(coordinator.partitions.items()):
-        r, label = cp.inputs, f"{TRANSACTION_STATE_TOPIC}-{part}"
-        base = r.segments[-1].base_offset if r.segments else 0
-        end = max((s.next_offset for s in r.segments if s.next_offset is not None), default=base)
-        gaps = end_gaps(extents.extent(label, r.path, end, r.high_watermark, (s.path for s in r.segments), ()))
-        texts = ([describe(label, gaps)] if gaps else []) + ([misplaced[part].text] if part in misplaced else [])
+        extent = extents.of_coordinator(part, cp, with_findings=False)
+        gaps = end_gaps(extent)
+        texts = ([describe(extent.label, gaps)] if gaps else []) + ([misplaced[part].text] if part in misplaced else [])
         if texts:
             out.append(TornLog(TopicPartition(TRANSACTION_STATE_TOPIC, part), "; ".join(texts)))
     return tuple(out)

@@ -45,10 +45,7 @@ def _armed(script: str):
 
 def _set_checkpoint(broker: Path, topic: str, partition: int, offset: int) -> None:
     for name in ("recovery-point-offset-checkpoint", "replication-offset-checkpoint"):
-        path = broker / name
-        lines = path.read_text().splitlines()
-        lines = [f"{topic} {partition} {offset}" if ln.startswith(f"{topic} {partition} ") else ln for ln in lines]
-        path.write_text("\n".join(lines) + "\n")
+        _set(broker, name, topic, partition, offset)
 
 
 def test_the_undamaged_disk_arms_its_abort(tmp_path):
@@ -242,9 +239,9 @@ def test_swept_mutations_are_never_armed_nor_all_clear(tmp_path):
         disk = make_disk(name, tmp_path / name.replace("/", "_").replace(" ", "_"))
         base = baseline(disk)
         ws = Workspace(disk.root)
-        (m,) = [m for m in mutations(disk, ws, base.open_rows) if m.what == what or m.what.endswith(": " + what)
-                ] or [None]
-        assert m is not None, (name, what)
+        found = [m for m in mutations(disk, ws, base.open_rows) if m.what == what or m.what.endswith(": " + what)]
+        assert len(found) == 1, (name, what, len(found))
+        m = found[0]
         m.apply(ws)
         run = analyse(disk)
         shown = " ".join([r.get("reason") or "" for r in run.rows] + list(run.notes))

@@ -19,6 +19,8 @@ from typing import Any, Iterator, Tuple
 
 import pytest
 
+from tests.proc_status import status_kib
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk" / "broker-1"
 REAL = REPO / "fixtures" / "real" / "kraft-tv2" / "disk"
@@ -107,7 +109,7 @@ def run_measured(*args, cwd: Path, timeout: float) -> Tuple[int, str, float]:
         deadline = time.monotonic() + timeout
         peak_kib = 0
         while True:
-            peak_kib = max(peak_kib, _high_water_kib(p.pid))
+            peak_kib = max(peak_kib, status_kib(p.pid, "VmHWM"))
             pid, status, usage = os.wait4(p.pid, os.WNOHANG)
             if pid:
                 break
@@ -122,17 +124,6 @@ def run_measured(*args, cwd: Path, timeout: float) -> Tuple[int, str, float]:
     # own VmHWM, sampled while it runs, is its peak; ru_maxrss only where /proc does not tell.
     return p.returncode, err_path.read_text(errors="backslashreplace"), (peak_kib or usage.ru_maxrss) / 1024
 
-
-def _high_water_kib(pid: int) -> int:
-    """The peak resident memory of process ``pid`` so far (``VmHWM`` in /proc), 0 when it cannot be read."""
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return 0
 
 
 @pytest.fixture()

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.generator import build_large_segment
+from tests.proc_status import status_kib
 
 REPO = Path(__file__).resolve().parents[2]
 TARGET_BYTES = 300 * 1024 * 1024
@@ -69,14 +70,7 @@ CHILD = textwrap.dedent("""
 
 
 def rss_anon_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("RssAnon:"):
-                    return int(line.split()[1])
-    except (FileNotFoundError, ProcessLookupError):
-        pass
-    return 0
+    return status_kib(pid, "RssAnon")
 
 
 def run_sampled(args, timeout: float = 300.0):
