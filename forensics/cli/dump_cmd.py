@@ -55,19 +55,35 @@ def dump_cli(
     options = DumpOptions(deep_iteration=deep_iteration, print_data_log=print_data_log,
                           decoder=decoders[0] if decoders else None, skip_record_metadata=skip_record_metadata,
                           max_bytes=max_bytes, batch_runs=fmt is DumpFormat.text)
+    started: List[bool] = []  # the header line written (JSONL: before the first file's lines)
+
+    def show(rows) -> int:
+        if fmt is not DumpFormat.text and not started:
+            started.append(True)
+            _write_header()
+        return _show(rows, fmt, options.skip_record_metadata)
+
     with error_boundary():
-        done = dump(DumpRequest(tuple(paths), options, manifest, tuple(command_line())),
-                    lambda rows: _show(rows, fmt, options.skip_record_metadata), StderrListener(progress=False))
+        done = dump(DumpRequest(tuple(paths), options, manifest, tuple(command_line())), show,
+                    StderrListener(progress=False))
         ref = after_run(done.manifest)
         if ref is not None and fmt is not DumpFormat.text:  # the dump streams: its digest comes last
             import json
 
+            if not started:
+                _write_header()
             sys.stdout.write(json.dumps({"type": "manifest", **ref}) + "\n")
         sys.stdout.flush()
     if done.failed:
         raise typer.Exit(done.failed)
     if strict and done.findings:
         raise typer.Exit(EXIT_STRICT)
+
+
+def _write_header() -> None:
+    from forensics.render.dump_json import header_line
+
+    sys.stdout.write(header_line())
 
 
 def _show(rows, fmt: DumpFormat, skip_record_metadata: bool) -> int:

@@ -39,6 +39,7 @@ from forensics.cli.options import (
     parse_time,
 )
 from forensics.render.clock_text import as_of_text
+from forensics.render.machine_format import FIND_HANGING
 from forensics.render.rows import render_rows
 from forensics.render.selection_text import selection_options, selection_words
 from forensics.render.shell_text import has_hidden, visible
@@ -95,7 +96,7 @@ def find_hanging_cli(
         found = find_hanging(FindHangingRequest(req, show_all, previews=fmt in (RowFormat.json, RowFormat.jsonl), redact=redact),
                              StderrListener(progress))
         ref = after_run(found.run.manifest, found.run.stats)
-        render_rows(fmt.value, found.rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS, manifest=ref,
+        render_rows(fmt.value, FIND_HANGING, found.rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS, manifest=ref,
                     below=HANGING_BELOW, screen=lambda rows, out: hanging_screen(rows, out, wide))
         sys.stdout.flush()
         write_run_diagnostics(found.run)

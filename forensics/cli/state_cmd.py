@@ -33,6 +33,7 @@ from forensics.cli.options import (
     evidence_of,
     parse_time,
 )
+from forensics.render.machine_format import DESCRIBE, DESCRIBE_PRODUCERS, LIST
 from forensics.render.rows import render_rows
 from forensics.render.state_render import (
     DESCRIBE_BELOW,
@@ -77,7 +78,7 @@ def describe_producers_cli(
                                engine_choice(engine, master, conf, EngineName.local, jobs))
         done = describe_producers(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
-        render_rows(fmt.value, done.rows, PRODUCER_TABLE, sys.stdout,
+        render_rows(fmt.value, DESCRIBE_PRODUCERS, done.rows, PRODUCER_TABLE, sys.stdout,
                     producer_timeline_tables if timeline else lambda rows: [], manifest=ref,
                     screen=lambda rows, out: producers_screen(rows, out, wide, timeline))
         sys.stdout.flush()
@@ -98,7 +99,7 @@ def list_cli(
         req = ListRequest(evidence_of(paths, cluster_id, manifest), state, partitions, engine_choice(engine, master, conf, jobs=jobs))
         done = list_ids(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
-        render_rows(fmt.value, done.rows, LIST_TABLE, sys.stdout, manifest=ref, headers=LIST_HEADERS,
+        render_rows(fmt.value, LIST, done.rows, LIST_TABLE, sys.stdout, manifest=ref, headers=LIST_HEADERS,
                     formats=LIST_FORMATS, screen=lambda rows, out: list_screen(rows, out, wide))
         sys.stdout.flush()
         if done.note is not None:
@@ -121,7 +122,7 @@ def describe_cli(
                               engine_choice(engine, master, conf, EngineName.local, jobs))
         done = describe_id(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
-        render_rows(fmt.value, done.rows, DESCRIBE_TABLE, sys.stdout, history_tables, manifest=ref,
+        render_rows(fmt.value, DESCRIBE, done.rows, DESCRIBE_TABLE, sys.stdout, history_tables, manifest=ref,
                     below=DESCRIBE_BELOW, screen=lambda rows, out: describe_screen(rows, out, wide))
         sys.stdout.flush()
         write_clock(done.as_of, as_of_line=False)

@@ -1,4 +1,6 @@
-"""Dump rows as JSON lines: one object per file start, batch, record, index entry or finding."""
+"""Dump rows as JSON lines: a header line (``"type": "header"``, the output's name and version:
+:data:`~forensics.render.machine_format.DUMP`), then one object per file start, batch, record, index
+entry or finding."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import json
 from typing import Any, Dict, Iterable, Optional, TextIO
 
 from forensics.codec.compression import codec_name
+from forensics.render.machine_format import DUMP
 from forensics.render.terminal_text import json_text
 from forensics.report.dump import expand_rows
 from forensics.report.events import (
@@ -102,6 +105,11 @@ def row_obj(row) -> Dict[str, Any]:
     if t is FindingRow:
         return {"type": "finding", **row.finding.to_dict()}
     raise TypeError(f"unknown dump row {t.__name__}")
+
+
+def header_line() -> str:
+    """The stream's first line: ``{"type": "header", "format": "kafka-forensics-dump", "formatVersion": N}``."""
+    return json.dumps({"type": "header", **DUMP.header()}) + "\n"
 
 
 def render_dump_json(rows: Iterable, out: TextIO) -> int:

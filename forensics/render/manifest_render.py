@@ -12,6 +12,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any, Dict, List, Optional, Sequence, TextIO
 
+from forensics.render.machine_format import VERIFY_MANIFEST
 from forensics.render.terminal_text import term
 from forensics.report.manifest import (
     DIGEST_KEY,
@@ -98,7 +99,7 @@ def render_verification(rows: Sequence[Verification], manifest_sha256: str, out:
     if fmt == "json":
         entries: List[Dict[str, Any]] = [{**name_fields("path", r.path), "status": r.status,
                                           "detail": name_text(r.detail)} for r in rows]
-        json.dump({"manifestSha256": manifest_sha256, "entries": entries, "differences": bad}, out, indent=2)
+        json.dump({**VERIFY_MANIFEST.header(), "manifestSha256": manifest_sha256, "entries": entries, "differences": bad}, out, indent=2)
         out.write("\n")
         return
     verdict = f"DIFFERENT: {bad} difference(s)" if bad else "OK: all match"

@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Seq
 import textwrap
 
 from forensics.render.csv_text import csv_text
+from forensics.render.machine_format import MachineFormat
 from forensics.render.table_fit import screen_width
 from forensics.render.terminal_text import term
 from forensics.report.row import as_mapping
@@ -104,16 +105,21 @@ def kafka_table(rows: Sequence[Row], columns: Sequence[str], headers: Sequence[s
     return "".join(lines)
 
 
-def render_json(rows: Sequence[Row], out: TextIO, manifest: Optional[Row] = None) -> None:
-    """An array of rows; with a manifest reference, ``{"manifest": {...}, "rows": [...]}``."""
-    doc: Any = list(rows) if manifest is None else {"manifest": manifest, "rows": list(rows)}
+def render_json(rows: Sequence[Row], out: TextIO, machine: MachineFormat, manifest: Optional[Row] = None) -> None:
+    """``{"format": ..., "formatVersion": N, "rows": [...]}`` (``rows`` an empty array when none), with
+    ``"manifest": {...}`` before ``rows`` when given."""
+    doc: Dict[str, Any] = machine.header()
+    if manifest is not None:
+        doc["manifest"] = manifest
+    doc["rows"] = list(rows)
     json.dump(doc, out, indent=2, sort_keys=False)
     out.write("\n")
 
 
-def render_jsonl(rows: Sequence[Row], out: TextIO, manifest: Optional[Row] = None) -> None:
-    """One row per line (the same objects as :func:`render_json`); with a manifest reference, a last
-    line ``{"manifest": {...}}``."""
+def render_jsonl(rows: Sequence[Row], out: TextIO, machine: MachineFormat, manifest: Optional[Row] = None) -> None:
+    """A first line ``{"format": ..., "formatVersion": N}``, then one row per line (the same objects as
+    :func:`render_json`); with a manifest reference, a last line ``{"manifest": {...}}``."""
+    out.write(json.dumps(machine.header()) + "\n")
     for r in rows:
         out.write(json.dumps(r) + "\n")
     if manifest is not None:
@@ -127,20 +133,21 @@ def render_csv(rows: Sequence[Row], columns: Sequence[str], out: TextIO) -> None
         w.writerow([csv_cell(r.get(c)) for c in columns])
 
 
-def render_rows(fmt: str, rows: Sequence[Row], columns: Sequence[str], out: TextIO,
+def render_rows(fmt: str, machine: MachineFormat, rows: Sequence[Row], columns: Sequence[str], out: TextIO,
                 extra_tables: Callable[[Sequence[Row]], List[str]] = lambda rows: [],
                 headers: Sequence[str] = (), manifest: Optional[Row] = None, below: Optional[Below] = None,
                 formats: Optional[Formats] = None, screen: Optional[Screen] = None) -> None:
-    """Render ``rows`` in format ``fmt``; ``screen``: what ``table`` prints (else ``text``'s lines);
+    """Render ``rows`` in format ``fmt``; ``machine``: the command's JSON/JSONL output (its name and
+    version, :mod:`forensics.render.machine_format`); ``screen``: what ``table`` prints (else ``text``'s lines);
     ``extra_tables`` adds text blocks after the ``text`` lines;
     ``headers`` overrides the table's column titles; ``manifest`` (path and digest of the evidence
     manifest) is embedded in JSON; ``below``, ``formats``: see :func:`kafka_table`. A row is a mapping of
     its columns or a typed row (:class:`~forensics.report.row.JsonRow`)."""
     rows = [as_mapping(r) for r in rows]
     if fmt == "json":
-        render_json(rows, out, manifest)
+        render_json(rows, out, machine, manifest)
     elif fmt == "jsonl":
-        render_jsonl(rows, out, manifest)
+        render_jsonl(rows, out, machine, manifest)
     elif fmt == "csv":
         render_csv(rows, columns, out)
     elif fmt == "table" and screen is not None:

@@ -19,6 +19,7 @@ from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.findings import Finding, total
 from forensics.render.clock_text import as_of_text
 from forensics.render.counts import count
+from forensics.render.machine_format import SCAN
 from forensics.render.table_fit import Column, fit_console, print_fitted, screen_width
 from forensics.render.terminal_text import term
 from forensics.render.time_text import short_duration
@@ -178,9 +179,10 @@ def _findings(items: List[Finding]) -> List[Dict[str, Any]]:
 
 def render_scan_json(report: ScanReport, out: TextIO, manifest: Optional[Dict[str, Any]] = None,
                      version: Optional[BrokerVersionRange] = None) -> None:
-    """One JSON document; ``manifest``: path and digest of the evidence manifest, embedded when given;
+    """One JSON document (its name and version first: :data:`~forensics.render.machine_format.SCAN`); ``manifest``: path and digest of the evidence manifest, embedded when given;
     ``version``: the broker version range (``brokerVersion``), when given."""
     obj: Dict[str, Any] = {
+        **SCAN.header(),
         "inputs": list(report.inputs),
         "asOf": {"timeMs": report.as_of.time_ms, "source": report.as_of.source},
     }
