@@ -59,7 +59,6 @@ Command line::
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shutil
 import sys
@@ -85,6 +84,7 @@ from tests.analysis.evidence_disks import (
     partitions,
 )
 from tests.analysis.evidence_mutations import CLASSES, Mutation, mutations
+from tests.machine_output import rows_of
 
 runner = CliRunner()
 ArmedKey = Tuple[str, int, str, str, str, str]
@@ -116,7 +116,7 @@ def analyse(disk: SweepDisk) -> Run:
         error = f"{type(r.exception).__name__}: {r.exception}"
     else:
         try:
-            rows = tuple(json.loads(r.stdout))
+            rows = tuple(rows_of(r.stdout))
         except ValueError:
             error = f"not JSON (exit {r.exit_code}): {r.stdout[:200]!r} {r.stderr[-300:]!r}"
     return Run(r.exit_code, rows, notes, error, cpu)

@@ -4,7 +4,6 @@ records a coordinator never writes, an open transaction whose own batches disagr
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from fixtures.diskgen.records import RecordSpec, encode_v2_batch
 from fixtures.diskgen.txnlog import encode_txn_log_key, encode_txn_log_value
 from forensics.cli.app import app
 from forensics.codec.snapshot import decode_snapshot
+from tests.machine_output import rows_of
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"
@@ -30,7 +30,7 @@ def _copy(tmp_path: Path) -> Path:
 
 def _rows(broker: Path):
     r = runner.invoke(app, ["find-hanging", str(broker.parent), "--format", "json", "--no-progress", "--all"])
-    return r.exit_code, json.loads(r.stdout)
+    return r.exit_code, rows_of(r.stdout)
 
 
 def _script(broker: Path) -> str:

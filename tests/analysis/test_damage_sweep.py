@@ -8,7 +8,6 @@ every transaction-bearing log one way after another (see ``damage_sweep.py``).
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from typer.testing import CliRunner
 import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
 from forensics.cli.app import app
 from tests.analysis.damage_sweep import copy_disk, sweep
+from tests.machine_output import rows_of
 
 REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 EXAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "example-disk"
@@ -34,7 +34,7 @@ def disk(request, tmp_path_factory):
 def _hanging(root: Path, as_of: int):
     r = runner.invoke(app, ["find-hanging", str(root), "--all", "--format", "json", "--no-progress",
                             "--as-of", str(as_of)])
-    return r.exit_code, json.loads(r.stdout), r.stderr
+    return r.exit_code, rows_of(r.stdout), r.stderr
 
 
 def _damaged(tmp_path: Path, run: str, rel: str, change) -> Path:

@@ -5,7 +5,6 @@ log start."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from typer.testing import CliRunner
 
 import forensics.cli.hanging_cmd  # noqa: F401
 from forensics.cli.app import app
+from tests.machine_output import rows_of
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"
@@ -26,7 +26,7 @@ def _copy(tmp_path: Path) -> Path:
 
 def _row(root: Path):
     r = runner.invoke(app, ["find-hanging", str(root), "--format", "json", "--no-progress"])
-    [row] = [x for x in json.loads(r.stdout) if (x["topic"], x["partition"]) == ("orders", 0)]
+    [row] = [x for x in rows_of(r.stdout) if (x["topic"], x["partition"]) == ("orders", 0)]
     return r.exit_code, row
 
 

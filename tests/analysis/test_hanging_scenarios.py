@@ -5,7 +5,6 @@ docs/stuck-lso.md), exit code and findings are compared with the hand-derived
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Dict
 
@@ -17,6 +16,7 @@ from fixtures import hanging_scenarios as hs
 from forensics.cli.app import app
 from forensics.report.state import partition_state_rows
 from forensics.runs.rebuild import load_state
+from tests.machine_output import rows_of
 
 runner = CliRunner()
 NAMES = list(hs.SCENARIOS)
@@ -63,7 +63,7 @@ def test_verdicts(name, built):
     exp = hs.expected(name)
     r = _run(built[name], exp["asOf"], "--all")
     assert r.exit_code == exp["exitCode"], r.output
-    rows = {_key(x): x for x in json.loads(r.stdout)}
+    rows = {_key(x): x for x in rows_of(r.stdout)}
     assert set(rows) == {_key(v) for v in exp["verdicts"]}, rows
     for v in exp["verdicts"]:
         row = rows[_key(v)]
@@ -91,7 +91,7 @@ def test_default_run_exit_code_and_shown_rows(name, built):
     exp = hs.expected(name)
     r = _run(built[name], exp["asOf"])
     assert r.exit_code == exp["exitCode"], r.output
-    shown = {_key(x) for x in json.loads(r.stdout)}
+    shown = {_key(x) for x in rows_of(r.stdout)}
     # without --all: every open transaction but those the coordinator will still finish in time
     assert shown == {_key(v) for v in exp["verdicts"] if v["verdict"] != "ongoing" or v.get("overdue")}
 
@@ -111,5 +111,5 @@ def test_findings(name, built):
 
 def test_unclean_election_reason_quotes_the_lost_markers_epochs(built):
     exp = hs.expected("unclean-election")
-    [row] = json.loads(_run(built["unclean-election"], exp["asOf"]).stdout)
+    [row] = rows_of(_run(built["unclean-election"], exp["asOf"]).stdout)
     assert "broker 1 holds its COMMIT marker at offset 3 (epoch 0, coordinatorEpoch 2)" in row["reason"]

@@ -3,7 +3,6 @@ analysis/settling.py, docs/stuck-lso.md "Copies of running brokers")."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -25,6 +24,7 @@ from forensics.analysis.quiescence import (
 from forensics.cli.app import app
 from forensics.io.files import lock_holder
 from forensics.layout.discovery import discover
+from tests.machine_output import rows_of
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"
@@ -40,7 +40,7 @@ def _copy(tmp_path: Path) -> Path:
 
 def _hanging(root: Path, *args: str):
     r = runner.invoke(app, ["find-hanging", str(root), "--format", "json", "--no-progress", *args])
-    return r.exit_code, json.loads(r.stdout), r.stderr
+    return r.exit_code, rows_of(r.stdout), r.stderr
 
 
 def test_a_copy_without_clean_shutdown_withholds_a_recent_verdict(tmp_path):

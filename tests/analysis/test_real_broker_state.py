@@ -23,13 +23,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
-import json
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import pytest
 
 from tests.analysis import ground_truth as gt
+from tests.machine_output import rows_of
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "fixtures" / "real"
@@ -323,9 +323,7 @@ def cli(*args: str):
 
 def cli_json(*args: str):
     out = cli(*args, "--format", "json").stdout
-    data = json.loads(out)
-    assert isinstance(data, list), f"expected one JSON array, got {type(data).__name__}"
-    return data
+    return rows_of(out)
 
 
 CLI_PARTITIONS = [

@@ -9,7 +9,6 @@ cleanly afterwards (``.kafka_cleanshutdown``): the copies are final (see analysi
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from fixtures.generator import RecordSpec, encode_v2_batch
 from forensics.analysis.replicas import compare_replicas
 from forensics.cli.app import app
 from forensics.runs.rebuild import load_state
+from tests.machine_output import rows_of
 
 DISK = Path(__file__).resolve().parents[2] / "fixtures" / "real" / "kraft-tv2" / "disk"
 PART = "b-txn-aborts-0"
@@ -51,7 +51,7 @@ def test_marker_lost_on_the_leader_is_hanging_with_the_other_replica_as_evidence
     root = make_two_brokers(tmp_path)
     r = CliRunner().invoke(app, ["find-hanging", str(root), "--format", "json", "--no-progress"])
     assert r.exit_code == 1, r.output
-    [row] = json.loads(r.stdout)
+    [row] = rows_of(r.stdout)
     assert (row["topic"], row["partition"], row["producerId"], row["startOffset"], row["brokerId"]) == (PART[:-2], 0,
                                                                                                        5, 29, 2)
     assert row["verdict"] == "hanging" and "CompleteCommit" in row["reason"]

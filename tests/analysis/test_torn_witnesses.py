@@ -4,7 +4,6 @@ is still caught by what its indexes, leader epochs, snapshots and log start say 
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from typer.testing import CliRunner
 
 import forensics.cli.hanging_cmd  # noqa: F401
 from forensics.cli.app import app
+from tests.machine_output import rows_of
 
 DISK = Path(__file__).resolve().parents[2] / "fixtures" / "real" / "kraft-tv2" / "disk"
 PART = "a-txn-orders-0"  # producer 2 commits 44..46, COMMIT marker @47 (the last 78 bytes of the log)
@@ -34,7 +34,7 @@ def _cut(tmp_path: Path) -> Path:
 
 def _row(root: Path):
     r = runner.invoke(app, ["find-hanging", str(root), "--format", "json", "--no-progress", "--as-of", AS_OF])
-    rows = [x for x in json.loads(r.stdout) if (x["topic"], x["partition"]) == ("a-txn-orders", 0)]
+    rows = [x for x in rows_of(r.stdout) if (x["topic"], x["partition"]) == ("a-txn-orders", 0)]
     return r.exit_code, rows
 
 

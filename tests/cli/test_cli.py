@@ -30,6 +30,7 @@ from typer.testing import CliRunner
 import forensics
 import forensics.cli.dump_cmd  # noqa: F401  (registers the dump command on the app)
 from forensics.cli.app import EXIT_CODES, app
+from tests.machine_output import jsonl_lines
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "fixtures" / "real"
@@ -220,7 +221,7 @@ def test_dump_json_lines_carry_the_fields_kafka_prints():
     with untouched(TV2 / OFFSETS_LOG):
         code, out, err = run_cli(["dump", "--deep-iteration", "--format", "json", OFFSETS_LOG], TV2)
     assert code == 0 and err == ""
-    objs = [json.loads(line) for line in out.splitlines()]
+    objs = jsonl_lines(out)
     assert all(isinstance(o, dict) and "type" in o for o in objs)
     assert objs[0] == {"type": "file", "path": OFFSETS_LOG, "kind": "log"}
     assert objs[1] == {"type": "log_start", "baseOffset": 0}
@@ -247,7 +248,7 @@ def test_dump_json_as_process_with_print_data_log():
     with untouched(TV2 / TXN_LOG):
         proc = run_proc(["dump", "--print-data-log", "--transaction-log-decoder", "--format", "json", TXN_LOG], TV2)
     assert proc.returncode == 0 and proc.stderr == ""
-    objs = [json.loads(line) for line in proc.stdout.splitlines()]
+    objs = jsonl_lines(proc.stdout)
     records = [o for o in objs if o["type"] == "record"]
     assert records and all("key" in r and "payload" in r for r in records)
     assert json.loads(records[0]["key"]) == {"type": "0", "data": {"transactionalId": "b-tx-timeout"}}

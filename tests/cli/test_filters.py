@@ -4,7 +4,6 @@ selects no row is an answer (exit 0)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from forensics.cli.app import app
 from forensics.errors import UsageError
 from forensics.layout.discovery import discover
 from tests.engine_lines import without_engine_line
+from tests.machine_output import rows_of
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"
@@ -72,7 +72,7 @@ def test_find_hanging_and_abort_commands_say_what_exists(args, line):
 
 def test_a_filter_naming_something_real_that_selects_nothing_is_an_answer():
     r = run("find-hanging", EXAMPLE, "--topic", "orders", "--partition", "1", "--format", "json")
-    assert r.exit_code == 0 and json.loads(r.stdout) == []
+    assert r.exit_code == 0 and rows_of(r.stdout) == []
     script = run("abort-commands", EXAMPLE, *ABORT, "--topic", "payments")
     assert script.exit_code == 0 and "# nothing to abort" in script.stdout
 
@@ -129,7 +129,7 @@ def test_list_state_any_case_and_typos():
     exact = run("list", REAL, "--state", "Ongoing", "--format", "json")
     lower = run("list", REAL, "--state", "ongoing", "--format", "json")
     assert exact.exit_code == lower.exit_code == 0
-    assert [x["transactionalId"] for x in json.loads(lower.stdout)] == ["d-tx-ongoing"]
+    assert [x["transactionalId"] for x in rows_of(lower.stdout)] == ["d-tx-ongoing"]
     assert lower.stdout == exact.stdout
     r = run("list", REAL, "--state", "ongoin")
     assert r.exit_code == 2 and one_line(r) == "kafka-forensics: no transaction state 'ongoin'; did you mean 'Ongoing'?"
@@ -141,7 +141,7 @@ def test_list_state_any_case_and_typos():
 
 def test_list_state_that_no_id_is_in_is_an_answer_with_what_is_there():
     r = run("list", EXAMPLE, "--state", "PREPARECOMMIT", "--format", "json")
-    assert r.exit_code == 0 and json.loads(r.stdout) == []
+    assert r.exit_code == 0 and rows_of(r.stdout) == []
     assert r.stderr.splitlines()[-1] == ("no transactional id is in state PrepareCommit; states in the evidence: "
                                          "CompleteCommit (3)")
 

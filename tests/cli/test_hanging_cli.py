@@ -4,7 +4,6 @@ coordinator data (unverifiable: age alone), exit codes, JSON keys and the safe a
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from typer.testing import CliRunner
 
 import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
 from forensics.cli.app import app
+from tests.machine_output import rows_of
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"
@@ -29,7 +29,7 @@ def run(*args):
 def test_example_disk_has_one_hanging_transaction_and_exit_1():
     r = run("find-hanging", EXAMPLE, "--format", "json", "--no-progress")
     assert r.exit_code == 1, r.output
-    [row] = json.loads(r.stdout)
+    [row] = rows_of(r.stdout)
     assert list(row)[:len(KEYS)] == KEYS
     assert (row["topic"], row["partition"], row["producerId"], row["startOffset"]) == ("orders", 0, 2002, 6)
     assert row["verdict"] == "hanging" and row["transactionalId"] == "reporting-app"
@@ -63,7 +63,7 @@ def test_as_of_sets_duration_and_table_header():
         "        CompleteCommit (epoch 1): no transaction in flight,",
         "        no marker will come"]  # folded at the screen's width
     iso = run("find-hanging", EXAMPLE, "--as-of", "2026-01-01T00:00:16.251Z", "--format", "json", "--no-progress")
-    assert json.loads(iso.stdout)[0]["durationMs"] == 10_000
+    assert rows_of(iso.stdout)[0]["durationMs"] == 10_000
     assert run("find-hanging", EXAMPLE, "--as-of", "yesterday").exit_code == 2
 
 
@@ -71,12 +71,12 @@ def test_as_of_sets_duration_and_table_header():
 def test_real_disks_have_nothing_hanging_and_d_is_ongoing(run_name):
     r = run("find-hanging", REAL / run_name / "disk", "--all", "--format", "json", "--no-progress")
     assert r.exit_code == 0, r.output
-    rows = json.loads(r.stdout)
+    rows = rows_of(r.stdout)
     assert {(x["topic"], x["partition"], x["producerId"], x["startOffset"], x["verdict"]) for x in rows} == {
         ("d-txn-ongoing", 0, 20, 2, "ongoing"), ("d-txn-ongoing", 1, 20, 2, "ongoing")}
     assert all(x["abortArgs"] is None for x in rows)
     plain = run("find-hanging", REAL / run_name / "disk", "--format", "json", "--no-progress")
-    assert plain.exit_code == 0 and json.loads(plain.stdout) == []
+    assert plain.exit_code == 0 and rows_of(plain.stdout) == []
 
 
 def test_without_coordinator_data_verdicts_are_unverifiable_and_age_gated(tmp_path):
@@ -84,13 +84,13 @@ def test_without_coordinator_data_verdicts_are_unverifiable_and_age_gated(tmp_pa
     shutil.copytree(EXAMPLE / "broker-1" / "orders-0", part)
     young = run("find-hanging", part, "--as-of", "1767225606251", "--format", "json", "--no-progress")
     assert young.exit_code == 7  # not "all clear": nothing can be verified
-    [row] = json.loads(young.stdout)
+    [row] = rows_of(young.stdout)
     assert (row["verdict"], row["armed"], row["abortArgs"]) == ("unverifiable", False, None)
     assert "WARNING: no __transaction_state partition among the inputs: verdicts are UNVERIFIABLE" in young.stderr
     old_as_of = str(1767225606251 + 16 * 60_000)
     old = run("find-hanging", part, "--as-of", old_as_of, "--format", "json", "--no-progress")
     assert old.exit_code == 7  # nor "abort these"
-    [row] = json.loads(old.stdout)
+    [row] = rows_of(old.stdout)
     assert (row["verdict"], row["armed"], row["abortArgs"]) == ("unverifiable", False, None)
     assert row["reason"].startswith("no __transaction_state in the inputs: the coordinator may still complete "
                                     "this transaction")

@@ -17,6 +17,7 @@ import pytest
 
 from fixtures.generator import RecordSpec, encode_v2_batch
 from tests.engine_lines import without_engine_line
+from tests.machine_output import rows_of
 from tests.cli.test_hostile_inputs import (  # noqa: F401  (baseline: a fixture)
     EXAMPLE,
     LOCAL,
@@ -146,9 +147,9 @@ def test_ten_thousand_partitions(tmp_path):
     assert all(parts[("wide", i)]["records"] == 1 and parts[("wide", i)]["highWatermark"] == 1 for i in range(WIDE))
     assert parts[("wide", WIDE - 1)]["openTransactions"] == 1
     assert [(f["kind"], f["path"]) for f in findings_of(doc)] == [("no_snapshot", str(disk / f"wide-{WIDE - 1}"))]
-    (row,) = json.loads(hanging.out)
+    (row,) = rows_of(hanging.out)
     assert hanging.code == 1 and (row["topic"], row["partition"], row["verdict"]) == ("wide", WIDE - 1, "hanging")
-    assert listed.code == 0 and without_engine_line(listed.err) == "" and [r["transactionalId"] for r in json.loads(listed.out)] == [
+    assert listed.code == 0 and without_engine_line(listed.err) == "" and [r["transactionalId"] for r in rows_of(listed.out)] == [
         "wide-app"]
     for command, r in runs.items():  # sane: seconds and megabytes, not minutes and gigabytes
         assert r.seconds < 120 and r.rss_mib < 1024, (command, r.seconds, r.rss_mib)
@@ -186,7 +187,7 @@ def _listed(*args) -> Tuple[Dict[str, int], str]:
     code, out, err = cli("list", *LOCAL, "--format", "json", *args)
     assert code == 0
     no_traceback(err)
-    return {r["transactionalId"]: r["transactionStatePartition"] for r in json.loads(out)}, without_engine_line(err)
+    return {r["transactionalId"]: r["transactionStatePartition"] for r in rows_of(out)}, without_engine_line(err)
 
 
 @pytest.mark.parametrize("count", [7, 3])
@@ -198,7 +199,7 @@ def test_transaction_state_with_another_partition_count(tmp_path, count):
     assert len(set(expected.values())) > 1 and expected != {t: transaction_partition(t, 50) for t in IDS}
     assert _listed(disk) == (expected, "")  # the count is read off the disk: every id where it belongs
     code, out, err = cli("find-hanging", *LOCAL, "--format", "json", disk)
-    (row,) = json.loads(out)
+    (row,) = rows_of(out)
     assert code == 1 and (row["partition"], row["transactionalId"], row["verdict"]) == (0, "echo-app", "hanging")
     # a count that contradicts the disk: said in one line; ids still listed, the verdict unchanged
     rows, err = _listed("--transaction-state-partitions", 50, disk)
@@ -234,12 +235,12 @@ def test_a_few_partitions_of_fifty_are_not_taken_for_all(tmp_path):
                    "another count\n")
     day_later = "2026-01-02T00:00:00Z"  # the generator's records are from 2026-01-01T00:00Z
     code, out, err = cli("find-hanging", *LOCAL, "--all", "--as-of", day_later, "--format", "json", disk)
-    (row,) = json.loads(out)
+    (row,) = rows_of(out)
     assert (code, row["verdict"], row["armed"]) == (7, "unverifiable", False)  # shown, neither clear nor armed
     assert row["reason"].startswith(f"no coordinator record for producer id {100 + len(here)}, but "
                                     "__transaction_state partitions 7, 8, 9,")
     code, out, _ = cli("find-hanging", *LOCAL, "--all", "--transaction-state-partitions", 7, "--format", "json", disk)
-    (row,) = json.loads(out)  # a wrong count given: the broker's checkpoints still name __transaction_state-7..49
+    (row,) = rows_of(out)  # a wrong count given: the broker's checkpoints still name __transaction_state-7..49
     assert (code, row["verdict"], row["armed"]) == (7, "unverifiable", False)
     assert ("43 coordinator partition(s) lack the copy that matters (__transaction_state-7, __transaction_state-8, "
             "__transaction_state-9 and 40 more; broker 1's checkpoints list it") in row["reason"]

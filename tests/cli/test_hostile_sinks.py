@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import shutil
 from pathlib import Path
 from typing import Dict, List, Tuple
@@ -24,6 +23,7 @@ import forensics.cli.state_cmd  # noqa: F401
 from fixtures import hostile
 from forensics.cli.app import app
 from tests.engine_lines import BY_OPTION
+from tests.machine_output import rows_of
 
 LOCAL = ("--engine", "local", "--no-progress")
 TEXT = ("--format", "text")  # kafka-transactions.sh's lines: a cell is what precedes a TAB
@@ -199,7 +199,7 @@ def test_csv_cells_cannot_be_formulas(disks, name, topic, transactional_id) -> N
 
 def test_json_keeps_the_exact_values(disks) -> None:
     code, out, _ = cli("find-hanging", disks["invalid-utf8"], *LOCAL, *AS_OF, "--format", "json")
-    [row] = json.loads(out)
+    [row] = rows_of(out)
     assert row["topic"] == "bad\udcff\udcfe\udcc3("  # the directory name, byte for byte
     assert row["transactionalId"] == "bad\ufffd\ufffd\ufffd("  # as Kafka decodes the id's bytes
     assert out.isascii()

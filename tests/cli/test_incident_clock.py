@@ -25,6 +25,7 @@ import pytest
 
 from tests.cli.test_hostile_inputs import EXAMPLE, LOCAL, REPO, cli, findings_of, partitions_of
 from tests.engine_lines import BY_OPTION as ENGINE
+from tests.machine_output import rows_of
 
 REAL = REPO / "fixtures" / "real"
 SHARED = REPO.parent / "shared" / "real-kafka" / "4.1.0"
@@ -112,7 +113,7 @@ def test_real_disk_copied_without_times(tmp_path, src, run):
 
     code, out, err = cli("find-hanging", *LOCAL, "--all", "--format", "json", disk)
     assert (code, err.splitlines()) == (0, [ENGINE, as_of_line(newest, source), COPY_NOTE])
-    rows = json.loads(out)
+    rows = rows_of(out)
     assert {(r["topic"], r["partition"], r["verdict"]) for r in rows} == {("d-txn-ongoing", 0, "ongoing"),
                                                                          ("d-txn-ongoing", 1, "ongoing")}
     for r in rows:  # the transaction was ~12 s old at the stop (4 d 19 h with the copy's file times)
@@ -130,7 +131,7 @@ def test_real_disk_copied_without_times(tmp_path, src, run):
     assert doc["logDirs"][0]["partitionsWithLateTransactions"] == 0
 
     code, out, err = cli("describe", *LOCAL, "--transactional-id", "d-tx-ongoing", "--format", "json", disk)
-    (row,) = json.loads(out)
+    (row,) = rows_of(out)
     assert (code, err.splitlines(), row["transactionDurationMs"]) == (0, [ENGINE, COPY_NOTE], newest - ONGOING_START[run])
     live = int((REAL / run / "ground-truth" / "broker-view-at-stop" / "describe-d-tx-ongoing.txt").read_text()
                .splitlines()[1].split()[7])  # TransactionDurationMs, seconds before the stop
@@ -156,7 +157,7 @@ def test_real_disk_copied_just_now(tmp_path):
     newest, _ = newest_batch(src)
     disk = copied(src, tmp_path / "data", int(time.time() * 1000))
     code, out, err = cli("find-hanging", *LOCAL, "--all", "--format", "json", disk)
-    assert (code, [r["verdict"] for r in json.loads(out)]) == (0, ["ongoing", "ongoing"])
+    assert (code, [r["verdict"] for r in rows_of(out)]) == (0, ["ongoing", "ongoing"])
     engine, first, note = err.splitlines()
     assert engine == ENGINE
     assert first.startswith(f"as of {iso_ms(newest)} ({newest}): newest batch timestamp, in ")
@@ -170,7 +171,7 @@ def test_example_disk(tmp_path):
     newest, newest_log = newest_batch(EXAMPLE)
     disk = copied(EXAMPLE, tmp_path / "broker-1", newest + COPY_GAP_MS)
     code, out, err = cli("find-hanging", *LOCAL, "--format", "json", disk)
-    (row,) = json.loads(out)
+    (row,) = rows_of(out)
     source = (f"newest batch timestamp, in {disk / newest_log.parent.name / newest_log.name}; file times ignored "
               "(copy times); clean shutdown recorded (.kafka_cleanshutdown)")
     assert (code, err.splitlines()) == (1, [ENGINE, as_of_line(newest, source), COPY_NOTE])
@@ -181,7 +182,7 @@ def test_example_disk(tmp_path):
     assert (code, err.splitlines()) == (0, [ENGINE, COPY_NOTE])
     assert f"# as of: {iso_ms(newest)} ({newest}): {source}\n" in out
     given = cli("find-hanging", *LOCAL, "--as-of", "2026-01-01T01:00:00Z", "--format", "json", disk)
-    (row,) = json.loads(given[1])
+    (row,) = rows_of(given[1])
     assert (given[0], given[2].splitlines()) == (1, [ENGINE, "as of 2026-01-01T01:00:00.000Z (1767229200000): --as-of"])
     assert row["durationMs"] == 1767229200000 - 1767225606251
 
@@ -217,7 +218,7 @@ def test_forged_far_future_batch_is_not_the_clock(tmp_path):
               "(copy times); clean shutdown recorded (.kafka_cleanshutdown)")
     code, out, err = cli("find-hanging", *LOCAL, "--all", "--format", "json", disk)
     assert (code, err.splitlines()) == (0, [ENGINE, as_of_line(newest, source), COPY_NOTE, finding])
-    assert [r["durationMs"] for r in json.loads(out)] == [newest - ONGOING_LAST_TIMESTAMP["kraft-tv2"]] * 2
+    assert [r["durationMs"] for r in rows_of(out)] == [newest - ONGOING_LAST_TIMESTAMP["kraft-tv2"]] * 2
     code, out, err = cli("scan", *LOCAL, "--format", "json", disk)
     doc = json.loads(out)
     assert (code, err.splitlines(), doc["asOf"]["timeMs"]) == (0, [ENGINE, COPY_NOTE], newest)
@@ -253,7 +254,7 @@ def test_forged_batch_in_a_copy_without_the_broker_files(tmp_path):
         "broker was running, or did not stop cleanly, when it was copied: a copy of a running broker (or of one "
         "that crashed) holds each partition as of its own copy, so a transaction, Prepare state or completion less "
         "than 15 min older than its partition's copy is too recent to judge (unverifiable, never armed)"])
-    assert [r["durationMs"] for r in json.loads(out)] == [newest - ONGOING_LAST_TIMESTAMP["kraft-tv2"]] * 2
+    assert [r["durationMs"] for r in rows_of(out)] == [newest - ONGOING_LAST_TIMESTAMP["kraft-tv2"]] * 2
 
 
 def test_the_script_keeps_a_hostile_path_in_its_as_of_comment(tmp_path):

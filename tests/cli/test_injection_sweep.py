@@ -30,6 +30,7 @@ from fixtures import hostile
 from forensics.cli.app import EXIT_CODES, EXIT_INTERNAL, app
 from forensics.render.csv_text import FORMULA_STARTS
 from forensics.render.terminal_text import has_raw_control, term
+from tests.machine_output import rows_of
 
 REPO = Path(__file__).resolve().parents[2]
 LOCAL = ("--engine", "local", "--no-progress")
@@ -136,13 +137,11 @@ def test_abort_script_sweep(disks) -> None:
 def test_the_hostile_disks_hold_what_they_claim(disks) -> None:
     """The generator really planted each payload: in the log dir's path, a topic directory, a
     transactional id the coordinator holds and a consumer group stuck at the LSO."""
-    import json
-
     for name in ("newline-forged-row", "invalid-utf8", "long"):
         disk, payload = disks[name], hostile.PAYLOADS[name]
         assert os.fsencode(disk).find(hostile.raw(payload)[:100].replace(b"/", b"_").replace(b"\x00", b"_")) > 0
         result = runner.invoke(app, ["find-hanging", str(disk), "--format", "json", *LOCAL], catch_exceptions=False)
-        [row] = json.loads(result.stdout)
+        [row] = rows_of(result.stdout)
         assert row["topic"] == hostile.name_part(payload) and row["transactionalId"] == hostile.as_java_string(payload)
         if name != "invalid-utf8":  # the commit names the topic as a Java string: not the directory's bytes
             assert row["abortPreview"]["stuckConsumerGroups"][0]["group"] == payload

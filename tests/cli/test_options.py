@@ -24,6 +24,7 @@ import forensics.cli.scan_cmd  # noqa: F401
 import forensics.cli.state_cmd  # noqa: F401
 from forensics.cli import options
 from forensics.cli.app import app
+from tests.machine_output import jsonl_rows, rows_of
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"
@@ -119,11 +120,9 @@ def test_choices_are_taken_in_any_case():
 def test_jsonl_is_one_row_per_line():
     run = CliRunner().invoke
     env = {"KAFKA_FORENSICS_ENGINE": "local"}
-    import json
-
-    doc = json.loads(run(app, ["list", str(EXAMPLE), "--format", "json"], env=env).stdout)
-    lines = run(app, ["list", str(EXAMPLE), "--format", "jsonl"], env=env).stdout.splitlines()
-    assert [json.loads(x) for x in lines] == doc and len(lines) == 3
+    doc = rows_of(run(app, ["list", str(EXAMPLE), "--format", "json"], env=env).stdout)
+    lines = jsonl_rows(run(app, ["list", str(EXAMPLE), "--format", "jsonl"], env=env).stdout)
+    assert lines == doc and len(lines) == 3
 
 
 def _doc_table() -> Dict[str, set]:

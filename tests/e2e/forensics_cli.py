@@ -3,11 +3,12 @@ and the real-evidence generator (``tests/e2e/live_evidence.py``)."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import List, Sequence
+
+from tests.machine_output import rows_of
 
 UNUSED_BOOTSTRAP = "127.0.0.1:9"  # abort-commands needs one; nothing connects to it
 
@@ -42,10 +43,9 @@ def row_summary(row: dict) -> dict:
 
 def json_rows(r: subprocess.CompletedProcess) -> List[dict]:
     try:
-        rows = json.loads(r.stdout) if r.stdout.strip() else []
-    except ValueError:
+        return rows_of(r.stdout) if r.stdout.strip() else []
+    except (ValueError, AssertionError, KeyError):
         return []
-    return rows if isinstance(rows, list) else []
 
 
 def script_head(script: str) -> List[str]:

@@ -23,7 +23,6 @@ the producer wrote after the copy; and when the broker cannot be reached.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
@@ -39,6 +38,7 @@ from tests.e2e import broker_clients as clients
 from tests.e2e.broker_clients import forget_transactional_ids, offsets
 from tests.e2e.forensics_cli import armed_lines, forensics
 from tests.e2e.kafka_broker import Broker, broker_problem, free_port
+from tests.machine_output import rows_of
 
 pytestmark = [pytest.mark.broker,
               pytest.mark.skipif(broker_problem() is not None, reason=broker_problem() or "")]
@@ -119,7 +119,7 @@ def scene(tmp_path_factory):
 def hanging_rows(scene: Scene) -> Dict[str, dict]:
     r = forensics("find-hanging", str(scene.copy), "--format", "json")
     assert r.returncode == 1, r.stderr
-    return {row["topic"]: row for row in json.loads(r.stdout)}
+    return {row["topic"]: row for row in rows_of(r.stdout)}
 
 
 def script_for(scene: Scene, topic: str, bootstrap: str = "", *extra: str) -> Path:

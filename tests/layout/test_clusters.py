@@ -19,6 +19,7 @@ from forensics.errors import UsageError
 from forensics.findings import FindingKind
 from forensics.layout.discovery import discover
 from forensics.layout.clusters import select_cluster
+from tests.machine_output import rows_of
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "fixtures" / "real"
@@ -213,5 +214,5 @@ def test_the_shared_real_runs_copied_side_by_side(tmp_path):
     picked = run("find-hanging", root, "--cluster-id", TV0_ID, "--all", "--format", "json",
                  "--as-of", "2026-11-20T21:55:36.934Z")
     assert picked.exit_code == 0
-    assert {(x["topic"], x["partition"], x["verdict"]) for x in json.loads(picked.stdout)} == {
+    assert {(x["topic"], x["partition"], x["verdict"]) for x in rows_of(picked.stdout)} == {
         ("d-txn-ongoing", 0, "ongoing"), ("d-txn-ongoing", 1, "ongoing")}

@@ -7,7 +7,6 @@ values are read from the same run's JSON."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -21,6 +20,7 @@ import forensics.cli.state_cmd  # noqa: F401
 from forensics.cli.app import app
 from forensics.render.time_text import short_duration
 from tests.screen_disks import DISKS, EXAMPLE
+from tests.machine_output import rows_of as json_rows
 
 WIDTHS = (80, 100, 160)
 KEYS = ("Partition", "ProducerId", "Epoch", "CoordEpoch", "StartOffset")  # find-hanging's, never left out
@@ -34,7 +34,7 @@ def run(*args, width: Optional[int] = None) -> Tuple[int, str, str]:
 
 
 def rows_of(*args) -> List[dict]:
-    return json.loads(run(*args, "--format", "json")[1])
+    return json_rows(run(*args, "--format", "json")[1])
 
 
 def present(disk: Path) -> Path:

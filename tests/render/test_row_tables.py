@@ -3,7 +3,6 @@ the row's line whatever the width, the long texts under the row folded to the wi
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from typer.testing import CliRunner
 
 import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
 from forensics.cli.app import app
+from tests.machine_output import rows_of
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "fixtures" / "real" / "kraft-tv2" / "disk"
@@ -27,7 +27,7 @@ def _run(*args, width=None):
 def test_find_hanging_rows_whole_and_reasons_folded(width):
     if not REAL.is_dir():
         pytest.skip(f"{REAL} is absent")
-    rows = json.loads(_run("find-hanging", REAL, "--all", "--format", "json"))
+    rows = rows_of(_run("find-hanging", REAL, "--all", "--format", "json"))
     lines = _run("find-hanging", REAL, "--all", "--format", "text", width=width).splitlines()
     table = [[c.strip() for c in ln.split("\t")[:-1]] for ln in lines if ln.endswith("\t")]
     assert [r[:8] for r in table[1:]] == [

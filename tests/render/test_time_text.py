@@ -3,7 +3,6 @@ print ms, ages at the as-of time; and the times the reasons and the abort script
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
 from forensics.cli.app import app
 from forensics.render.counts import count
 from forensics.render.time_text import age, duration, iso, short_duration, stamp
+from tests.machine_output import rows_of
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "fixtures" / "real"
@@ -61,7 +61,7 @@ def test_ongoing_reason_names_the_coordinators_start_time_human_and_in_ms(disk):
     r = CliRunner().invoke(app, ["find-hanging", str(disk), "--all", "--format", "json", "--no-progress",
                                  "--engine", "local"])
     assert r.exit_code == 0, r.output
-    rows = json.loads(r.stdout)
+    rows = rows_of(r.stdout)
     assert rows and {row["reason"].split(": the coordinator")[0] for row in rows} == {
         f"Ongoing with d-txn-ongoing-{p} in its set since 2026-11-20T21:50:47.934Z (1795211447934; "
         f"{duration(rows[0]['asOfMs'] - T)} before as-of)" for p in (0, 1)}

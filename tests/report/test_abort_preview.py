@@ -27,6 +27,7 @@ import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
 from fixtures import hanging_scenarios as hs
 from fixtures.generator import RecordSpec, encode_v2_batch
 from forensics.cli.app import app
+from tests.machine_output import rows_of
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"
@@ -36,7 +37,7 @@ runner = CliRunner()
 def find_hanging(root: Path, *extra: str) -> List[dict]:
     r = runner.invoke(app, ["find-hanging", str(root), "--all", "--format", "json", "--no-progress", *extra])
     assert r.exit_code in (0, 1, 7), r.stderr
-    return json.loads(r.stdout)
+    return rows_of(r.stdout)
 
 
 def partition_dir(root: Path, row: dict) -> Path:

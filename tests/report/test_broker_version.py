@@ -192,7 +192,7 @@ def test_scan_shows_the_range_as_a_line_and_a_json_object():
     assert lines[lines.index(next(x for x in lines if x.startswith("Partitions"))) - 1] == TV0_LABEL
     assert lines.index(TV0_LABEL) > as_of  # below the as-of line
     doc = json.loads(run("scan", REAL / "kraft-tv2" / "disk", "--format", "json").stdout)
-    assert list(doc)[:3] == ["inputs", "asOf", "brokerVersion"]
+    assert list(doc)[:5] == ["format", "formatVersion", "inputs", "asOf", "brokerVersion"]
     v = doc["brokerVersion"]
     assert (v["low"], v["high"], v["label"], v["source"]) == ("4.1", None, TV2_LABEL, "disk")
     assert v["evidence"][0] == "metadata.version 4.1-IV1 (level 27): 4.1 or newer"

@@ -14,6 +14,7 @@ import pytest
 from forensics.pipeline.engine import spark_available
 from tests.engine_lines import as_engine, spark_line, split_engine_line
 from tests.spark.cluster import processes_mentioning
+from tests.machine_output import rows_of
 
 pytestmark = pytest.mark.spark
 
@@ -146,7 +147,7 @@ def test_relative_paths_resolve_on_executors_as_on_the_driver(tmp_path: Path, lo
     done = _run(["find-hanging", "example-disk", "--format", "json", "--master", "local[2]"], _env(tmp_path),
                 cwd=REPO / "fixtures")
     assert done.returncode == 1, done.stderr
-    assert json.loads(done.stdout)[0]["producerId"] == json.loads(local_find_hanging.stdout)[0]["producerId"]
+    assert rows_of(done.stdout)[0]["producerId"] == rows_of(local_find_hanging.stdout)[0]["producerId"]
 
 
 def test_a_failed_job_keeps_the_log_it_names(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ per-replica results are equal, including when segments are split into byte range
 
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -29,6 +28,7 @@ from forensics.pipeline.assemble import (
 from forensics.pipeline.local import LocalExecutor
 from forensics.pipeline.plan import Scope, plan
 from tests.engine_lines import as_engine, spark_line
+from tests.machine_output import rows_of
 
 pytestmark = pytest.mark.spark
 
@@ -80,9 +80,9 @@ def _lookups(root: Path) -> List[List[str]]:
     """describe-producers of every data partition with producers, describe of every transactional id
     (capped, to keep the suite short on the real disks)."""
     code, out, _ = _invoke(["list", str(root), "--format", "json", "--no-progress"], "local")
-    ids = [row["transactionalId"] for row in json.loads(out)][:4] if code == 0 else []
+    ids = [row["transactionalId"] for row in rows_of(out)][:4] if code == 0 else []
     code, out, _ = _invoke(["find-hanging", str(root), "--all", "--format", "json", "--no-progress"], "local")
-    tps = sorted({(v["topic"], v["partition"]) for v in json.loads(out)})[:4] if out.strip() else []
+    tps = sorted({(v["topic"], v["partition"]) for v in rows_of(out)})[:4] if out.strip() else []
     cmds = [["describe", str(root), "--transactional-id", t, "--format", "json", "--no-progress"] for t in ids]
     cmds += [["describe-producers", str(root), "--topic", t, "--partition", str(p), "--format", "json",
               "--no-progress"] for t, p in tps]
