@@ -17,6 +17,7 @@ from fixtures import hanging_scenarios, scenarios
 from forensics.cli.app import app
 from forensics.findings import FindingKind, Severity
 from forensics.render.machine_format import MACHINE_FORMATS, MachineFormat
+from tests.machine_output import rows_of
 from tests.oracle import REPO, shared_dir
 
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is a test dependency (pip install -e '.[test]')")
@@ -70,10 +71,6 @@ def _invoke(args: Sequence[str]) -> str:
     return r.stdout
 
 
-def _rows(text: str) -> List[Dict[str, Any]]:
-    return json.loads(text)["rows"]
-
-
 def _dump_files(disk: Path, scan_doc: Dict[str, Any]) -> Iterator[List[str]]:
     """Of the first two partitions of each kind (each internal topic, the data topics), the first segment
     with the decoder its topic calls for, then its index and snapshot files; the KRaft checkpoints."""
@@ -106,7 +103,7 @@ def machine_outputs(disk: Path, tmp: Path) -> Iterator[Output]:
                      _invoke(["find-hanging", disk, "--all", "--format", fmt, "--no-progress"]))
         for extra in ([], ["--state", "Dead"]):
             yield Output("list", fmt, ["list", *extra], _invoke(["list", disk, *extra, "--format", fmt, "--no-progress"]))
-    ids = [r["transactionalId"] for r in _rows(_invoke(["list", disk, "--format", "json", "--no-progress"]))][:2]
+    ids = [r["transactionalId"] for r in rows_of(_invoke(["list", disk, "--format", "json", "--no-progress"]))][:2]
     producers = [(p["topic"], p["partition"]) for d in scan_doc["logDirs"] for p in d["partitions"]
                  if p["records"] and not p["topic"].startswith("__")][:2]
     for fmt in ("json", "jsonl"):
@@ -208,6 +205,13 @@ def test_finding_kinds_and_severities_are_the_codes():
     common = _schema_doc("common")["$defs"]["finding"]["properties"]
     assert common["kind"]["enum"] == [k.value for k in FindingKind]
     assert common["severity"]["enum"] == [s.value for s in Severity]
+
+
+def test_transaction_states_are_kafkas():
+    from forensics.analysis.filters import STATE_NAMES
+
+    named = _schema_doc("common")["$defs"]["transactionState"]["anyOf"][0]["enum"]
+    assert named == [*STATE_NAMES, "<tombstone>"]
 
 
 def test_verdicts_are_the_codes():
