@@ -3,20 +3,63 @@
 It is built at install time where a C compiler exists. The pure-Python code paths stay the
 reference and give the same results: the accelerator only takes the healthy common case (framing
 v2 batches, decoding records) and hands anything unusual back to them. Setting
-``KAFKA_FORENSICS_PURE=1`` turns it off (the test suite runs both ways).
+``KAFKA_FORENSICS_PURE=1`` turns it off: the tests compare the two paths on the same bytes, and CI
+runs the fast tier once more with it set (.ci/run).
+
+``native`` is typed as :class:`Accelerator`, the functions ``forensics/_speedups.pyi`` declares, so
+that a type checker checks every call into C (a module cannot be spelled as ``Optional[...]``).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, cast
 
-native: Optional[object] = None
-if not os.environ.get("KAFKA_FORENSICS_PURE"):
+if TYPE_CHECKING:
+    from forensics import _speedups
+
+    class Accelerator:
+        """forensics._speedups as the type checker sees it: each function its stub's."""
+
+        attribute_bits = staticmethod(_speedups.attribute_bits)
+        batch_line = staticmethod(_speedups.batch_line)
+        codecs = staticmethod(_speedups.codecs)
+        crc32 = staticmethod(_speedups.crc32)
+        crc32c = staticmethod(_speedups.crc32c)
+        deep_tuples = staticmethod(_speedups.deep_tuples)
+        dump_batches = staticmethod(_speedups.dump_batches)
+        fold = staticmethod(_speedups.fold)
+        hardware_crc = staticmethod(_speedups.hardware_crc)
+        init_fallback = staticmethod(_speedups.init_fallback)
+        init_frames = staticmethod(_speedups.init_frames)
+        init_legacy = staticmethod(_speedups.init_legacy)
+        init_records = staticmethod(_speedups.init_records)
+        legacy_entry = staticmethod(_speedups.legacy_entry)
+        legacy_inner = staticmethod(_speedups.legacy_inner)
+        legacy_lines = staticmethod(_speedups.legacy_lines)
+        legacy_records = staticmethod(_speedups.legacy_records)
+        record_block = staticmethod(_speedups.record_block)
+        record_lines = staticmethod(_speedups.record_lines)
+        record_tuples = staticmethod(_speedups.record_tuples)
+        records = staticmethod(_speedups.records)
+        register_codecs = staticmethod(_speedups.register_codecs)
+        scan = staticmethod(_speedups.scan)
+        scan_tuples = staticmethod(_speedups.scan_tuples)
+        unframe = staticmethod(_speedups.unframe)
+        xxh32 = staticmethod(_speedups.xxh32)
+
+
+def _load() -> Optional[Accelerator]:
+    if os.environ.get("KAFKA_FORENSICS_PURE"):
+        return None
     try:
-        from forensics import _speedups as native  # type: ignore[no-redef]
+        from forensics import _speedups as module
     except ImportError:  # pragma: no cover - no compiler at install time
-        native = None
+        return None
+    return cast("Accelerator", module)
+
+
+native: Optional[Accelerator] = _load()
 
 
 def describe() -> str:
