@@ -49,7 +49,9 @@ def metadata_copies(inventory: Inventory) -> List[PartitionDir]:
 def copy_tip(p: PartitionDir) -> MetadataCopy:
     """How far a replica reaches: its newest batch's (leader epoch, last offset + 1), read from the batch
     headers of its last non-empty segment; its newest snapshot's when no batch follows it."""
-    for seg in reversed([s for s in p.segments if s.log is not None]):
+    for seg in reversed(p.segments):
+        if seg.log is None:
+            continue
         last = None
         try:
             with SegmentWalk(seg.log, base_offset=seg.base_offset, verify_crc=False) as walk:
@@ -121,7 +123,8 @@ def _choose(p: PartitionDir, until: Optional[int], notes: List[Finding]) -> Tupl
     snapshot the log does not continue, the newest damaged snapshot, the log from its first offset."""
     logs = [s for s in p.segments if s.log is not None]
     log_start = logs[0].base_offset if logs else None
-    valid, damaged = [], []
+    valid: List[Tuple[KraftSnapshotFile, int]] = []
+    damaged: List[Tuple[KraftSnapshotFile, int]] = []
     for snap in sorted(p.kraft_checkpoints, key=lambda c: (c.end_offset, c.epoch), reverse=True):
         if until is not None and snap.end_offset > until + 1:
             continue
@@ -212,16 +215,18 @@ class _Reader:
     def log(self, p: PartitionDir, start: int) -> None:
         """The log of replica ``p`` from offset ``start`` on, up to its first damaged byte."""
         logs = [s for s in p.segments if s.log is not None]
-        expected: Optional[int] = start
+        expected = start
         for i, seg in enumerate(logs):
             following = logs[i + 1].base_offset if i + 1 < len(logs) else None
             if following is not None and following <= start:
                 continue
             if self.until is not None and seg.base_offset > self.until:
                 break
-            expected = self.segment(seg.log, seg.base_offset, start, expected)
-            if expected is None:
+            assert seg.log is not None
+            after = self.segment(seg.log, seg.base_offset, start, expected)
+            if after is None:
                 return
+            expected = after
 
     def segment(self, path: str, base: int, start: int, expected: int) -> Optional[int]:
         """Fold one segment; the offset the next one should begin with, None when it ends in damage
@@ -296,7 +301,8 @@ def read_cluster_image(inventory: Inventory, *, until_offset: Optional[int] = No
         return reader.replay.image(complete=reader.complete, origin=origin, files=tuple(reader.files),
                                    copies=tuple(tips))
     best = max(range(len(copies)), key=lambda i: (tips[i].epoch, tips[i].end_offset, -i))
-    p, notes = copies[best], []
+    p = copies[best]
+    notes: List[Finding] = []
     reading, snapshot_ts = _choose(p, until_offset, notes)
     for f in notes:
         reader.replay.note(f)
