@@ -235,6 +235,7 @@ class RecordBlock:
         return self.records()[index]
 
     def records(self) -> List[Record]:
+        assert native is not None  # only the accelerator makes a RecordBlock (record_block)
         return native.records(self.data, 0, len(self.data), self.header, False, True, self.base)
 
 

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from typing import AbstractSet, List, NamedTuple, Optional, Tuple
 
+from forensics.codec.batch import Record
 from forensics.codec.control import ControlRecordType, decode_control_key, decode_control_record
 from forensics.codec.metadata_records import CorruptMetadataRecordError, decode_metadata_record
 from forensics.errors import ForensicsError
 from forensics.findings import Finding, FindingKind
+from forensics.io.frames import HeadedFrame, V2Frame
 from forensics.io.segment import SegmentWalk
 from forensics.layout import Inventory, KraftSnapshotFile, PartitionDir, PartitionStatus
 from forensics.model import CLUSTER_METADATA_TOPIC
@@ -72,7 +74,7 @@ def copy_tip(p: PartitionDir) -> MetadataCopy:
 # -- snapshots ---------------------------------------------------------------------------------------------
 
 
-def _control_type(walk: SegmentWalk, frame) -> Tuple[Optional[int], Optional[object]]:
+def _control_type(walk: SegmentWalk[HeadedFrame], frame: V2Frame) -> Tuple[Optional[int], Optional[Record]]:
     """The type of the first control record of a control batch, and the record."""
     records, _ = walk.records(frame)
     if not records:
@@ -98,7 +100,7 @@ def snapshot_problem(path: str) -> Tuple[Optional[str], int]:
             if first is None:
                 first = frame
                 kind, rec = _control_type(walk, frame) if frame.header.is_control else (None, None)
-                if kind != ControlRecordType.SNAPSHOT_HEADER:
+                if kind != ControlRecordType.SNAPSHOT_HEADER or rec is None:  # (a kind comes with its record)
                     return "it does not begin with a SnapshotHeader control record", timestamp
                 try:
                     data = decode_control_record(rec.key, rec.value).data
@@ -108,7 +110,7 @@ def snapshot_problem(path: str) -> Tuple[Optional[str], int]:
             last = frame
         if walk.first_invalid_position is not None:
             return f"it is damaged from byte {walk.first_invalid_position} on", timestamp
-        if first is None:
+        if last is None:  # (first is None too)
             return "it holds no batch", timestamp
         kind = _control_type(walk, last)[0] if last.header.is_control and last is not first else None
     if kind != ControlRecordType.SNAPSHOT_FOOTER:
@@ -161,7 +163,7 @@ class _Reader:
         self.complete = False
         self.replay.note(Finding(FindingKind.METADATA_INCOMPLETE, message, path, position))
 
-    def batch(self, walk: SegmentWalk, frame, log: bool, start: int = 0) -> Tuple[int, Optional[int], Optional[int]]:
+    def batch(self, walk: SegmentWalk[HeadedFrame], frame: V2Frame, log: bool, start: int = 0) -> Tuple[int, Optional[int], Optional[int]]:
         """Fold the records of one data batch (of the log: those from offset ``start`` up to ``until``);
         (records folded, first and last log offset folded). A type outside ``wanted`` is not decoded
         (``value[1]``: the api key, one byte below 128)."""
