@@ -226,7 +226,7 @@ class EvidenceExtents:
         return LogExtent(label, path, log_end, high_watermark, recovery, snapshots, tuple(segments),
                          tuple(findings), log_dir is not None and log_dir.had_clean_shutdown, start,
                          part.leader_epochs if part is not None else (),
-                         tuple(reached) if reached is not None else None)
+                         (*reached,) if reached is not None else None)  # a plain tuple (reach may hand a NamedTuple)
 
 
 class EvidenceCheck:

@@ -227,10 +227,10 @@ def _unproven(verdict: str, reason: str, view: PartitionView, e: ProducerState, 
             torn.extend(data)
         if verdict == HANGING or v is not None:
             wanted = None if v is None else sorted({v.partition, v.expected_partition})
-            for label, found in check.coordinator(wanted):
-                parts.append(describe(label, found) + (": the id's newest record may be missing" if v is not None
-                                                       else ": the record of this producer id may be missing"))
-                torn.extend(found)
+            for label, missing in check.coordinator(wanted):
+                parts.append(describe(label, missing) + (": the id's newest record may be missing" if v is not None
+                                                         else ": the record of this producer id may be missing"))
+                torn.extend(missing)
     gaps.extend(torn)
     if check is not None:
         foreign = check.misplaced(v) if v is not None or verdict == HANGING else ()
@@ -303,7 +303,7 @@ def _history_only(view: PartitionView, coord: Optional[CoordinatorView], time_te
     """Open transactions the full history of the segments shows that the state the broker loads (the
     snapshot plus the replay) does not: the readings contradict each other, so the transaction stays a row,
     unverifiable whatever the coordinator says."""
-    out = []
+    out: List[Tuple[ProducerState, int, str, str, Optional[TransactionIdView], Tuple[Gap, ...]]] = []
     shown = set(view.open_transactions) | {e.producer_id for e, _, _ in _snapshot_only(view)}
     witness = view.witness  # an older snapshot + replay: the producers whose batches are gone from the log
     seen = [(pid, first, view.history) for pid, first in view.history.ongoing.items()] + (
@@ -315,7 +315,7 @@ def _history_only(view: PartitionView, coord: Optional[CoordinatorView], time_te
         entry = fold.entries[pid]
         _, said, v = _classify(view, entry, coord, time_text)
         gap = fold_disagreement(view, pid)
-        gaps = (gap,) if gap is not None else ()
+        gaps: Tuple[Gap, ...] = (gap,) if gap is not None else ()
         where = ("the full history of the segments" if fold is view.history else
                  f"the older producer snapshot {view.witness_snapshot} plus the replay")
         reason = (f"open since offset {first} in {where}, but not in the state the broker "

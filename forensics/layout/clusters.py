@@ -217,6 +217,8 @@ def _progress(d: LogDir, p: PartitionDir) -> Tuple[int, int, int, int, int]:
     epoch = p.leader_epochs[-1].epoch if p.leader_epochs else -1
     last = p.segments[-1].base_offset if p.segments else -1
     size = sum(s.log_size or 0 for s in p.segments)
+    if tp is None:
+        return (epoch, -1, -1, last, size)
     return (epoch, d.high_watermarks.get(tp, -1), d.recovery_points.get(tp, -1), last, size)
 
 

@@ -175,7 +175,8 @@ class _Told:
     made: inputs refused before any work is read get their one line alone)."""
 
     def __init__(self, executor: Executor, chosen: Chosen, tell: Callable[[Chosen], None]) -> None:
-        self._executor, self._chosen, self._tell = executor, chosen, tell
+        self._executor, self._tell = executor, tell
+        self._chosen: Optional[Chosen] = chosen  # None once told
         self.name = executor.name
 
     def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,

@@ -232,7 +232,7 @@ class CoordinatorFold:
         v = h.value
         if v is None:
             return
-        decision = _DECISIONS.get(v.status)  # type: ignore[call-overload]
+        decision = _DECISIONS.get(v.status) if isinstance(v.status, TransactionStatus) else None
         if decision is not None:
             self._decision[tid] = decision
         pids = self._pids.get(tid, ())
@@ -260,7 +260,8 @@ class CoordinatorFold:
             # TransactionMetadata only ever bumps a producer id's epoch (a new id when it is exhausted)
             problem = (f"producer epoch {v.producer_epoch} after {previous.producer_epoch} for producer id "
                        f"{v.producer_id} (a coordinator never lowers an epoch: an older record re-appended)")
-        if problem is None and prev_state is TransactionStatus.ONGOING and v.producer_id == previous.producer_id \
+        if problem is None and previous is not None and prev_state is TransactionStatus.ONGOING \
+                and v.producer_id == previous.producer_id \
                 and v.status_id in (TransactionStatus.PREPARE_COMMIT, TransactionStatus.PREPARE_ABORT):
             # TransactionMetadata.prepareAbortOrCommit keeps the transaction's partitions and start time
             if set(new.partitions) != set(previous.partitions) or new.start_ms != previous.start_ms:
