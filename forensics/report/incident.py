@@ -267,7 +267,7 @@ def _transaction(v: Verdict, row: Row) -> OpenTransaction:
     commands, extras = _commands(row)
     return OpenTransaction(
         tp.topic, tp.partition, v.view.inputs.broker_id, e.producer_id, e.producer_epoch,
-        e.coordinator_epoch if e.coordinator_epoch >= 0 else -1, v.start_offset, v.transactional_id, v.verdict,
+        e.latest_coordinator_epoch, v.start_offset, v.transactional_id, v.verdict,
         v.reason, v.abortable, bool(row.get("armed")), row.get("notArmedBecause"), tuple(row.get("advice") or ()),
         e.last_timestamp if e.last_timestamp >= 0 else None, v.duration_ms, _tone_of(v),
         tuple(flatten(row.get("evidence") or {}, "evidence")), tuple(commands), tuple(extras), _facts(row),
