@@ -19,7 +19,8 @@ from forensics.render.clock_text import file_times_note
 from forensics.render.counts import count
 from forensics.render.html_style import CSS, TONES, tone_colour
 from forensics.render.html_svg import lso_bars, lso_drawn, timeline_svg
-from forensics.render.html_text import esc, size, value_text
+from forensics.render.html_text import esc, value_text
+from forensics.render.size_text import size
 from forensics.render.selection_text import attention_words, left_out_words, selection_options, selection_words
 from forensics.render.time_text import age, duration, iso, moment
 from forensics.report.incident_labels import GROUP_LABELS, LINES, QUOTED
