@@ -45,9 +45,9 @@ def _size(n: int, wide: bool) -> str:
 
 # -- the columns: (column, cell of a row) ----------------------------------------------------------------
 
-_DIRS = (Column("Broker"), Column("LogDir", fold=True), Column("CleanShutdown", drop=1), Column("Partitions"),
+_DIRS = (Column("Broker"), Column("LogDir", fold=True, path=True), Column("CleanShutdown", drop=1), Column("Partitions"),
          Column("Bytes", drop=2), Column("LateTxnPartitions"), Column("Findings"))
-_DIRS_WIDE = (Column("Broker"), Column("Cluster"), Column("DirectoryId"), Column("LogDir", fold=True),
+_DIRS_WIDE = (Column("Broker"), Column("Cluster"), Column("DirectoryId"), Column("LogDir", fold=True, path=True),
               Column("CleanShutdown"), Column("Partitions"), Column("Bytes"), Column("LateTxnPartitions"),
               Column("Findings"))
 _PARTS = (Column("Broker", drop=1), Column("Partition", fold=True), Column("LogStart", drop=2), Column("HW"),
@@ -56,9 +56,9 @@ _PARTS_WIDE = (Column("Broker"), Column("Partition", fold=True), Column("TopicId
                Column("Bytes"), Column("Batches"), Column("Records"), Column("Offsets"), Column("LogStart"),
                Column("HW"), Column("LSO"), Column("LSOLag"), Column("OpenTxns"), Column("Magic"),
                Column("Codecs"), Column("Findings"))
-_LOOSE = (Column("File", fold=True), Column("Bytes"), Column("Batches"), Column("Records"), Column("Offsets"),
+_LOOSE = (Column("File", fold=True, path=True), Column("Bytes"), Column("Batches"), Column("Records"), Column("Offsets"),
           Column("Magic", drop=2), Column("Codecs", drop=1), Column("Findings"))
-_FINDINGS = (Column("Severity"), Column("Kind"), Column("Path", fold=True),
+_FINDINGS = (Column("Severity"), Column("Kind"), Column("Path", fold=True, path=True),
              Column("Bytes", drop=1), Column("Offsets", drop=2), Column("Message", fold=True, min_width=20))
 
 
