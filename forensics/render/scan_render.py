@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, TextIO
 from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.findings import Finding, total
 from forensics.render.clock_text import as_of_text
-from forensics.render.counts import count
+from forensics.render.counts import by_topic, count
 from forensics.render.size_text import exact_size, size
 from forensics.render.table_fit import Column, fit_console, print_fitted, screen_width
 from forensics.render.terminal_text import term
@@ -120,7 +120,7 @@ def _hidden_line(hidden: Sequence[PartitionSummary]) -> str:
     topics: Dict[str, int] = {}
     for p in hidden:
         topics[p.topic or ""] = topics.get(p.topic or "", 0) + 1
-    which = ", ".join(f"{term(t)} {n}" for t, n in sorted(topics.items()))
+    which = by_topic([(term(t), n) for t, n in topics.items()])
     return (f"{count(len(hidden), 'partition')} of internal topics hidden ({which}): no LSO lag, open transaction "
             "or finding; --internal shows them")
 
