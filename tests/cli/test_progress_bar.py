@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.terminal_output import read_terminal
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "example-disk"
 
 
@@ -15,15 +17,7 @@ def _stderr_on_a_terminal(*args: str) -> str:
     proc = subprocess.Popen([sys.executable, "-m", "forensics", *args], stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=child, close_fds=True)
     os.close(child)
-    out = b""
-    while True:
-        try:
-            data = os.read(main, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not data:
-            break
-        out += data
+    out = read_terminal(main)
     os.close(main)
     assert proc.wait(timeout=120) == 0
     return out.decode("utf-8")

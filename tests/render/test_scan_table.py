@@ -19,6 +19,7 @@ import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
 import forensics.cli.scan_cmd  # noqa: F401
 import forensics.cli.state_cmd  # noqa: F401
 from forensics.cli.app import app
+from tests.terminal_output import read_terminal
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"
@@ -197,7 +198,6 @@ def test_on_a_terminal_the_table_fits_the_terminals_width():
     import os
     import pty
     import re
-    import select
     import struct
     import sys
     import termios
@@ -209,15 +209,7 @@ def test_on_a_terminal_the_table_fits_the_terminals_width():
         os.execve(sys.executable, [sys.executable, "-m", "forensics", "scan", "fixtures/example-disk", "--no-progress",
                                    "--engine", "local"], env)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 90, 0, 0))
-    out = b""
-    while select.select([fd], [], [], 60)[0]:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not data:
-            break
-        out += data
+    out = read_terminal(fd)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     text = re.sub(r"\x1b\[[0-9;]*m", "", out.decode()).replace("\r\n", "\n")
