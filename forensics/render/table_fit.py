@@ -150,8 +150,8 @@ def _fold_paths(console: Console, table: Table, columns: Sequence[Column], rows:
     """The rows with the cells of path columns folded at '/' to the widths rich gives those columns in
     ``table``, and the widths that keep them there; None when no path cell is wider than its column."""
     paths = [k for k, i in enumerate(shown) if columns[i].path]
-    if not paths:
-        return None
+    if not paths or _width(shown, _natural(columns, rows)) <= console.options.max_width:
+        return None  # nothing folds (rich's measuring of every cell is skipped: a table may hold 50,000 rows)
     try:  # rich's own share of the width (private: another rich version folds as before)
         given = table._calculate_column_widths(console, console.options.update_width(
             console.options.max_width - table._extra_width))
