@@ -30,7 +30,7 @@ from forensics.analysis.producers import PartitionView
 from forensics.analysis.replicas import markers_elsewhere
 from forensics.analysis.settling import TOO_RECENT_ADVICE, settling_gaps
 from forensics.codec.txnlog import TransactionStatus as S
-from forensics.model import Provenance, TopicPartition
+from forensics.model import Provenance, TopicPartition, first_few
 from forensics.state.producer import ProducerState, TransactionSpan
 
 HANGING = "hanging"
@@ -191,8 +191,7 @@ def _classify(view: PartitionView, e: ProducerState, coord: Optional[Coordinator
 
 
 def _numbers(values: Sequence[int], limit: int = 10) -> str:
-    shown = ", ".join(map(str, values[:limit]))
-    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+    return first_few([str(v) for v in values], limit)
 
 
 def _lost_marker(view: PartitionView, replicas: Sequence[PartitionView], pid: int, start: int) -> Optional[str]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, TextIO
 import typer
 
 from forensics.cli.progress import byte_progress
+from forensics.render.size_text import exact_size
 from forensics.render.terminal_text import term
 
 if TYPE_CHECKING:  # the engine and the manifest are loaded by the runs that have them, not by dump
@@ -68,7 +69,8 @@ def after_run(manifest: Optional[ManifestWritten], stats: Optional[Dict[str, Any
         if f.changed_during_run:
             write_note(f"kafka-forensics: manifest: WARNING: {term(f.path)} changed while this run read it")
     ref, m = manifest.ref, manifest.manifest
-    write_note(f"manifest: {ref.path} (sha256 {ref.sha256}; {len(m.files)} file(s), {m.total_bytes} bytes hashed)")
+    write_note(f"manifest: {ref.path} (sha256 {ref.sha256}; {len(m.files)} file(s), {exact_size(m.total_bytes)} "
+               "hashed)")
     return ref.as_json()
 
 

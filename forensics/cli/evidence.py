@@ -37,7 +37,7 @@ def verify_manifest_cli(
             write_note(f"kafka-forensics: note: {manifest} is a version 1 manifest: it lists only the files it hashed "
                        "and has no digest of itself, so entries added since and edits of the manifest cannot be "
                        "detected")
-        render_verification(list(done.rows), done.sha256, sys.stdout, fmt.value, verbose)
+        render_verification(list(done.rows), done.sha256, done.recorded, sys.stdout, fmt.value, verbose)
         sys.stdout.flush()
     if done.differs:
         raise typer.Exit(EXIT_FOUND)

@@ -36,6 +36,7 @@ from forensics.layout.evidence import check_output_path
 from forensics.render.clock_text import as_of_text
 from forensics.render.html_report import html_report
 from forensics.render.selection_text import selection_summary
+from forensics.render.size_text import exact_size
 from forensics.render.terminal_text import term
 from forensics.runs.context import EngineName
 from forensics.runs.hanging import ReportRequest, incident_report
@@ -76,7 +77,7 @@ def report_cli(
         size = _write(out, html_report(done.incident))
         s, chosen = done.incident.summary, done.incident.selection
         scope = f" {term(selection_summary(chosen))}" if chosen is not None else ""
-        write_note(f"report: {out} ({size} bytes): {s.hanging} hanging, {s.unverifiable} unverifiable, "
+        write_note(f"report: {out}, {exact_size(size)}: {s.hanging} hanging, {s.unverifiable} unverifiable, "
                    f"{s.open_transactions} open transaction(s), {s.findings} finding(s){scope}; "
                    f"as of {term(as_of_text(done.run.as_of))}")
         write_clock(done.run.as_of, as_of_line=False)

@@ -179,12 +179,17 @@ class _Told:
         self._chosen: Optional[Chosen] = chosen  # None once told
         self.name = executor.name
 
-    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
-            consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, Any]:
+    def announce(self, units: Sequence[WorkUnit]) -> None:
+        """Tell the engine line for ``units`` now, once (before a progress bar starts: a line written
+        while the bar is drawn lands inside its frame)."""
         if self._chosen is not None:
             processes = getattr(self._executor, "processes", None)
             self._tell(self._chosen._replace(processes=processes(units)) if processes is not None else self._chosen)
             self._chosen = None
+
+    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
+            consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, Any]:
+        self.announce(units)
         return self._executor.run(units, progress, consume)
 
     def __getattr__(self, name: str):  # stats, master, ...: the executor's

@@ -10,6 +10,7 @@ from forensics.render.counts import count
 from forensics.render.live_guard import guard_call, guard_functions
 from forensics.render.selection_text import Chosen, selection_options, selection_words
 from forensics.render.shell_text import command, comment, commented_command
+from forensics.render.size_text import exact_size
 from forensics.render.time_text import duration, stamp
 from forensics.report.hanging import COMMAND_FORMS
 from forensics.report.row import as_mapping
@@ -32,7 +33,7 @@ def _preview_lines(p: Row) -> List[str]:
     keys = p["keys"] if isinstance(p["keys"], str) else ", ".join("null" if k is None else repr(k) for k in p["keys"])
     if p["batches"]:
         lines = [f"the abort DISCARDS this producer's offsets {p['firstOffset']}..{p['lastOffset']}: "
-                 f"{count(p['batches'], 'batch')}, {count(p['records'], 'record')}, {count(p['bytes'], 'byte')}",
+                 f"{count(p['batches'], 'batch')}, {count(p['records'], 'record')}, {exact_size(p['bytes'])}",
                  f"  record timestamps {stamp(p['firstTimestamp'])} .. {stamp(p['lastTimestamp'])}; first keys: "
                  f"{keys or '-'}"]
     else:

@@ -127,7 +127,7 @@ def abort_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
     e = v.entry
     return _abort_prefix(v, bootstrap, command_config) + [
         "--producer-id", str(e.producer_id), "--producer-epoch", str(e.producer_epoch),
-        "--coordinator-epoch", str(max(e.coordinator_epoch, 0))]
+        "--coordinator-epoch", str(e.abort_coordinator_epoch)]
 
 
 def start_offset_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
@@ -142,7 +142,7 @@ def kafka_python_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER) -> Lis
     tp, e = v.view.topic_partition, v.entry
     return ["python", "-m", "kafka.admin", "-b", bootstrap, "transactions", "abort", "-t", tp.topic,
             "-p", str(tp.partition), "--producer-id", str(e.producer_id), "--producer-epoch", str(e.producer_epoch),
-            "--coordinator-epoch", str(max(e.coordinator_epoch, 0))]
+            "--coordinator-epoch", str(e.abort_coordinator_epoch)]
 
 
 NO_COORDINATOR_WARNING = ("no __transaction_state partition among the inputs: verdicts are UNVERIFIABLE and rest "
@@ -250,7 +250,7 @@ def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_conf
                  "kafkaPythonArgs": kafka_python_args(v, bootstrap)}
     live = forms if armed else None
     return HangingRow(
-        tp.topic, tp.partition, e.producer_id, e.producer_epoch, e.coordinator_epoch if e.coordinator_epoch >= 0 else -1,
+        tp.topic, tp.partition, e.producer_id, e.producer_epoch, e.latest_coordinator_epoch,
         v.start_offset, e.last_timestamp, v.duration_ms, v.verdict, v.reason, v.transactional_id,
         live["abortArgs"] if live else None, evidence_of(v), live["abortArgsStartOffset"] if live else None,
         live["kafkaPythonArgs"] if live else None, v.view.inputs.broker_id,

@@ -58,7 +58,7 @@ from forensics.report.incident_model import (
 )
 from forensics.report.incident_labels import ELSEWHERE, FACT, GROUP_LABELS, LABELS, label
 from forensics.report.row import as_mapping
-from forensics.report.scan import ScanReport, total_log_bytes
+from forensics.report.scan import ScanReport, total_log_bytes, without_producer_state
 from forensics.report.state import StateReport
 from forensics.state.coordinator import HistoryEntry
 from forensics.state.producer import TransactionSpan
@@ -98,7 +98,8 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
     timelines, omitted, unrelated = _timelines(report, views, verdicts, max_timelines, selection)
     return Incident(
         __version__, tuple(inputs), manifest[0] if manifest else None, manifest[1] if manifest else None,
-        as_of.time_ms, as_of.source, _summary(report, views, len(replicas), verdicts, findings, scan),
+        as_of.time_ms, as_of.source, _summary(report, views, len(replicas), verdicts, findings, scan,
+                                                 selection.narrows_partitions),
         _lso_lags(views, verdicts, as_of.time_ms), tuple(transactions), timelines, omitted,
         tuple(findings[:max_findings]), max(0, len(findings) - max_findings), tuple(evidence_warnings(report) if warnings is None else warnings),
         as_of, brokers,
@@ -121,7 +122,7 @@ def _needing_a_person(verdicts: Sequence[Verdict]) -> Tuple[int, int, int]:
 
 
 def _summary(report: StateReport, views: Sequence[PartitionView], replicas: int, verdicts: Sequence[Verdict],
-             findings: Sequence[Finding], scan: Optional[ScanReport]) -> Summary:
+             findings: Sequence[Finding], scan: Optional[ScanReport], narrowed: bool = False) -> Summary:
     inv, coord = report.inventory, report.coordinator
     parts = [p for d in scan.log_dirs for p in d.partitions] if scan is not None else []
     hanging, unverifiable, attention = _needing_a_person(verdicts)
@@ -135,7 +136,8 @@ def _summary(report: StateReport, views: Sequence[PartitionView], replicas: int,
         findings_by_severity=tuple(sorted(level_counts(findings).items())), log_bytes=total_log_bytes(inv),
         segments=sum(len(p.segments) for p in parts) if scan is not None else None,
         batches=sum(p.batches for p in parts) if scan is not None else None,
-        records=sum(p.records for p in parts) if scan is not None else None)
+        records=sum(p.records for p in parts) if scan is not None else None,
+        not_counted=() if narrowed else without_producer_state(inv))
 
 
 def _judged(v: Verdict) -> Tuple[TopicPartition, Optional[int], int, int]:
@@ -267,7 +269,7 @@ def _transaction(v: Verdict, row: Row) -> OpenTransaction:
     commands, extras = _commands(row)
     return OpenTransaction(
         tp.topic, tp.partition, v.view.inputs.broker_id, e.producer_id, e.producer_epoch,
-        e.coordinator_epoch if e.coordinator_epoch >= 0 else -1, v.start_offset, v.transactional_id, v.verdict,
+        e.latest_coordinator_epoch, v.start_offset, v.transactional_id, v.verdict,
         v.reason, v.abortable, bool(row.get("armed")), row.get("notArmedBecause"), tuple(row.get("advice") or ()),
         e.last_timestamp if e.last_timestamp >= 0 else None, v.duration_ms, _tone_of(v),
         tuple(flatten(row.get("evidence") or {}, "evidence")), tuple(commands), tuple(extras), _facts(row),

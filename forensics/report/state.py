@@ -329,7 +329,7 @@ def producer_rows(view: PartitionView) -> List[Row]:
         spans = view.history.spans.get(pid, ()) or view.broker.spans.get(pid, ())
         rows.append({
             "topic": tp.topic, "partition": tp.partition, "producerId": pid, "producerEpoch": e.producer_epoch,
-            "latestCoordinatorEpoch": e.coordinator_epoch if e.coordinator_epoch >= 0 else -1,
+            "latestCoordinatorEpoch": e.latest_coordinator_epoch,
             "lastSequence": e.last_sequence, "lastTimestamp": e.last_timestamp,
             "currentTransactionStartOffset": e.current_txn_first_offset,
             "brokerId": view.inputs.broker_id, "lastOffset": e.last_offset if e.last_offset >= 0 else None,

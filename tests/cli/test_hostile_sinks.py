@@ -24,6 +24,7 @@ import forensics.cli.state_cmd  # noqa: F401
 from fixtures import hostile
 from forensics.cli.app import app
 from tests.engine_lines import BY_OPTION
+from tests.terminal_output import read_terminal
 
 LOCAL = ("--engine", "local", "--no-progress")
 TEXT = ("--format", "text")  # kafka-transactions.sh's lines: a cell is what precedes a TAB
@@ -236,18 +237,10 @@ def test_dump_text_on_a_terminal_shows_the_records_control_characters_escaped(di
     primary, secondary = pty.openpty()
     with subprocess.Popen(args, stdout=secondary, stderr=subprocess.PIPE) as proc:
         os.close(secondary)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(primary, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
+        written = read_terminal(primary, timeout=120)
         proc.wait(timeout=120)
     os.close(primary)
-    shown = b"".join(chunks).decode().replace("\r\n", "\n")  # the pty's own line discipline
+    shown = written.decode().replace("\r\n", "\n")  # the pty's own line discipline
     assert proc.returncode == piped.returncode == 0
     assert "key: \x1b[2J\x1b[H\x1b[31mred payload:" in piped.stdout
     assert "\x1b" not in shown and "key: \\x1b[2J\\x1b[H\\x1b[31mred payload:" in shown
