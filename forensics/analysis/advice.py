@@ -14,7 +14,7 @@ Grounded in Kafka's own code paths:
 
 from __future__ import annotations
 
-from typing import List, Optional, Protocol, Tuple
+from typing import Optional, Protocol, Tuple
 
 from forensics.analysis.coordinator import TransactionIdView
 from forensics.analysis.evidence_gaps import Gap
@@ -108,13 +108,20 @@ def fenced(v: Verdict) -> Tuple[str, ...]:
     return tuple(lines)
 
 
-def _overdue(v: Verdict) -> List[str]:
+def overdue(v: Verdict) -> Tuple[str, ...]:
+    """Ongoing past its own timeout: the coordinator should have aborted it (its timeout checker,
+    ``TransactionCoordinator.abortTimedOutTransactions``, every 10 s by default) and has not."""
     m = v.id_view.metadata if v.id_view is not None else None
     timeout = f"{m.timeout_ms} ms" if m is not None else "?"
-    return [f"Ongoing {_minutes(v.overdue_ms)} past its own timeout ({timeout}): {_coordinator(v)} should have "
+    broker = v.id_view.coordinator if v.id_view else "?"
+    return (f"Ongoing {_minutes(v.overdue_ms)} past its own timeout ({timeout}): {_coordinator(v)} should have "
             "aborted it (it checks every 10 s by default)",
-            f"check that broker {v.id_view.coordinator if v.id_view else '?'} still leads __transaction_state-"
-            f"{v.coordinator_partition} and its server.log for the aborts of timed-out transactions", _terminate(v)]
+            f"check that broker {broker} still leads __transaction_state-{v.coordinator_partition} and its "
+            "server.log for the aborts of timed-out transactions (errors writing the PrepareAbort record or its "
+            f"markers), and {_leader_log(v)} for WriteTxnMarkers of producer {v.entry.producer_id}",
+            f"a new leader of __transaction_state-{v.coordinator_partition} loads it and aborts the timed-out "
+            f"transaction: restart broker {broker} or move that partition's leadership (kafka-leader-election.sh, "
+            "brokers 2.4+)", _terminate(v))
 
 
 def unverifiable(v: Verdict) -> Tuple[str, ...]:
@@ -131,11 +138,6 @@ def _minutes(ms: Optional[int]) -> str:
     return f"{(ms or 0) // 60_000} min"
 
 
-def ongoing(v: Verdict) -> Tuple[str, ...]:
-    """Nothing while the coordinator may still finish it in time; past its own timeout, what to check."""
-    return tuple(_overdue(v)) if v.overdue_ms is not None else ()
-
-
 def none(v: Verdict) -> Tuple[str, ...]:
-    """A proven hang: the abort command is the advice."""
+    """A proven hang (the abort command is the advice), or a transaction its coordinator will finish in time."""
     return ()

@@ -9,6 +9,8 @@ partition replica (producer id, first offset, entry epoch E, coordinator epoch C
   partition not in its partition set); reasons name the known patterns (KAFKA-9144, KAFKA-7408).
   The only verdict whose abort is armed;
 * ``ongoing``: Ongoing with the partition in its set: the coordinator will finish or time it out;
+  ``overdue`` (a state of ongoing) when more than a minute past its own timeout: the coordinator
+  should have aborted it, yet its records still hold it Ongoing (not proven hanging);
 * ``stuck-coordinator``: PrepareCommit/PrepareAbort with the partition in its set: markers that
   never arrived (never abort a PrepareCommit: it would break atomicity);
 * ``fenced-coordinator``: the partition holds, for this producer, a coordinator epoch above the
@@ -34,7 +36,7 @@ from forensics.analysis.settling import TOO_RECENT_ADVICE, settling_gaps
 from forensics.analysis.verdict_kinds import Arming, VerdictKind
 from forensics.codec.txnlog import TransactionStatus as S
 from forensics.model import Provenance, TopicPartition
-from forensics.state.coordinator import Decision
+from forensics.state.coordinator import Decision, TransactionMetadata
 from forensics.state.producer import ProducerState, TransactionSpan
 
 DEFAULT_MAX_TRANSACTION_TIMEOUT_MS = 15 * 60_000
@@ -60,7 +62,7 @@ class Verdict:
     past_age_gate: bool
     patterns: Tuple[str, ...] = ()  # KAFKA-9144, KAFKA-7408, ...
     gaps: Tuple[Gap, ...] = ()  # incomplete evidence that kept a hanging verdict from being proven
-    overdue_ms: Optional[int] = None  # ongoing: how long past its own timeout (as of), if past it
+    overdue_ms: Optional[int] = None  # overdue: how long past its own timeout (as of)
     decision: Optional[Decision] = None  # what the coordinator last decided for the id
 
     @property
@@ -70,8 +72,8 @@ class Verdict:
 
     @property
     def needs_person(self) -> bool:
-        """Not proven, but a person must look (find-hanging's exit 7): its kind says so, or it is overdue."""
-        return self.verdict.needs_person or self.overdue_ms is not None
+        """Not proven, but a person must look (find-hanging's exit 7), as its kind says."""
+        return self.verdict.needs_person
 
     @property
     def needs_attention(self) -> bool:
@@ -270,6 +272,12 @@ def _overdue(verdict: VerdictKind, v: Optional[TransactionIdView], as_of: Option
     return late if late > OVERDUE_GRACE_MS else None
 
 
+def _overdue_reason(view: PartitionView, m: TransactionMetadata, time_text: TimeText) -> str:
+    return (f"Ongoing with {view.topic_partition} in its set since {time_text(m.start_ms)}, past its own timeout "
+            f"({m.timeout_ms} ms) since {time_text(m.start_ms + m.timeout_ms)}: the coordinator should have aborted "
+            "it, yet its records still hold it Ongoing, so no marker is proven missing")
+
+
 def _snapshot_only(view: PartitionView) -> List[Tuple[ProducerState, int, str]]:
     """Open transactions the newest producer snapshot shows that the log read no longer does (its data
     damaged, cut or missing) and that no marker seen closes: (entry, first offset, snapshot path). The
@@ -352,10 +360,13 @@ def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as
         reason, gaps = _unproven(verdict, reason, view, e, span, v, coord, check, time_text, replicas)
         if gaps:
             verdict = VerdictKind.UNVERIFIABLE
+        overdue = _overdue(verdict, v, as_of)
+        if overdue is not None and v is not None and v.metadata is not None:
+            verdict, reason = VerdictKind.OVERDUE, _overdue_reason(view, v.metadata, time_text)
         duration = as_of - e.last_timestamp if as_of is not None and e.last_timestamp >= 0 else None
         past = duration is not None and duration > max_timeout_ms
         out.append(Verdict(view, e, start, span, verdict, reason, v.transactional_id if v else None, v,
-                           duration, past, tuple(patterns), gaps, _overdue(verdict, v, as_of),
+                           duration, past, tuple(patterns), gaps, overdue,
                            v.decision if v is not None else None))
     for e, start, verdict, reason, v, gaps in (_lost_from_log(view, coord, check, time_text)
                                                + _history_only(view, coord, time_text)):

@@ -10,6 +10,7 @@ from forensics.render.counts import count
 from forensics.render.live_guard import guard_call, guard_functions
 from forensics.render.selection_text import Chosen, selection_options, selection_words
 from forensics.render.shell_text import command, comment, commented_command
+from forensics.render.state_render import verdict_heading, verdict_label
 from forensics.render.time_text import duration, stamp
 from forensics.report.hanging import COMMAND_FORMS
 from forensics.report.row import as_mapping
@@ -119,7 +120,7 @@ def _last_write(r: Row) -> str:
 
 def _row(r: Row, bootstrap: str, command_config: Optional[str]) -> str:
     out = comment(f"{r['topic']}-{r['partition']} producer {r['producerId']} epoch {r['producerEpoch']} "
-                  f"from offset {r['startOffset']}: {r['verdict']}")
+                  f"from offset {r['startOffset']}: {verdict_heading(r)}")
     out += _comment_block([f"reason: {r['reason']}", f"transactional id: {r.get('transactionalId')}",
                            _last_write(r)])
     out += _comment_block(_evidence_lines(r))
@@ -129,7 +130,7 @@ def _row(r: Row, bootstrap: str, command_config: Optional[str]) -> str:
     armed = bool(r.get("armed") and r.get("abortForms"))
     if not armed:
         why = r.get("notArmedBecause") or "not proven hanging; leave it to the coordinator"
-        out += comment(f"NOT ARMED ({r['verdict']}): {why}")
+        out += comment(f"NOT ARMED ({verdict_label(r)}): {why}")
     if r.get("abortForms"):
         out += _forms(r, armed, bootstrap, command_config)
     return out

@@ -188,6 +188,17 @@ def _not_armed_because(v: Verdict, arm_unverifiable: bool, legal_topic: bool) ->
     return v.verdict.unarmed
 
 
+def _why_not_armed(v: Verdict, offered: bool, armed: bool, arm_unverifiable: bool, legal_topic: bool
+                   ) -> Optional[str]:
+    """``notArmedBecause``: why an offered abort is not armed; where none is offered, what the kind says
+    of itself (an overdue one), else None."""
+    if armed:
+        return None
+    if not offered:
+        return v.verdict.unarmed if v.verdict.offer is Offer.NEVER else None
+    return _not_armed_because(v, arm_unverifiable, legal_topic)
+
+
 @dataclass(frozen=True, slots=True)
 class HangingRow(JsonRow):
     """One open transaction as find-hanging, abort-commands and the report show it (columns in JSON order;
@@ -219,6 +230,7 @@ class HangingRow(JsonRow):
     advice: List[str]
     coordinator_partition: Optional[int]
     overdue_ms: Optional[int]
+    verdict_state: str  # the verdict's kind: its verdict, or a state of it ("overdue" of "ongoing")
     as_of_ms: Any = ABSENT  # find-hanging's rows say their as-of time
     as_of_source: Any = ABSENT
     abort_preview: Any = ABSENT  # an AbortPreview, where one was computed (rows with abort forms)
@@ -241,13 +253,14 @@ def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_conf
     live = forms if armed else None
     return HangingRow(
         tp.topic, tp.partition, e.producer_id, e.producer_epoch, e.coordinator_epoch if e.coordinator_epoch >= 0 else -1,
-        v.start_offset, e.last_timestamp, v.duration_ms, v.verdict.value, v.reason, v.transactional_id,
+        v.start_offset, e.last_timestamp, v.duration_ms, v.verdict.word, v.reason, v.transactional_id,
         live["abortArgs"] if live else None, evidence_of(v), live["abortArgsStartOffset"] if live else None,
         live["kafkaPythonArgs"] if live else None, v.view.inputs.broker_id,
         v.duration_ms // 1000 if v.duration_ms is not None else None, e.last_sequence,
         v.duration_ms // 60_000 if v.duration_ms is not None else None, armed,
-        None if armed or forms is None else _not_armed_because(v, arm_unverifiable, legal), forms,
+        _why_not_armed(v, forms is not None, armed, arm_unverifiable, legal), forms,
         active_form(version) if forms else None, list(v.advice), v.coordinator_partition, v.overdue_ms,
+        v.verdict.value,
         as_of.time_ms if as_of is not None else ABSENT, as_of.source if as_of is not None else ABSENT,
         preview if forms else ABSENT)
 

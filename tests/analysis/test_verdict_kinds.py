@@ -12,6 +12,7 @@ import pytest
 
 from forensics.analysis.verdict_kinds import Arming, Offer, VerdictKind
 from forensics.render.html_style import TONES
+from forensics.render.state_render import verdict_label
 from forensics.report import incident_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +22,7 @@ def _scenario_kinds():
     found = {}
     for p in sorted((ROOT / "fixtures" / "hanging-scenarios").glob("*/expected.json")):
         for v in json.loads(p.read_text())["verdicts"]:
-            found.setdefault(v.get("verdictState", v["verdict"]), p.parent.name)
+            found.setdefault("overdue" if v.get("overdue") else v["verdict"], p.parent.name)
     return found
 
 
@@ -30,7 +31,7 @@ def test_every_kind_has_a_scenario_and_docs_lines(kind):
     assert kind.value in _scenario_kinds(), f"no fixtures/hanging-scenarios/*/expected.json shows {kind.value}"
     for doc in ("docs/cli.md", "docs/stuck-lso.md"):
         text = (ROOT / doc).read_text()
-        assert re.search(rf"^\| `{re.escape(kind.value)}` \|", text, re.M), f"{doc}: no verdict table line"
+        assert re.search(rf"^\| `{re.escape(kind.value)}`", text, re.M), f"{doc}: no verdict table line"
 
 
 @pytest.mark.parametrize("kind", list(VerdictKind), ids=lambda k: k.value)
@@ -39,10 +40,23 @@ def test_every_kind_has_a_tone_the_report_draws(kind):
     assert kind.tone in {getattr(incident_model, n) for n in dir(incident_model) if n.isupper()}
 
 
-def test_the_word_is_the_json_value():
+def test_the_value_is_the_json_state_and_the_word_its_verdict():
     assert json.dumps(list(VerdictKind)) == json.dumps([k.value for k in VerdictKind])
     assert [f"{k}" for k in VerdictKind] == [str(k) for k in VerdictKind] == [k.value for k in VerdictKind]
     assert VerdictKind("stuck-coordinator") is VerdictKind.STUCK
+    words = {k.value for k in VerdictKind if k.word == k.value}
+    assert all(k.word in words for k in VerdictKind)  # a state (overdue) is one of a verdict (ongoing)
+    assert (VerdictKind.OVERDUE.word, VerdictKind.OVERDUE.label) == ("ongoing", "ongoing, overdue")
+
+
+@pytest.mark.parametrize("kind", list(VerdictKind), ids=lambda k: k.value)
+def test_the_screens_label_a_row_as_its_kind(kind):
+    assert verdict_label({"verdict": kind.word, "verdictState": kind.value}) == kind.label
+
+
+def test_overdue_needs_a_person_and_is_never_armed():
+    k = VerdictKind.OVERDUE
+    assert k.needs_person and k.arming is Arming.NEVER and k.offer is Offer.NEVER and k.unarmed
 
 
 def test_only_a_proven_kind_is_armed_by_default_and_it_needs_no_person():
