@@ -84,7 +84,8 @@ class VerdictKind(str, Enum):
     FENCED = ("fenced-coordinator", Arming.NEVER, Offer.AFTER_ABORT, True, "prepare", _advice.fenced,
               "the partition fences the coordinator: see the advice")
     # Ongoing with the partition in its set: the coordinator will commit, abort or time it out
-    ONGOING = ("ongoing", Arming.NEVER, Offer.NEVER, False, "open", _advice.none)
+    ONGOING = ("ongoing", Arming.NEVER, Offer.NEVER, False, "open", _advice.none,
+               "within its own timeout: the coordinator will still finish it; not proven hanging")
     # ongoing, more than a minute past its own timeout: the coordinator should have aborted it, yet its
     # own records still hold it Ongoing, so no marker is proven missing (JSON: verdict "ongoing",
     # verdictState "overdue")

@@ -12,7 +12,7 @@ from forensics.render.selection_text import Chosen, selection_options, selection
 from forensics.render.shell_text import command, comment, commented_command
 from forensics.render.state_render import verdict_heading, verdict_label
 from forensics.render.time_text import duration, stamp
-from forensics.report.hanging import COMMAND_FORMS
+from forensics.report.hanging import COMMAND_FORMS, NO_COORDINATOR_EPOCH
 from forensics.report.row import as_mapping
 
 Row = Dict[str, Any]
@@ -81,7 +81,8 @@ _HEADER = """\
 # higher (a higher epoch fences the live producer and the coordinator's later markers).
 # If the broker rejects an abort (INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED)
 # the disk copy is stale: compare with a live describe-producers before trying other values.
-# Only proven hanging transactions are armed; the others are shown as comments with the reason.
+# Only proven hanging transactions are armed; every other open transaction is shown as comments
+# with the reason and why it is not armed.
 # Nothing runs unless this file is complete: the commands sit in main(), which runs only when
 # called as the last line does.
 """
@@ -128,8 +129,10 @@ def _row(r: Row, bootstrap: str, command_config: Optional[str]) -> str:
         out += _comment_block(_preview_lines(r["abortPreview"]))
     out += _comment_block([f"advice: {line}" for line in r.get("advice") or ()])
     armed = bool(r.get("armed") and r.get("abortForms"))
+    if r.get("abortForms") and isinstance(r.get("coordinatorEpoch"), int) and r["coordinatorEpoch"] < 0:
+        out += comment(NO_COORDINATOR_EPOCH, "#   ")
     if not armed:
-        why = r.get("notArmedBecause") or "not proven hanging; leave it to the coordinator"
+        why = r.get("notArmedBecause") or "not proven hanging"
         out += comment(f"NOT ARMED ({verdict_label(r)}): {why}")
     if r.get("abortForms"):
         out += _forms(r, armed, bootstrap, command_config)
@@ -159,5 +162,6 @@ def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs:
     for r in rows:
         text += "\n" + _row(r, bootstrap, command_config)
     if not armed:
-        text += "\n# nothing to abort\n"
+        text += "\n" + comment("nothing to abort: " + (f"{count(len(rows), 'open transaction')}, none armed (each above "
+                                                    "says why)" if rows else "no open transaction"))
     out.write(text + f"}}\n\n{_LAST_LINE}\n")

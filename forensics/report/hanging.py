@@ -148,12 +148,25 @@ def evidence_warnings(report: StateReport, evidence: Optional[EvidenceModel] = N
     return out + (evidence.lines(brokers) if evidence is not None else [])
 
 
+def _commit_pending(v: Verdict) -> bool:
+    """The coordinator holds the id in PrepareCommit with this partition in its set."""
+    m = v.id_view.metadata if v.id_view is not None else None
+    return m is not None and m.state == S.PREPARE_COMMIT and v.view.topic_partition in m.partitions
+
+
+COMMIT_PENDING = ("the coordinator decided to COMMIT and still holds this partition in PrepareCommit: never abort "
+                  "it (see the advice)")
+NO_COORDINATOR_EPOCH = ("coordinator epoch: the partition's entry has none yet (LatestCoordinatorEpoch -1, as the "
+                        "guard checks it), so the legacy form passes --coordinator-epoch 0: kafka-transactions.sh "
+                        "replaces a negative value by 0 itself (TransactionsCommand.AbortTransactionCommand: 0 is "
+                        "at most any coordinator epoch), and its --start-offset form takes the live entry's, else 0")
+
+
 def abort_candidate(v: Verdict) -> bool:
     """An abort is a possible operator action, as the verdict's kind offers it (:class:`Offer`): always
     (hanging, unverifiable), or where the coordinator decided ABORT but its marker never arrived (stuck,
     fenced)."""
-    m = v.id_view.metadata if v.id_view is not None else None
-    if m is not None and m.state == S.PREPARE_COMMIT and v.view.topic_partition in m.partitions:
+    if _commit_pending(v):
         return False  # the coordinator decided to commit this partition's data and still holds it: never abort
     offer = v.verdict.offer
     return offer is Offer.ALWAYS or (offer is Offer.AFTER_ABORT and v.decision is Decision.ABORT)
@@ -188,14 +201,12 @@ def _not_armed_because(v: Verdict, arm_unverifiable: bool, legal_topic: bool) ->
     return v.verdict.unarmed
 
 
-def _why_not_armed(v: Verdict, offered: bool, armed: bool, arm_unverifiable: bool, legal_topic: bool
-                   ) -> Optional[str]:
-    """``notArmedBecause``: why an offered abort is not armed; where none is offered, what the kind says
-    of itself (an overdue one), else None."""
+def _why_not_armed(v: Verdict, armed: bool, arm_unverifiable: bool, legal_topic: bool) -> Optional[str]:
+    """``notArmedBecause``: why the row's abort is not armed (None when it is)."""
     if armed:
         return None
-    if not offered:
-        return v.verdict.unarmed if v.verdict.offer is Offer.NEVER else None
+    if _commit_pending(v):
+        return COMMIT_PENDING
     return _not_armed_because(v, arm_unverifiable, legal_topic)
 
 
@@ -258,7 +269,7 @@ def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_conf
         live["kafkaPythonArgs"] if live else None, v.view.inputs.broker_id,
         v.duration_ms // 1000 if v.duration_ms is not None else None, e.last_sequence,
         v.duration_ms // 60_000 if v.duration_ms is not None else None, armed,
-        _why_not_armed(v, forms is not None, armed, arm_unverifiable, legal), forms,
+        _why_not_armed(v, armed, arm_unverifiable, legal), forms,
         active_form(version) if forms else None, list(v.advice), v.coordinator_partition, v.overdue_ms,
         v.verdict.value,
         as_of.time_ms if as_of is not None else ABSENT, as_of.source if as_of is not None else ABSENT,
