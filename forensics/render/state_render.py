@@ -71,4 +71,18 @@ def hanging_lines(row: Row) -> List[str]:
     return [when, f"reason: {row.get('reason')}"]
 
 
+def verdict_label(row: Row) -> str:
+    """A find-hanging row's verdict as people read it: the verdict, and its state where that is another
+    (``ongoing, overdue``: ``verdictState``), as :attr:`forensics.analysis.verdict_kinds.VerdictKind.label`."""
+    word, state = row.get("verdict"), row.get("verdictState")
+    return f"{word}" if state in (None, word) else f"{word}, {state}"
+
+
+def verdict_heading(row: Row) -> str:
+    """:func:`verdict_label` with how long an overdue one is past its own timeout (``overdueMs``):
+    ``ongoing, overdue by 1 h 7 min``."""
+    late = row.get("overdueMs")
+    return verdict_label(row) + ("" if late is None else f" by {duration(late)}")
+
+
 HANGING_BELOW = Below(("reason",), hanging_lines)  # the reason under the row, not a column of the table

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, List, Optional, Sequence, TextIO, Tuple
 
 from forensics.render.row_screens import Field, dash, key, print_notes, print_record, print_rows
-from forensics.render.state_render import hanging_lines
+from forensics.render.state_render import hanging_lines, verdict_heading, verdict_label
 from forensics.render.table_fit import Column, fit_console, screen_width
 from forensics.render.time_text import duration, short_duration, stamp, table_time
 
@@ -47,21 +47,23 @@ _HANGING = (
     _PARTITION, _PRODUCER, Field(Column("Epoch"), key("producerEpoch")),
     Field(Column("CoordEpoch"), key("coordinatorEpoch")), Field(Column("StartOffset"), key("startOffset")),
     Field(Column("Duration", drop=2), key("durationMs", short_duration)),
-    Field(Column("Verdict", drop=1), key("verdict")))  # both also in the lines under the table
+    Field(Column("Verdict", drop=1), verdict_label))  # both also in the lines under the table
 _HANGING_WIDE = (
     _PARTITION, Field(Column("Broker"), key("brokerId")), _PRODUCER, Field(Column("ProducerEpoch"), key("producerEpoch")),
     Field(Column("CoordinatorEpoch"), key("coordinatorEpoch")), Field(Column("StartOffset"), key("startOffset")),
     Field(Column("LastTimestamp"), key("lastTimestamp", _time)), Field(Column("Duration"), key("durationMs", short_duration)),
-    Field(Column("Verdict"), key("verdict")), Field(Column("TransactionalId", fold=True), key("transactionalId")))
+    Field(Column("Verdict"), verdict_label), Field(Column("TransactionalId", fold=True), key("transactionalId")))
 
 
 def _hanging_note(row: Row, brokers: bool) -> Tuple[str, List[str]]:
-    """Under the table, a row's long texts: which row, its verdict, its last timestamp, its reason."""
+    """Under the table, a row's long texts: which row, its verdict, its last timestamp, its reason; for a
+    state of a verdict (overdue), what to check and do."""
     txid = row.get("transactionalId")
     heading = (f"{_partition(row)}" + (f" on broker {row.get('brokerId')}" if brokers else "")
                + f", producer {row.get('producerId')}" + (f" ({txid})" if txid is not None else "")
-               + f": {row.get('verdict')}")
-    return heading, hanging_lines(row)
+               + f": {verdict_heading(row)}")
+    advice = [f"advice: {a}" for a in row.get("advice") or ()] if verdict_label(row) != row.get("verdict") else []
+    return heading, hanging_lines(row) + advice
 
 
 def hanging_screen(rows: Sequence[Row], out: TextIO, wide: bool = False) -> None:

@@ -12,6 +12,7 @@ checked against :mod:`forensics.state.transitions`; illegal ones become findings
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from forensics.codec.txnlog import TransactionLogValue, TransactionStatus
@@ -77,20 +78,28 @@ class IllegalRecord(NamedTuple):
     problem: str  # "PrepareCommit -> Empty is not a valid transition", "unknown transaction status 9"
 
 
+class Decision(str, Enum):
+    """What the coordinator decided for a transaction: its PrepareCommit/CompleteCommit or
+    PrepareAbort/CompleteAbort record (``TransactionCoordinator.endTransaction``)."""
+
+    COMMIT = "COMMIT"
+    ABORT = "ABORT"
+
+
 @dataclass(frozen=True, slots=True)
 class IdSummary:
     """What the verdicts read of an id's history, kept whether or not the history is."""
 
     first: RecordRef
     last: RecordRef
-    decision: Optional[str]  # COMMIT / ABORT: the last Prepare/Complete record's; None if none
+    decision: Optional[Decision]  # the last Prepare/Complete record's; None if none
     producer_ids: Tuple[int, ...]  # every producer id its records carried, in order of appearance
     illegal: Optional[IllegalRecord] = None  # the first record that contradicts the ones before it
 
 
 # status -> the decision it records (TransactionCoordinator: PrepareX then CompleteX)
-_DECISIONS = {TransactionStatus.PREPARE_COMMIT: "COMMIT", TransactionStatus.COMPLETE_COMMIT: "COMMIT",
-              TransactionStatus.PREPARE_ABORT: "ABORT", TransactionStatus.COMPLETE_ABORT: "ABORT"}
+_DECISIONS = {TransactionStatus.PREPARE_COMMIT: Decision.COMMIT, TransactionStatus.COMPLETE_COMMIT: Decision.COMMIT,
+              TransactionStatus.PREPARE_ABORT: Decision.ABORT, TransactionStatus.COMPLETE_ABORT: Decision.ABORT}
 KeepHistory = Optional[Callable[[str], bool]]  # which ids keep their full history; None: every id
 
 
@@ -188,7 +197,7 @@ class CoordinatorFold:
         self._history: Dict[str, List[HistoryEntry]] = {}
         self._first: Dict[str, RecordRef] = {}
         self._last: Dict[str, RecordRef] = {}
-        self._decision: Dict[str, str] = {}
+        self._decision: Dict[str, Decision] = {}
         self._pids: Dict[str, Tuple[int, ...]] = {}
         self._illegal: Dict[str, IllegalRecord] = {}
         self._newest_update: Dict[str, int] = {}
