@@ -42,8 +42,9 @@ from forensics.render.clock_text import as_of_text
 from forensics.render.rows import render_rows
 from forensics.render.selection_text import selection_options, selection_words
 from forensics.render.shell_text import has_hidden, visible
-from forensics.render.state_render import HANGING_BELOW, HANGING_HEADERS, HANGING_TABLE
-from forensics.render.state_screens import hanging_screen
+from forensics.render.kafka_text import HANGING_TEXT
+from forensics.render.state_render import HANGING_TABLE
+from forensics.render.state_screens import hanging_screen, no_hanging_line
 from forensics.render.terminal_text import term
 from forensics.render.time_text import stamp
 from forensics.report.hanging import Outcome
@@ -95,11 +96,14 @@ def find_hanging_cli(
         found = find_hanging(FindHangingRequest(req, show_all, previews=fmt in (RowFormat.json, RowFormat.jsonl), redact=redact),
                              StderrListener(progress))
         ref = after_run(found.run.manifest, found.run.stats)
-        render_rows(fmt.value, found.rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS, manifest=ref,
-                    below=HANGING_BELOW, screen=lambda rows, out: hanging_screen(rows, out, wide))
+        hidden = [] if show_all else [v.verdict for v in found.hidden]
+        empty = no_hanging_line(hidden, show_all, found.unproven is not None)
+        render_rows(fmt.value, found.rows, HANGING_TABLE, sys.stdout, text=HANGING_TEXT, manifest=ref,
+                    screen=lambda rows, out: hanging_screen(rows, out, wide, empty))
         sys.stdout.flush()
         write_run_diagnostics(found.run)
-        if found.hidden and not show_all:
+        said = fmt is RowFormat.table and not found.rows  # the table's one line named them
+        if found.hidden and not show_all and not said:
             kinds = ", ".join(sorted({v.verdict for v in found.hidden}))
             write_note(f"{len(found.hidden)} other open transaction(s) ({kinds}): see --all")
         if found.unproven:

@@ -212,7 +212,7 @@ def format_option(kind: Type[Enum], stream: bool = False):
 
 class RowFormat(str, Enum):
     table = "table"
-    text = "text"  # kafka-transactions.sh's layout (render/rows.kafka_table), to diff with Kafka's tool
+    text = "text"  # kafka-transactions.sh's table, its columns only (render/kafka_text), to diff with Kafka's tool
     json = "json"
     jsonl = "jsonl"
     csv = "csv"

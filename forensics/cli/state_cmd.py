@@ -9,7 +9,7 @@ import typer
 
 from forensics.analysis.filters import STATE_NAMES
 from forensics.cli.as_of import write_clock
-from forensics.cli.boundary import EXIT_STRICT, error_boundary
+from forensics.cli.boundary import EXIT_STRICT, EXIT_USAGE, error_boundary, fail
 from forensics.cli.console import StderrListener, after_run, write_findings, write_note
 from forensics.cli.options import (
     AS_OF,
@@ -34,16 +34,8 @@ from forensics.cli.options import (
     parse_time,
 )
 from forensics.render.rows import render_rows
-from forensics.render.state_render import (
-    DESCRIBE_BELOW,
-    DESCRIBE_TABLE,
-    LIST_FORMATS,
-    LIST_HEADERS,
-    LIST_TABLE,
-    PRODUCER_TABLE,
-    history_tables,
-    producer_timeline_tables,
-)
+from forensics.render.kafka_text import DESCRIBE_TEXT, LIST_TEXT, PRODUCERS_TEXT
+from forensics.render.state_render import DESCRIBE_TABLE, LIST_TABLE, PRODUCER_TABLE
 from forensics.render.state_screens import describe_screen, list_screen, producers_screen
 from forensics.runs.context import EngineName
 from forensics.runs.state import (
@@ -65,21 +57,25 @@ def _strict(findings, strict: bool) -> None:
 def describe_producers_cli(
     paths: List[str] = PATHS,
     topic: str = TOPIC_REQUIRED, partition: int = PARTITION_REQUIRED, broker_id: Optional[int] = BROKER,
-    timeline: bool = typer.Option(False, "--timeline", help="Table and text formats: also print each producer's transactions."),
+    timeline: bool = typer.Option(False, "--timeline", help="Table format: also print each producer's transactions "
+                                  "(JSON and JSONL always hold them)."),
     fmt: RowFormat = FORMAT, wide: bool = WIDE, strict: bool = STRICT, progress: bool = PROGRESS,
     manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
     jobs: Optional[int] = JOBS,
 ) -> None:
     """Producer state of one partition replica, as the broker held it (snapshot + replay)."""
+    if timeline and fmt in (RowFormat.text, RowFormat.csv):
+        raise fail(f"--timeline: the table format only; --format {fmt.value} prints the producers alone "
+                   "(json and jsonl hold each producer's transactions)", EXIT_USAGE)
     with error_boundary():
         req = ProducersRequest(evidence_of(paths, cluster_id, manifest), topic, partition, broker_id,
                                engine_choice(engine, master, conf, EngineName.local, jobs))
         done = describe_producers(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
-        render_rows(fmt.value, done.rows, PRODUCER_TABLE, sys.stdout,
-                    producer_timeline_tables if timeline else lambda rows: [], manifest=ref,
-                    screen=lambda rows, out: producers_screen(rows, out, wide, timeline))
+        asked = f"{topic}-{partition}" + ("" if broker_id is None else f" on broker {broker_id}")
+        render_rows(fmt.value, done.rows, PRODUCER_TABLE, sys.stdout, text=PRODUCERS_TEXT, manifest=ref,
+                    screen=lambda rows, out: producers_screen(rows, out, wide, timeline, asked))
         sys.stdout.flush()
         _strict(done.findings, strict)
 
@@ -98,10 +94,11 @@ def list_cli(
         req = ListRequest(evidence_of(paths, cluster_id, manifest), state, partitions, engine_choice(engine, master, conf, jobs=jobs))
         done = list_ids(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
-        render_rows(fmt.value, done.rows, LIST_TABLE, sys.stdout, manifest=ref, headers=LIST_HEADERS,
-                    formats=LIST_FORMATS, screen=lambda rows, out: list_screen(rows, out, wide))
+        empty = done.note or "no transactional id in the coordinators' logs (__transaction_state)"
+        render_rows(fmt.value, done.rows, LIST_TABLE, sys.stdout, text=LIST_TEXT, manifest=ref,
+                    screen=lambda rows, out: list_screen(rows, out, wide, empty))
         sys.stdout.flush()
-        if done.note is not None:
+        if done.note is not None and not (fmt is RowFormat.table and not done.rows):  # else the table's line
             write_note(done.note)
         _strict(done.findings, strict)
 
@@ -121,8 +118,8 @@ def describe_cli(
                               engine_choice(engine, master, conf, EngineName.local, jobs))
         done = describe_id(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
-        render_rows(fmt.value, done.rows, DESCRIBE_TABLE, sys.stdout, history_tables, manifest=ref,
-                    below=DESCRIBE_BELOW, screen=lambda rows, out: describe_screen(rows, out, wide))
+        render_rows(fmt.value, done.rows, DESCRIBE_TABLE, sys.stdout, text=DESCRIBE_TEXT, manifest=ref,
+                    screen=lambda rows, out: describe_screen(rows, out, wide))
         sys.stdout.flush()
         write_clock(done.as_of, as_of_line=False)
         _strict(done.findings, strict)
