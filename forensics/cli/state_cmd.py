@@ -25,6 +25,7 @@ from forensics.cli.options import (
     PARTITIONS,
     PATHS,
     PROGRESS,
+    QUIET,
     STRICT,
     TOPIC_REQUIRED,
     WIDE,
@@ -45,6 +46,7 @@ from forensics.render.state_render import (
     producer_timeline_tables,
 )
 from forensics.render.state_screens import describe_screen, list_screen, producers_screen
+from forensics.render.terminal_text import term
 from forensics.runs.context import EngineName
 from forensics.runs.state import (
     DescribeRequest,
@@ -66,7 +68,7 @@ def describe_producers_cli(
     paths: List[str] = PATHS,
     topic: str = TOPIC_REQUIRED, partition: int = PARTITION_REQUIRED, broker_id: Optional[int] = BROKER,
     timeline: bool = typer.Option(False, "--timeline", help="Table and text formats: also print each producer's transactions."),
-    fmt: RowFormat = FORMAT, wide: bool = WIDE, strict: bool = STRICT, progress: bool = PROGRESS,
+    fmt: RowFormat = FORMAT, wide: bool = WIDE, strict: bool = STRICT, progress: bool = PROGRESS, quiet: bool = QUIET,
     manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
     jobs: Optional[int] = JOBS,
@@ -88,21 +90,33 @@ def list_cli(
     paths: List[str] = PATHS,
     state: Optional[str] = typer.Option(None, "--state", metavar="STATE", help="Only transactional ids in this state (any case): "
                                         + ", ".join(STATE_NAMES) + "."),
+    duration_filter: Optional[int] = typer.Option(
+        None, "--duration-filter", metavar="MS", help="As Kafka 4.1's list: if < 0, every transactional id; "
+        "otherwise only those whose transaction started more than MS milliseconds before --as-of (the last "
+        "transaction's start for an id not Ongoing; an id that never began one always passes, as in Kafka)."),
+    id_pattern: Optional[str] = typer.Option(
+        None, "--transactional-id-pattern", metavar="REGEX", help="As Kafka 4.1's list: only the transactional "
+        "ids this regular expression matches whole (Kafka's coordinator uses RE2 and Matcher.matches(); here "
+        "Python's re.fullmatch)."),
+    as_of: Optional[str] = AS_OF,
     partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE, strict: bool = STRICT,
-    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
+    progress: bool = PROGRESS, quiet: bool = QUIET, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
     jobs: Optional[int] = JOBS,
 ) -> None:
     """Every transactional id the coordinators hold (expired ids only with --state Dead)."""
     with error_boundary():
-        req = ListRequest(evidence_of(paths, cluster_id, manifest), state, partitions, engine_choice(engine, master, conf, jobs=jobs))
+        req = ListRequest(evidence_of(paths, cluster_id, manifest), state, partitions,
+                          engine_choice(engine, master, conf, jobs=jobs), duration_filter, id_pattern, parse_time(as_of))
         done = list_ids(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
         render_rows(fmt.value, done.rows, LIST_TABLE, sys.stdout, manifest=ref, headers=LIST_HEADERS,
                     formats=LIST_FORMATS, screen=lambda rows, out: list_screen(rows, out, wide))
         sys.stdout.flush()
+        if duration_filter is not None and duration_filter >= 0:
+            write_clock(done.as_of)  # the "now" the durations were measured to
         if done.note is not None:
-            write_note(done.note)
+            write_note(term(done.note))
         _strict(done.findings, strict)
 
 
@@ -111,7 +125,7 @@ def describe_cli(
     transactional_id: str = typer.Option(..., "--transactional-id", metavar="ID", help="The transactional id."),
     as_of: Optional[str] = AS_OF, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE,
     strict: bool = STRICT,
-    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
+    progress: bool = PROGRESS, quiet: bool = QUIET, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
     jobs: Optional[int] = JOBS,
 ) -> None:
