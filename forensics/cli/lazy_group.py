@@ -67,6 +67,19 @@ class _Commands(MutableMapping):
         return self._made.get(name)
 
 
+class _Params(list):
+    """A group's parameters, where each one added later gets the plain conversions too (typer appends
+    --install-completion and --show-completion once the group is made; cli/coercion.py)."""
+
+    def __init__(self, owner, params) -> None:
+        super().__init__(params)
+        self._owner = owner
+
+    def append(self, param) -> None:
+        super().append(param)
+        install(self._owner)
+
+
 class LazyGroup(PlainValues, typer.core.TyperGroup):
     """A typer group over :attr:`table`, each command made by :meth:`make` when first asked for; the
     ``Commands`` section of ``--help`` from :meth:`summary` alone. Subclass it with both set."""
@@ -76,6 +89,7 @@ class LazyGroup(PlainValues, typer.core.TyperGroup):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.params = _Params(self, self.params)
         given = self.commands
         self.commands = _Commands(self.table, self.make)
         for name, command in given.items():
@@ -88,10 +102,6 @@ class LazyGroup(PlainValues, typer.core.TyperGroup):
     @staticmethod
     def summary(name: str) -> str:  # pragma: no cover - set by the subclass
         raise NotImplementedError
-
-    def parse_args(self, ctx, args):
-        install(self)  # the options typer adds once the group is made (--install-completion, --show-completion)
-        return super().parse_args(ctx, args)
 
     def get_command(self, ctx, cmd_name: str):
         return self.commands.get(cmd_name)
