@@ -62,9 +62,29 @@ def _load() -> Optional[Accelerator]:
 native: Optional[Accelerator] = _load()
 
 
+# How much slower the pure-Python paths are, as --version says it: CPU time with KAFKA_FORENSICS_PURE=1
+# against the accelerator, local engine, one process, 2026-12-02 (shared 2-core machine, 2 rounds):
+# scan 1.7x and find-hanging 1.4x on a 269 MB bench/synth_disk.py disk (docs/performance.md: find-hanging
+# on the 2 GiB bench disk 4.6 s -> 2.9 s, 1.6x), dump --deep-iteration --print-data-log 14x on a 33.6 MB
+# segment of the real Java producer's batches (bench/real_segments.py --kinds java-txn --mib 32).
+PURE_SLOWER = "~1.5x slower to scan or judge a disk, ~14x to dump records"
+
+
+def _crc() -> str:
+    return "CPU CRC-32C" if native.hardware_crc() else "table CRC-32C"  # type: ignore[union-attr]
+
+
 def describe() -> str:
     """One line for ``--version``-style reports and the benchmarks."""
     if native is None:
         return "pure Python" + (" (KAFKA_FORENSICS_PURE is set)" if os.environ.get("KAFKA_FORENSICS_PURE") else "")
-    crc = "CPU CRC-32C" if native.hardware_crc() else "table CRC-32C"
-    return f"C accelerator ({crc})"
+    return f"C accelerator ({_crc()})"
+
+
+def state() -> str:
+    """``--version``'s line: whether the accelerator is in use, and if not, why and what it costs."""
+    if native is not None:
+        return f"C accelerator: on ({_crc()})"
+    why = "KAFKA_FORENSICS_PURE is set" if os.environ.get("KAFKA_FORENSICS_PURE") else \
+        "not built: no C compiler when installed"
+    return f"C accelerator: off ({why}): pure Python, {PURE_SLOWER}"

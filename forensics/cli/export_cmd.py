@@ -22,6 +22,7 @@ from forensics.cli.options import (
     PARTITIONS,
     PATHS,
     PROGRESS,
+    QUIET,
     STRICT,
     PANEL_ENGINE,
     engine_choice,
@@ -50,7 +51,7 @@ def export_cli(
                             "inside the evidence). On a cluster: a path every executor can write at."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous export in DIR, named by its "
                                    "_export.json (DIR may hold nothing else)."),
-    partitions: Optional[int] = PARTITIONS, strict: bool = STRICT, progress: bool = PROGRESS,
+    partitions: Optional[int] = PARTITIONS, strict: bool = STRICT, progress: bool = PROGRESS, quiet: bool = QUIET,
     manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
     jobs: Optional[int] = JOBS,

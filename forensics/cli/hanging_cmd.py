@@ -9,7 +9,7 @@ import typer
 
 from forensics.cli.as_of import write_clock
 from forensics.cli.boundary import EXIT_FOUND, EXIT_OK, EXIT_UNDECIDED, EXIT_USAGE, error_boundary, fail
-from forensics.cli.console import StderrListener, after_run, write_findings, write_note
+from forensics.cli.console import StderrListener, after_run, write_findings, write_note, write_warning
 from forensics.cli.options import (
     AS_OF,
     BOOTSTRAP_REQUIRED,
@@ -28,6 +28,7 @@ from forensics.cli.options import (
     PARTITIONS,
     PATHS,
     PROGRESS,
+    QUIET,
     TIMEOUT,
     REDACT,
     TOPIC,
@@ -76,7 +77,7 @@ def write_run_diagnostics(run: VerdictRun, as_of_line: bool = True) -> None:
     write_clock(run.as_of, as_of_line=as_of_line)
     write_findings(run.evidence)
     for warning in run.warnings:
-        write_note(f"WARNING: {term(warning)}")  # the lines name evidence paths
+        write_warning(f"WARNING: {term(warning)}")  # the lines name evidence paths
 
 
 def find_hanging_cli(
@@ -84,7 +85,7 @@ def find_hanging_cli(
     minutes: int = TIMEOUT, topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
     show_all: bool = typer.Option(False, "--all", help="Every open transaction with its verdict."),
     redact: bool = REDACT, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE,
-    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
+    progress: bool = PROGRESS, quiet: bool = QUIET, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     broker_version: Optional[str] = BROKER_VERSION,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
     jobs: Optional[int] = JOBS,
@@ -123,7 +124,7 @@ def abort_commands_cli(
     bootstrap: str = BOOTSTRAP_REQUIRED, command_config: Optional[str] = COMMAND_CONFIG,
     as_of: Optional[str] = AS_OF, copy_start: Optional[str] = COPY_START, minutes: int = TIMEOUT,
     topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
-    partitions: Optional[int] = PARTITIONS, progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
+    partitions: Optional[int] = PARTITIONS, progress: bool = PROGRESS, quiet: bool = QUIET, manifest: Optional[str] = MANIFEST,
     redact: bool = REDACT, cluster_id: Optional[str] = CLUSTER_ID, broker_version: Optional[str] = BROKER_VERSION,
     arm_unverifiable: bool = typer.Option(False, "--arm-unverifiable", help="Also arm the aborts of unverifiable "
                                           "transactions older than --max-transaction-timeout (default: commented)."),

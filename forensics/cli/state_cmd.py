@@ -25,6 +25,7 @@ from forensics.cli.options import (
     PARTITIONS,
     PATHS,
     PROGRESS,
+    QUIET,
     STRICT,
     TOPIC_REQUIRED,
     WIDE,
@@ -37,6 +38,7 @@ from forensics.render.rows import render_rows
 from forensics.render.kafka_text import DESCRIBE_TEXT, LIST_TEXT, PRODUCERS_TEXT
 from forensics.render.state_render import DESCRIBE_TABLE, LIST_TABLE, PRODUCER_TABLE
 from forensics.render.state_screens import describe_screen, list_screen, producers_screen
+from forensics.render.terminal_text import term
 from forensics.runs.context import EngineName
 from forensics.runs.state import (
     DescribeRequest,
@@ -59,7 +61,7 @@ def describe_producers_cli(
     topic: str = TOPIC_REQUIRED, partition: int = PARTITION_REQUIRED, broker_id: Optional[int] = BROKER,
     timeline: bool = typer.Option(False, "--timeline", help="Table format: also print each producer's transactions "
                                   "(JSON and JSONL always hold them)."),
-    fmt: RowFormat = FORMAT, wide: bool = WIDE, strict: bool = STRICT, progress: bool = PROGRESS,
+    fmt: RowFormat = FORMAT, wide: bool = WIDE, strict: bool = STRICT, progress: bool = PROGRESS, quiet: bool = QUIET,
     manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
     jobs: Optional[int] = JOBS,
@@ -84,22 +86,34 @@ def list_cli(
     paths: List[str] = PATHS,
     state: Optional[str] = typer.Option(None, "--state", metavar="STATE", help="Only transactional ids in this state (any case): "
                                         + ", ".join(STATE_NAMES) + "."),
+    duration_filter: Optional[int] = typer.Option(
+        None, "--duration-filter", metavar="MS", help="As Kafka 4.1's list: if < 0, every transactional id; "
+        "otherwise only those whose transaction started more than MS milliseconds before --as-of (the last "
+        "transaction's start for an id not Ongoing; an id that never began one always passes, as in Kafka)."),
+    id_pattern: Optional[str] = typer.Option(
+        None, "--transactional-id-pattern", metavar="REGEX", help="As Kafka 4.1's list: only the transactional "
+        "ids this regular expression matches whole (Kafka's coordinator uses RE2 and Matcher.matches(); here "
+        "Python's re.fullmatch)."),
+    as_of: Optional[str] = AS_OF,
     partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE, strict: bool = STRICT,
-    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
+    progress: bool = PROGRESS, quiet: bool = QUIET, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
     jobs: Optional[int] = JOBS,
 ) -> None:
     """Every transactional id the coordinators hold (expired ids only with --state Dead)."""
     with error_boundary():
-        req = ListRequest(evidence_of(paths, cluster_id, manifest), state, partitions, engine_choice(engine, master, conf, jobs=jobs))
+        req = ListRequest(evidence_of(paths, cluster_id, manifest), state, partitions,
+                          engine_choice(engine, master, conf, jobs=jobs), duration_filter, id_pattern, parse_time(as_of))
         done = list_ids(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
         empty = done.note or "no transactional id in the coordinators' logs (__transaction_state)"
         render_rows(fmt.value, done.rows, LIST_TABLE, sys.stdout, text=LIST_TEXT, manifest=ref,
                     screen=lambda rows, out: list_screen(rows, out, wide, empty))
         sys.stdout.flush()
+        if duration_filter is not None and duration_filter >= 0:
+            write_clock(done.as_of)  # the "now" the durations were measured to
         if done.note is not None and not (fmt is RowFormat.table and not done.rows):  # else the table's line
-            write_note(done.note)
+            write_note(term(done.note))
         _strict(done.findings, strict)
 
 
@@ -108,7 +122,7 @@ def describe_cli(
     transactional_id: str = typer.Option(..., "--transactional-id", metavar="ID", help="The transactional id."),
     as_of: Optional[str] = AS_OF, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE,
     strict: bool = STRICT,
-    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
+    progress: bool = PROGRESS, quiet: bool = QUIET, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
     jobs: Optional[int] = JOBS,
 ) -> None:
