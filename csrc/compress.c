@@ -1,6 +1,7 @@
 /* Payload decompression as compression.py does it, for the codecs the C side takes whole: the
  * zstd frame walk and a per-thread zstandard reader, gzip with zlib (where found at build time),
- * plaintext() and unframe() over framing.c; register_codecs() and codecs(). */
+ * plaintext() and unframe() over them and payload_frames.c's snappy and LZ4; register_codecs()
+ * and codecs(). */
 
 #include "speedups.h"
 

@@ -1,5 +1,5 @@
 /* The dump's lines of a run of v2 batches in one call: dump_batches() (render/dump_text.py's
- * _batch_run is the caller, and writes each batch it hands back from its rows, as before). */
+ * _batch_run is the caller; each batch handed back it writes in Python, from its rows). */
 
 #include "text.h"
 

@@ -1,11 +1,8 @@
+/* Legacy messages, magic 0 and 1 (forensics/codec/legacy.py is the reference; Kafka's
+ * LegacyRecord and AbstractLegacyRecordBatch.DeepRecordsIterator): legacy_entry(), legacy_inner(),
+ * legacy_records() and deep_tuples(). */
+
 #include "speedups.h"
-
-PyObject *deep_tuples_fallback; /* legacy.python_deep_tuples (init_fallback) */
-
-/* ---------------------------------------------------------------------------------------------
- * Legacy messages, magic 0 and 1 (forensics/codec/legacy.py is the reference; Kafka's
- * LegacyRecord and AbstractLegacyRecordBatch.DeepRecordsIterator).
- */
 
 /* One legacy message's fields, before they become a LegacyRecord. */
 typedef struct {
@@ -64,16 +61,10 @@ static int legacy_parse(const unsigned char *b, Py_ssize_t pos, Py_ssize_t end, 
     return 1;
 }
 
-static PyObject *field_bytes(const unsigned char *b, Py_ssize_t at, Py_ssize_t len) {
-    if (len < 0)
-        Py_RETURN_NONE;
-    return PyBytes_FromStringAndSize((const char *)b + at, len);
-}
-
 /* (offset, timestamp, key, value, ()): the projection of batch.record_tuples() for a legacy message. */
 static PyObject *legacy_tuple(const unsigned char *b, const legacy_msg *m) {
     PyObject *f[5] = {PyLong_FromLongLong(m->offset), PyLong_FromLongLong(m->timestamp),
-                      field_bytes(b, m->key_pos, m->key_len), field_bytes(b, m->value_pos, m->value_len),
+                      span_bytes(b, m->key_pos, m->key_len), span_bytes(b, m->value_pos, m->value_len),
                       PyTuple_New(0)};
     return make_tuple(&PyTuple_Type, 5, f);
 }
@@ -83,17 +74,9 @@ static PyObject *legacy_record(const unsigned char *b, const legacy_msg *m) {
     Py_INCREF(valid);
     PyObject *f[10] = {PyLong_FromLongLong(m->offset), PyLong_FromLong(m->size), PyLong_FromUnsignedLong(m->crc),
                        PyLong_FromLong(m->magic), PyLong_FromLong(m->attributes), PyLong_FromLongLong(m->timestamp),
-                       field_bytes(b, m->key_pos, m->key_len), field_bytes(b, m->value_pos, m->value_len), valid,
+                       span_bytes(b, m->key_pos, m->key_len), span_bytes(b, m->value_pos, m->value_len), valid,
                        PyLong_FromSsize_t(m->position)};
     return make_tuple(LegacyType, 10, f);
-}
-
-static int legacy_ready(void) {
-    if (LegacyType == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "init_legacy() has not been called");
-        return 0;
-    }
-    return 1;
 }
 
 /* legacy_entry(buf, pos, end) -> LegacyRecord, or None when the entry breaks a rule (the Python
@@ -101,7 +84,7 @@ static int legacy_ready(void) {
 PyObject *legacy_entry(PyObject *self, PyObject *args) {
     PyObject *bufobj;
     Py_ssize_t pos, end;
-    if (!PyArg_ParseTuple(args, "Onn", &bufobj, &pos, &end) || !legacy_ready())
+    if (!PyArg_ParseTuple(args, "Onn", &bufobj, &pos, &end) || !registered(NEED_LEGACY))
         return NULL;
     Py_buffer view;
     if (PyObject_GetBuffer(bufobj, &view, PyBUF_SIMPLE) < 0)
@@ -188,7 +171,7 @@ done:
 PyObject *legacy_inner(PyObject *self, PyObject *args) {
     PyObject *data, *wrapper;
     int plain = 0;
-    if (!PyArg_ParseTuple(args, "OO|p", &data, &wrapper, &plain) || !legacy_ready())
+    if (!PyArg_ParseTuple(args, "OO|p", &data, &wrapper, &plain) || !registered(NEED_LEGACY))
         return NULL;
     long long w_offset, w_magic, w_attributes, w_timestamp;
     if (!PyTuple_Check(wrapper) || PyTuple_GET_SIZE(wrapper) != 10 || !tuple_int64(wrapper, 0, &w_offset) ||
@@ -215,7 +198,7 @@ PyObject *legacy_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     }
     Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
     int plain = nargs == 3 ? PyObject_IsTrue(args[2]) : 0;
-    if ((pos == -1 && PyErr_Occurred()) || plain < 0 || !legacy_ready())
+    if ((pos == -1 && PyErr_Occurred()) || plain < 0 || !registered(NEED_LEGACY))
         return NULL;
     Py_buffer buf;
     if (PyObject_GetBuffer(args[0], &buf, PyBUF_SIMPLE) < 0)
@@ -250,10 +233,12 @@ PyObject *legacy_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 /* deep_tuples(buf, pos): legacy_records(buf, pos, True), or the registered Python deep_tuples. */
 PyObject *deep_tuples(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2 || deep_tuples_fallback == NULL) {
-        PyErr_SetString(PyExc_TypeError, "deep_tuples(buf, pos) (after init_fallback)");
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "deep_tuples(buf, pos)");
         return NULL;
     }
+    if (!registered(NEED_DEEP_TUPLES_FALLBACK))
+        return NULL;
     PyObject *a[3] = {args[0], args[1], Py_True};
     PyObject *out = legacy_records(self, a, 3);
     if (out != Py_None)

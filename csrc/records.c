@@ -3,8 +3,6 @@
 
 #include "speedups.h"
 
-PyObject *record_tuples_fallback; /* batch.python_record_tuples (init_fallback) */
-
 /* The length of the well-formed UTF-8 sequence at b[i] (1 to 4 bytes), or 0 when none starts
  * there: as Python's strict decoder takes it (no overlong forms, no surrogates, nothing beyond
  * U+10FFFF). i < n. */
@@ -72,12 +70,6 @@ int parse_record(const unsigned char *b, Py_ssize_t *p, Py_ssize_t end, rec_t *r
     }
     r->body_end = body_end;
     return *p == body_end;
-}
-
-static inline PyObject *span_bytes(const unsigned char *b, Py_ssize_t at, Py_ssize_t len) {
-    if (len < 0)
-        Py_RETURN_NONE;
-    return PyBytes_FromStringAndSize((const char *)b + at, len);
 }
 
 /* The headers of a parsed record as a tuple of Header. */
@@ -242,10 +234,8 @@ PyObject *records(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_ssize_t p = PyLong_AsSsize_t(args[1]), end = PyLong_AsSsize_t(args[2]);
     if ((p == -1 || end == -1) && PyErr_Occurred())
         return NULL;
-    if (RecordType == NULL || RecHeaderType == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "init_records() has not been called");
+    if (!registered(NEED_RECORDS))
         return NULL;
-    }
     batch_t h;
     long long attributes, count;
     if (!header_fields(args[3], &h, &attributes, &count))
@@ -301,10 +291,12 @@ PyObject *record_block(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
  * for uncompressed batches and the codecs plaintext() takes; otherwise, or when that hands the
  * batch back, the registered Python record_tuples. */
 PyObject *record_tuples(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3 || record_tuples_fallback == NULL) {
-        PyErr_SetString(PyExc_TypeError, "record_tuples(buf, pos, header) (after init_fallback)");
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "record_tuples(buf, pos, header)");
         return NULL;
     }
+    if (!registered(NEED_RECORD_TUPLES_FALLBACK))
+        return NULL;
     PyObject *header = args[2];
     long long attributes, length;
     Py_ssize_t pos = PyLong_AsSsize_t(args[1]);

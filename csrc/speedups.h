@@ -1,18 +1,16 @@
-/* Shared declarations of the C accelerator forensics._speedups (see module.c). Compiled with
- * hidden visibility: only PyInit__speedups leaves the shared object. */
+/* Shared declarations of the C accelerator forensics._speedups (see module.c): the byte readers
+ * and varints, the parsed shapes of records and batches, and each file's functions the others call.
+ * Compiled with hidden visibility: only PyInit__speedups leaves the shared object. */
 
 #ifndef FORENSICS_SPEEDUPS_H
 #define FORENSICS_SPEEDUPS_H
 
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "pytypes.h"
+
 #include <stdint.h>
 #include <string.h>
 
 #define INT32_MAX_ 0x7FFFFFFFLL
-
-/* The result types, registered by init_frames(), init_records(), init_legacy() (frames.c). */
-extern PyTypeObject *FrameType, *HeaderType, *RecordType, *RecHeaderType, *LegacyType;
 
 static inline int64_t be64(const unsigned char *p) {
     return (int64_t)((uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 | (uint64_t)p[3] << 32 |
@@ -128,14 +126,12 @@ PyObject *checksum(PyObject *arg, uint32_t (*fn)(const unsigned char *, size_t))
 /* bits.c */
 int bits_init(void);
 
-/* frames.c */
+/* segment_frames.c */
 /* The scanner's state between entries: FrameScanner's base offset and next expected offset. */
 typedef struct {
     int has_base, has_next;
     long long base, next;
 } offsets_t;
-PyObject *make_tuple(PyTypeObject *type, Py_ssize_t n, PyObject **items);
-int tuple_int64(PyObject *t, Py_ssize_t i, long long *out);
 int offsets_of(PyObject *base_obj, PyObject *next_obj, offsets_t *o);
 int healthy_entry(const unsigned char *b, Py_ssize_t pos, Py_ssize_t end, int verify, const offsets_t *o,
                   int *magic_out, Py_ssize_t *size_out, long long *first, long long *last_out, long long *next_after);
@@ -143,7 +139,6 @@ int clamped_view(PyObject *bufobj, Py_buffer *view, Py_ssize_t *pos, Py_ssize_t 
 PyObject *scan_result(PyObject *items, Py_ssize_t pos, const offsets_t *o, long long valid);
 
 /* records.c */
-extern PyObject *record_tuples_fallback;
 int utf8_valid(const unsigned char *b, Py_ssize_t n);
 Py_ssize_t utf8_sequence(const unsigned char *b, Py_ssize_t i, Py_ssize_t n);
 int parse_record(const unsigned char *b, Py_ssize_t *p, Py_ssize_t end, rec_t *r);
@@ -153,10 +148,7 @@ int view_of(PyObject **data, Py_buffer *view);
 PyObject *decode_records(const unsigned char *b, Py_ssize_t p, Py_ssize_t end, long long count, const batch_t *h,
                          int plain, Py_ssize_t position_base);
 
-/* legacy.c */
-extern PyObject *deep_tuples_fallback;
-
-/* framing.c */
+/* payload_frames.c */
 uint32_t xxh32(const unsigned char *p, size_t n);
 int sink_add(sink_t *sink, PyObject *piece);
 int call_block(sink_t *sink, PyObject *fn, PyObject *view, Py_ssize_t start, Py_ssize_t end, PyObject *kwnames,

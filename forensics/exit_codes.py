@@ -30,8 +30,9 @@ EXIT_CODES = {
                 "or Spark was asked for (--engine spark, --master, --conf, export) where it cannot run (PySpark "
                 "not installed; the message says how to install it)",
     EXIT_UNDECIDED: "find-hanging: nothing is proven hanging, but open transactions need a person (unverifiable "
-                    "evidence, a coordinator stuck or fenced, an ongoing transaction long past its timeout): "
-                    "neither all clear nor abort these",
+                    "evidence, a coordinator stuck or fenced, an overdue transaction: ongoing more than a minute "
+                    "past its own timeout, which the coordinator still holds and so is never armed): neither all "
+                    "clear nor abort these",
     EXIT_INTERNAL: "internal error (a bug: please report it with KAFKA_FORENSICS_DEBUG=1 output), or a worker process "
                    "of the in-process engine was killed (the line names it and what it read; --jobs 1 reads without)",
     EXIT_OUTPUT: "output error: stdout could not be written (disk full, I/O error); what was written is incomplete",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, Sequence
 
 
 class TopicPartition(NamedTuple):
@@ -25,3 +25,13 @@ CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
 
 Progress = Callable[[int], None]  # told the number of bytes just read (drives a progress bar)
+
+
+def first_few(items: Sequence[str], shown: int, sep: str = ", ") -> str:
+    """The first ``shown`` of ``items`` joined by ``sep``, and how many more: ``a, b, c and 2 more``
+    (``sep="; "``: ``a; b; c; and 2 more``, for items that hold commas). The one such tail of every
+    message that names a few of many (partitions, offsets, log dirs, topics)."""
+    head = sep.join(items[:shown])
+    if len(items) <= shown:
+        return head
+    return f"{head}{' ' if sep == ', ' else sep}and {len(items) - shown} more"

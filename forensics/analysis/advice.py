@@ -14,9 +14,35 @@ Grounded in Kafka's own code paths:
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import Optional, Protocol, Tuple
 
-from forensics.analysis.hanging import FENCED, ONGOING, STUCK, UNVERIFIABLE, Verdict
+from forensics.analysis.coordinator import TransactionIdView
+from forensics.analysis.evidence_gaps import Gap
+from forensics.analysis.producers import PartitionView
+from forensics.state.coordinator import Decision
+from forensics.state.producer import ProducerState
+
+
+class Verdict(Protocol):
+    """What the advice reads of a verdict (:class:`forensics.analysis.hanging.Verdict`, whose kind,
+    :class:`forensics.analysis.verdict_kinds.VerdictKind`, names the function: no import circle)."""
+
+    @property
+    def view(self) -> PartitionView: ...
+    @property
+    def entry(self) -> ProducerState: ...
+    @property
+    def transactional_id(self) -> Optional[str]: ...
+    @property
+    def id_view(self) -> Optional[TransactionIdView]: ...
+    @property
+    def gaps(self) -> Tuple[Gap, ...]: ...
+    @property
+    def overdue_ms(self) -> Optional[int]: ...
+    @property
+    def decision(self) -> Optional[Decision]: ...
+    @property
+    def coordinator_partition(self) -> Optional[int]: ...
 
 
 def _coordinator(v: Verdict) -> str:
@@ -47,69 +73,71 @@ def _reload(v: Verdict) -> str:
             f"sure {v.view.topic_partition} has a live leader")
 
 
-def _stuck(v: Verdict) -> List[str]:
+def stuck(v: Verdict) -> Tuple[str, ...]:
+    """A coordinator that holds the transaction in PrepareCommit/PrepareAbort: its markers never arrived."""
     lines = [f"{_coordinator(v)} holds the transaction in {v.id_view.state_name if v.id_view else '?'}; "
              f"its markers never reached {v.view.topic_partition}",
              f"check {_leader_log(v)} and the coordinator broker's server.log for WriteTxnMarkers of producer "
              f"{v.entry.producer_id} (errors such as NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, "
              "INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED)", _reload(v)]
-    if v.decision == "COMMIT":
+    if v.decision is Decision.COMMIT:
         lines.insert(0, "do NOT abort: the coordinator decided to COMMIT; an abort would discard data committed on "
                         "the transaction's other partitions")
     else:
         lines.append("the coordinator decided to ABORT: the abort below (commented) writes the marker it could not")
-    return lines
+    return tuple(lines)
 
 
-def _fenced(v: Verdict) -> List[str]:
+def fenced(v: Verdict) -> Tuple[str, ...]:
+    """The partition refuses the coordinator's markers (a coordinator epoch above the coordinator's own)."""
     e = v.entry
     lines = [f"the partition refuses the markers of {_coordinator(v)}: producer {e.producer_id}'s entry holds "
              f"coordinator epoch {e.coordinator_epoch}",
              f"check {_leader_log(v)} for TRANSACTION_COORDINATOR_FENCED on WriteTxnMarkers of producer "
              f"{e.producer_id}, and who ran an abort with --coordinator-epoch {e.coordinator_epoch}"]
-    if v.decision == "COMMIT":
+    if v.decision is Decision.COMMIT:
         lines.insert(0, "do NOT abort: the coordinator's last decision for this id was COMMIT; no tool writes a "
                         "COMMIT marker, and an abort discards data committed on the other partitions: decide with "
                         "the data's owners")
-    elif v.decision == "ABORT":
+    elif v.decision is Decision.ABORT:
         lines.append(f"the coordinator's last decision was ABORT: an abort given the partition's own coordinator "
                      f"epoch {e.coordinator_epoch} (commented below) writes the marker it could not")
     else:
         lines.append("the transaction is still Ongoing: whatever the coordinator decides, its marker will be "
                      "refused here")
-    return lines
+    return tuple(lines)
 
 
-def _overdue(v: Verdict) -> List[str]:
+def overdue(v: Verdict) -> Tuple[str, ...]:
+    """Ongoing past its own timeout: the coordinator should have aborted it (its timeout checker,
+    ``TransactionCoordinator.abortTimedOutTransactions``, every 10 s by default) and has not."""
     m = v.id_view.metadata if v.id_view is not None else None
     timeout = f"{m.timeout_ms} ms" if m is not None else "?"
-    return [f"Ongoing {_minutes(v.overdue_ms)} past its own timeout ({timeout}): {_coordinator(v)} should have "
+    broker = v.id_view.coordinator if v.id_view else "?"
+    return (f"Ongoing {_minutes(v.overdue_ms)} past its own timeout ({timeout}): {_coordinator(v)} should have "
             "aborted it (it checks every 10 s by default)",
-            f"check that broker {v.id_view.coordinator if v.id_view else '?'} still leads __transaction_state-"
-            f"{v.coordinator_partition} and its server.log for the aborts of timed-out transactions", _terminate(v)]
+            f"check that broker {broker} still leads __transaction_state-{v.coordinator_partition} and its "
+            "server.log for the aborts of timed-out transactions (errors writing the PrepareAbort record or its "
+            f"markers), and {_leader_log(v)} for WriteTxnMarkers of producer {v.entry.producer_id}",
+            f"a new leader of __transaction_state-{v.coordinator_partition} loads it and aborts the timed-out "
+            f"transaction: restart broker {broker} or move that partition's leadership (kafka-leader-election.sh, "
+            "brokers 2.4+)", _terminate(v))
 
 
-def _unverifiable(v: Verdict) -> List[str]:
+def unverifiable(v: Verdict) -> Tuple[str, ...]:
+    """The evidence cannot decide: what to add or copy again."""
     if v.gaps:
         paths = sorted({g.partition_dir for g in v.gaps})
-        return [f"take a fresh copy of {', '.join(paths)} and run again; the guard in abort-commands compares "
-                "with the live cluster before any abort"]
-    return ["add the disks holding every __transaction_state partition and run again, or ask the live cluster "
-            "(kafka-transactions.sh describe-producers / find-hanging)"]
+        return (f"take a fresh copy of {', '.join(paths)} and run again; the guard in abort-commands compares "
+                "with the live cluster before any abort",)
+    return ("add the disks holding every __transaction_state partition and run again, or ask the live cluster "
+            "(kafka-transactions.sh describe-producers / find-hanging)",)
 
 
 def _minutes(ms: Optional[int]) -> str:
     return f"{(ms or 0) // 60_000} min"
 
 
-def advice(v: Verdict) -> Tuple[str, ...]:
-    """Operator guidance for a verdict whose abort is not armed; ``()`` for hanging and in-time ongoing."""
-    if v.verdict == STUCK:
-        return tuple(_stuck(v))
-    if v.verdict == FENCED:
-        return tuple(_fenced(v))
-    if v.verdict == ONGOING and v.overdue_ms is not None:
-        return tuple(_overdue(v))
-    if v.verdict == UNVERIFIABLE:
-        return tuple(_unverifiable(v))
+def none(v: Verdict) -> Tuple[str, ...]:
+    """A proven hang (the abort command is the advice), or a transaction its coordinator will finish in time."""
     return ()

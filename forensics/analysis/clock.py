@@ -89,15 +89,17 @@ def incident_clock(records: Iterable[RecordTime], files: Iterable[Tuple[int, str
     if older:
         ceiling = None
     kept = [r for r in recs if ceiling is None or r.time_ms <= ceiling]
-    aside = tuple(_future(r, newest_file, time_text) for r in recs if ceiling is not None and r.time_ms > ceiling)
+    aside = tuple(_future(r, newest_file, time_text) for r in recs
+                  if newest_file is not None and ceiling is not None and r.time_ms > ceiling)
     best = max(kept, key=lambda r: (r.time_ms, r.path)) if kept else None
+    file_time, file_path = newest_file if newest_file is not None else (None, None)
     if best is None:
-        return AsOf(None, "no timestamp on the inputs", *(newest_file or (None, None)), FileTimes.NONE, clean, aside)
+        return AsOf(None, "no timestamp on the inputs", file_time, file_path, FileTimes.NONE, clean, aside)
     verdict = _file_verdict(best.time_ms, newest_file, older)
     source = f"newest {best.what}, in {best.path}{_SUFFIX[verdict]}"
     if clean:
         source += f"; clean shutdown recorded ({CLEAN_SHUTDOWN_FILE})"
-    return AsOf(best.time_ms, source, *(newest_file or (None, None)), verdict, clean, aside)
+    return AsOf(best.time_ms, source, file_time, file_path, verdict, clean, aside)
 
 
 _SUFFIX = {FileTimes.NONE: "", FileTimes.AGREE: "; file times agree (within 1 h)",

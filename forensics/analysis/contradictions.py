@@ -79,9 +79,9 @@ def snapshot_without_data(view: PartitionView, pid: int) -> Optional[Gap]:
 
 def coordinator_contradiction(v: Optional[TransactionIdView]) -> Optional[Gap]:
     """The id's coordinator records hold a transition a coordinator never writes."""
-    bad = v.summary.illegal if v is not None else None
-    if bad is None:
+    if v is None or v.summary.illegal is None:
         return None
+    bad = v.summary.illegal
     return Gap(CONTRADICTION, f"the coordinator's records of {v.transactional_id!r} contradict each other: "
                f"{bad.problem} at offset {bad.offset} of __transaction_state-{v.partition} ({bad.at.path} @ byte "
                f"{bad.at.position}), so its newest record is not proven to be the coordinator's last word",

@@ -17,6 +17,7 @@ from forensics.analysis.replicas import replica_rank
 from forensics.codec.txnlog import transaction_partition_for
 from forensics.findings import Finding, FindingKind
 from forensics.state.coordinator import (
+    Decision,
     CoordinatorFold,
     CoordinatorPartitionState,
     HistoryEntry,
@@ -70,8 +71,8 @@ class TransactionIdView:
         return self.summary.last
 
     @property
-    def decision(self) -> Optional[str]:
-        """COMMIT or ABORT: the coordinator's last decision for the id (its last Prepare/Complete record)."""
+    def decision(self) -> Optional[Decision]:
+        """The coordinator's last decision for the id (its last Prepare/Complete record)."""
         return self.summary.decision
 
 

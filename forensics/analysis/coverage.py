@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 from forensics.analysis.filters import Filters
-from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, TopicPartition
+from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, TopicPartition, first_few
 
 SHOWN = 3  # partitions named per missing piece
 
@@ -100,8 +100,7 @@ class Coverage:
 
 def names(tps: Sequence[TopicPartition]) -> str:
     """The first few partitions, and how many more."""
-    shown = ", ".join(map(str, tps[:SHOWN]))
-    return shown + (f" and {len(tps) - SHOWN} more" if len(tps) > SHOWN else "")
+    return first_few([str(tp) for tp in tps], SHOWN)
 
 
 def joined(parts: Sequence[str]) -> str:

@@ -35,7 +35,7 @@ from forensics.codec.checkpoints import EpochEntry
 from forensics.codec.txnlog import transaction_partition_for
 from forensics.findings import Finding, FindingKind
 from forensics.layout import Inventory, LogDir, PartitionDir
-from forensics.model import TRANSACTION_STATE_TOPIC, TopicPartition
+from forensics.model import TRANSACTION_STATE_TOPIC, TopicPartition, first_few
 from forensics.state.producer import TransactionSpan
 
 DAMAGE_KINDS = frozenset({
@@ -183,10 +183,10 @@ def misplaced_records(coordinator: Optional[CoordinatorView]) -> Dict[int, Gap]:
         homes = ((tid, transaction_partition_for(tid, n), s.first) for tid, s in cp.state.summaries.items())
         foreign = [(tid, home, first) for tid, home, first in homes if home != part]
         if foreign:
-            tid, expected, first = foreign[0]
-            more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
+            first = foreign[0][2]
+            ids = first_few([f"{tid!r} to {home}" for tid, home, _ in foreign], 1)
             out[part] = Gap(MISPLACED, f"__transaction_state-{part} holds records of ids that hash to other partitions "
-                            f"({tid!r} to {expected}{more}; {first.at.path} @ byte {first.at.position}): a segment of "
+                            f"({ids}; {first.at.path} @ byte {first.at.position}): a segment of "
                             "another partition, or a renamed or mixed-up copy, so it is not proven to hold its own "
                             "records", first.at.path, first.at.position, partition_dir=cp.inputs.path)
     return out
@@ -226,7 +226,7 @@ class EvidenceExtents:
         return LogExtent(label, path, log_end, high_watermark, recovery, snapshots, tuple(segments),
                          tuple(findings), log_dir is not None and log_dir.had_clean_shutdown, start,
                          part.leader_epochs if part is not None else (),
-                         tuple(reached) if reached is not None else None)
+                         (*reached,) if reached is not None else None)  # a plain tuple (reach may hand a NamedTuple)
 
 
 class EvidenceCheck:
@@ -331,8 +331,7 @@ class EvidenceCheck:
             lacking = sorted((t for t in self.coverage.uncovered if t.topic == TRANSACTION_STATE_TOPIC),
                              key=lambda t: t.partition)
             if lacking:
-                names = ", ".join(map(str, lacking[:_SHOWN])) + (
-                    f" and {len(lacking) - _SHOWN} more" if len(lacking) > _SHOWN else "")
+                names = first_few([str(t) for t in lacking], _SHOWN)
                 out.append(Gap(COPY_MISSING, f"{len(lacking)} coordinator partition(s) lack the copy that matters "
                                f"({names}; {self.coverage.uncovered[lacking[0]].text}): one may hold this producer's "
                                "record", "", partition_dir=""))

@@ -12,7 +12,7 @@ from forensics.analysis.coverage import describe as describe_coverage
 from forensics.analysis.filters import Filters
 from forensics.analysis.quiescence import Quiescence
 from forensics.analysis.quiescence import describe as describe_quiescence
-from forensics.model import TopicPartition
+from forensics.model import TopicPartition, first_few
 
 
 class TornLog(NamedTuple):
@@ -34,10 +34,8 @@ class EvidenceModel:
         moment = describe_quiescence(self.quiescence, brokers)
         torn = []
         if self.torn:
-            more = f"; and {len(self.torn) - SHOWN} more" if len(self.torn) > SHOWN else ""
             torn = [f"evidence: {len(self.torn)} partition(s) whose log disagrees with what their own files say it held, "
-                    "of which "
-                    + "; ".join(t.text for t in self.torn[:SHOWN]) + more
+                    "of which " + first_few([t.text for t in self.torn], SHOWN, "; ")
                     + ": what is missing may hold an open transaction, so no all-clear is proven"]
         return ([moment] if moment else []) + describe_coverage(self.coverage) + torn
 

@@ -25,6 +25,7 @@ from forensics.analysis.coordinator import CoordinatorView
 from forensics.codec.txnlog import TransactionStatus
 from forensics.errors import UsageError
 from forensics.layout import Inventory, PartitionStatus
+from forensics.model import first_few
 
 LISTED = 12  # at most this many values are named in a message
 STATE_NAMES = tuple(s.kafka_name for s in TransactionStatus)  # Kafka's TransactionState names
@@ -74,9 +75,7 @@ def _spans(numbers: Iterable[int]) -> List[str]:
 
 
 def _listing(items: Sequence[str], what: str) -> str:
-    if len(items) <= LISTED:
-        return f"{what}: {', '.join(items)}"
-    return f"{what}: {', '.join(items[:LISTED])} and {len(items) - LISTED} more"
+    return f"{what}: {first_few(items, LISTED)}"
 
 
 def _unknown_name(kind: str, value: str, known: Iterable[str], plural: str) -> UsageError:

@@ -9,6 +9,8 @@ partition replica (producer id, first offset, entry epoch E, coordinator epoch C
   partition not in its partition set); reasons name the known patterns (KAFKA-9144, KAFKA-7408).
   The only verdict whose abort is armed;
 * ``ongoing``: Ongoing with the partition in its set: the coordinator will finish or time it out;
+  ``overdue`` (a state of ongoing) when more than a minute past its own timeout: the coordinator
+  should have aborted it, yet its records still hold it Ongoing (not proven hanging);
 * ``stuck-coordinator``: PrepareCommit/PrepareAbort with the partition in its set: markers that
   never arrived (never abort a PrepareCommit: it would break atomicity);
 * ``fenced-coordinator``: the partition holds, for this producer, a coordinator epoch above the
@@ -16,6 +18,8 @@ partition replica (producer id, first offset, entry epoch E, coordinator epoch C
   refuses the real coordinator's markers (``ProducerStateManager`` checks the coordinator epoch);
 * ``unverifiable``: the evidence cannot decide: no coordinator data, or the records the verdict
   rests on are damaged or incomplete (see :mod:`forensics.analysis.evidence_gaps`).
+
+Each kind and the rules it carries (armed or not, needs a person, advice): :mod:`forensics.analysis.verdict_kinds`.
 """
 
 from __future__ import annotations
@@ -29,15 +33,12 @@ from forensics.analysis.evidence_gaps import EvidenceCheck, Gap, describe
 from forensics.analysis.producers import PartitionView
 from forensics.analysis.replicas import markers_elsewhere
 from forensics.analysis.settling import TOO_RECENT_ADVICE, settling_gaps
+from forensics.analysis.verdict_kinds import Arming, VerdictKind
 from forensics.codec.txnlog import TransactionStatus as S
-from forensics.model import Provenance, TopicPartition
+from forensics.model import Provenance, TopicPartition, first_few
+from forensics.state.coordinator import Decision, TransactionMetadata
 from forensics.state.producer import ProducerState, TransactionSpan
 
-HANGING = "hanging"
-ONGOING = "ongoing"
-STUCK = "stuck-coordinator"
-FENCED = "fenced-coordinator"
-UNVERIFIABLE = "unverifiable"
 DEFAULT_MAX_TRANSACTION_TIMEOUT_MS = 15 * 60_000
 OVERDUE_GRACE_MS = 60_000  # the coordinator aborts timed-out transactions every 10 s by default
 TimeText = Callable[[int], str]  # an epoch-ms time as the reasons show it (render/time_text.py makes it)
@@ -53,7 +54,7 @@ class Verdict:
     entry: ProducerState
     start_offset: int
     span: Optional[TransactionSpan]
-    verdict: str
+    verdict: VerdictKind
     reason: str
     transactional_id: Optional[str]
     id_view: Optional[TransactionIdView]
@@ -61,19 +62,29 @@ class Verdict:
     past_age_gate: bool
     patterns: Tuple[str, ...] = ()  # KAFKA-9144, KAFKA-7408, ...
     gaps: Tuple[Gap, ...] = ()  # incomplete evidence that kept a hanging verdict from being proven
-    overdue_ms: Optional[int] = None  # ongoing: how long past its own timeout (as of), if past it
-    decision: Optional[str] = None  # "COMMIT" / "ABORT": what the coordinator last decided for the id
+    overdue_ms: Optional[int] = None  # overdue: how long past its own timeout (as of)
+    decision: Optional[Decision] = None  # what the coordinator last decided for the id
 
     @property
     def abortable(self) -> bool:
-        """Proven hanging: the only verdict whose abort command is armed."""
-        return self.verdict == HANGING
+        """Proven hanging: its kind's abort is armed (:attr:`Arming.PROVEN`)."""
+        return self.verdict.arming is Arming.PROVEN
+
+    @property
+    def needs_person(self) -> bool:
+        """Not proven, but a person must look (find-hanging's exit 7), as its kind says."""
+        return self.verdict.needs_person
 
     @property
     def needs_attention(self) -> bool:
-        """Everything but a transaction the coordinator will still finish in time: what ``find-hanging``
-        shows without ``--all``."""
-        return self.verdict != ONGOING or self.overdue_ms is not None
+        """Proven hanging or needing a person: what ``find-hanging`` shows without ``--all`` (everything but
+        a transaction the coordinator will still finish in time)."""
+        return self.abortable or self.needs_person
+
+    @property
+    def advice(self) -> Tuple[str, ...]:
+        """Operator guidance (:mod:`forensics.analysis.advice`, as the kind names it); ``()`` when none."""
+        return self.verdict.advice(self)
 
     @property
     def coordinator_partition(self) -> Optional[int]:
@@ -131,44 +142,44 @@ def _fenced(view: PartitionView, e: ProducerState, v: TransactionIdView) -> Opti
 
 
 def _classify_with_id(view: PartitionView, e: ProducerState, v: TransactionIdView, time_text: TimeText = str
-                      ) -> Tuple[str, str]:
+                      ) -> Tuple[VerdictKind, str]:
     m = v.metadata
     tp = view.topic_partition
     fenced = _fenced(view, e, v)
     if fenced is not None:
-        return FENCED, fenced
+        return VerdictKind.FENCED, fenced
     if m is None:
         t = v.tombstone
-        return HANGING, (f"transactional id {v.transactional_id!r} expired: tombstone at offset "
+        return VerdictKind.HANGING, (f"transactional id {v.transactional_id!r} expired: tombstone at offset "
                          f"{t.offset if t else '?'} of __transaction_state-{v.partition}")
     if m.producer_id != e.producer_id:
-        return HANGING, (f"producer id rotated: {v.transactional_id!r} now uses producer id {m.producer_id} "
+        return VerdictKind.HANGING, (f"producer id rotated: {v.transactional_id!r} now uses producer id {m.producer_id} "
                          f"(epoch {m.producer_epoch})")
     state = m.state
     if state in (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
-        return HANGING, (f"coordinator has {v.transactional_id!r} in {m.state_name} (epoch {m.producer_epoch}): "
+        return VerdictKind.HANGING, (f"coordinator has {v.transactional_id!r} in {m.state_name} (epoch {m.producer_epoch}): "
                          "no transaction in flight, no marker will come")
     if tp not in m.partitions:
-        return HANGING, (f"{tp} is not in the partition set of {v.transactional_id!r} ({m.state_name}: "
+        return VerdictKind.HANGING, (f"{tp} is not in the partition set of {v.transactional_id!r} ({m.state_name}: "
                          f"{', '.join(map(str, m.partitions)) or 'none'})")
     if state == S.ONGOING:
         if m.producer_epoch < e.producer_epoch:
-            return STUCK, (f"Ongoing at epoch {m.producer_epoch}, below the partition's epoch {e.producer_epoch}: "
+            return VerdictKind.STUCK, (f"Ongoing at epoch {m.producer_epoch}, below the partition's epoch {e.producer_epoch}: "
                            "the coordinator's markers would be rejected")
-        return ONGOING, (f"Ongoing with {tp} in its set since {time_text(m.start_ms)}: the coordinator will commit, abort or "
+        return VerdictKind.ONGOING, (f"Ongoing with {tp} in its set since {time_text(m.start_ms)}: the coordinator will commit, abort or "
                          f"time it out ({m.timeout_ms} ms)")
     if state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
         what = "COMMIT" if state == S.PREPARE_COMMIT else "ABORT"
-        return STUCK, (f"{m.state_name} with {tp} still pending: the {what} marker never arrived"
+        return VerdictKind.STUCK, (f"{m.state_name} with {tp} still pending: the {what} marker never arrived"
                        + (" (do NOT abort: the coordinator decided to commit)" if what == "COMMIT" else ""))
-    return HANGING, f"coordinator has {v.transactional_id!r} in {m.state_name}"
+    return VerdictKind.HANGING, f"coordinator has {v.transactional_id!r} in {m.state_name}"
 
 
 def _classify(view: PartitionView, e: ProducerState, coord: Optional[CoordinatorView], time_text: TimeText = str
-              ) -> Tuple[str, str, Optional[TransactionIdView]]:
+              ) -> Tuple[VerdictKind, str, Optional[TransactionIdView]]:
     pid = e.producer_id
     if coord is None or not coord.partitions:
-        return UNVERIFIABLE, ("no __transaction_state in the inputs: the coordinator may still complete this "
+        return VerdictKind.UNVERIFIABLE, ("no __transaction_state in the inputs: the coordinator may still complete this "
                               "transaction; judged by age alone, as Kafka's find-hanging does"), None
     current = coord.ids_for_producer(pid) or coord.ever_used_producer(pid)
     if current:
@@ -177,22 +188,21 @@ def _classify(view: PartitionView, e: ProducerState, coord: Optional[Coordinator
         return verdict, reason, v
     missing = _missing_partitions(coord)
     if missing:
-        return UNVERIFIABLE, (f"no coordinator record for producer id {pid}, but __transaction_state partitions "
+        return VerdictKind.UNVERIFIABLE, (f"no coordinator record for producer id {pid}, but __transaction_state partitions "
                               f"{_numbers(missing)} are not among the inputs: the coordinator may still complete "
                               "this transaction"), None
     if not coord.count_source:
         n = coord.partition_count
-        return UNVERIFIABLE, (f"no coordinator record for producer id {pid} in the {n} __transaction_state partitions "
+        return VerdictKind.UNVERIFIABLE, (f"no coordinator record for producer id {pid} in the {n} __transaction_state partitions "
                               f"read (0-{n - 1}), but nothing on the disk gives their count (no __cluster_metadata "
                               "among the inputs): a higher-numbered partition may hold it; give "
                               "--transaction-state-partitions N (kafka-topics.sh --describe --topic "
                               "__transaction_state, or the brokers' transaction.state.log.num.partitions)"), None
-    return HANGING, f"no coordinator record for producer id {pid} in any __transaction_state partition", None
+    return VerdictKind.HANGING, f"no coordinator record for producer id {pid} in any __transaction_state partition", None
 
 
 def _numbers(values: Sequence[int], limit: int = 10) -> str:
-    shown = ", ".join(map(str, values[:limit]))
-    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+    return first_few([str(v) for v in values], limit)
 
 
 def _lost_marker(view: PartitionView, replicas: Sequence[PartitionView], pid: int, start: int) -> Optional[str]:
@@ -204,7 +214,7 @@ def _lost_marker(view: PartitionView, replicas: Sequence[PartitionView], pid: in
             f"{m.offset} (epoch {m.epoch}, coordinatorEpoch {m.coordinator_epoch}) in {m.path} @ byte {m.position}")
 
 
-def _unproven(verdict: str, reason: str, view: PartitionView, e: ProducerState, span: Optional[TransactionSpan],
+def _unproven(verdict: VerdictKind, reason: str, view: PartitionView, e: ProducerState, span: Optional[TransactionSpan],
               v: Optional[TransactionIdView], coord: Optional[CoordinatorView], check: Optional[EvidenceCheck],
               time_text: TimeText, replicas: Sequence[PartitionView] = ()) -> Tuple[str, Tuple[Gap, ...]]:
     """``reason`` and the gaps that keep a verdict from being proven, or ``()``: records that contradict
@@ -218,47 +228,53 @@ def _unproven(verdict: str, reason: str, view: PartitionView, e: ProducerState, 
     torn: List[Gap] = []  # damaged or incomplete records
     if check is not None:
         data = check.data(view, span)
-        if verdict != HANGING:  # what it rests on: the log and what its checkpoints say (an index is rebuilt)
+        if verdict is not VerdictKind.HANGING:  # what it rests on: the log and what its checkpoints say (an index is rebuilt)
             data = tuple(g for g in data if g.log_end is not None or g.path.endswith(".log"))
         if data:
             parts.append(describe(str(view.topic_partition), data) + (
-                ": this transaction's marker may be missing from the copy" if verdict == HANGING else
+                ": this transaction's marker may be missing from the copy" if verdict is VerdictKind.HANGING else
                 ": the copy may not hold what the broker last wrote of this transaction"))
             torn.extend(data)
-        if verdict == HANGING or v is not None:
+        if verdict is VerdictKind.HANGING or v is not None:
             wanted = None if v is None else sorted({v.partition, v.expected_partition})
-            for label, found in check.coordinator(wanted):
-                parts.append(describe(label, found) + (": the id's newest record may be missing" if v is not None
-                                                       else ": the record of this producer id may be missing"))
-                torn.extend(found)
+            for label, missing in check.coordinator(wanted):
+                parts.append(describe(label, missing) + (": the id's newest record may be missing" if v is not None
+                                                         else ": the record of this producer id may be missing"))
+                torn.extend(missing)
     gaps.extend(torn)
     if check is not None:
-        foreign = check.misplaced(v) if v is not None or verdict == HANGING else ()
+        foreign = check.misplaced(v) if v is not None or verdict is VerdictKind.HANGING else ()
         parts.extend(g.text for g in foreign)
         gaps.extend(foreign)
-    if verdict in (HANGING, STUCK, FENCED) and check is not None:
-        missing = check.copies_missing(view.topic_partition, v if verdict != FENCED else None, verdict == HANGING)
+    if verdict in (VerdictKind.HANGING, VerdictKind.STUCK, VerdictKind.FENCED) and check is not None:
+        missing = check.copies_missing(view.topic_partition, v if verdict is not VerdictKind.FENCED else None, verdict is VerdictKind.HANGING)
         parts.extend(g.text for g in missing)
         gaps.extend(missing)
     recent: Tuple[Gap, ...] = ()
-    if verdict in (HANGING, STUCK) and check is not None:
-        recent = settling_gaps(verdict == HANGING, view, e, span, v, coord, check.quiescence, time_text)
+    if verdict in (VerdictKind.HANGING, VerdictKind.STUCK) and check is not None:
+        recent = settling_gaps(verdict is VerdictKind.HANGING, view, e, span, v, coord, check.quiescence, time_text)
     parts.extend(g.text for g in recent)
     gaps.extend(recent)
     if not gaps:
         return reason, ()
-    tail = ([TORN_OR_LOST] if torn and verdict == HANGING else []) + ([TOO_RECENT_ADVICE] if recent else [])
+    tail = ([TORN_OR_LOST] if torn and verdict is VerdictKind.HANGING else []) + ([TOO_RECENT_ADVICE] if recent else [])
     head = reason if reason.startswith("not proven: ") else f"not proven: {reason}"
     return f"{head}; but {'; '.join(parts)}" + "".join(f"; {t}" for t in tail), tuple(gaps)
 
 
-def _overdue(verdict: str, v: Optional[TransactionIdView], as_of: Optional[int]) -> Optional[int]:
+def _overdue(verdict: VerdictKind, v: Optional[TransactionIdView], as_of: Optional[int]) -> Optional[int]:
     """How long an Ongoing transaction is past its own timeout, when that is more than the grace."""
     m = v.metadata if v is not None else None
-    if verdict != ONGOING or m is None or as_of is None or m.start_ms < 0:
+    if verdict is not VerdictKind.ONGOING or m is None or as_of is None or m.start_ms < 0:
         return None
     late = as_of - (m.start_ms + m.timeout_ms)
     return late if late > OVERDUE_GRACE_MS else None
+
+
+def _overdue_reason(view: PartitionView, m: TransactionMetadata, time_text: TimeText) -> str:
+    return (f"Ongoing with {view.topic_partition} in its set since {time_text(m.start_ms)}, past its own timeout "
+            f"({m.timeout_ms} ms) since {time_text(m.start_ms + m.timeout_ms)}: the coordinator should have aborted "
+            "it, yet its records still hold it Ongoing, so no marker is proven missing")
 
 
 def _snapshot_only(view: PartitionView) -> List[Tuple[ProducerState, int, str]]:
@@ -284,7 +300,7 @@ def _snapshot_only(view: PartitionView) -> List[Tuple[ProducerState, int, str]]:
 
 
 def _lost_from_log(view: PartitionView, coord: Optional[CoordinatorView], check: Optional[EvidenceCheck],
-                   time_text: TimeText = str) -> List[Tuple[ProducerState, int, str, str, Optional[TransactionIdView], Tuple[Gap, ...]]]:
+                   time_text: TimeText = str) -> List[Tuple[ProducerState, int, VerdictKind, str, Optional[TransactionIdView], Tuple[Gap, ...]]]:
     """(entry, first offset, verdict, reason, id view, gaps) of the snapshot-only open transactions:
     unverifiable whatever the coordinator says, since the records that would decide are gone."""
     out = []
@@ -294,16 +310,16 @@ def _lost_from_log(view: PartitionView, coord: Optional[CoordinatorView], check:
         damage = f"; {describe(str(view.topic_partition), gaps)}" if gaps else ""
         reason = (f"open since offset {first} in the producer snapshot {path.rsplit('/', 1)[-1]}, but the log read "
                   f"does not show it{damage}: what holds the LSO there cannot be read; the coordinator: {said}")
-        out.append((entry, first, UNVERIFIABLE, reason, v, tuple(gaps)))
+        out.append((entry, first, VerdictKind.UNVERIFIABLE, reason, v, tuple(gaps)))
     return out
 
 
 def _history_only(view: PartitionView, coord: Optional[CoordinatorView], time_text: TimeText = str
-                  ) -> List[Tuple[ProducerState, int, str, str, Optional[TransactionIdView], Tuple[Gap, ...]]]:
+                  ) -> List[Tuple[ProducerState, int, VerdictKind, str, Optional[TransactionIdView], Tuple[Gap, ...]]]:
     """Open transactions the full history of the segments shows that the state the broker loads (the
     snapshot plus the replay) does not: the readings contradict each other, so the transaction stays a row,
     unverifiable whatever the coordinator says."""
-    out = []
+    out: List[Tuple[ProducerState, int, str, str, Optional[TransactionIdView], Tuple[Gap, ...]]] = []
     shown = set(view.open_transactions) | {e.producer_id for e, _, _ in _snapshot_only(view)}
     witness = view.witness  # an older snapshot + replay: the producers whose batches are gone from the log
     seen = [(pid, first, view.history) for pid, first in view.history.ongoing.items()] + (
@@ -315,12 +331,12 @@ def _history_only(view: PartitionView, coord: Optional[CoordinatorView], time_te
         entry = fold.entries[pid]
         _, said, v = _classify(view, entry, coord, time_text)
         gap = fold_disagreement(view, pid)
-        gaps = (gap,) if gap is not None else ()
+        gaps: Tuple[Gap, ...] = (gap,) if gap is not None else ()
         where = ("the full history of the segments" if fold is view.history else
                  f"the older producer snapshot {view.witness_snapshot} plus the replay")
         reason = (f"open since offset {first} in {where}, but not in the state the broker "
                   f"loads: {gap.text if gap is not None else 'the readings disagree'}; the coordinator: {said}")
-        out.append((entry, first, UNVERIFIABLE, reason, v, gaps))
+        out.append((entry, first, VerdictKind.UNVERIFIABLE, reason, v, gaps))
     return out
 
 
@@ -335,18 +351,21 @@ def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as
         verdict, reason, v = _classify(view, e, coord, time_text)
         patterns: List[str] = []
         gaps: Tuple[Gap, ...] = ()
-        if verdict == HANGING:
+        if verdict is VerdictKind.HANGING:
             lost = _lost_marker(view, replicas, pid, start)
             patterns = [p for p in (_kafka_9144(view, pid, start, _data_epoch(e, span)), lost or _kafka_7408(view, start, replicas))
                         if p]
             reason = reason + "".join(f"; {p}" for p in patterns)
         reason, gaps = _unproven(verdict, reason, view, e, span, v, coord, check, time_text, replicas)
         if gaps:
-            verdict = UNVERIFIABLE
+            verdict = VerdictKind.UNVERIFIABLE
+        overdue = _overdue(verdict, v, as_of)
+        if overdue is not None and v is not None and v.metadata is not None:
+            verdict, reason = VerdictKind.OVERDUE, _overdue_reason(view, v.metadata, time_text)
         duration = as_of - e.last_timestamp if as_of is not None and e.last_timestamp >= 0 else None
         past = duration is not None and duration > max_timeout_ms
         out.append(Verdict(view, e, start, span, verdict, reason, v.transactional_id if v else None, v,
-                           duration, past, tuple(patterns), gaps, _overdue(verdict, v, as_of),
+                           duration, past, tuple(patterns), gaps, overdue,
                            v.decision if v is not None else None))
     for e, start, verdict, reason, v, gaps in (_lost_from_log(view, coord, check, time_text)
                                                + _history_only(view, coord, time_text)):

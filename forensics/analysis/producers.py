@@ -254,8 +254,8 @@ def rebuild_partition(inputs: PartitionInputs, lean: bool = False) -> PartitionV
     for seg in inputs.segments:
         read_findings.extend(seg.findings)
     findings: List[Finding] = []
-    for snap in inputs.snapshots:
-        findings.extend(snap.findings)
+    for read in inputs.snapshots:
+        findings.extend(read.findings)
     leo = _log_end(inputs)
     first_base = inputs.segments[0].base_offset if inputs.segments else 0
     log_start = inputs.log_start_offset if inputs.log_start_offset is not None else first_base

@@ -34,6 +34,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+from forensics.model import first_few
+
 
 NO_CLEAN_SHUTDOWN = "no_clean_shutdown"
 LOCK_HELD = "lock_held"
@@ -98,8 +100,7 @@ class Quiescence:
 
 
 def _names(items: Sequence[str]) -> str:
-    shown = ", ".join(items[:_SHOWN])
-    return shown + (f" and {len(items) - _SHOWN} more" if len(items) > _SHOWN else "")
+    return first_few(items, _SHOWN)
 
 
 def _dir_problems(d: LogDirFacts) -> Iterable[Unsettled]:
@@ -158,12 +159,11 @@ def describe(q: Quiescence, brokers: Mapping[str, Optional[int]]) -> Optional[st
     if q.proven:
         return None
     parts = []
-    for u in q.unsettled[:_SHOWN]:
+    for u in q.unsettled:
         broker = brokers.get(u.path)
         who = f"broker {broker}'s log dir {u.path}" if broker is not None else u.path
         parts.append(f"{who} {u.text}")
-    more = f"; and {len(q.unsettled) - _SHOWN} more" if len(q.unsettled) > _SHOWN else ""
-    return ("evidence: not one quiescent moment: " + "; ".join(parts) + more + ": a copy of a running broker (or "
+    return ("evidence: not one quiescent moment: " + first_few(parts, _SHOWN, "; ") + ": a copy of a running broker (or "
             f"of one that crashed) holds each partition as of its own copy, so a transaction, Prepare state or "
             f"completion less than {q.window_ms // 60_000} min older than its partition's copy is too recent to "
             "judge (unverifiable, never armed)")

@@ -57,7 +57,8 @@ def _has_marker(s: TransactionSpan) -> bool:
 
 def markers_of(view: PartitionView) -> Dict[Tuple[int, int], MarkerSeen]:
     return {(pid, s.marker_offset): _marker_seen(view, s)
-            for pid, spans in view.history.spans.items() for s in spans if _has_marker(s)}
+            for pid, spans in view.history.spans.items() for s in spans
+            if s.marker_offset is not None and s.marker_at is not None}  # _has_marker, spelled out: the key's offset is an int
 
 
 def markers_elsewhere(replicas: Sequence[PartitionView], here: PartitionView, producer_id: int,

@@ -23,6 +23,7 @@ from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
 from forensics.analysis.evidence_gaps import Gap
 from forensics.analysis.producers import PartitionView
 from forensics.analysis.quiescence import Quiescence
+from forensics.model import first_few
 from forensics.state.producer import ProducerState, TransactionSpan
 
 TOO_RECENT = "too_recent"
@@ -74,8 +75,7 @@ def settling_gaps(hanging: bool, view: PartitionView, entry: ProducerState, span
     early = [p for p in wanted if p in coord.partitions and not q.settled_after(coord.partitions[p].inputs.path, data)]
     if early:
         first = coord.partitions[early[0]].inputs.path
-        names = ", ".join(f"__transaction_state-{p}" for p in early[:_SHOWN]) + (
-            f" and {len(early) - _SHOWN} more" if len(early) > _SHOWN else "")
+        names = first_few([f"__transaction_state-{p}" for p in early], _SHOWN)
         what = "the coordinator's record of it" if v is not None else "a coordinator record of this producer"
         out.append(Gap(TOO_RECENT, f"{names} {'was' if len(early) == 1 else 'were'} {_copied(q, first, time_text)}"
                        f", less than {window} after this transaction's newest data ({time_text(data)}): {what} "

@@ -93,7 +93,7 @@ class _Group(LazyGroup):
 
 app = typer.Typer(
     cls=_Group,
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion (cli/lazy_group.py: commands named unloaded)
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # click's plain help: never cuts an option name (cli/help_format.py)
@@ -105,13 +105,16 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"kafka-forensics {__version__}")
+        from forensics.speedups import state  # the accelerator, a small C extension: no heavier import
+
+        typer.echo(f"kafka-forensics {__version__}\n{state()}")
         raise typer.Exit(EXIT_OK)
 
 
 @app.callback()
 def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")) -> None:
+                                       help="Print the version and whether the C accelerator is in use, "
+                                       "and exit.")) -> None:
     """Offline forensics for Apache Kafka broker disks (read-only)."""
 
 

@@ -11,7 +11,7 @@ import typer
 
 from forensics.cli.boundary import EXIT_STRICT, EXIT_USAGE, command_line, error_boundary, fail
 from forensics.cli.console import StderrListener, after_run
-from forensics.cli.options import MANIFEST, STRICT, format_option
+from forensics.cli.options import MANIFEST, QUIET, STRICT, format_option
 from forensics.render.terminal_text import for_terminal
 from forensics.report.dump import INT32_MAX, DumpOptions
 from forensics.runs.dump import DumpRequest, dump
@@ -37,7 +37,7 @@ def dump_cli(
     max_bytes: int = typer.Option(INT32_MAX, "--max-bytes", metavar="BYTES", min=1,
                                   help="Read at most this many bytes of each log."),
     fmt: DumpFormat = format_option(DumpFormat, stream=True), strict: bool = STRICT,
-    manifest: Optional[str] = MANIFEST,
+    manifest: Optional[str] = MANIFEST, quiet: bool = QUIET,
 ) -> None:
     """Dump segment, index, snapshot and KRaft checkpoint files like kafka-dump-log.sh does.
 
@@ -65,7 +65,7 @@ def dump_cli(
 
     with error_boundary():
         done = dump(DumpRequest(tuple(paths), options, manifest, tuple(command_line())), show,
-                    StderrListener(progress=False))
+                    StderrListener(progress=False, notes_are_errors=True))
         ref = after_run(done.manifest)
         if ref is not None and fmt is not DumpFormat.text:  # the dump streams: its digest comes last
             import json

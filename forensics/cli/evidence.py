@@ -11,7 +11,7 @@ import typer
 
 from forensics.cli.boundary import EXIT_FOUND, error_boundary
 from forensics.cli.console import write_note
-from forensics.cli.options import MANIFEST, format_option
+from forensics.cli.options import MANIFEST, QUIET, format_option
 from forensics.render.manifest_render import render_verification
 from forensics.runs.manifest import verify
 
@@ -27,6 +27,7 @@ def verify_manifest_cli(
                                        "paths it recorded."),
     fmt: ManifestFormat = format_option(ManifestFormat),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="List every entry, the matching ones too."),
+    quiet: bool = QUIET,
 ) -> None:
     """Check a manifest and the evidence tree against each other: its own digest and summary, then
     every entry under its inputs (changed, missing, added, renamed, type changed). Prints a one-line
@@ -37,7 +38,7 @@ def verify_manifest_cli(
             write_note(f"kafka-forensics: note: {manifest} is a version 1 manifest: it lists only the files it hashed "
                        "and has no digest of itself, so entries added since and edits of the manifest cannot be "
                        "detected")
-        render_verification(list(done.rows), done.sha256, sys.stdout, fmt.value, verbose)
+        render_verification(list(done.rows), done.sha256, done.recorded, sys.stdout, fmt.value, verbose)
         sys.stdout.flush()
     if done.differs:
         raise typer.Exit(EXIT_FOUND)

@@ -11,7 +11,7 @@ import typer
 
 from forensics.cli.as_of import write_clock
 from forensics.cli.boundary import EXIT_STRICT, error_boundary
-from forensics.cli.console import StderrListener, after_run, write_findings
+from forensics.cli.console import StderrListener, after_run, write_findings, write_note
 from forensics.cli.options import (
     CLUSTER_ID,
     CONF,
@@ -22,12 +22,14 @@ from forensics.cli.options import (
     PARTITIONS,
     PATHS,
     PROGRESS,
+    QUIET,
     STRICT,
     PANEL_ENGINE,
     engine_choice,
     evidence_of,
 )
 from forensics.findings import EVIDENCE_KINDS
+from forensics.render.counts import not_counted
 from forensics.runs.context import EngineName
 from forensics.runs.export import ExportRequest, _clear, check_out, export, previous_export
 
@@ -49,7 +51,7 @@ def export_cli(
                             "inside the evidence). On a cluster: a path every executor can write at."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous export in DIR, named by its "
                                    "_export.json (DIR may hold nothing else)."),
-    partitions: Optional[int] = PARTITIONS, strict: bool = STRICT, progress: bool = PROGRESS,
+    partitions: Optional[int] = PARTITIONS, strict: bool = STRICT, progress: bool = PROGRESS, quiet: bool = QUIET,
     manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
     jobs: Optional[int] = JOBS,
@@ -65,6 +67,9 @@ def export_cli(
         for name, n in done.counts.items():
             sys.stdout.write(f"{name:<20} {n:>10} rows  {os.path.join(out, name)}\n")
         sys.stdout.flush()
+        if done.not_counted:  # said once: scan's partition counts hold them
+            write_note(f"kafka-forensics: partitions: one row per replica of a data partition; "
+                       f"{not_counted(done.not_counted)}; __transaction_state's records are in coordinator_records")
         write_findings(f for f in done.findings if f.kind in EVIDENCE_KINDS)
     if strict and done.findings:
         raise typer.Exit(EXIT_STRICT)

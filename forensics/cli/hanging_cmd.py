@@ -9,7 +9,7 @@ import typer
 
 from forensics.cli.as_of import write_clock
 from forensics.cli.boundary import EXIT_FOUND, EXIT_OK, EXIT_UNDECIDED, EXIT_USAGE, error_boundary, fail
-from forensics.cli.console import StderrListener, after_run, write_findings, write_note
+from forensics.cli.console import StderrListener, after_run, write_findings, write_note, write_warning
 from forensics.cli.options import (
     AS_OF,
     BOOTSTRAP_REQUIRED,
@@ -28,6 +28,7 @@ from forensics.cli.options import (
     PARTITIONS,
     PATHS,
     PROGRESS,
+    QUIET,
     TIMEOUT,
     REDACT,
     TOPIC,
@@ -43,8 +44,9 @@ from forensics.render.machine_format import FIND_HANGING
 from forensics.render.rows import render_rows
 from forensics.render.selection_text import selection_options, selection_words
 from forensics.render.shell_text import has_hidden, visible
-from forensics.render.state_render import HANGING_BELOW, HANGING_HEADERS, HANGING_TABLE
-from forensics.render.state_screens import hanging_screen
+from forensics.render.kafka_text import HANGING_TEXT
+from forensics.render.state_render import HANGING_TABLE
+from forensics.render.state_screens import hanging_screen, no_hanging_line
 from forensics.render.terminal_text import term
 from forensics.render.time_text import stamp
 from forensics.report.hanging import Outcome
@@ -76,7 +78,7 @@ def write_run_diagnostics(run: VerdictRun, as_of_line: bool = True) -> None:
     write_clock(run.as_of, as_of_line=as_of_line)
     write_findings(run.evidence)
     for warning in run.warnings:
-        write_note(f"WARNING: {term(warning)}")  # the lines name evidence paths
+        write_warning(f"WARNING: {term(warning)}")  # the lines name evidence paths
 
 
 def find_hanging_cli(
@@ -84,7 +86,7 @@ def find_hanging_cli(
     minutes: int = TIMEOUT, topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
     show_all: bool = typer.Option(False, "--all", help="Every open transaction with its verdict."),
     redact: bool = REDACT, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE,
-    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
+    progress: bool = PROGRESS, quiet: bool = QUIET, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     broker_version: Optional[str] = BROKER_VERSION,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
     jobs: Optional[int] = JOBS,
@@ -96,11 +98,14 @@ def find_hanging_cli(
         found = find_hanging(FindHangingRequest(req, show_all, previews=fmt in (RowFormat.json, RowFormat.jsonl), redact=redact),
                              StderrListener(progress))
         ref = after_run(found.run.manifest, found.run.stats)
-        render_rows(fmt.value, FIND_HANGING, found.rows, HANGING_TABLE, sys.stdout, headers=HANGING_HEADERS, manifest=ref,
-                    below=HANGING_BELOW, screen=lambda rows, out: hanging_screen(rows, out, wide))
+        hidden = [] if show_all else [v.verdict for v in found.hidden]
+        empty = no_hanging_line(hidden, show_all, found.unproven is not None)
+        render_rows(fmt.value, FIND_HANGING, found.rows, HANGING_TABLE, sys.stdout, text=HANGING_TEXT, manifest=ref,
+                    screen=lambda rows, out: hanging_screen(rows, out, wide, empty))
         sys.stdout.flush()
         write_run_diagnostics(found.run)
-        if found.hidden and not show_all:
+        said = fmt is RowFormat.table and not found.rows  # the table's one line named them
+        if found.hidden and not show_all and not said:
             kinds = ", ".join(sorted({v.verdict for v in found.hidden}))
             write_note(f"{len(found.hidden)} other open transaction(s) ({kinds}): see --all")
         if found.unproven:
@@ -120,7 +125,7 @@ def abort_commands_cli(
     bootstrap: str = BOOTSTRAP_REQUIRED, command_config: Optional[str] = COMMAND_CONFIG,
     as_of: Optional[str] = AS_OF, copy_start: Optional[str] = COPY_START, minutes: int = TIMEOUT,
     topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
-    partitions: Optional[int] = PARTITIONS, progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST,
+    partitions: Optional[int] = PARTITIONS, progress: bool = PROGRESS, quiet: bool = QUIET, manifest: Optional[str] = MANIFEST,
     redact: bool = REDACT, cluster_id: Optional[str] = CLUSTER_ID, broker_version: Optional[str] = BROKER_VERSION,
     arm_unverifiable: bool = typer.Option(False, "--arm-unverifiable", help="Also arm the aborts of unverifiable "
                                           "transactions older than --max-transaction-timeout (default: commented)."),

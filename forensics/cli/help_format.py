@@ -1,19 +1,20 @@
-"""How ``--help`` is laid out: click's plain formatter (option names are never cut, the text wraps
-at the terminal's width up to 80 columns and reads the same in a pager or a file, as the help of
-Kafka's own tools does), the options in sections (the command's own first, then the evidence and
+"""How ``--help`` is laid out: click's plain formatter (option names are never cut; the text folds at
+the screen's width, ``COLUMNS`` else the terminal's, less click's 2-column margin, and at 80 columns
+into a pager or a file), the options in sections (the command's own first, then the evidence and
 the engine: see the ``rich_help_panel`` of each in cli/options.py), then the examples
-(cli/help_text.py)."""
+(cli/help_text.py, which fit 80 columns)."""
 
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import typer.core
 
 from forensics.cli.coercion import PlainValues
 
 OPTIONS = "Options"
+SCREEN = 1 << 16  # no cap of our own on the help's width: click's formatter takes the screen's (less 2)
 _FLOOR = re.compile(r"x>=\d+")  # click's "[x>=0]": the lower bound of a count, which its error message names
 
 
@@ -30,10 +31,19 @@ def argument_name(param) -> str:
     return name + ("..." if param.nargs != 1 else "")
 
 
+class HelpContext(typer.core.TyperCommand.context_class):
+    """A context whose help folds at the screen's width (click stops at 80 columns unless told)."""
+
+    def __init__(self, *args, max_content_width: Optional[int] = None, **kwargs) -> None:
+        super().__init__(*args, max_content_width=max_content_width or SCREEN, **kwargs)
+
+
 class Command(PlainValues, typer.core.TyperCommand):
     """A command whose arguments are named by their metavar (``PATH...``, ``[FILE...]`` when optional),
     and whose options are listed in sections, in the order of their first option (its values
     converted as cli/coercion.py says)."""
+
+    context_class = HelpContext
 
     def collect_usage_pieces(self, ctx) -> List[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -65,4 +75,4 @@ class Command(PlainValues, typer.core.TyperCommand):
                     formatter.write_dl(records)
 
 
-__all__ = ["Command"]
+__all__ = ["Command", "HelpContext"]

@@ -4,8 +4,8 @@ each, and one to three examples per command on the example disk of the source tr
 The examples are data, not prose: tests/cli/test_help.py runs every one of them on
 ``fixtures/example-disk`` (docs/stuck-lso.md walks through the same disk), so a renamed option or a
 changed exit status breaks the test, not the reader's trust. Help is printed by click's plain
-formatter (cli/app.py): option names are never cut and ``-h`` reads the same in any terminal, a
-pager or a file.
+formatter (cli/help_format.py): option names are never cut, the text folds at the screen's width,
+and the examples fit :data:`WIDTH` columns in any terminal, a pager or a file.
 """
 
 from __future__ import annotations

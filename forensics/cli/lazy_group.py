@@ -3,8 +3,9 @@
 ``kafka-forensics`` registers its commands by name (cli/app.py); each lives in a module that pulls in
 the floors below it (the runs, the pipeline, the renderers). Importing them all to run one took most
 of the start-up time. Here a command's module is imported the first time the command is asked for
-(to run it, to show its help); ``--help`` lists the commands without loading any, each with the line
-the table of summaries gives it (cli/help_text.py), exactly as click would list the loaded commands.
+(to run it, to show its help, to complete its options); ``--help`` and the shell's completion of a
+command name list the commands without loading any, each with the line the table of summaries gives
+it (cli/help_text.py), exactly as click would list the loaded commands.
 """
 
 from __future__ import annotations
@@ -13,7 +14,15 @@ from typing import Callable, Dict, Iterator, MutableMapping, Sequence, Tuple
 
 import typer.core
 
-from forensics.cli.coercion import PlainValues
+try:  # typer >= 0.26 vendors click
+    from typer._click.core import Command as _BareCommand
+    from typer._click.shell_completion import CompletionItem
+except ImportError:  # pragma: no cover - older typer runs on click itself
+    from click import Command as _BareCommand
+    from click.shell_completion import CompletionItem
+
+from forensics.cli.coercion import PlainValues, install
+from forensics.cli.help_format import HelpContext
 
 Entry = Tuple[str, str, str]  # (command name, module, function)
 
@@ -58,14 +67,29 @@ class _Commands(MutableMapping):
         return self._made.get(name)
 
 
+class _Params(list):
+    """A group's parameters, where each one added later gets the plain conversions too (typer appends
+    --install-completion and --show-completion once the group is made; cli/coercion.py)."""
+
+    def __init__(self, owner, params) -> None:
+        super().__init__(params)
+        self._owner = owner
+
+    def append(self, param) -> None:
+        super().append(param)
+        install(self._owner)
+
+
 class LazyGroup(PlainValues, typer.core.TyperGroup):
     """A typer group over :attr:`table`, each command made by :meth:`make` when first asked for; the
     ``Commands`` section of ``--help`` from :meth:`summary` alone. Subclass it with both set."""
 
     table: Sequence[Entry] = ()
+    context_class = HelpContext
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.params = _Params(self, self.params)
         given = self.commands
         self.commands = _Commands(self.table, self.make)
         for name, command in given.items():
@@ -94,6 +118,27 @@ class LazyGroup(PlainValues, typer.core.TyperGroup):
             limit = formatter.width - 6 - max(len(name) for name, _ in listed)
             with formatter.section("Commands"):
                 formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in listed])
+
+    def shell_complete(self, ctx, incomplete: str):
+        """The command names starting with ``incomplete``, each with its summary (as typer's group
+        completes them, without loading a command), then the group's own options."""
+        named = [CompletionItem(name, help=command.get_short_help_str()) for name, command in
+                 ((name, self._listed(name)) for name in self.list_commands(ctx) if name.startswith(incomplete))
+                 if not command.hidden]
+        return named + _BareCommand.shell_complete(self, ctx, incomplete)
+
+    def _main_shell_completion(self, ctx_args, prog_name, complete_var=None) -> None:
+        """Answer the shell's completion request, if this is one (typer's, then exit), with the help
+        texts as they are: they are plain (no rich markup), and typer's zsh, fish and PowerShell
+        answers would load rich's renderer to strip markup from them (0.3 s a Tab key) and eat their
+        brackets (``[default: 15]``)."""
+        try:
+            from typer import _completion_classes
+
+            _completion_classes._sanitize_help_text = str
+        except (ImportError, AttributeError):  # pragma: no cover - a typer without it
+            pass
+        super()._main_shell_completion(ctx_args, prog_name, complete_var)
 
     def _listed(self, name: str):
         loaded = self.commands.loaded(name) if isinstance(self.commands, _Commands) else self.commands[name]

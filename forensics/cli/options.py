@@ -27,6 +27,7 @@ except ImportError:  # pragma: no cover  (older typer runs on click itself)
     from click.core import ParameterSource
 
 from forensics.cli.boundary import EXIT_USAGE, command_line, fail
+from forensics.cli.console import set_quiet
 
 if TYPE_CHECKING:  # the runs' vocabulary, loaded by the commands that make a run of a whole disk (not dump)
     from forensics.runs.context import EngineChoice, EngineName, Evidence
@@ -212,7 +213,7 @@ def format_option(kind: Type[Enum], stream: bool = False):
 
 class RowFormat(str, Enum):
     table = "table"
-    text = "text"  # kafka-transactions.sh's layout (render/rows.kafka_table), to diff with Kafka's tool
+    text = "text"  # kafka-transactions.sh's table, its columns only (render/kafka_text), to diff with Kafka's tool
     json = "json"
     jsonl = "jsonl"
     csv = "csv"
@@ -224,6 +225,9 @@ WIDE = typer.Option(False, "--wide", help="Table: every column, each as wide as 
                     "read first, fitted to the screen; long texts folded).")
 PROGRESS = typer.Option(True, "--progress/--no-progress", show_default=False, help="A progress bar on stderr "
                         "(shown only on a terminal). Default: --progress.")
+QUIET = typer.Option(False, "--quiet", "-q", callback=set_quiet, help="Only results and errors: stdout as without "
+                     "it; on stderr only warnings, findings and errors (no engine line, as-of lines, hints, "
+                     "summaries or progress bar).")
 
 # -- the kafka-transactions.sh commands written out ------------------------------------------------
 
@@ -250,6 +254,10 @@ VARIES: Dict[str, Dict[str, str]] = {
     "--out": {
         "metavar": "report writes one HTML FILE, export a DIR of tables",
         "help": "report writes one HTML FILE, export a DIR of tables",
+    },
+    "--overwrite": {
+        "help": "report replaces one HTML file, export a directory holding a previous export (only that: its "
+                "_export.json names what it may remove)",
     },
     "--bootstrap-server": {
         "required": "abort-commands writes a script to run, which needs the brokers; the report only shows the "

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from typing import List, Optional
 
 import typer
 
 from forensics.cli.as_of import write_clock
-from forensics.cli.boundary import error_boundary
+from forensics.cli.boundary import EXIT_USAGE, error_boundary, fail
 from forensics.cli.console import StderrListener, after_run, write_findings, write_note
 from forensics.cli.hanging_cmd import verdict_request
 from forensics.cli.options import (
@@ -28,6 +29,7 @@ from forensics.cli.options import (
     PARTITIONS,
     PATHS,
     PROGRESS,
+    QUIET,
     REDACT,
     TIMEOUT,
     TOPIC,
@@ -36,6 +38,7 @@ from forensics.layout.evidence import check_output_path
 from forensics.render.clock_text import as_of_text
 from forensics.render.html_report import html_report
 from forensics.render.selection_text import selection_summary
+from forensics.render.size_text import exact_size
 from forensics.render.terminal_text import term
 from forensics.runs.context import EngineName
 from forensics.runs.hanging import ReportRequest, incident_report
@@ -49,14 +52,27 @@ def _write(target: str, text: str) -> int:
     return len(data)
 
 
+def _refuse_existing(out: str, overwrite: bool) -> None:
+    """``--out FILE`` names something that exists: refused (exit 2) unless ``--overwrite`` (a file only),
+    before anything is read, as export refuses a directory that is not empty."""
+    if not os.path.lexists(out):
+        return
+    if os.path.isdir(out):
+        raise fail(f"--out {out}: is a directory; give the HTML file to write", EXIT_USAGE)
+    if not overwrite:
+        raise fail(f"--out {out}: exists (give --overwrite to replace it)", EXIT_USAGE)
+
+
 def report_cli(
     paths: List[str] = PATHS,
-    out: str = typer.Option(..., "--out", metavar="FILE", help="The HTML file to write (outside the evidence)."),
+    out: str = typer.Option(..., "--out", metavar="FILE", help="The HTML file to write (outside the evidence; "
+                            "an existing file only with --overwrite)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace FILE if it exists."),
     as_of: Optional[str] = AS_OF, copy_start: Optional[str] = COPY_START, minutes: int = TIMEOUT,
     topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
     partitions: Optional[int] = PARTITIONS,
     bootstrap: Optional[str] = BOOTSTRAP, command_config: Optional[str] = COMMAND_CONFIG, redact: bool = REDACT,
-    progress: bool = PROGRESS, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
+    progress: bool = PROGRESS, quiet: bool = QUIET, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     broker_version: Optional[str] = BROKER_VERSION,
     engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
     jobs: Optional[int] = JOBS,
@@ -68,6 +84,7 @@ def report_cli(
     the page saying so and counting what it left out."""
     with error_boundary():
         check_output_path(out, paths, "--out")
+        _refuse_existing(out, overwrite)
         req = verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_version, manifest, engine, master,
                               conf, topic, partition, broker_id, copy_start, jobs)
         done = incident_report(ReportRequest(req, bootstrap or BOOTSTRAP_PLACEHOLDER, command_config, redact),
@@ -76,7 +93,7 @@ def report_cli(
         size = _write(out, html_report(done.incident))
         s, chosen = done.incident.summary, done.incident.selection
         scope = f" {term(selection_summary(chosen))}" if chosen is not None else ""
-        write_note(f"report: {out} ({size} bytes): {s.hanging} hanging, {s.unverifiable} unverifiable, "
+        write_note(f"report: {out}, {exact_size(size)}: {s.hanging} hanging, {s.unverifiable} unverifiable, "
                    f"{s.open_transactions} open transaction(s), {s.findings} finding(s){scope}; "
                    f"as of {term(as_of_text(done.run.as_of))}")
         write_clock(done.run.as_of, as_of_line=False)

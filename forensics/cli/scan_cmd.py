@@ -24,6 +24,7 @@ from forensics.cli.options import (
     PARTITION,
     PATHS,
     PROGRESS,
+    QUIET,
     STRICT,
     TOPIC,
     WIDE,
@@ -45,7 +46,7 @@ class ScanFormat(str, Enum):
 
 def scan_cli(
     paths: List[str] = PATHS, fmt: ScanFormat = format_option(ScanFormat), strict: bool = STRICT,
-    progress: bool = PROGRESS,
+    progress: bool = PROGRESS, quiet: bool = QUIET,
     as_of: Optional[str] = AS_OF, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
     broker_version: Optional[str] = BROKER_VERSION,
     topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,

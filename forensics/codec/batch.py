@@ -15,7 +15,7 @@ from typing import Iterable, Iterator, List, NamedTuple, Optional, Tuple
 from forensics.codec.compression import NATIVE_CODECS, decompress
 from forensics.codec.crc import crc32c
 from forensics.codec.primitives import INT32_MAX, read_varint, read_varlong
-from forensics.codec.records import KEY_SIZE_PROPERTY, LOG_OVERHEAD, VALUE_SIZE_PROPERTY
+from forensics.codec.records import LOG_OVERHEAD, nullable_size
 from forensics.errors import CorruptBatchError, CorruptRecordError, ForensicsError
 from forensics.speedups import native
 
@@ -68,15 +68,6 @@ def increment_sequence(sequence: int, increment: int) -> int:
 _ATTRIBUTES = 5  # the index of BatchHeader.attributes
 
 
-def _attribute_bits(mask: int, flag: bool = True):
-    """A read-only property of BatchHeader: ``attributes & mask``, as a bool when ``flag``. With the
-    accelerator the same as a C descriptor (``native.attribute_bits``): a property's Python getter
-    costs a frame per read, and a segment's readers ask for these once per batch."""
-    if native is not None:
-        return native.attribute_bits(_ATTRIBUTES, mask, flag)
-    if flag:
-        return property(lambda self: bool(self.attributes & mask))
-    return property(lambda self: self.attributes & mask)
 
 
 class BatchHeader(NamedTuple):
@@ -102,10 +93,22 @@ class BatchHeader(NamedTuple):
     def last_offset(self) -> int:
         return self.base_offset + self.last_offset_delta
 
-    codec = _attribute_bits(COMPRESSION_MASK, flag=False)
-    is_log_append_time = _attribute_bits(TIMESTAMP_TYPE_MASK)
-    is_transactional = _attribute_bits(TRANSACTIONAL_MASK)
-    is_control = _attribute_bits(CONTROL_MASK)
+    # the four attribute bits: replaced below by C descriptors when the accelerator is there
+    @property
+    def codec(self) -> int:
+        return self.attributes & COMPRESSION_MASK
+
+    @property
+    def is_log_append_time(self) -> bool:
+        return bool(self.attributes & TIMESTAMP_TYPE_MASK)
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_MASK)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_MASK)
 
     @property
     def timestamp_type(self) -> str:
@@ -126,6 +129,18 @@ class BatchHeader(NamedTuple):
         return increment_sequence(self.base_sequence, self.last_offset_delta)
 
 
+# BatchHeader's attribute properties: (name, mask, as a bool). With the accelerator each is a C
+# descriptor reading the same bits (native.attribute_bits): a property's Python getter costs a frame
+# per read, and a segment's readers ask for these once per batch. PURE_ATTRIBUTE_PROPERTIES keeps the
+# Python ones (the tests compare the two).
+ATTRIBUTE_PROPERTIES = (("codec", COMPRESSION_MASK, False), ("is_log_append_time", TIMESTAMP_TYPE_MASK, True),
+                        ("is_transactional", TRANSACTIONAL_MASK, True), ("is_control", CONTROL_MASK, True))
+PURE_ATTRIBUTE_PROPERTIES = {name: BatchHeader.__dict__[name] for name, _, _ in ATTRIBUTE_PROPERTIES}
+if native is not None:
+    for _name, _mask, _flag in ATTRIBUTE_PROPERTIES:
+        setattr(BatchHeader, _name, native.attribute_bits(_ATTRIBUTES, _mask, _flag))
+
+
 class Header(NamedTuple):
     key: str
     value: Optional[bytes]
@@ -143,8 +158,13 @@ class Record(NamedTuple):
     attributes: int
     position: int  # byte position of the record's length varint (in the decompressed stream if compressed)
 
-    key_size = KEY_SIZE_PROPERTY
-    value_size = VALUE_SIZE_PROPERTY
+    @property
+    def key_size(self) -> int:
+        return nullable_size(self.key)
+
+    @property
+    def value_size(self) -> int:
+        return nullable_size(self.value)
 
 
 def decode_header(buf, pos: int = 0) -> BatchHeader:
@@ -215,6 +235,7 @@ class RecordBlock:
         return self.records()[index]
 
     def records(self) -> List[Record]:
+        assert native is not None  # only the accelerator makes a RecordBlock (record_block)
         return native.records(self.data, 0, len(self.data), self.header, False, True, self.base)
 
 

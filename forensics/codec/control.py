@@ -195,7 +195,7 @@ def decode_control_record(key: Optional[bytes], value: Optional[bytes]) -> Contr
     """A control record as ``DumpLogSegments`` reads it; raises CorruptRecordError (a null value of
     a KRaft message reads as empty)."""
     ckey, marker = read_control(key, value)
-    entry = KRAFT_CONTROL_MESSAGES.get(ckey.type)
+    entry = KRAFT_CONTROL_MESSAGES.get(ckey.type) if ckey.type is not None else None
     if entry is None:
         return ControlRecord(ckey, marker)
     msg = entry[0]
@@ -214,7 +214,7 @@ def format_control_record(key: Optional[bytes], value: Optional[bytes]) -> str:
     rec = decode_control_record(key, value)
     if rec.marker is not None:
         return f"endTxnMarker: {rec.marker.control_type.name} coordinatorEpoch: {rec.marker.coordinator_epoch}"
-    entry = KRAFT_CONTROL_MESSAGES.get(rec.key.type)
+    entry = KRAFT_CONTROL_MESSAGES.get(rec.key.type) if rec.key.type is not None else None
     if entry is None or rec.data is None:
         return f"controlType: UNKNOWN({rec.key.type_id})"
     msg, label = entry

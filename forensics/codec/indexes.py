@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple, Optional, Tuple, Union
+from typing import Iterator, List, NamedTuple, Optional, Tuple, Union
 
 from forensics.codec.zeros import NO_HOLES, Holes
 from forensics.errors import CorruptIndexError
@@ -245,7 +245,7 @@ def scan_txn_index(buf, holes: Holes = NO_HOLES) -> TxnIndexScan:
     size = ABORTED_TXN_ENTRY.size
     count = len(buf) // size
     runs = _entry_runs_in_holes(count, size, holes)
-    numbers = []
+    numbers: List[int] = []
     i = 0
     for first, stop in runs + ((count, count),):
         numbers.extend(range(i, first))

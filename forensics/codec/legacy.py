@@ -15,7 +15,7 @@ from typing import List, NamedTuple, Optional, Sequence
 from forensics.codec.batch import RecordTuple
 from forensics.codec.compression import decompress
 from forensics.codec.crc import crc32
-from forensics.codec.records import KEY_SIZE_PROPERTY, LOG_OVERHEAD, MAGIC_OFFSET, VALUE_SIZE_PROPERTY
+from forensics.codec.records import LOG_OVERHEAD, MAGIC_OFFSET, nullable_size
 from forensics.errors import CorruptRecordError, UnsupportedCodecError
 from forensics.speedups import native
 
@@ -77,8 +77,13 @@ class LegacyRecord(NamedTuple):
     def timestamp_type(self) -> str:
         return timestamp_type(self.magic, self.attributes)
 
-    key_size = KEY_SIZE_PROPERTY
-    value_size = VALUE_SIZE_PROPERTY
+    @property
+    def key_size(self) -> int:
+        return nullable_size(self.key)
+
+    @property
+    def value_size(self) -> int:
+        return nullable_size(self.value)
 
     @property
     def total_size(self) -> int:

@@ -11,7 +11,7 @@ Kafka's ``PartitionRegistration`` (the state a ``PartitionRecord`` creates, and 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
+from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple, Union
 
 from forensics.codec.java_reader import uuid_from_string
 
@@ -280,7 +280,8 @@ def _features(items: list) -> Tuple[FeatureRange, ...]:
     return tuple(FeatureRange(f["name"], f["minSupportedVersion"], f["maxSupportedVersion"]) for f in items)
 
 
-_TYPED = {  # MetadataRecordType api key -> the typed record of its decoded fields
+# MetadataRecordType api key -> the typed record of its decoded fields
+_TYPED: Dict[int, Callable[[Dict[str, Any]], TypedMetadata]] = {
     0: lambda d: BrokerRegistrationRecord(
         d["brokerId"], d["brokerEpoch"], d["incarnationId"], d["fenced"], tuple(d["logDirs"]), d["rack"],
         d["inControlledShutdown"], d["isMigratingZkBroker"], _endpoints(d["endPoints"]), _features(d["features"])),

@@ -22,7 +22,3 @@ def nullable_size(data) -> int:
     """The size Kafka prints for a key or value (``keySize``/``valueSize``): -1 for null."""
     return -1 if data is None else len(data)
 
-
-# the record properties both record classes share (v2 and legacy)
-KEY_SIZE_PROPERTY = property(lambda record: nullable_size(record.key), doc="the key's size, -1 for null")
-VALUE_SIZE_PROPERTY = property(lambda record: nullable_size(record.value), doc="the value's size, -1 for null")

@@ -37,10 +37,10 @@ def _encode_struct(msg: Message, st: Struct, data: Dict[str, Any], v: int, out: 
         if is_tagged:
             if value == f.default_value():
                 continue
-            buf = bytearray()
-            _encode_value(msg, f, value, v, pt, buf, tagged=True)
+            part = bytearray()
+            _encode_value(msg, f, value, v, pt, part, tagged=True)
             assert f.tag is not None
-            tagged_parts.append((f.tag, bytes(buf)))
+            tagged_parts.append((f.tag, bytes(part)))
         else:
             _encode_value(msg, f, value, v, present, out, tagged=False)
     ok, _ = cond(v, msg.flexible, cur)

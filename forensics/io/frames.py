@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 import struct
 from itertools import chain
-from typing import Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Iterator, List, Literal, NamedTuple, Optional, Sequence, Tuple, \
+    TypeVar, Union, overload
 
 from forensics.codec import batch as v2
 from forensics.codec import legacy
@@ -48,6 +49,31 @@ class Frame(NamedTuple):
     def end(self) -> int:
         return self.position + self.size
 
+
+if TYPE_CHECKING:
+    # What the type checker knows that the class does not say: a scanner asked for headers decodes
+    # the header of every v2 batch, so each frame it yields is a V2Frame (magic 2, its header set) or
+    # a LegacyFrame (magic 0 or 1, no header); a test of ``frame.magic`` tells them apart. Both are
+    # Frames at run time (the accelerator builds Frame objects: native.init_frames), so the views
+    # cost nothing per batch; FrameScanner and SegmentWalk are typed by what they yield.
+    class V2Frame(Frame):
+        @property
+        def magic(self) -> Literal[2]: ...
+
+        @property
+        def header(self) -> BatchHeader: ...
+
+    class LegacyFrame(Frame):
+        @property
+        def magic(self) -> Literal[0, 1]: ...
+
+        @property
+        def header(self) -> None: ...
+else:
+    V2Frame = LegacyFrame = Frame
+
+HeadedFrame = Union[V2Frame, LegacyFrame]  # a frame of a scanner asked for headers
+F_co = TypeVar("F_co", bound=Frame, covariant=True)  # the frames a scanner yields: HeadedFrame or Frame
 
 if native is not None:
     native.init_frames(Frame, BatchHeader)
@@ -83,7 +109,7 @@ def _int64(value: Optional[int]) -> bool:
     return value is None or -(1 << 63) <= value < (1 << 63)
 
 
-class FrameScanner:
+class FrameScanner(Generic[F_co]):
     """Iterate the frames of one segment buffer; findings accumulate in ``findings``.
 
     ``verify_crc``: check every batch checksum (CRC-32C for v2, CRC-32 for legacy). Frames whose
@@ -94,6 +120,16 @@ class FrameScanner:
     :attr:`forensics.io.files.MappedFile.holes`): zero runs are skipped and reported as
     ``zero_fill`` without reading them, with the findings a dense run of zeros would give.
     """
+
+    @overload
+    def __init__(self: FrameScanner[HeadedFrame], buf, path: str, *, start: int = ..., end: Optional[int] = ...,
+                 verify_crc: bool = ..., base_offset: Optional[int] = ..., headers: Literal[True],
+                 holes: Holes = ...) -> None: ...
+
+    @overload
+    def __init__(self: FrameScanner[Frame], buf, path: str, *, start: int = ..., end: Optional[int] = ...,
+                 verify_crc: bool = ..., base_offset: Optional[int] = ..., headers: bool = ...,
+                 holes: Holes = ...) -> None: ...
 
     def __init__(self, buf, path: str, *, start: int = 0, end: Optional[int] = None, verify_crc: bool = True,
                  base_offset: Optional[int] = None, headers: bool = False, holes: Holes = NO_HOLES) -> None:
@@ -110,12 +146,12 @@ class FrameScanner:
         self.first_invalid_position: Optional[int] = None  # where Kafka's reader would stop
         self._next_offset: Optional[int] = None
 
-    def __iter__(self) -> Iterator[Frame]:
+    def __iter__(self) -> Iterator[F_co]:
         # the frames of _runs() one by one: a C-level loop over each run (a generator resumed per
         # frame cost more than the accelerator takes to frame it)
         return chain.from_iterable(self._runs(False))
 
-    def runs(self) -> Iterator[Sequence[Frame]]:
+    def runs(self) -> Iterator[Sequence[F_co]]:
         """The frames of the iteration in the runs they are framed in: a list of consecutive
         healthy entries the accelerator framed at once (no finding before, between or inside
         them), or a single frame framed by the rules below (its findings, a checksum that failed
@@ -131,7 +167,7 @@ class FrameScanner:
         breaks a rule raises as those functions do."""
         return chain.from_iterable(self._runs(True))
 
-    def folded(self, fold: Fold) -> Iterator[Frame]:
+    def folded(self, fold: Fold) -> Iterator[F_co]:
         """The frames of the iteration, less the runs of healthy entries ``fold`` takes: called where
         the accelerator would frame entries, ``fold(buf, pos, end, verify_crc, base_offset,
         next_offset)`` consumes what it can from ``pos`` on (``native.fold``: no Frame each) and
@@ -139,12 +175,18 @@ class FrameScanner:
         Findings, offsets and counters are those of the whole iteration."""
         return chain.from_iterable(self._runs(False, fold))
 
-    def _frame_tuples(self, frame: Frame) -> Sequence[RecordTuple]:
+    def _frame_tuples(self, frame: Frame) -> Iterable[RecordTuple]:
         if frame.magic == 2:
             return v2.record_tuples(self.buf, frame.position, frame.header or decode_header(self.buf, frame.position))
         return legacy.deep_tuples(self.buf, frame.position)
 
-    def _runs(self, records: bool, fold: Optional[Fold] = None) -> Iterator[Sequence]:
+    @overload
+    def _runs(self, records: Literal[False], fold: Optional[Fold] = ...) -> Iterator[Sequence[F_co]]: ...
+
+    @overload
+    def _runs(self, records: Literal[True], fold: None = ...) -> Iterator[Iterable[RecordTuple]]: ...
+
+    def _runs(self, records: bool, fold: Optional[Fold] = None) -> Iterator[Iterable[Any]]:
         """The frames in order, as runs: up to _NATIVE_CHUNK healthy ones framed by the accelerator
         at once, or one framed (or skipped, with findings) by the rules below. ``records``: each
         run's record tuples instead of its frames (about _NATIVE_RECORDS per run). ``fold``: healthy

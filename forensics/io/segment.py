@@ -22,22 +22,32 @@ rule, and the error; :meth:`SegmentWalk.finding` is the finding about one frame.
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Generic, Iterator, List, Literal, Optional, Sequence, Tuple, Union, cast, overload
 
 from forensics.codec import batch as v2
 from forensics.errors import ForensicsError
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import MappedFile
-from forensics.io.frames import Fold, Frame, FrameScanner
+from forensics.io.frames import F_co, Fold, Frame, FrameScanner, HeadedFrame, V2Frame
 
 
-class SegmentWalk:
+class SegmentWalk(Generic[F_co]):
     """A segment file opened read-only (raises :class:`~forensics.errors.InputError` when it cannot
     be) and framed from ``start`` to ``end``; use it as a context manager. Frames decode their v2
     header once (``headers=False``: not at all, ``Frame.header`` is None, for a reader that reads
-    the header's bytes itself); framing findings collect in :attr:`findings` as the walk goes."""
+    the header's bytes itself); framing findings collect in :attr:`findings` as the walk goes. Its
+    frames are typed as the scanner's: a walk with headers yields HeadedFrames (a v2 one has its
+    header), one without plain Frames."""
 
     __slots__ = ("path", "file", "buf", "size", "scanner")
+
+    @overload
+    def __init__(self: SegmentWalk[HeadedFrame], path: str, *, start: int = ..., end: Optional[int] = ...,
+                 base_offset: Optional[int] = ..., verify_crc: bool = ..., headers: Literal[True] = ...) -> None: ...
+
+    @overload
+    def __init__(self: SegmentWalk[Frame], path: str, *, start: int = ..., end: Optional[int] = ...,
+                 base_offset: Optional[int] = ..., verify_crc: bool = ..., headers: bool) -> None: ...
 
     def __init__(self, path: str, *, start: int = 0, end: Optional[int] = None, base_offset: Optional[int] = None,
                  verify_crc: bool = True, headers: bool = True) -> None:
@@ -45,10 +55,12 @@ class SegmentWalk:
         self.file = MappedFile(path)
         self.buf = self.file.data
         self.size = self.file.size
-        self.scanner = FrameScanner(self.buf, path, start=start, end=end, verify_crc=verify_crc,
-                                    base_offset=base_offset, headers=headers, holes=self.file.holes)
+        # the overload taken is the walk's (headers or not): the scanner's frames are its frames
+        self.scanner = cast("FrameScanner[F_co]", FrameScanner(
+            self.buf, path, start=start, end=end, verify_crc=verify_crc, base_offset=base_offset, headers=headers,
+            holes=self.file.holes))
 
-    def __enter__(self) -> "SegmentWalk":
+    def __enter__(self) -> "SegmentWalk[F_co]":
         return self
 
     def __exit__(self, *exc) -> None:
@@ -64,19 +76,25 @@ class SegmentWalk:
         """Where Kafka's own reader would stop (None: nowhere)."""
         return self.scanner.first_invalid_position
 
-    def frames(self) -> Iterator[Frame]:
+    def frames(self) -> Iterator[F_co]:
         return iter(self.scanner)
 
-    def folded(self, fold: Fold) -> Iterator[Frame]:
+    def folded(self, fold: Fold) -> Iterator[F_co]:
         """:meth:`frames`, less the healthy runs ``fold`` takes (:meth:`FrameScanner.folded`)."""
         return self.scanner.folded(fold)
+
+    @overload
+    def batches(self: SegmentWalk[HeadedFrame]) -> Iterator[V2Frame]: ...
+
+    @overload
+    def batches(self: SegmentWalk[Frame]) -> Iterator[Frame]: ...
 
     def batches(self) -> Iterator[Frame]:
         for frame in self.scanner:
             if frame.magic == 2 and frame.crc_ok is not False:
                 yield frame
 
-    def items(self) -> Iterator[Union[Frame, Finding]]:
+    def items(self) -> Iterator[Union[F_co, Finding]]:
         findings = self.scanner.findings
         emitted = 0
         for frame in self.scanner:
@@ -86,7 +104,7 @@ class SegmentWalk:
             yield frame
         yield from findings[emitted:]
 
-    def runs(self) -> Iterator[Union[Sequence[Frame], Finding]]:
+    def runs(self) -> Iterator[Union[Sequence[F_co], Finding]]:
         """:meth:`items` with the frames in the scanner's runs (:meth:`FrameScanner.runs`): each
         finding where the damage is, between runs of consecutive frames (a writer of many small
         batches takes a run at once)."""
@@ -99,7 +117,7 @@ class SegmentWalk:
             yield run
         yield from findings[emitted:]
 
-    def records(self, frame: Frame) -> Tuple[List[v2.Record], Optional[ForensicsError]]:
+    def records(self, frame: V2Frame) -> Tuple[List[v2.Record], Optional[ForensicsError]]:
         """The records of the v2 batch ``frame`` (decompressed): all of them, or those before the
         first that breaks a rule and the error."""
         records: List[v2.Record] = []

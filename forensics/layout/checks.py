@@ -22,6 +22,7 @@ from forensics.errors import InputError
 from forensics.findings import Finding, FindingKind
 from forensics.layout.names import PartitionStatus
 from forensics.layout.records import LogDir, PartitionDir, SegmentFiles
+from forensics.model import first_few
 
 NO_KAFKA = "no Kafka log directory, partition directory or file found"
 
@@ -56,9 +57,7 @@ def _live(d: LogDir) -> Set[Tuple[str, int]]:
 
 
 def _names(tps: Set[Tuple[str, int]], limit: int = 3) -> str:
-    shown = [f"{t}-{p}" for t, p in sorted(tps)[:limit]]
-    more = len(tps) - limit
-    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+    return first_few([f"{t}-{p}" for t, p in sorted(tps)], limit)
 
 
 def _same_broker_id(node: int, dirs: Sequence[LogDir]) -> Optional[Finding]:

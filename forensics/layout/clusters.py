@@ -42,7 +42,7 @@ from forensics.layout.checks import duplicate_brokers
 from forensics.layout.names import PartitionStatus
 from forensics.layout.partition_dir import read_text_file
 from forensics.layout.records import Inventory, LogDir, LooseFile, PartitionDir
-from forensics.model import CLUSTER_METADATA_TOPIC
+from forensics.model import CLUSTER_METADATA_TOPIC, first_few
 
 SHOWN = 3  # log dirs named per cluster in a message
 
@@ -112,7 +112,7 @@ def _items(inv: Inventory) -> List[_Item]:
 
 
 def _names(topics: Sequence[str]) -> str:
-    return ", ".join(topics[:SHOWN]) + (f" and {len(topics) - SHOWN} more" if len(topics) > SHOWN else "")
+    return first_few(topics, SHOWN)
 
 
 def _infer(item: _Item, known: Dict[str, Dict[str, str]]) -> Tuple[Optional[str], Finding]:
@@ -166,9 +166,7 @@ def _short(paths: Sequence[str], everything: Sequence[str]) -> str:
                 return os.sep.join(parts[-n:])
         return p
 
-    shown = [name(p) for p in paths]
-    more = len(shown) - SHOWN
-    return ", ".join(shown[:SHOWN]) + (f" and {more} more" if more > 0 else "")
+    return first_few([name(p) for p in paths], SHOWN)
 
 
 def _group_text(cluster: Optional[str], paths: Sequence[str], everything: Sequence[str]) -> str:
@@ -217,6 +215,8 @@ def _progress(d: LogDir, p: PartitionDir) -> Tuple[int, int, int, int, int]:
     epoch = p.leader_epochs[-1].epoch if p.leader_epochs else -1
     last = p.segments[-1].base_offset if p.segments else -1
     size = sum(s.log_size or 0 for s in p.segments)
+    if tp is None:
+        return (epoch, -1, -1, last, size)
     return (epoch, d.high_watermarks.get(tp, -1), d.recovery_points.get(tp, -1), last, size)
 
 

@@ -55,7 +55,7 @@ def list_dir(path: str) -> Tuple[Optional[List[DirEntry]], List[Finding]]:
             st = os.stat(e.path)  # follows symlinks
         except OSError as err:
             message = {errno.ENOENT: "dangling symlink",
-                       errno.ELOOP: "symlink loop or chain too deep, not followed"}.get(err.errno, "cannot stat")
+                       errno.ELOOP: "symlink loop or chain too deep, not followed"}.get(err.errno or 0, "cannot stat")
             findings.append(unreadable(e.path, err, message))
             continue
         if stat.S_ISDIR(st.st_mode):

@@ -81,17 +81,16 @@ _FIXED_NAMES = {
     ".lock": FileKind.LOCK,
     **{name: FileKind.OFFSET_CHECKPOINT for name in OFFSET_CHECKPOINT_NAMES},
 }
-_SUFFIX_KINDS = {
-    "log": FileKind.LOG,
-    "index": FileKind.INDEX,
-    "timeindex": FileKind.TIMEINDEX,
-    "txnindex": FileKind.TXNINDEX,
-    "snapshot": FileKind.SNAPSHOT,
-}
-_OFFSET_FILE = re.compile(r"([0-9]+)\.(log|index|timeindex|txnindex|snapshot)(\.deleted|\.cleaned|\.swap)?\Z")
+# the suffix of each offset-named file (LogFileUtils: LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, ...): the one table
+# the file-name patterns below and kafka-dump-log.sh's dispatch (:func:`kind_of_suffix`) are made from
+_SUFFIX_KINDS = {kind.value: kind for kind in (FileKind.LOG, FileKind.INDEX, FileKind.TIMEINDEX, FileKind.TXNINDEX,
+                                               FileKind.SNAPSHOT)}
+_SUFFIXES = "|".join(_SUFFIX_KINDS)
+_SEGMENT_TEMP = "|".join(re.escape(t.value) for t in (TempSuffix.DELETED, TempSuffix.CLEANED, TempSuffix.SWAP))
+_OFFSET_FILE = re.compile(rf"([0-9]+)\.({_SUFFIXES})({_SEGMENT_TEMP})?\Z")
 _KRAFT_SNAPSHOT = re.compile(r"([0-9]{20})-([0-9]{10})\.checkpoint(\.deleted)?\Z")
 _KRAFT_PARTIAL = re.compile(r"([0-9]{20})-([0-9]{10})-[^/]*\.checkpoint\.part\Z")
-_LOOSE_SUFFIX = re.compile(r".*\.(log|index|timeindex|txnindex|snapshot)(\.deleted|\.cleaned|\.swap)?\Z", re.S)
+_LOOSE_SUFFIX = re.compile(rf".*\.({_SUFFIXES})({_SEGMENT_TEMP})?\Z", re.S)
 _JAVA_NON_WS = r"[^ \t\n\x0b\f\r]+"
 _SUFFIXED_DIR = {
     "-delete": (PartitionStatus.DELETE, re.compile(rf"{_JAVA_NON_WS}-{_JAVA_NON_WS}\.{_JAVA_NON_WS}-delete\Z")),
@@ -186,6 +185,12 @@ def classify_loose_file(name: str) -> Optional[FileName]:
     if name.endswith((".checkpoint", "offset-checkpoint")):
         return FileName(FileKind.OFFSET_CHECKPOINT)  # a text checkpoint whose role the name hides
     return None
+
+
+def kind_of_suffix(suffix: str) -> Optional[FileKind]:
+    """The offset-named kind a file name's last suffix (``.log``, ``.index``, ``.timeindex``,
+    ``.txnindex``, ``.snapshot``) names; None for any other."""
+    return _SUFFIX_KINDS.get(suffix[1:]) if suffix.startswith(".") else None
 
 
 def offset_prefix(offset: int) -> str:

@@ -48,6 +48,7 @@ from forensics.layout.names import (
     TempSuffix,
 )
 from forensics.layout.records import SegmentFiles, SnapshotFile
+from forensics.model import first_few
 
 SwapNextOffset = Callable[[str], Optional[int]]
 """Given the path of a ``.log.swap`` file, its nextOffset (last offset + 1), or None."""
@@ -87,9 +88,7 @@ class _SwapRange(NamedTuple):
 
 
 def _offsets_text(offsets: Iterable[int], limit: int = 10) -> str:
-    values = sorted(offsets)
-    text = ", ".join(str(v) for v in values[:limit])
-    return text + (f" and {len(values) - limit} more" if len(values) > limit else "")
+    return first_few([str(v) for v in sorted(offsets)], limit)
 
 
 def _next_offset(swap: NamedFile, resolver: Optional[SwapNextOffset], findings: List[Finding]) -> Optional[int]:

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from typing import AbstractSet, List, NamedTuple, Optional, Tuple
 
+from forensics.codec.batch import Record
 from forensics.codec.control import ControlRecordType, decode_control_key, decode_control_record
 from forensics.codec.metadata_records import CorruptMetadataRecordError, decode_metadata_record
 from forensics.errors import ForensicsError
 from forensics.findings import Finding, FindingKind
+from forensics.io.frames import HeadedFrame, V2Frame
 from forensics.io.segment import SegmentWalk
 from forensics.layout import Inventory, KraftSnapshotFile, PartitionDir, PartitionStatus
 from forensics.model import CLUSTER_METADATA_TOPIC
@@ -49,7 +51,9 @@ def metadata_copies(inventory: Inventory) -> List[PartitionDir]:
 def copy_tip(p: PartitionDir) -> MetadataCopy:
     """How far a replica reaches: its newest batch's (leader epoch, last offset + 1), read from the batch
     headers of its last non-empty segment; its newest snapshot's when no batch follows it."""
-    for seg in reversed([s for s in p.segments if s.log is not None]):
+    for seg in reversed(p.segments):
+        if seg.log is None:
+            continue
         last = None
         try:
             with SegmentWalk(seg.log, base_offset=seg.base_offset, verify_crc=False) as walk:
@@ -70,7 +74,7 @@ def copy_tip(p: PartitionDir) -> MetadataCopy:
 # -- snapshots ---------------------------------------------------------------------------------------------
 
 
-def _control_type(walk: SegmentWalk, frame) -> Tuple[Optional[int], Optional[object]]:
+def _control_type(walk: SegmentWalk[HeadedFrame], frame: V2Frame) -> Tuple[Optional[int], Optional[Record]]:
     """The type of the first control record of a control batch, and the record."""
     records, _ = walk.records(frame)
     if not records:
@@ -96,7 +100,7 @@ def snapshot_problem(path: str) -> Tuple[Optional[str], int]:
             if first is None:
                 first = frame
                 kind, rec = _control_type(walk, frame) if frame.header.is_control else (None, None)
-                if kind != ControlRecordType.SNAPSHOT_HEADER:
+                if kind != ControlRecordType.SNAPSHOT_HEADER or rec is None:  # (a kind comes with its record)
                     return "it does not begin with a SnapshotHeader control record", timestamp
                 try:
                     data = decode_control_record(rec.key, rec.value).data
@@ -106,7 +110,7 @@ def snapshot_problem(path: str) -> Tuple[Optional[str], int]:
             last = frame
         if walk.first_invalid_position is not None:
             return f"it is damaged from byte {walk.first_invalid_position} on", timestamp
-        if first is None:
+        if last is None:  # (first is None too)
             return "it holds no batch", timestamp
         kind = _control_type(walk, last)[0] if last.header.is_control and last is not first else None
     if kind != ControlRecordType.SNAPSHOT_FOOTER:
@@ -121,7 +125,8 @@ def _choose(p: PartitionDir, until: Optional[int], notes: List[Finding]) -> Tupl
     snapshot the log does not continue, the newest damaged snapshot, the log from its first offset."""
     logs = [s for s in p.segments if s.log is not None]
     log_start = logs[0].base_offset if logs else None
-    valid, damaged = [], []
+    valid: List[Tuple[KraftSnapshotFile, int]] = []
+    damaged: List[Tuple[KraftSnapshotFile, int]] = []
     for snap in sorted(p.kraft_checkpoints, key=lambda c: (c.end_offset, c.epoch), reverse=True):
         if until is not None and snap.end_offset > until + 1:
             continue
@@ -158,7 +163,7 @@ class _Reader:
         self.complete = False
         self.replay.note(Finding(FindingKind.METADATA_INCOMPLETE, message, path, position))
 
-    def batch(self, walk: SegmentWalk, frame, log: bool, start: int = 0) -> Tuple[int, Optional[int], Optional[int]]:
+    def batch(self, walk: SegmentWalk[HeadedFrame], frame: V2Frame, log: bool, start: int = 0) -> Tuple[int, Optional[int], Optional[int]]:
         """Fold the records of one data batch (of the log: those from offset ``start`` up to ``until``);
         (records folded, first and last log offset folded). A type outside ``wanted`` is not decoded
         (``value[1]``: the api key, one byte below 128)."""
@@ -212,16 +217,18 @@ class _Reader:
     def log(self, p: PartitionDir, start: int) -> None:
         """The log of replica ``p`` from offset ``start`` on, up to its first damaged byte."""
         logs = [s for s in p.segments if s.log is not None]
-        expected: Optional[int] = start
+        expected = start
         for i, seg in enumerate(logs):
             following = logs[i + 1].base_offset if i + 1 < len(logs) else None
             if following is not None and following <= start:
                 continue
             if self.until is not None and seg.base_offset > self.until:
                 break
-            expected = self.segment(seg.log, seg.base_offset, start, expected)
-            if expected is None:
+            assert seg.log is not None
+            after = self.segment(seg.log, seg.base_offset, start, expected)
+            if after is None:
                 return
+            expected = after
 
     def segment(self, path: str, base: int, start: int, expected: int) -> Optional[int]:
         """Fold one segment; the offset the next one should begin with, None when it ends in damage
@@ -296,7 +303,8 @@ def read_cluster_image(inventory: Inventory, *, until_offset: Optional[int] = No
         return reader.replay.image(complete=reader.complete, origin=origin, files=tuple(reader.files),
                                    copies=tuple(tips))
     best = max(range(len(copies)), key=lambda i: (tips[i].epoch, tips[i].end_offset, -i))
-    p, notes = copies[best], []
+    p = copies[best]
+    notes: List[Finding] = []
     reading, snapshot_ts = _choose(p, until_offset, notes)
     for f in notes:
         reader.replay.note(f)

@@ -175,15 +175,21 @@ class _Told:
     made: inputs refused before any work is read get their one line alone)."""
 
     def __init__(self, executor: Executor, chosen: Chosen, tell: Callable[[Chosen], None]) -> None:
-        self._executor, self._chosen, self._tell = executor, chosen, tell
+        self._executor, self._tell = executor, tell
+        self._chosen: Optional[Chosen] = chosen  # None once told
         self.name = executor.name
 
-    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
-            consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, Any]:
+    def announce(self, units: Sequence[WorkUnit]) -> None:
+        """Tell the engine line for ``units`` now, once (before a progress bar starts: a line written
+        while the bar is drawn lands inside its frame)."""
         if self._chosen is not None:
             processes = getattr(self._executor, "processes", None)
             self._tell(self._chosen._replace(processes=processes(units)) if processes is not None else self._chosen)
             self._chosen = None
+
+    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
+            consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, Any]:
+        self.announce(units)
         return self._executor.run(units, progress, consume)
 
     def __getattr__(self, name: str):  # stats, master, ...: the executor's

@@ -22,7 +22,7 @@ from forensics.codec import legacy
 from forensics.codec.compression import codec_name
 from forensics.codec.control import read_control_batch
 from forensics.errors import ForensicsError, InputError
-from forensics.io.frames import Frame
+from forensics.io.frames import Frame, V2Frame
 from forensics.io.segment import SegmentWalk
 from forensics.pipeline.plan import UnitKind
 
@@ -111,7 +111,7 @@ NO_CONTEXT: Context = (None, None, None, None, None, None)  # a single file give
 
 
 
-def _control(buf, frame: Frame) -> Tuple[Optional[str], Optional[int]]:
+def _control(buf, frame: V2Frame) -> Tuple[Optional[str], Optional[int]]:
     """The control record type of a control batch (and the coordinator epoch of an end-transaction
     marker); (None, None) when its record does not decode (the findings table says why)."""
     try:
@@ -123,7 +123,7 @@ def _control(buf, frame: Frame) -> Tuple[Optional[str], Optional[int]]:
     return control.key.type_name, control.marker.coordinator_epoch if control.marker is not None else None
 
 
-def _v2_row(head: tuple, buf, frame: Frame) -> tuple:
+def _v2_row(head: tuple, buf, frame: V2Frame) -> tuple:
     h = frame.header
     control, coordinator_epoch = _control(buf, frame) if h.is_control and frame.crc_ok else (None, None)
     return head + (

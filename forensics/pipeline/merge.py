@@ -155,8 +155,10 @@ def _join(ranges: Sequence[SegmentPiece]) -> SegmentPiece:
         return first
     if not _seams_hold(ranges):
         return read_segment(first.unit._replace(start=0, end=None, size=first.file_size))
-    summary = _join_summaries(first, [r.summary for r in ranges]) if first.summary is not None else None
-    events = _join_events(first, [r.events for r in ranges]) if first.events is not None else None
+    summaries = [r.summary for r in ranges if r.summary is not None]
+    events_of = [r.events for r in ranges if r.events is not None]  # every range reads what the first does
+    summary = _join_summaries(first, summaries) if first.summary is not None else None
+    events = _join_events(first, events_of) if first.events is not None else None
     unit = first.unit._replace(start=0, end=None, size=first.file_size)
     return SegmentPiece(unit, first.file_size, summary, events, None, first.first_base_offset, True)
 

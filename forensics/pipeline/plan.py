@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from forensics.codec.indexes import iter_offset_index
 from forensics.errors import ForensicsError
@@ -125,7 +125,7 @@ def partition_units(log_dir: Optional[LogDir], p: PartitionDir, scope: Scope) ->
         return
     key = p.path
     cuts = tuple(f.offset for f in p.snapshots) if kind is UnitKind.EVENTS else ()
-    segments = p.segments
+    segments: Sequence[SegmentFiles] = p.segments
     if scope.metadata_tail and not scope.stats and p.topic == CLUSTER_METADATA_TOPIC:
         segments = [s for s in segments if s.log is not None and s.log_size][-1:]  # the clock needs its newest batch
         scope = replace(scope, stats=True)

@@ -37,7 +37,7 @@ import signal
 import socket
 import sys
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Generator, List, NamedTuple, Optional, Sequence, Tuple
 
 from forensics.errors import ForensicsError
 from forensics.exit_codes import EXIT_INTERNAL
@@ -305,7 +305,7 @@ def stop(pool: Sequence[_Worker]) -> None:
 
 
 def run_tasks(pool: List[_Worker], tasks: Sequence[Task], progress: Optional[Callable[[int], None]] = None
-              ) -> Iterator[Tuple[Task, List[Any], int]]:
+              ) -> Generator[Tuple[Task, List[Any], int], None, None]:
     """Each task with its results and the bytes they took on the way back, in the order of
     ``tasks``, computed by the workers of ``pool`` (:func:`start`; stopped however the iteration
     ends: killed when it ends early, by an error, Ctrl-C or ``close()``)."""
@@ -319,7 +319,7 @@ def run_tasks(pool: List[_Worker], tasks: Sequence[Task], progress: Optional[Cal
             for conn in wait([w.conn for w in pool if w.out]):
                 w = next(w for w in pool if w.conn is conn)
                 try:
-                    blob = conn.recv_bytes()
+                    blob = w.conn.recv_bytes()  # (conn, typed as wait() gives it)
                 except (EOFError, OSError):
                     raise _died(w, tasks) from None
                 index = w.out.pop(0)

@@ -11,6 +11,7 @@ opened read-only, one at a time; damage met here is returned as findings.
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -18,7 +19,7 @@ from forensics.codec import batch as v2
 from forensics.codec.offsets import decode_offset_commit
 from forensics.errors import ForensicsError
 from forensics.findings import Finding
-from forensics.io.frames import Frame
+from forensics.io.frames import HeadedFrame, V2Frame
 from forensics.io.segment import SegmentWalk, unreadable
 from forensics.model import TopicPartition
 
@@ -37,7 +38,7 @@ class DiscardedData:
     bytes: int
     first_timestamp: Optional[int]  # the first record's timestamp
     last_timestamp: Optional[int]  # the last batch's max timestamp
-    keys: Tuple[Optional[bytes], ...]  # the first few distinct record keys, in offset order
+    keys: Tuple[Optional[builtins.bytes], ...]  # (the field above shadows the type) the first few distinct record keys, in offset order
     segments: Tuple[str, ...]  # the segment files that hold them
     findings: Tuple[Finding, ...] = ()
 
@@ -52,7 +53,7 @@ class _Tally:
         self.segments: List[str] = []
         self.last: Optional[Tuple[str, int]] = None  # where the newest batch is (path, position)
 
-    def add(self, walk: SegmentWalk, frame: Frame, findings: List[Finding], floor: int = 0) -> None:
+    def add(self, walk: SegmentWalk[HeadedFrame], frame: V2Frame, findings: List[Finding], floor: int = 0) -> None:
         """Count one batch; ``floor``: the log start offset: records below it are gone already (a batch
         straddling it counts its records from there on)."""
         h, path = frame.header, walk.path
@@ -76,7 +77,7 @@ class _Tally:
                     self.keys.append(rec.key)
 
 
-def _records(walk: SegmentWalk, frame: Frame, findings: List[Finding]) -> List[v2.Record]:
+def _records(walk: SegmentWalk[HeadedFrame], frame: V2Frame, findings: List[Finding]) -> List[v2.Record]:
     """The batch's records; none when one of them does not decode (the finding says why)."""
     records, error = walk.records(frame)
     if error is None:
@@ -114,7 +115,7 @@ def discarded_data(segments: Sequence[Tuple[str, int]], producer_id: int, first_
                          tally.first_ts, tally.last_ts, tuple(tally.keys), tuple(tally.segments), tuple(findings))
 
 
-def _scan(walk: SegmentWalk, pid: int, first: int, stop, tally: _Tally, findings: List[Finding],
+def _scan(walk: SegmentWalk[HeadedFrame], pid: int, first: int, stop, tally: _Tally, findings: List[Finding],
           floor: int = 0) -> None:
     for frame in walk.batches():
         if frame.base_offset < first:
@@ -154,7 +155,7 @@ def committed_offsets(segments: Iterable[str], wanted: Iterable[TopicPartition]
     return out, tuple(findings)
 
 
-def _fold_commits(walk: SegmentWalk, want, out, findings: List[Finding]) -> None:
+def _fold_commits(walk: SegmentWalk[HeadedFrame], want, out, findings: List[Finding]) -> None:
     for frame in walk.batches():
         if frame.header.is_control:
             continue
@@ -168,7 +169,7 @@ def _fold_commits(walk: SegmentWalk, want, out, findings: List[Finding]) -> None
             tp = TopicPartition(commit.topic, commit.partition)
             if tp not in want:
                 continue
-            if commit.is_tombstone:
+            if commit.offset is None:  # a tombstone (is_tombstone: a commit has its offset)
                 out[tp].pop(commit.group, None)
             else:
                 out[tp][commit.group] = CommittedOffset(commit.group, commit.offset, commit.commit_timestamp)

@@ -24,12 +24,15 @@ import threading
 import time
 import traceback
 from contextlib import contextmanager
-from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 from forensics.errors import ForensicsError
 from forensics.exit_codes import EXIT_SPARK
 from forensics.pipeline import jvm_cache
 from forensics.pipeline.java import java_runtime
+
+if TYPE_CHECKING:  # (imported when a session starts: see above)
+    from pyspark.sql import SparkSession
 
 Conf = Tuple[Tuple[str, str], ...]
 # A failed task is tried this many times before the job fails: Spark's own default on a cluster
@@ -67,7 +70,7 @@ class _Session:
 
     def __init__(self) -> None:
         self.key: Optional[tuple] = None
-        self.session = None
+        self.session: Optional[SparkSession] = None
         self.workdir: Optional[str] = None
         self.startup_seconds = 0.0
         self._children_before: Set[int] = set()
@@ -83,16 +86,16 @@ class _Session:
         self.stop()
         _close_at_exit()
         started = time.perf_counter()
-        self.workdir = tempfile.mkdtemp(prefix="kafka-forensics-spark-")
+        self.workdir = workdir = tempfile.mkdtemp(prefix="kafka-forensics-spark-")
         self._children_before = _children()
-        self.session = self._start(master, conf)
+        self.session = session = self._start(master, conf, workdir)
         self.key = key
-        warm(self.session.sparkContext)
-        _yield_to_workers(self.session.sparkContext)
+        warm(session.sparkContext)
+        _yield_to_workers(session.sparkContext)
         self.startup_seconds = time.perf_counter() - started
-        return self.session
+        return session
 
-    def _start(self, master: Optional[str], conf: Conf):
+    def _start(self, master: Optional[str], conf: Conf, workdir: str) -> SparkSession:
         """Build the session; a driver JVM that crashes while it maps the cached archive (a damaged
         one: truncated archives are refused before, see :mod:`~forensics.pipeline.jvm_cache`)
         costs the archive, one warning line on stderr and a second start without it. A start that
@@ -103,7 +106,7 @@ class _Session:
         if fresh_jvm:
             self.cds = jvm_cache.plan(java_runtime())
         try:
-            return _build(master, conf, self.workdir, self.cds.option if fresh_jvm else "")
+            return _build(master, conf, workdir, self.cds.option if fresh_jvm else "")
         except Exception as exc:  # noqa: BLE001 - Py4J/JVM failures arrive as many types
             failure = exc
         if fresh_jvm and self.cds.using and self.cds.archive is not None and self._jvm_crashed():
@@ -113,7 +116,7 @@ class _Session:
             self.cds = jvm_cache.OFF
             _end_started_processes(self._children_before, grace=2.0)
             try:
-                return _build(master, conf, self.workdir, "")
+                return _build(master, conf, workdir, "")
             except Exception as exc:  # noqa: BLE001
                 failure = exc
         text = str(failure).strip()
@@ -343,7 +346,7 @@ def _console_to(path: str) -> Iterator[None]:
         os.close(fd)
 
 
-def _build(master: Optional[str], conf: Conf, workdir: str, cds_option: str = ""):
+def _build(master: Optional[str], conf: Conf, workdir: str, cds_option: str = "") -> SparkSession:
     from pyspark.sql import SparkSession
 
     settings = _defaults(workdir, cds_option)

@@ -18,7 +18,7 @@ piece (tests/pipeline/test_fold.py).
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import Dict, List, NamedTuple, Optional, Tuple, Union, cast
 
 from forensics.codec import batch as v2
 from forensics.codec import legacy
@@ -40,7 +40,7 @@ from forensics.codec.txnlog import TransactionLogKey, decode_key, decode_value
 from forensics.errors import ForensicsError, InputError
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import WHOLE_FILE_LIMIT, FileTooLarge, MappedFile, read_small_file
-from forensics.io.frames import Frame
+from forensics.io.frames import HeadedFrame, V2Frame
 from forensics.io.segment import SegmentWalk, unreadable
 from forensics.pipeline.plan import UnitKind, WorkUnit
 from forensics.state.coordinator import TxnLogRecord
@@ -78,7 +78,7 @@ UnitResult = Union[SegmentPiece, SnapshotRead, TxnIndexRead]
 # -- header statistics (scan) ------------------------------------------------------------------
 
 
-def _miscounted(path: str, frame: Frame) -> Finding:
+def _miscounted(path: str, frame: V2Frame) -> Finding:
     """A checksum-valid v2 batch that declares more records than its header lets it hold."""
     h = frame.header
     room = h.last_offset_delta + 1
@@ -102,9 +102,9 @@ class _Stats:
         self.max_ts: Optional[int] = None
         self.magics: set = set()
         self.codecs: set = set()
-        self.miscounted: List[Frame] = []  # checksum-valid v2 batches declaring more records than they hold
+        self.miscounted: List[V2Frame] = []  # checksum-valid v2 batches declaring more records than they hold
 
-    def add(self, buf, frame: Frame) -> None:
+    def add(self, buf, frame: HeadedFrame) -> None:
         self.batches += 1
         self.magics.add(frame.magic)
         if frame.crc_ok is False:
@@ -172,7 +172,7 @@ class _Runs:
 
     def __init__(self, cuts: Tuple[int, ...]) -> None:
         self.cuts = cuts
-        self.events: List[Union[Marker, list]] = []
+        self.events: List[Union[Marker, list, DataBatch]] = []  # a run's list until freeze()
         self.open: Dict[int, Tuple[tuple, list]] = {}  # pid -> (run key, run fields)
         self.txn_open: set = set()  # pids whose transaction this range saw open (no marker since)
 
@@ -237,7 +237,7 @@ class _Runs:
             if not isinstance(ev, Marker):
                 events[i] = DataBatch(*ev[:11]) if ev[11] == 1 else DataBatch(*ev)
         self.events = []
-        return tuple(events)
+        return tuple(cast(List[ProducerEvent], events))  # no list left: each became its DataBatch
 
 
 def _marker(buf, pos: int, h: v2.BatchHeader) -> Optional[Marker]:
@@ -285,7 +285,7 @@ def _txn_record(rec, h: v2.BatchHeader, pos: int, path: str, out: List[TxnLogRec
 class _Reader:
     """One pass over the frames of a segment range, feeding what the unit asks for."""
 
-    def __init__(self, u: WorkUnit, walk: SegmentWalk) -> None:
+    def __init__(self, u: WorkUnit, walk: SegmentWalk[HeadedFrame]) -> None:
         self.u, self.walk, self.buf, self.path = u, walk, walk.buf, u.path
         self.stats = _Stats() if u.stats else None
         self.runs = _Runs(u.cuts) if u.kind is UnitKind.EVENTS else None
@@ -301,14 +301,15 @@ class _Reader:
     def read(self) -> None:
         # with the accelerator, runs of healthy batches are folded in C (one call per run of a
         # producer, not per batch: _fold); every other frame as below, the reference
-        frames = self.walk.folded(self._fold) if native is not None and self.records is None else self.walk.frames()
+        runs, records = self.runs, self.records
+        frames = self.walk.folded(self._fold) if native is not None and records is None else self.walk.frames()
         for frame in frames:
             if self.first_base is None:
                 self.first_base = frame.base_offset
             self._at_damage()
             if self.stats is not None:
                 self.stats.add(self.buf, frame)
-            if frame.crc_ok is False or (self.records is not None and frame.magic != 2):
+            if frame.crc_ok is False or (records is not None and frame.magic != 2):
                 continue
             self.valid += 1
             self.next_offset = max(self.next_offset or 0, frame.last_offset + 1)
@@ -318,10 +319,10 @@ class _Reader:
                 continue
             h = frame.header
             self.max_ts = h.max_timestamp if self.max_ts is None else max(self.max_ts, h.max_timestamp)
-            if self.runs is not None:
-                self._producer(frame, h)
-            elif self.records is not None and not h.is_control:
-                self._txnlog(frame, h)
+            if runs is not None:
+                self._producer(runs, frame, h)
+            elif records is not None and not h.is_control:
+                self._txnlog(records, frame, h)
 
     def _at_damage(self) -> None:
         """Nothing joins across damage: the runs break at each new framing finding."""
@@ -333,6 +334,7 @@ class _Reader:
     def _fold(self, buf, pos: int, end: int, verify: bool, base: Optional[int], next_offset: Optional[int]):
         """What :meth:`read` does with each frame, for the healthy batches ``native.fold`` takes from
         ``pos`` on (SegmentWalk.folded's fold)."""
+        assert native is not None  # read() folds only with the accelerator
         self._at_damage()
         runs = self.runs
         at, next_offset, valid_bytes, frames, first_base, next_after, max_ts, records, tx, ctl, first, last, codecs, \
@@ -346,15 +348,16 @@ class _Reader:
             self.max_ts = max_ts if self.max_ts is None else max(self.max_ts, max_ts)
             if self.stats is not None:
                 self.stats.add_folded(frames, records, tx, ctl, first, last, max_ts, codecs)
-            for run in joined:
-                runs.join(run)
+            if runs is not None:  # (joined is [] without: the fold folds no events)
+                for run in joined:
+                    runs.join(run)
         return at, next_offset, valid_bytes
 
-    def _producer(self, frame: Frame, h: v2.BatchHeader) -> None:
+    def _producer(self, runs: _Runs, frame: V2Frame, h: v2.BatchHeader) -> None:
         if h.producer_id < 0:
             return
         if not h.is_control:
-            self.runs.data(h, frame.position)
+            runs.data(h, frame.position)
             return
         try:
             marker = _marker(self.buf, frame.position, h)
@@ -362,12 +365,12 @@ class _Reader:
             self.findings.append(self.walk.finding(frame, f"control batch does not decode: {exc.message}"))
             return
         if marker is not None:
-            self.runs.marker(marker)
+            runs.marker(marker)
 
-    def _txnlog(self, frame: Frame, h: v2.BatchHeader) -> None:
+    def _txnlog(self, out: List[TxnLogRecord], frame: V2Frame, h: v2.BatchHeader) -> None:
         records, error = self.walk.records(frame)
         for rec in records:
-            _txn_record(rec, h, frame.position, self.path, self.records, self.findings, self.names)
+            _txn_record(rec, h, frame.position, self.path, out, self.findings, self.names)
         if error is not None:
             self.findings.append(self.walk.finding(frame, f"batch records do not decode: {error.message}"))
 

@@ -10,8 +10,10 @@ from forensics.render.counts import count
 from forensics.render.live_guard import guard_call, guard_functions
 from forensics.render.selection_text import Chosen, selection_options, selection_words
 from forensics.render.shell_text import command, comment, commented_command
+from forensics.render.size_text import exact_size
+from forensics.render.state_render import verdict_heading, verdict_label
 from forensics.render.time_text import duration, stamp
-from forensics.report.hanging import COMMAND_FORMS
+from forensics.report.hanging import COMMAND_FORMS, NO_COORDINATOR_EPOCH
 from forensics.report.row import as_mapping
 
 Row = Dict[str, Any]
@@ -32,7 +34,7 @@ def _preview_lines(p: Row) -> List[str]:
     keys = p["keys"] if isinstance(p["keys"], str) else ", ".join("null" if k is None else repr(k) for k in p["keys"])
     if p["batches"]:
         lines = [f"the abort DISCARDS this producer's offsets {p['firstOffset']}..{p['lastOffset']}: "
-                 f"{count(p['batches'], 'batch')}, {count(p['records'], 'record')}, {count(p['bytes'], 'byte')}",
+                 f"{count(p['batches'], 'batch')}, {count(p['records'], 'record')}, {exact_size(p['bytes'])}",
                  f"  record timestamps {stamp(p['firstTimestamp'])} .. {stamp(p['lastTimestamp'])}; first keys: "
                  f"{keys or '-'}"]
     else:
@@ -80,7 +82,8 @@ _HEADER = """\
 # higher (a higher epoch fences the live producer and the coordinator's later markers).
 # If the broker rejects an abort (INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED)
 # the disk copy is stale: compare with a live describe-producers before trying other values.
-# Only proven hanging transactions are armed; the others are shown as comments with the reason.
+# Only proven hanging transactions are armed; every other open transaction is shown as comments
+# with the reason and why it is not armed.
 # Nothing runs unless this file is complete: the commands sit in main(), which runs only when
 # called as the last line does.
 """
@@ -119,7 +122,7 @@ def _last_write(r: Row) -> str:
 
 def _row(r: Row, bootstrap: str, command_config: Optional[str]) -> str:
     out = comment(f"{r['topic']}-{r['partition']} producer {r['producerId']} epoch {r['producerEpoch']} "
-                  f"from offset {r['startOffset']}: {r['verdict']}")
+                  f"from offset {r['startOffset']}: {verdict_heading(r)}")
     out += _comment_block([f"reason: {r['reason']}", f"transactional id: {r.get('transactionalId')}",
                            _last_write(r)])
     out += _comment_block(_evidence_lines(r))
@@ -127,9 +130,11 @@ def _row(r: Row, bootstrap: str, command_config: Optional[str]) -> str:
         out += _comment_block(_preview_lines(r["abortPreview"]))
     out += _comment_block([f"advice: {line}" for line in r.get("advice") or ()])
     armed = bool(r.get("armed") and r.get("abortForms"))
+    if r.get("abortForms") and isinstance(r.get("coordinatorEpoch"), int) and r["coordinatorEpoch"] < 0:
+        out += comment(NO_COORDINATOR_EPOCH, "#   ")
     if not armed:
-        why = r.get("notArmedBecause") or "not proven hanging; leave it to the coordinator"
-        out += comment(f"NOT ARMED ({r['verdict']}): {why}")
+        why = r.get("notArmedBecause") or "not proven hanging"
+        out += comment(f"NOT ARMED ({verdict_label(r)}): {why}")
     if r.get("abortForms"):
         out += _forms(r, armed, bootstrap, command_config)
     return out
@@ -158,5 +163,6 @@ def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs:
     for r in rows:
         text += "\n" + _row(r, bootstrap, command_config)
     if not armed:
-        text += "\n# nothing to abort\n"
+        text += "\n" + comment("nothing to abort: " + (f"{count(len(rows), 'open transaction')}, none armed (each above "
+                                                    "says why)" if rows else "no open transaction"))
     out.write(text + f"}}\n\n{_LAST_LINE}\n")

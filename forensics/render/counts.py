@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence, Tuple
 
 _IRREGULAR = {"batch": "batches", "index": "indexes", "entry": "entries", "is": "are"}
 
@@ -15,4 +15,20 @@ def count(n: Optional[int], noun: str) -> str:
     return f"{'?' if n is None else n} {many}"
 
 
-__all__ = ["count"]
+def by_topic(counts: Sequence[Tuple[str, int]]) -> str:
+    """``__cluster_metadata 1, __transaction_state 50``: partitions per topic, by name (topic names
+    as the caller made them safe to print)."""
+    return ", ".join(f"{t} {n}" for t, n in sorted(counts))
+
+
+def not_counted(counts: Sequence[Tuple[str, int]]) -> str:
+    """What a count of data partitions leaves out, said once where it is given: ``not counted: the 51
+    partitions of __cluster_metadata 1, __transaction_state 50 (scan counts them)``; "" for none."""
+    n = sum(c for _, c in counts)
+    if not n:
+        return ""
+    the = "the " if n > 1 else ""
+    return f"not counted: {the}{count(n, 'partition')} of {by_topic(counts)} (scan counts them)"
+
+
+__all__ = ["by_topic", "count", "not_counted"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from forensics.pipeline.engine import Chosen, EngineName, Why
-from forensics.render.html_text import size
+from forensics.render.size_text import size
 
 
 def _master(chosen: Chosen) -> str:

@@ -16,10 +16,11 @@ from typing import Iterable, List, Optional, Sequence, TextIO, Tuple
 
 from forensics.findings import Finding
 from forensics.render.clock_text import file_times_note
-from forensics.render.counts import count
+from forensics.render.counts import count, not_counted
 from forensics.render.html_style import CSS, TONES, tone_colour
 from forensics.render.html_svg import lso_bars, lso_drawn, timeline_svg
-from forensics.render.html_text import esc, size, value_text
+from forensics.render.html_text import esc, value_text
+from forensics.render.size_text import size
 from forensics.render.selection_text import attention_words, left_out_words, selection_options, selection_words
 from forensics.render.time_text import age, duration, iso, moment
 from forensics.report.incident_labels import GROUP_LABELS, LINES, QUOTED
@@ -171,7 +172,8 @@ def _summary(inc: Incident) -> str:
     brokers = ", ".join("?" if b is None else str(b) for b in s.brokers) or "none"
     cards = [
         _card("brokers", len(s.brokers), f"ids {brokers}"),
-        _card("partitions", s.partitions, f"{s.topics} topic(s), {s.replicas} replica(s)"),
+        _card("partitions", s.partitions, f"{s.topics} topic(s), {s.replicas} replica(s)"
+              + (f"; {not_counted(s.not_counted)}" if s.not_counted else "")),
         _card("__transaction_state partitions", s.txn_state_partitions, f"of {s.txn_state_partition_count}"),
         _card("transactional ids", s.transactional_ids),
         _card("open transactions", s.open_transactions,

@@ -1,5 +1,5 @@
-"""Text helpers of the HTML report: escaping hostile text, sizes as people read them (times: the one
-formatter, :mod:`forensics.render.time_text`).
+"""Text helpers of the HTML report: escaping hostile text, a row's values as people read them (times
+and sizes: the one formatter of each, :mod:`forensics.render.time_text`, :mod:`forensics.render.size_text`).
 
 Everything shown comes from evidence (topic names, transactional ids, paths, reasons that quote
 them): :func:`esc` escapes it for HTML text and attribute values alike, and makes control and
@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 from typing import Optional
 
+from forensics.render.size_text import exact_size
 from forensics.render.terminal_text import ESCAPES
 from forensics.render.time_text import duration, moment
 
@@ -27,16 +28,6 @@ def esc(value: object) -> str:
     return html.escape(text.translate(_INVISIBLE), quote=True)
 
 
-def size(n: Optional[int]) -> str:
-    if n is None:
-        return "unknown"
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)  # pragma: no cover
-
-
 def value_text(value: object, kind: str = "", as_of: Optional[int] = None) -> str:
     """A row's value as text (not escaped): times with their epoch ms and age, durations and sizes
     as people read them, yes/no for booleans. Lists and missing values are the caller's."""
@@ -47,5 +38,5 @@ def value_text(value: object, kind: str = "", as_of: Optional[int] = None) -> st
     if isinstance(value, int) and kind == "duration":
         return duration(value)
     if isinstance(value, int) and kind == "bytes":
-        return f"{value} bytes" if value < 1024 else f"{size(value)} ({value} bytes)"
+        return exact_size(value)
     return str(value)

@@ -11,7 +11,9 @@ Where it reads the entry:
 
 * live, brokers >= 2.8 (DescribeProducers): ``kafka-transactions.sh describe-producers --topic T
   --partition P``, whose table Kafka's ``TransactionsCommand.DescribeProducersCommand`` prints (tab
-  after every cell, cells padded with spaces, ``None`` for no open transaction);
+  after every cell, cells padded with spaces, ``None`` for no open transaction); the tool is the one
+  ``KAFKA_TRANSACTIONS`` names, else ``kafka-transactions.sh`` from PATH, else ``kafka-transactions``
+  (Confluent Platform's name);
 * offline, any broker (older ones have no live API): with ``KF_FRESH_COPY`` set to a fresh copy of the
   partition's directory (or of the log dir holding it), ``kafka-forensics describe-producers
   "$KF_FRESH_COPY" --topic T --partition P --format csv`` (same column names; empty for none).
@@ -28,6 +30,8 @@ import shlex
 from typing import Any, List, Mapping, Optional, Tuple
 
 FRESH_COPY_VAR = "KF_FRESH_COPY"
+TOOL_VAR = "KAFKA_TRANSACTIONS"  # the kafka-transactions tool the guard runs: a path, or a name on PATH
+TOOL_NAMES = ("kafka-transactions.sh", "kafka-transactions")  # Kafka's name, then Confluent Platform's
 GUARD = "kf_guard"
 EXIT_DIFFERS = 3
 EXIT_UNCHECKED = 4
@@ -47,6 +51,10 @@ _HEADER = f"""\
 # Where it reads the entry:
 # - live, brokers >= 2.8 (they answer DescribeProducers):
 #     kafka-transactions.sh --bootstrap-server B describe-producers --topic T --partition P
+#   with the tool {TOOL_VAR} names (a path, or a name on PATH), else {TOOL_NAMES[0]}
+#   from PATH, else {TOOL_NAMES[1]} (Confluent Platform's name); for example
+#   {TOOL_VAR}=/opt/kafka/bin/kafka-transactions.sh sh <this script>. The abort lines
+#   name {TOOL_NAMES[0]}: where it is not on PATH, put its bin dir on PATH first.
 # - offline, for older brokers (no live API): copy the partition's directory afresh from the
 #   broker that leads it (or that broker's whole log dir), run this script with
 #   {FRESH_COPY_VAR}=<that copy>, and {GUARD} reads the copy with
@@ -112,12 +120,19 @@ _FUNCTION = f"""\
       return {EXIT_UNCHECKED}
     fi
   else
-    kf_src='live' kf_csv=''
+    kf_src='live' kf_csv='' kf_tool=${{{TOOL_VAR}:-}}
+    if [ -z "$kf_tool" ]; then
+      if command -v {TOOL_NAMES[0]} >/dev/null 2>&1 || ! command -v {TOOL_NAMES[1]} >/dev/null 2>&1; then
+        kf_tool={TOOL_NAMES[0]}
+      else
+        kf_tool={TOOL_NAMES[1]}
+      fi
+    fi
     set -- --bootstrap-server "$kf_bs"
     if [ -n "$kf_cc" ]; then set -- "$@" --command-config "$kf_cc"; fi
-    if kf_out=$(kafka-transactions.sh "$@" describe-producers --topic "$kf_topic" --partition "$kf_part"); then :; else
-      printf '{GUARD}: REFUSED %s: could not check: kafka-transactions.sh describe-producers exited %s (its message is above): broker unreachable, or older than 2.8 (no DescribeProducers)? For an older broker use the offline check: {FRESH_COPY_VAR}=<fresh copy of the partition dir> (see the top of this script). Nothing was aborted.\\n' \\
-        "$kf_what" "$?" >&2
+    if kf_out=$("$kf_tool" "$@" describe-producers --topic "$kf_topic" --partition "$kf_part"); then :; else
+      printf '{GUARD}: REFUSED %s: could not check: %s describe-producers exited %s (its message is above): broker unreachable, or older than 2.8 (no DescribeProducers)? For an older broker use the offline check: {FRESH_COPY_VAR}=<fresh copy of the partition dir> (see the top of this script). Nothing was aborted.\\n' \\
+        "$kf_what" "$kf_tool" "$?" >&2
       return {EXIT_UNCHECKED}
     fi
   fi

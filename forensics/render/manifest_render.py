@@ -9,11 +9,12 @@ ends with ``manifestDigest``, the SHA-256 of its canonical content (see
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from typing import Any, Dict, List, Optional, Sequence, TextIO
 
+from forensics.render.counts import count
 from forensics.render.machine_format import VERIFY_MANIFEST
 from forensics.render.terminal_text import term
+from forensics.render.time_text import iso, iso_ns
 from forensics.report.manifest import (
     DIGEST_KEY,
     MANIFEST_VERSION,
@@ -28,16 +29,11 @@ from forensics.report.manifest_verify import Verification
 
 
 def _iso_ms(ms: Optional[int]) -> Optional[str]:
-    if ms is None:
-        return None
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+    return None if ms is None else iso(ms)
 
 
 def _iso_ns(ns: Optional[int]) -> Optional[str]:
-    if ns is None:
-        return None
-    return datetime.fromtimestamp(ns // 1_000_000_000, tz=timezone.utc).isoformat() \
-        .replace("+00:00", f".{ns % 1_000_000_000:09d}+00:00")
+    return None if ns is None else iso_ns(ns)
 
 
 def _entry_obj(e: ManifestEntry) -> Dict[str, Any]:
@@ -91,23 +87,33 @@ def manifest_json(m: Manifest) -> bytes:
     return (json.dumps(manifest_document(m), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def render_verification(rows: Sequence[Verification], manifest_sha256: str, out: TextIO, fmt: str = "text",
-                        verbose: bool = False) -> None:
-    """Text: a one-line verdict first, then only the differences (every entry with ``verbose``)."""
+def detail_text(r: Verification) -> str:
+    """A row's detail, with a moved modification time as ISO UTC times to the nanosecond (the
+    resolution compared: a move below the millisecond still shows)."""
+    if r.mtimes is None:
+        return r.detail
+    now, recorded = r.mtimes
+    moved = f"modification time {iso_ns(now)} (recorded {iso_ns(recorded)})"
+    return f"{r.detail}; {moved}" if r.detail else moved
+
+
+def render_verification(rows: Sequence[Verification], manifest_sha256: str, recorded: int, out: TextIO,
+                        fmt: str = "text", verbose: bool = False) -> None:
+    """Text: a one-line verdict first (``recorded``: the entries the manifest lists, whatever was
+    added since), then only the differences (every entry with ``verbose``)."""
     bad = sum(1 for r in rows if r.status != "ok")
-    checked = sum(1 for r in rows if r.status != "manifest")
     if fmt == "json":
         entries: List[Dict[str, Any]] = [{**name_fields("path", r.path), "status": r.status,
-                                          "detail": name_text(r.detail)} for r in rows]
+                                          "detail": name_text(detail_text(r))} for r in rows]
         json.dump({**VERIFY_MANIFEST.header(), "manifestSha256": manifest_sha256, "entries": entries, "differences": bad}, out, indent=2)
         out.write("\n")
         return
     verdict = f"DIFFERENT: {bad} difference(s)" if bad else "OK: all match"
-    out.write(f"{verdict}; manifest sha256 {manifest_sha256}: {checked} entries\n")
+    out.write(f"{verdict}; manifest sha256 {manifest_sha256}: {count(recorded, 'entry')} recorded\n")
     shown = [r for r in rows if verbose or r.status != "ok"]
     width = max((len(r.status) for r in shown), default=2)
     for r in shown:
-        out.write(f"{r.status.upper():<{width}}  {term(r.path)}  {term(r.detail)}\n")
+        out.write(f"{r.status.upper():<{width}}  {term(r.path)}  {term(detail_text(r))}\n")
 
 
-__all__ = ["manifest_document", "manifest_json", "render_verification"]
+__all__ = ["detail_text", "manifest_document", "manifest_json", "render_verification"]

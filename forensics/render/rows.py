@@ -1,6 +1,6 @@
-"""Renderers for row reports, chosen by name: ``text`` (kafka-transactions.sh layout), ``table`` (the
-command's screen for people, :mod:`forensics.render.state_screens`; without one, ``text``), ``json``,
-``jsonl``, ``csv``.
+"""Renderers for row reports, chosen by name: ``text`` (the table Kafka's own tool prints, its columns
+only: :mod:`forensics.render.kafka_text`), ``table`` (the command's screen for people,
+:mod:`forensics.render.state_screens`), ``json``, ``jsonl``, ``csv``.
 
 Rows are mappings keyed by lowerCamelCase column names (typed rows give theirs, see
 :mod:`forensics.report.row`). Knows nothing of Kafka rules: the
@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import csv
 import json
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, TextIO, Tuple
-
-import textwrap
+from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, TextIO, Tuple
 
 from forensics.render.csv_text import csv_text
 from forensics.render.machine_format import MachineFormat
-from forensics.render.table_fit import screen_width
 from forensics.render.terminal_text import term
 from forensics.report.row import as_mapping
 
@@ -32,13 +29,15 @@ def header_of(key: str) -> str:
     return key[:1].upper() + key[1:]
 
 
-def _plain(value: Any) -> str:
+def plain(value: Any) -> str:
+    """A value as Kafka's tools write it (``String.valueOf``): lists comma-joined, None as ``None``
+    (the word Kafka's tool prints for an absent value), booleans ``true``/``false``."""
     if value is None:
         return "None"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
-        return ",".join(_plain(v) for v in value)
+        return ",".join(plain(v) for v in value)
     return str(value)
 
 
@@ -50,59 +49,48 @@ def _is_number(value: Any) -> bool:
 
 def cell(value: Any) -> str:
     """A table cell: lists comma-joined, None as ``None``, text escaped for the terminal."""
-    return term(_plain(value))
+    return term(plain(value))
 
 
 def csv_cell(value: Any) -> str:
     """A CSV cell: empty for None, numbers as they are, text neutralised for spreadsheets."""
     if value is None:
         return ""
-    return _plain(value) if _is_number(value) else csv_text(_plain(value))
+    return plain(value) if _is_number(value) else csv_text(plain(value))
 
 
-class Below(NamedTuple):
-    """Long texts of a table row (a reason) printed under the row, not as columns: the columns they
-    replace in the table (CSV and JSON keep them) and the lines they make of a row."""
-
-    columns: Tuple[str, ...]
-    lines: Callable[[Row], List[str]]
-
-
-INDENT = "    "
-
-
-def _below_lines(texts: Sequence[str], width: Optional[int]) -> str:
-    """Each text on its own indented line; folded at ``width`` (None: whole) under its first words."""
-    out = []
-    for text in texts:
-        shown = term(text)
-        if width is None or len(INDENT) + len(shown) <= width:
-            out.append(INDENT + shown + "\n")
-            continue
-        out.extend(line + "\n" for line in textwrap.wrap(shown, width, initial_indent=INDENT,
-                                                           subsequent_indent=INDENT * 2, break_on_hyphens=False))
-    return "".join(out)
-
-
-Formats = Mapping[str, Callable[[Any], str]]  # a column's cell text in a table (times: render/time_text)
 Screen = Callable[[Sequence[Row], TextIO], None]  # rows printed for people (render/state_screens)
 
 
-def kafka_table(rows: Sequence[Row], columns: Sequence[str], headers: Sequence[str] = (),
-                below: Optional[Below] = None, width: Optional[int] = None, formats: Optional[Formats] = None) -> str:
-    """``ToolsUtils.prettyPrintTable``: every cell left-aligned, padded to its column's width and
-    followed by a TAB (the last one too); header first. ``below``: the row's long texts (a reason),
-    each on an indented line under the row (no TAB: never read as a row), folded at ``width``;
-    ``formats``: the cell text of some columns (times as people read them; CSV and JSON keep the values)."""
-    heads = list(headers) or [header_of(c) for c in columns]
-    kept = [i for i, c in enumerate(columns) if below is None or c not in below.columns]
-    shown = [(formats or {}).get(columns[i], cell) for i in kept]
-    grid = [[heads[i] for i in kept]] + [[term(f(r.get(columns[i]))) for i, f in zip(kept, shown)] for r in rows]
-    widths = [max(len(line[i]) for line in grid) for i in range(len(kept))]
-    lines = ["".join(f"{v:<{w}}\t" for v, w in zip(line, widths)) + "\n" for line in grid]
-    if below is not None:
-        lines[1:] = [line + _below_lines(below.lines(r), width) for line, r in zip(lines[1:], rows)]
-    return "".join(lines)
+class KafkaColumn(NamedTuple):
+    """A column of one of Kafka's tool tables: its header and its cell of a row, as the tool writes it."""
+
+    header: str
+    text: Callable[[Row], str]
+
+
+class KafkaLayout(NamedTuple):
+    """What ``--format text`` prints of a command's rows: Kafka's columns, in the order Kafka's tool
+    lists the rows (``order``)."""
+
+    columns: Tuple[KafkaColumn, ...]
+    order: Callable[[Sequence[Row]], Sequence[Row]] = lambda rows: rows
+
+
+def _java_length(text: str) -> int:
+    """``String.length()``: UTF-16 code units (a character outside the BMP counts twice)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def kafka_table(rows: Sequence[Row], layout: KafkaLayout) -> str:
+    """``ToolsUtils.prettyPrintTable``: the header, then each row; every cell left-aligned, padded with
+    spaces to its column's width (``String.length()``) and followed by a TAB, the last one too; no
+    row: the header alone. Nothing else: no folding at any width, no line of ours."""
+    grid = [[c.header for c in layout.columns]] + [[term(c.text(r)) for c in layout.columns]
+                                                    for r in layout.order(rows)]
+    widths = [max(_java_length(line[i]) for line in grid) for i in range(len(layout.columns))]
+    return "".join("".join(v + " " * (w - _java_length(v)) + "\t" for v, w in zip(line, widths)) + "\n"
+                   for line in grid)
 
 
 def render_json(rows: Sequence[Row], out: TextIO, machine: MachineFormat, manifest: Optional[Row] = None) -> None:
@@ -133,16 +121,13 @@ def render_csv(rows: Sequence[Row], columns: Sequence[str], out: TextIO) -> None
         w.writerow([csv_cell(r.get(c)) for c in columns])
 
 
-def render_rows(fmt: str, machine: MachineFormat, rows: Sequence[Row], columns: Sequence[str], out: TextIO,
-                extra_tables: Callable[[Sequence[Row]], List[str]] = lambda rows: [],
-                headers: Sequence[str] = (), manifest: Optional[Row] = None, below: Optional[Below] = None,
-                formats: Optional[Formats] = None, screen: Optional[Screen] = None) -> None:
-    """Render ``rows`` in format ``fmt``; ``machine``: the command's JSON/JSONL output (its name and
-    version, :mod:`forensics.render.machine_format`); ``screen``: what ``table`` prints (else ``text``'s lines);
-    ``extra_tables`` adds text blocks after the ``text`` lines;
-    ``headers`` overrides the table's column titles; ``manifest`` (path and digest of the evidence
-    manifest) is embedded in JSON; ``below``, ``formats``: see :func:`kafka_table`. A row is a mapping of
-    its columns or a typed row (:class:`~forensics.report.row.JsonRow`)."""
+def render_rows(fmt: str, machine: MachineFormat, rows: Sequence[Row], columns: Sequence[str], out: TextIO, *,
+                text: KafkaLayout, screen: Screen, manifest: Optional[Row] = None) -> None:
+    """Render ``rows`` in format ``fmt``: ``table`` is the command's ``screen`` for people, ``text`` Kafka's
+    tool's table of them (``text``: its columns), ``csv`` the ``columns``, ``json``/``jsonl`` the command's
+    ``machine`` output (its name and version, :mod:`forensics.render.machine_format`); ``manifest`` (path
+    and digest of the evidence manifest) is embedded in JSON. A row is a mapping of its columns or a typed
+    row (:class:`~forensics.report.row.JsonRow`)."""
     rows = [as_mapping(r) for r in rows]
     if fmt == "json":
         render_json(rows, out, machine, manifest)
@@ -150,9 +135,7 @@ def render_rows(fmt: str, machine: MachineFormat, rows: Sequence[Row], columns: 
         render_jsonl(rows, out, machine, manifest)
     elif fmt == "csv":
         render_csv(rows, columns, out)
-    elif fmt == "table" and screen is not None:
+    elif fmt == "table":
         screen(rows, out)
     else:
-        out.write(kafka_table(rows, columns, headers, below, screen_width(out), formats))
-        for block in extra_tables(rows):
-            out.write("\n" + block)
+        out.write(kafka_table(rows, text))

@@ -18,8 +18,9 @@ from typing import Any, Dict, List, Optional, Sequence, TextIO
 from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.findings import Finding, total
 from forensics.render.clock_text import as_of_text
-from forensics.render.counts import count
+from forensics.render.counts import by_topic, count
 from forensics.render.machine_format import SCAN
+from forensics.render.size_text import exact_size, size
 from forensics.render.table_fit import Column, fit_console, print_fitted, screen_width
 from forensics.render.terminal_text import term
 from forensics.render.time_text import short_duration
@@ -38,11 +39,16 @@ def _opt(value) -> str:
     return "-" if value is None else term(value)
 
 
+def _size(n: int, wide: bool) -> str:
+    """``214.5 KiB``; with ``wide`` the exact count too, ``214.5 KiB (219,613 bytes)`` (JSON: ``bytes``)."""
+    return exact_size(n) if wide else size(n)
+
+
 # -- the columns: (column, cell of a row) ----------------------------------------------------------------
 
-_DIRS = (Column("Broker"), Column("LogDir", fold=True), Column("CleanShutdown", drop=1), Column("Partitions"),
+_DIRS = (Column("Broker"), Column("LogDir", fold=True, path=True), Column("CleanShutdown", drop=1), Column("Partitions"),
          Column("Bytes", drop=2), Column("LateTxnPartitions"), Column("Findings"))
-_DIRS_WIDE = (Column("Broker"), Column("Cluster"), Column("DirectoryId"), Column("LogDir", fold=True),
+_DIRS_WIDE = (Column("Broker"), Column("Cluster"), Column("DirectoryId"), Column("LogDir", fold=True, path=True),
               Column("CleanShutdown"), Column("Partitions"), Column("Bytes"), Column("LateTxnPartitions"),
               Column("Findings"))
 _PARTS = (Column("Broker", drop=1), Column("Partition", fold=True), Column("LogStart", drop=2), Column("HW"),
@@ -51,9 +57,9 @@ _PARTS_WIDE = (Column("Broker"), Column("Partition", fold=True), Column("TopicId
                Column("Bytes"), Column("Batches"), Column("Records"), Column("Offsets"), Column("LogStart"),
                Column("HW"), Column("LSO"), Column("LSOLag"), Column("OpenTxns"), Column("Magic"),
                Column("Codecs"), Column("Findings"))
-_LOOSE = (Column("File", fold=True), Column("Bytes"), Column("Batches"), Column("Records"), Column("Offsets"),
+_LOOSE = (Column("File", fold=True, path=True), Column("Bytes"), Column("Batches"), Column("Records"), Column("Offsets"),
           Column("Magic", drop=2), Column("Codecs", drop=1), Column("Findings"))
-_FINDINGS = (Column("Severity"), Column("Kind"), Column("Path", fold=True),
+_FINDINGS = (Column("Severity"), Column("Kind"), Column("Path", fold=True, path=True),
              Column("Bytes", drop=1), Column("Offsets", drop=2), Column("Message", fold=True, min_width=20))
 
 
@@ -61,7 +67,7 @@ def _dir_cells(d: LogDirSummary, wide: bool) -> List[str]:
     n = sum(total(p.all_findings()) for p in d.partitions) + total(d.findings)
     head = [_opt(d.broker_id)] + ([_opt(d.cluster_id), _opt(d.directory_id)] if wide else [])
     return head + [term(d.path) or "(partition dirs given directly)", "yes" if d.clean_shutdown else "no",
-                   str(len(d.partitions)), str(sum(p.bytes for p in d.partitions)),
+                   str(len(d.partitions)), _size(sum(p.bytes for p in d.partitions), wide),
                    str(d.partitions_with_late_transactions), str(n)]
 
 
@@ -95,13 +101,13 @@ def _part_cells(p: PartitionSummary, wide: bool) -> List[str]:
             _opt(p.last_stable_offset_lag), _open(p)]
     if not wide:
         return [_opt(p.broker_id), _name(p)] + ends + [str(total(p.all_findings()))]
-    return ([_opt(p.broker_id), _name(p), _opt(p.topic_id), str(len(p.segments)), str(p.bytes), str(p.batches),
+    return ([_opt(p.broker_id), _name(p), _opt(p.topic_id), str(len(p.segments)), _size(p.bytes, wide), str(p.batches),
              str(p.records), _offsets(p.first_offset, p.last_offset)] + ends
             + [_set(p.magics), _set(p.codecs), str(total(p.all_findings()))])
 
 
-def _loose_cells(s: SegmentSummary) -> List[str]:
-    return [term(s.path), str(s.size), str(s.batches), str(s.records), _offsets(s.first_offset, s.last_offset),
+def _loose_cells(s: SegmentSummary, wide: bool) -> List[str]:
+    return [term(s.path), _size(s.size, wide), str(s.batches), str(s.records), _offsets(s.first_offset, s.last_offset),
             _set(s.magics), _set(s.codecs), str(total(s.findings))]
 
 
@@ -115,7 +121,7 @@ def _hidden_line(hidden: Sequence[PartitionSummary]) -> str:
     topics: Dict[str, int] = {}
     for p in hidden:
         topics[p.topic or ""] = topics.get(p.topic or "", 0) + 1
-    which = ", ".join(f"{term(t)} {n}" for t, n in sorted(topics.items()))
+    which = by_topic([(term(t), n) for t, n in topics.items()])
     return (f"{count(len(hidden), 'partition')} of internal topics hidden ({which}): no LSO lag, open transaction "
             "or finding; --internal shows them")
 
@@ -138,10 +144,12 @@ def render_scan_table(report: ScanReport, out: TextIO, version: Optional[BrokerV
     hidden = [] if internal else [p for p in every if quiet_internal(p)]
     if parts:
         print_fitted(console, "Partitions", _PARTS_WIDE if wide else _PARTS, [_part_cells(p, wide) for p in parts], width)
+    elif not hidden:
+        console.print("Partitions: none")  # a log dir that holds none: said, not an empty box
     if hidden:
         console.print(_hidden_line(hidden))
     if report.loose_segments:
-        print_fitted(console, "Segment files", _LOOSE, [_loose_cells(s) for s in report.loose_segments], width)
+        print_fitted(console, "Segment files", _LOOSE, [_loose_cells(s, wide) for s in report.loose_segments], width)
     findings = report.all_findings()
     if findings:
         print_fitted(console, f"Findings ({total(findings)})", _FINDINGS, [_finding_cells(f) for f in findings], width)

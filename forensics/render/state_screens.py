@@ -3,20 +3,24 @@ tables fitted to the screen as scan's are, the key numbers whole (the abort's ar
 ``topic-N``, producer id, epochs, coordinator epoch, start offset; and the duration), long texts (the
 reason, times with their epoch ms, partition lists) folded under the table or within their cell.
 ``--wide``: every column, as wide as it needs. Kafka's own layout is ``--format text``
-(:func:`forensics.render.rows.kafka_table`).
+(:mod:`forensics.render.kafka_text`). No row: one line that says so and what else there is, never
+an empty box.
 
 Headers are Kafka's where they fit 100 columns; where they do not, shorter ones of the same words:
 ``Epoch`` is the producer epoch (Kafka's ProducerEpoch), ``CoordEpoch`` the coordinator epoch
 (CoordinatorEpoch, LatestCoordinatorEpoch), ``StartOffset`` the open transaction's first offset
-(CurrentTransactionStartOffset), ``Partition`` the topic and partition as ``topic-N``."""
+(CurrentTransactionStartOffset), ``Partition`` the topic and partition as ``topic-N``, ``Duration``
+the age in people's units (Kafka's Duration(min) in whole minutes); docs/cli.md lists them."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, List, Optional, Sequence, TextIO, Tuple
 
 from forensics.render.row_screens import Field, dash, key, print_notes, print_record, print_rows
-from forensics.render.state_render import hanging_lines
+from forensics.render.state_render import hanging_lines, verdict_heading, verdict_label
 from forensics.render.table_fit import Column, fit_console, screen_width
+from forensics.render.terminal_text import term
 from forensics.render.time_text import duration, short_duration, stamp, table_time
 
 Row = Any
@@ -47,24 +51,44 @@ _HANGING = (
     _PARTITION, _PRODUCER, Field(Column("Epoch"), key("producerEpoch")),
     Field(Column("CoordEpoch"), key("coordinatorEpoch")), Field(Column("StartOffset"), key("startOffset")),
     Field(Column("Duration", drop=2), key("durationMs", short_duration)),
-    Field(Column("Verdict", drop=1), key("verdict")))  # both also in the lines under the table
+    Field(Column("Verdict", drop=1), verdict_label))  # both also in the lines under the table
 _HANGING_WIDE = (
     _PARTITION, Field(Column("Broker"), key("brokerId")), _PRODUCER, Field(Column("ProducerEpoch"), key("producerEpoch")),
     Field(Column("CoordinatorEpoch"), key("coordinatorEpoch")), Field(Column("StartOffset"), key("startOffset")),
     Field(Column("LastTimestamp"), key("lastTimestamp", _time)), Field(Column("Duration"), key("durationMs", short_duration)),
-    Field(Column("Verdict"), key("verdict")), Field(Column("TransactionalId", fold=True), key("transactionalId")))
+    Field(Column("Verdict"), verdict_label), Field(Column("TransactionalId", fold=True), key("transactionalId")))
 
 
 def _hanging_note(row: Row, brokers: bool) -> Tuple[str, List[str]]:
-    """Under the table, a row's long texts: which row, its verdict, its last timestamp, its reason."""
+    """Under the table, a row's long texts: which row, its verdict, its last timestamp, its reason; for a
+    state of a verdict (overdue), what to check and do."""
     txid = row.get("transactionalId")
     heading = (f"{_partition(row)}" + (f" on broker {row.get('brokerId')}" if brokers else "")
                + f", producer {row.get('producerId')}" + (f" ({txid})" if txid is not None else "")
-               + f": {row.get('verdict')}")
-    return heading, hanging_lines(row)
+               + f": {verdict_heading(row)}")
+    advice = [f"advice: {a}" for a in row.get("advice") or ()] if verdict_label(row) != row.get("verdict") else []
+    return heading, hanging_lines(row) + advice
 
 
-def hanging_screen(rows: Sequence[Row], out: TextIO, wide: bool = False) -> None:
+def no_hanging_line(hidden: Sequence[str], show_all: bool = False, unproven: bool = False) -> str:
+    """find-hanging's answer when no row is shown: nothing hangs, and the open transactions left out
+    (``hidden``: their verdicts), e.g. ``no hanging transaction; 2 ongoing: see --all``; ``unproven``:
+    the evidence does not allow an all-clear."""
+    line = "no open transaction" if show_all else "no hanging transaction"
+    if unproven:
+        line = ("nothing proven hanging, but no all-clear either: the evidence lacks what the lines on "
+                "stderr name")
+    counts = Counter(hidden)
+    if counts and not show_all:
+        line += "; " + ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) + ": see --all"
+    return line
+
+
+def hanging_screen(rows: Sequence[Row], out: TextIO, wide: bool = False, empty: str = "no hanging transaction") -> None:
+    """The open transactions of ``rows``, each one's long texts under the table; no row: ``empty``."""
+    if not rows:
+        out.write(term(empty) + "\n")
+        return
     width = _width(out, wide)
     console = fit_console(out, width)
     print_rows(console, None, _HANGING_WIDE if wide else _HANGING, rows, width)
@@ -85,7 +109,11 @@ _LIST_WIDE = _LIST[:5] + (
     Field(Column("LastUpdateTime"), key("lastUpdateTimeMs", _time)), _LIST[5])
 
 
-def list_screen(rows: Sequence[Row], out: TextIO, wide: bool = False) -> None:
+def list_screen(rows: Sequence[Row], out: TextIO, wide: bool = False, empty: str = "no transactional id") -> None:
+    """The transactional ids of ``rows``; no row: ``empty``."""
+    if not rows:
+        out.write(term(empty) + "\n")
+        return
     width = _width(out, wide)
     print_rows(fit_console(out, width), None, _LIST_WIDE if wide else _LIST, rows, width)
 
@@ -168,12 +196,20 @@ def _replica(rows: Sequence[Row]) -> str:
     return f" of {_partition(rows[0])}" + ("" if broker is None else f" on broker {broker}")
 
 
-def producers_screen(rows: Sequence[Row], out: TextIO, wide: bool = False, timeline: bool = False) -> None:
-    """The producers of one replica; ``timeline``: then its transactions."""
+def producers_screen(rows: Sequence[Row], out: TextIO, wide: bool = False, timeline: bool = False,
+                     asked: str = "") -> None:
+    """The producers of one replica; ``timeline``: then its transactions; no producer: a line naming the
+    replica ``asked`` (``topic-N``, ``on broker B``)."""
+    if not rows:
+        out.write(term(f"no active producer on {asked}".rstrip()) + "\n")
+        return
     width = _width(out, wide)
     console = fit_console(out, width)
     print_rows(console, f"Producers{_replica(rows)}", _PRODUCERS_WIDE if wide else _PRODUCERS, rows, width)
     spans = [dict(s, producerId=r.get("producerId")) for r in rows for s in r.get("transactions", ())]
-    if timeline and spans:
+    if timeline:
         out.write("\n")
-        print_rows(console, f"Transactions{_replica(rows)}", _TIMELINE_WIDE if wide else _TIMELINE, spans, width)
+        if spans:
+            print_rows(console, f"Transactions{_replica(rows)}", _TIMELINE_WIDE if wide else _TIMELINE, spans, width)
+        else:
+            out.write(term(f"no transaction of these producers{_replica(rows)}") + "\n")

@@ -11,10 +11,11 @@ no width: every column, as wide as it needs.
 from __future__ import annotations
 
 import os
+import re
 import textwrap
 from typing import Dict, List, NamedTuple, Optional, Sequence, TextIO, Tuple
 
-from rich.cells import cell_len
+from rich.cells import cell_len, chop_cells
 from rich.console import Console
 from rich.table import Table
 
@@ -28,6 +29,8 @@ class Column(NamedTuple):
     fold: bool = False  # long text folds within the cell (names, paths, messages); else never wraps
     drop: int = 0  # 0: always shown; else may be left out to fit, the highest first
     min_width: int = 12  # a folding column's narrowest, before another column is left out for it
+    path: bool = False  # a folding column of paths: folded after a '/' (or a space), within a name only when
+    #                     the name alone is wider than the column
 
 
 def screen_width(out: TextIO) -> Optional[int]:
@@ -121,14 +124,62 @@ def fit_console(out: TextIO, width: Optional[int]) -> Console:
     return FitConsole(file=out, width=width or NO_LIMIT, highlight=False, soft_wrap=False, markup=False, emoji=False)
 
 
+_PATH_PIECE = re.compile(r"[^/ ]*(?:/+| +)|[^/ ]+$")
+
+
+def fold_path(text: str, width: int) -> str:
+    """``text`` as lines of at most ``width`` cells joined by newlines, each line ending after a '/'
+    (or a space): ``/work/shared/`` ``real-kafka/4.1.0/`` ``kraft-tv2/data``; a name wider than a
+    line alone is cut within it."""
+    lines: List[str] = []
+    line = ""
+    for piece in _PATH_PIECE.findall(text):
+        if line and cell_len(line + piece.rstrip(" ")) > width:
+            lines.append(line.rstrip(" "))
+            line = ""
+        if cell_len(piece.rstrip(" ")) > width:
+            *whole, line = chop_cells(piece, width)
+            lines += whole
+        else:
+            line += piece
+    return "\n".join(lines + [line.rstrip(" ")]) if line.strip(" ") or not lines else "\n".join(lines)
+
+
+def _fold_paths(console: Console, table: Table, columns: Sequence[Column], rows: Sequence[Sequence[str]],
+                shown: Sequence[int], widths: Optional[Dict[int, int]]) -> Optional[Tuple[List[List[str]], Dict[int, int]]]:
+    """The rows with the cells of path columns folded at '/' to the widths rich gives those columns in
+    ``table``, and the widths that keep them there; None when no path cell is wider than its column."""
+    paths = [k for k, i in enumerate(shown) if columns[i].path]
+    if not paths or _width(shown, _natural(columns, rows)) <= console.options.max_width:
+        return None  # nothing folds (rich's measuring of every cell is skipped: a table may hold 50,000 rows)
+    try:  # rich's own share of the width (private: another rich version folds as before)
+        given = table._calculate_column_widths(console, console.options.update_width(
+            console.options.max_width - table._extra_width))
+    except (AttributeError, TypeError):  # pragma: no cover - a rich without these
+        return None
+    folded = [list(r) for r in rows]
+    out = dict(widths or {})
+    for k in paths:
+        i, inner = shown[k], given[k] - 2  # a cell is padded by one space each side
+        if inner > 0 and any(cell_len(r[i]) > inner for r in rows):
+            out[i] = inner
+            for r in folded:
+                r[i] = fold_path(r[i], inner)
+    return (folded, out) if out != (widths or {}) else None
+
+
 def print_fitted(console: Console, title: Optional[str], columns: Sequence[Column], rows: Sequence[Sequence[str]],
                  width: Optional[int], floors: bool = False) -> None:
     """The table of ``rows`` fitted to ``width`` (None: every column), and a line naming the columns
     left out to fit; ``floors``: no folding column narrower than its minimum (:func:`fold_widths`),
-    else rich shares the width out."""
+    else rich shares the width out. Path columns fold after a '/' (:func:`fold_path`)."""
     shown, left_out = fit(columns, rows, width)
     widths = fold_widths(columns, rows, shown, width) if floors else None
-    print_table(console, make_table(title, columns, rows, shown, widths))
+    table = make_table(title, columns, rows, shown, widths)
+    folded = _fold_paths(console, table, columns, rows, shown, widths) if width is not None else None
+    if folded is not None:
+        table = make_table(title, columns, folded[0], shown, folded[1])
+    print_table(console, table)
     if left_out:
         console.print(f"({', '.join(left_out)} left out to fit {width} columns: --wide shows every column)")
 

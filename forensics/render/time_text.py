@@ -2,6 +2,8 @@
 and report page. Inside the program a time is int epoch milliseconds; it becomes text only here.
 
 - :func:`iso`: ISO-8601 UTC to the millisecond, ``2026-11-20T21:50:47.928Z``;
+- :func:`iso_ns`: to the nanosecond, for file modification times (``st_mtime_ns``, which
+  verify-manifest compares exactly), ``2026-12-01T09:48:57.433523270Z``;
 - :func:`stamp`: that with its epoch milliseconds, ``2026-11-20T21:50:47.928Z (1795211447928)``, where
   Kafka's own tools print milliseconds (``kafka-transactions.sh`` LastTimestamp, ``kafka-dump-log.sh``
   CreateTime), so values can be matched;
@@ -15,16 +17,26 @@ from datetime import datetime, timezone
 from typing import Optional
 
 
+def _iso(t: Optional[int], per_second: int, digits: int, unit: str) -> str:
+    if t is None or t < 0:
+        return "unknown"
+    try:
+        whole = datetime.fromtimestamp(t // per_second, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return f"{t} {unit}"
+    return f"{whole.replace(tzinfo=None).isoformat(timespec='seconds')}.{t % per_second:0{digits}d}Z"
+
+
 def iso(ms: Optional[int]) -> str:
     """Epoch milliseconds as ISO-8601 UTC with milliseconds; "unknown" for None or negative; the
     number with "ms" for a time no calendar holds."""
-    if ms is None or ms < 0:
-        return "unknown"
-    try:
-        t = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return f"{ms} ms"
-    return t.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return _iso(ms, 1000, 3, "ms")
+
+
+def iso_ns(ns: Optional[int]) -> str:
+    """Epoch nanoseconds as ISO-8601 UTC with nanoseconds; "unknown" for None or negative; the number
+    with "ns" for a time no calendar holds."""
+    return _iso(ns, 1_000_000_000, 9, "ns")
 
 
 def stamp(ms: Optional[int], as_of: Optional[int] = None) -> str:
@@ -99,4 +111,4 @@ def clock(ms: int, span_ms: int) -> str:
     return time if span_ms < 60_000 else time[:8]
 
 
-__all__ = ["age", "clock", "duration", "iso", "moment", "short_duration", "stamp", "table_time"]
+__all__ = ["age", "clock", "duration", "iso", "iso_ns", "moment", "short_duration", "stamp", "table_time"]

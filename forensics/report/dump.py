@@ -24,7 +24,7 @@ from forensics.findings import Finding, FindingKind
 from forensics.io.files import require_regular
 from forensics.io.frames import Frame
 from forensics.io.segment import SegmentWalk
-from forensics.layout.names import BOOTSTRAP_CHECKPOINT, kraft_snapshot_id
+from forensics.layout.names import BOOTSTRAP_CHECKPOINT, kind_of_suffix, kraft_snapshot_id
 from forensics.report.decoders import record_texts, string_texts
 from forensics.report.events import (
     BatchRow,
@@ -67,18 +67,16 @@ class DumpOptions:
 
 
 def file_kind(path: str) -> str:
+    """What ``kafka-dump-log.sh`` dumps ``path`` as (``DumpLogSegments``: by the name's last suffix, so
+    ``x.log.deleted`` is unknown to it; ``.checkpoint``: a KRaft snapshot, as the bootstrap file)."""
     name = os.path.basename(path)
     if name == BOOTSTRAP_CHECKPOINT or kraft_snapshot_id(name) is not None:
         return "kraft-snapshot"
     suffix = name[name.rfind("."):] if "." in name else ""
-    return {
-        ".log": "log",
-        ".index": "index",
-        ".timeindex": "timeindex",
-        ".txnindex": "txnindex",
-        ".snapshot": "snapshot",
-        ".checkpoint": "kraft-snapshot",
-    }.get(suffix, "unknown")
+    if suffix == ".checkpoint":
+        return "kraft-snapshot"
+    kind = kind_of_suffix(suffix)
+    return kind.value if kind is not None else "unknown"
 
 
 def offset_from_name(path: str) -> Optional[int]:

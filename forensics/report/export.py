@@ -37,7 +37,7 @@ def transaction_rows(report) -> List[tuple]:
 
 
 def producer_state_rows(report) -> List[tuple]:
-    return [_replica(v) + (pid, e.producer_epoch, e.coordinator_epoch, e.last_sequence, e.last_offset,
+    return [_replica(v) + (pid, e.producer_epoch, e.latest_coordinator_epoch, e.last_sequence, e.last_offset,
                            e.offset_delta, e.last_timestamp, e.current_txn_first_offset)
             for v in report.partitions for pid, e in sorted(v.entries.items())]
 

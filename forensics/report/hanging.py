@@ -16,21 +16,12 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from forensics.analysis.advice import advice
 from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.analysis.clock import AsOf, given
 from forensics.analysis.evidence_gaps import BatchCrc, EpochCheck, EvidenceCheck, Reach
 from forensics.analysis.filters import Filters
-from forensics.analysis.hanging import (
-    DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-    FENCED,
-    HANGING,
-    STUCK,
-    UNVERIFIABLE,
-    Verdict,
-    classify,
-    evidence_of,
-)
+from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, Verdict, classify, evidence_of
+from forensics.analysis.verdict_kinds import Arming, Offer
 from forensics.analysis.evidence_model import EvidenceModel
 from forensics.analysis.producers import PartitionView
 from forensics.analysis.replicas import group_replicas
@@ -38,6 +29,7 @@ from forensics.analysis.settling import TOO_RECENT
 from forensics.codec.txnlog import TransactionStatus as S
 from forensics.layout.names import is_legal_topic
 from forensics.model import TopicPartition
+from forensics.state.coordinator import Decision
 from forensics.report.row import ABSENT, JsonRow
 from forensics.report.state import StateReport, newest_input_time, preferred_replica
 
@@ -127,7 +119,7 @@ def abort_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
     e = v.entry
     return _abort_prefix(v, bootstrap, command_config) + [
         "--producer-id", str(e.producer_id), "--producer-epoch", str(e.producer_epoch),
-        "--coordinator-epoch", str(max(e.coordinator_epoch, 0))]
+        "--coordinator-epoch", str(e.abort_coordinator_epoch)]
 
 
 def start_offset_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
@@ -142,7 +134,7 @@ def kafka_python_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER) -> Lis
     tp, e = v.view.topic_partition, v.entry
     return ["python", "-m", "kafka.admin", "-b", bootstrap, "transactions", "abort", "-t", tp.topic,
             "-p", str(tp.partition), "--producer-id", str(e.producer_id), "--producer-epoch", str(e.producer_epoch),
-            "--coordinator-epoch", str(max(e.coordinator_epoch, 0))]
+            "--coordinator-epoch", str(e.abort_coordinator_epoch)]
 
 
 NO_COORDINATOR_WARNING = ("no __transaction_state partition among the inputs: verdicts are UNVERIFIABLE and rest "
@@ -156,13 +148,28 @@ def evidence_warnings(report: StateReport, evidence: Optional[EvidenceModel] = N
     return out + (evidence.lines(brokers) if evidence is not None else [])
 
 
-def abort_candidate(v: Verdict) -> bool:
-    """An abort is a possible operator action: hanging or unverifiable, or a coordinator that decided ABORT
-    but whose marker never arrived (stuck or fenced)."""
+def _commit_pending(v: Verdict) -> bool:
+    """The coordinator holds the id in PrepareCommit with this partition in its set."""
     m = v.id_view.metadata if v.id_view is not None else None
-    if m is not None and m.state == S.PREPARE_COMMIT and v.view.topic_partition in m.partitions:
+    return m is not None and m.state == S.PREPARE_COMMIT and v.view.topic_partition in m.partitions
+
+
+COMMIT_PENDING = ("the coordinator decided to COMMIT and still holds this partition in PrepareCommit: never abort "
+                  "it (see the advice)")
+NO_COORDINATOR_EPOCH = ("coordinator epoch: the partition's entry has none yet (LatestCoordinatorEpoch -1, as the "
+                        "guard checks it), so the legacy form passes --coordinator-epoch 0: kafka-transactions.sh "
+                        "replaces a negative value by 0 itself (TransactionsCommand.AbortTransactionCommand: 0 is "
+                        "at most any coordinator epoch), and its --start-offset form takes the live entry's, else 0")
+
+
+def abort_candidate(v: Verdict) -> bool:
+    """An abort is a possible operator action, as the verdict's kind offers it (:class:`Offer`): always
+    (hanging, unverifiable), or where the coordinator decided ABORT but its marker never arrived (stuck,
+    fenced)."""
+    if _commit_pending(v):
         return False  # the coordinator decided to commit this partition's data and still holds it: never abort
-    return v.verdict in (HANGING, UNVERIFIABLE) or (v.verdict in (STUCK, FENCED) and v.decision == "ABORT")
+    offer = v.verdict.offer
+    return offer is Offer.ALWAYS or (offer is Offer.AFTER_ABORT and v.decision is Decision.ABORT)
 
 
 def is_armed(v: Verdict, arm_unverifiable: bool = False) -> bool:
@@ -173,15 +180,16 @@ def is_armed(v: Verdict, arm_unverifiable: bool = False) -> bool:
 
 
 def _armed(v: Verdict, arm_unverifiable: bool, legal_topic: bool) -> bool:
-    return legal_topic and abort_candidate(v) and (v.abortable or (arm_unverifiable and v.verdict == UNVERIFIABLE and not v.gaps
-                                            and v.past_age_gate))
+    arming = v.verdict.arming
+    return legal_topic and abort_candidate(v) and (arming is Arming.PROVEN or (
+        arm_unverifiable and arming is Arming.ON_REQUEST and not v.gaps and v.past_age_gate))
 
 
 def _not_armed_because(v: Verdict, arm_unverifiable: bool, legal_topic: bool) -> Optional[str]:
     if not legal_topic:
         return ("the partition dir's topic name is not one Kafka allows (1-249 of a-z A-Z 0-9 . _ -): a forged or "
                 "damaged directory name")
-    if v.verdict == UNVERIFIABLE:
+    if v.verdict.arming is Arming.ON_REQUEST:
         if any(g.kind == TOO_RECENT for g in v.gaps):
             return ("too recent to judge from this copy (see the reason): judge it on the live cluster or on a copy "
                     "of stopped brokers; --arm-unverifiable does not arm it")
@@ -190,12 +198,16 @@ def _not_armed_because(v: Verdict, arm_unverifiable: bool, legal_topic: bool) ->
                     "--arm-unverifiable does not arm it")
         if arm_unverifiable:
             return "younger than the --max-transaction-timeout age gate"
-        return "unverifiable: the evidence cannot prove it hangs (see the reason); --arm-unverifiable arms it"
-    if v.verdict == STUCK:
-        return "the coordinator still holds it: see the advice"
-    if v.verdict == FENCED:
-        return "the partition fences the coordinator: see the advice"
-    return None
+    return v.verdict.unarmed
+
+
+def _why_not_armed(v: Verdict, armed: bool, arm_unverifiable: bool, legal_topic: bool) -> Optional[str]:
+    """``notArmedBecause``: why the row's abort is not armed (None when it is)."""
+    if armed:
+        return None
+    if _commit_pending(v):
+        return COMMIT_PENDING
+    return _not_armed_because(v, arm_unverifiable, legal_topic)
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +241,7 @@ class HangingRow(JsonRow):
     advice: List[str]
     coordinator_partition: Optional[int]
     overdue_ms: Optional[int]
+    verdict_state: str  # the verdict's kind: its verdict, or a state of it ("overdue" of "ongoing")
     as_of_ms: Any = ABSENT  # find-hanging's rows say their as-of time
     as_of_source: Any = ABSENT
     abort_preview: Any = ABSENT  # an AbortPreview, where one was computed (rows with abort forms)
@@ -250,14 +263,15 @@ def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_conf
                  "kafkaPythonArgs": kafka_python_args(v, bootstrap)}
     live = forms if armed else None
     return HangingRow(
-        tp.topic, tp.partition, e.producer_id, e.producer_epoch, e.coordinator_epoch if e.coordinator_epoch >= 0 else -1,
-        v.start_offset, e.last_timestamp, v.duration_ms, v.verdict, v.reason, v.transactional_id,
+        tp.topic, tp.partition, e.producer_id, e.producer_epoch, e.latest_coordinator_epoch,
+        v.start_offset, e.last_timestamp, v.duration_ms, v.verdict.word, v.reason, v.transactional_id,
         live["abortArgs"] if live else None, evidence_of(v), live["abortArgsStartOffset"] if live else None,
         live["kafkaPythonArgs"] if live else None, v.view.inputs.broker_id,
         v.duration_ms // 1000 if v.duration_ms is not None else None, e.last_sequence,
         v.duration_ms // 60_000 if v.duration_ms is not None else None, armed,
-        None if armed or forms is None else _not_armed_because(v, arm_unverifiable, legal), forms,
-        active_form(version) if forms else None, list(advice(v)), v.coordinator_partition, v.overdue_ms,
+        _why_not_armed(v, armed, arm_unverifiable, legal), forms,
+        active_form(version) if forms else None, list(v.advice), v.coordinator_partition, v.overdue_ms,
+        v.verdict.value,
         as_of.time_ms if as_of is not None else ABSENT, as_of.source if as_of is not None else ABSENT,
         preview if forms else ABSENT)
 
@@ -273,6 +287,6 @@ class Outcome(str, Enum):
 def outcome_of(verdicts: Sequence[Verdict]) -> Outcome:
     if any(v.abortable for v in verdicts):
         return Outcome.HANGING
-    if any(v.needs_attention for v in verdicts):
+    if any(v.needs_person for v in verdicts):
         return Outcome.UNDECIDED
     return Outcome.CLEAR

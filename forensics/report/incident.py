@@ -21,7 +21,8 @@ from forensics import __version__
 from forensics.analysis.clock import AsOf
 from forensics.analysis.coordinator import TransactionIdView
 from forensics.analysis.filters import Filters
-from forensics.analysis.hanging import FENCED, STUCK, UNVERIFIABLE, Verdict
+from forensics.analysis.hanging import Verdict
+from forensics.analysis.verdict_kinds import Arming
 from forensics.analysis.producers import PartitionView
 from forensics.findings import Finding, dedupe, level_counts, total
 from forensics.model import TopicPartition
@@ -42,7 +43,6 @@ from forensics.report.incident_model import (
     OPEN,
     PREPARE,
     UNKNOWN,
-    UNVERIFIED,
     CommandLine,
     CoordinatorEvent,
     Field,
@@ -58,7 +58,7 @@ from forensics.report.incident_model import (
 )
 from forensics.report.incident_labels import ELSEWHERE, FACT, GROUP_LABELS, LABELS, label
 from forensics.report.row import as_mapping
-from forensics.report.scan import ScanReport, total_log_bytes
+from forensics.report.scan import ScanReport, total_log_bytes, without_producer_state
 from forensics.report.state import StateReport
 from forensics.state.coordinator import HistoryEntry
 from forensics.state.producer import TransactionSpan
@@ -98,7 +98,8 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
     timelines, omitted, unrelated = _timelines(report, views, verdicts, max_timelines, selection)
     return Incident(
         __version__, tuple(inputs), manifest[0] if manifest else None, manifest[1] if manifest else None,
-        as_of.time_ms, as_of.source, _summary(report, views, len(replicas), verdicts, findings, scan),
+        as_of.time_ms, as_of.source, _summary(report, views, len(replicas), verdicts, findings, scan,
+                                                 selection.narrows_partitions),
         _lso_lags(views, verdicts, as_of.time_ms), tuple(transactions), timelines, omitted,
         tuple(findings[:max_findings]), max(0, len(findings) - max_findings), tuple(evidence_warnings(report) if warnings is None else warnings),
         as_of, brokers,
@@ -115,13 +116,14 @@ def _counts(items: Iterable[str]) -> Tuple[Tuple[str, int], ...]:
 
 
 def _needing_a_person(verdicts: Sequence[Verdict]) -> Tuple[int, int, int]:
-    """How many are proven hanging, unverifiable, and stuck, fenced or overdue."""
-    return (sum(v.abortable for v in verdicts), sum(v.verdict == UNVERIFIABLE for v in verdicts),
-            sum(v.needs_attention and v.verdict not in (UNVERIFIABLE,) and not v.abortable for v in verdicts))
+    """How many are proven hanging, unverifiable (armed only on request), and stuck, fenced or overdue."""
+    unverifiable = [v.verdict.arming is Arming.ON_REQUEST for v in verdicts]
+    return (sum(v.abortable for v in verdicts), sum(unverifiable),
+            sum(v.needs_person and not u and not v.abortable for v, u in zip(verdicts, unverifiable, strict=True)))
 
 
 def _summary(report: StateReport, views: Sequence[PartitionView], replicas: int, verdicts: Sequence[Verdict],
-             findings: Sequence[Finding], scan: Optional[ScanReport]) -> Summary:
+             findings: Sequence[Finding], scan: Optional[ScanReport], narrowed: bool = False) -> Summary:
     inv, coord = report.inventory, report.coordinator
     parts = [p for d in scan.log_dirs for p in d.partitions] if scan is not None else []
     hanging, unverifiable, attention = _needing_a_person(verdicts)
@@ -131,11 +133,12 @@ def _summary(report: StateReport, views: Sequence[PartitionView], replicas: int,
         replicas=replicas, txn_state_partitions=len(coord.partitions),
         txn_state_partition_count=coord.partition_count, transactional_ids=len(coord.ids),
         open_transactions=len(verdicts), hanging=hanging, unverifiable=unverifiable, attention=attention,
-        verdicts=_counts(v.verdict for v in verdicts), findings=total(findings),
+        verdicts=_counts(v.verdict.value for v in verdicts), findings=total(findings),
         findings_by_severity=tuple(sorted(level_counts(findings).items())), log_bytes=total_log_bytes(inv),
         segments=sum(len(p.segments) for p in parts) if scan is not None else None,
         batches=sum(p.batches for p in parts) if scan is not None else None,
-        records=sum(p.records for p in parts) if scan is not None else None)
+        records=sum(p.records for p in parts) if scan is not None else None,
+        not_counted=() if narrowed else without_producer_state(inv))
 
 
 def _judged(v: Verdict) -> Tuple[TopicPartition, Optional[int], int, int]:
@@ -254,22 +257,14 @@ def _facts(row: Row) -> Tuple[Field, ...]:
     return tuple(f for key, lab in LABELS.items() if lab.place == FACT and key in row for f in _field(key, row[key]))
 
 
-def _tone_of(v: Verdict) -> str:
-    if v.abortable:
-        return HANGING
-    if v.verdict == UNVERIFIABLE:
-        return UNVERIFIED
-    return PREPARE if v.verdict in (STUCK, FENCED) else OPEN
-
-
 def _transaction(v: Verdict, row: Row) -> OpenTransaction:
     tp, e = v.view.topic_partition, v.entry
     commands, extras = _commands(row)
     return OpenTransaction(
         tp.topic, tp.partition, v.view.inputs.broker_id, e.producer_id, e.producer_epoch,
-        e.coordinator_epoch if e.coordinator_epoch >= 0 else -1, v.start_offset, v.transactional_id, v.verdict,
+        e.latest_coordinator_epoch, v.start_offset, v.transactional_id, v.verdict.label,
         v.reason, v.abortable, bool(row.get("armed")), row.get("notArmedBecause"), tuple(row.get("advice") or ()),
-        e.last_timestamp if e.last_timestamp >= 0 else None, v.duration_ms, _tone_of(v),
+        e.last_timestamp if e.last_timestamp >= 0 else None, v.duration_ms, v.verdict.tone,
         tuple(flatten(row.get("evidence") or {}, "evidence")), tuple(commands), tuple(extras), _facts(row),
         row.get("activeForm") if row.get("abortForms") else None)
 
@@ -301,10 +296,10 @@ def _coordinator_event(h: HistoryEntry) -> CoordinatorEvent:
 
 def _span_event(s: TransactionSpan, verdict: Optional[Verdict]) -> SpanEvent:
     tone = ((COMMIT if s.outcome == "COMMIT" else ABORT) if s.outcome is not None
-            else _tone_of(verdict) if verdict is not None else OPEN)
+            else verdict.verdict.tone if verdict is not None else OPEN)
     return SpanEvent(s.producer_id, s.first_offset, s.last_data_offset, s.first_timestamp, s.last_timestamp,
                      s.marker_offset, s.marker_timestamp, s.outcome, s.data_epochs,
-                     verdict.verdict if verdict is not None and s.is_open else None, tone)
+                     verdict.verdict.label if verdict is not None and s.is_open else None, tone)
 
 
 def _lane(view: PartitionView, pids: Sequence[int], open_verdicts: Dict[Tuple[str, int], Verdict]) -> Lane:

@@ -41,6 +41,7 @@ LABELS: Dict[str, Label] = {
     "partition": _elsewhere("partition"),
     "transactionalId": _elsewhere("transactional id"),
     "verdict": _elsewhere("verdict"),
+    "verdictState": _elsewhere("verdict state (the badge shows it: ongoing, overdue)"),
     "reason": _elsewhere("why"),
     "armed": _elsewhere("abort armed"),
     "notArmedBecause": _elsewhere("not armed because"),

@@ -64,6 +64,7 @@ class Summary:
     segments: Optional[int] = None  # from a scan, when one was given
     batches: Optional[int] = None
     records: Optional[int] = None
+    not_counted: Tuple[Tuple[str, int], ...] = ()  # internal partitions among the inputs not in ``partitions``
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,8 @@ _WORDS = {"dir": "directory", "file": "file", "symlink": "symlink", "fifo": "FIF
 class Verification:
     path: str  # where the entry is now (for "manifest": the manifest file)
     status: str  # ok, changed, missing, added, renamed, type-changed, unreadable, not-hashed, outside, manifest
-    detail: str
+    detail: str  # the differences but a moved modification time
+    mtimes: Optional[Tuple[Optional[int], Optional[int]]] = None  # a moved modification time: (now, recorded), epoch ns
 
 
 # -- reading a manifest back ---------------------------------------------------------------------
@@ -187,8 +188,6 @@ def _file_differences(rec: ManifestEntry, d: FileDigest) -> List[str]:
         out.append(f"sparse digest {d.sparse_sha256} (recorded {rec.sparse_sha256})")
     if d.size != rec.size:
         out.append(f"size {d.size} (recorded {rec.size})")
-    if d.mtime_ns != rec.mtime_ns:
-        out.append(f"modification time {d.mtime_ns} ns (recorded {rec.mtime_ns})")
     return out
 
 
@@ -198,8 +197,9 @@ def _compare_file(rec: ManifestEntry, where: str, d: Optional[FileDigest]) -> Ve
     if d is None or d.error is not None:
         return Verification(where, "unreadable", d.error if d is not None else "not read")
     differences = _file_differences(rec, d)
-    if differences:
-        return Verification(where, "changed", "; ".join(differences))
+    moved = d.mtime_ns != rec.mtime_ns
+    if differences or moved:
+        return Verification(where, "changed", "; ".join(differences), (d.mtime_ns, rec.mtime_ns) if moved else None)
     note = " (it changed while the recorded run read it)" if rec.changed_during_run else ""
     digest = f"sha256 {d.sha256}" if d.sparse_sha256 is None else f"sparse digest {d.sparse_sha256}"
     return Verification(where, "ok", f"{digest}{note}")

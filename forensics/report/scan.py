@@ -248,6 +248,16 @@ def selected(report: ScanReport, topic: Optional[str] = None, partition: Optiona
     return replace(report, log_dirs=dirs, loose_segments=())
 
 
+def without_producer_state(inventory: Inventory) -> Tuple[Tuple[str, int], ...]:
+    """The live partitions (distinct topic-partitions) among the inputs of the internal topics that hold
+    no producer state (``__cluster_metadata``, ``__transaction_state``), by topic: those that scan
+    counts and the report's and export's partition counts (data partitions, ``__consumer_offsets``
+    among them) do not."""
+    tps = {p.topic_partition for _, p in inventory.all_partitions()
+           if p.status is PartitionStatus.LIVE and p.topic in _NO_PRODUCER_STATE and p.topic_partition is not None}
+    return tuple(sorted((t, sum(tp.topic == t for tp in tps)) for t in {tp.topic for tp in tps}))
+
+
 def quiet_internal(p: PartitionSummary) -> bool:
     """A live partition of an internal topic with nothing to look at: no LSO lag, no open
     transaction, no finding (on a real disk 100 of its 150 partitions are these)."""

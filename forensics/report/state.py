@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Pattern, Sequence, Set, Tuple, Union
 
 from forensics.analysis.clock import AsOf, RecordTime, incident_clock, newest_per_file
 from forensics.analysis.coordinator import (
@@ -329,7 +329,7 @@ def producer_rows(view: PartitionView) -> List[Row]:
         spans = view.history.spans.get(pid, ()) or view.broker.spans.get(pid, ())
         rows.append({
             "topic": tp.topic, "partition": tp.partition, "producerId": pid, "producerEpoch": e.producer_epoch,
-            "latestCoordinatorEpoch": e.coordinator_epoch if e.coordinator_epoch >= 0 else -1,
+            "latestCoordinatorEpoch": e.latest_coordinator_epoch,
             "lastSequence": e.last_sequence, "lastTimestamp": e.last_timestamp,
             "currentTransactionStartOffset": e.current_txn_first_offset,
             "brokerId": view.inputs.broker_id, "lastOffset": e.last_offset if e.last_offset >= 0 else None,
@@ -382,15 +382,31 @@ def transaction_row(v: TransactionIdView) -> Row:
     return row
 
 
-def list_rows(rep: StateReport, state: Optional[str] = None) -> List[Row]:
+def list_rows(rep: StateReport, state: Optional[str] = None, *, duration_ms: Optional[int] = None,
+              now_ms: Optional[int] = None, id_pattern: Optional[Pattern[str]] = None) -> List[Row]:
+    """The ids ``list`` shows: those the coordinators hold (expired ids only with ``state`` Dead), then
+    Kafka 4.1's filters as its coordinator applies them (TransactionStateManager.listTransactionStates):
+    ``duration_ms`` >= 0, only ids whose transaction started more than that before ``now_ms`` (an id
+    whose transaction start time is -1, that never began one, passes); ``id_pattern``, only the ids it
+    matches whole."""
     rows = []
     for v in rep.coordinator.ids.values():
         if v.metadata is None and state != "Dead":
             continue  # expired (tombstoned) ids are gone from the coordinator, as Kafka's list shows
         if state is not None and v.state_name != state:
             continue
+        if duration_ms is not None and duration_ms >= 0 and not _running_longer(v, duration_ms, now_ms):
+            continue
+        if id_pattern is not None and id_pattern.fullmatch(v.transactional_id) is None:
+            continue
         rows.append(transaction_row(v))
     return rows
+
+
+def _running_longer(v: TransactionIdView, duration_ms: int, now_ms: Optional[int]) -> bool:
+    """Kafka's ``now - txnStartTimestamp > filterDurationMs`` (an expired id has no metadata: Kafka
+    never lists it)."""
+    return v.metadata is not None and now_ms is not None and now_ms - v.metadata.start_ms > duration_ms
 
 
 def describe_rows(rep: StateReport, transactional_id: str, as_of: Optional[int] = None) -> List[Row]:

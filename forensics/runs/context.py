@@ -42,7 +42,11 @@ class Opened:
 
     def run_units(self, units, label: str, listener: Listener, consume=None) -> Dict[str, Any]:
         """Run ``units`` on the executor, with a progress bar over the inventory's log bytes;
-        ``consume(key, results)``: what to keep of each replica, as it is read."""
+        ``consume(key, results)``: what to keep of each replica, as it is read. The engine line first,
+        then the bar."""
+        announce = getattr(self.executor, "announce", None)  # make_executor's executors tell their engine
+        if announce is not None:
+            announce(units)
         with listener.progress(total_log_bytes(self.inventory), f"{label} ({self.executor.name})") as advance:
             results = self.executor.run(units, advance, consume) if consume is not None else \
                 self.executor.run(units, advance)

@@ -40,6 +40,7 @@ from forensics.report.export import (
     producer_state_rows,
     transaction_rows,
 )
+from forensics.report.scan import without_producer_state
 from forensics.runs.context import EngineChoice, Evidence, Listener, Opened, Quiet, open_evidence
 from forensics.runs.manifest import ManifestWritten
 from forensics.runs.rebuild import load_state, scan
@@ -207,6 +208,7 @@ class ExportResult:
     manifest: Optional[ManifestWritten]
     stats: Dict[str, Any]
     engine: str = EngineName.local.value  # the engine that wrote the tables: local or spark
+    not_counted: Tuple[Tuple[str, int], ...] = ()  # internal partitions with no row in ``partitions``, by topic
 
 
 def export(req: ExportRequest, listener: Listener = Quiet()) -> ExportResult:
@@ -224,4 +226,4 @@ def export(req: ExportRequest, listener: Listener = Quiet()) -> ExportResult:
     _summary(req.out, paths, written, writer.engine, scanned.as_of, done.ref if done is not None else None,
              req.evidence.command_line)
     return ExportResult({name: n for name, (n, _) in written.items()}, scanned.as_of, tuple(findings), done,
-                        opened.stats, writer.engine)
+                        opened.stats, writer.engine, without_producer_state(opened.inventory))

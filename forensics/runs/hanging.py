@@ -198,11 +198,10 @@ class AbortResult:
 
 
 def abort_commands(req: AbortRequest, listener: Listener = Quiet()) -> AbortResult:
-    """The rows of a reviewable abort script: every open transaction that needs attention, with its
-    commands (armed or not) and what each abort discards."""
+    """The rows of a reviewable abort script: every open transaction, with its commands (armed or not),
+    why it is not armed, and what each abort discards."""
     opened, rep, verdicts, when, version, model = _verdicts("abort-commands", req.verdicts, listener)
-    listed = [v for v in verdicts if v.needs_attention]
-    rows = req.rows(listed, opened.inventory, version, req.arm_unverifiable)
+    rows = req.rows(verdicts, opened.inventory, version, req.arm_unverifiable)
     return AbortResult(tuple(rows), _finish(opened, rep, when, version, model))
 
 

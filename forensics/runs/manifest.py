@@ -119,6 +119,7 @@ class Verified:
     rows: Tuple[Verification, ...]
     sha256: str
     version: int
+    recorded: int  # the entries the manifest lists (version 1: its files)
 
     @property
     def differs(self) -> bool:
@@ -135,4 +136,4 @@ def verify(manifest: str, base: Optional[str] = None) -> Verified:
         raise ManifestFormatError(f"not JSON: {exc}", path=manifest) from None
     recorded = parse_manifest(obj, manifest)
     rows: List[Verification] = manifest_checks(obj, recorded, manifest) + verify_manifest(recorded, base)
-    return Verified(tuple(rows), hashlib.sha256(data).hexdigest(), recorded.version)
+    return Verified(tuple(rows), hashlib.sha256(data).hexdigest(), recorded.version, len(recorded.entries))

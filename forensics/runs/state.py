@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
 from forensics.analysis.clock import AsOf, given
 from forensics.analysis.filters import Filters, canonical_state, check_filters, states_present
-from forensics.errors import InputError
+from forensics.errors import InputError, UsageError
 from forensics.findings import Finding
 from forensics.pipeline.plan import plan
 from forensics.render.time_text import stamp
@@ -50,7 +51,7 @@ class StateResult:
     findings: Tuple[Finding, ...]
     manifest: Optional[ManifestWritten]
     stats: Dict[str, Any]
-    note: Optional[str] = None  # list --state that matched nothing: the states the evidence holds
+    note: Optional[str] = None  # list filters that matched nothing: what was asked, the states the evidence holds
 
 
 @dataclass(frozen=True)
@@ -82,19 +83,43 @@ class ListRequest:
     state: Optional[str] = None  # only ids in this state (any case)
     partition_count: Optional[int] = None
     engine: EngineChoice = EngineChoice()
+    # Kafka 4.1's list filters (kafka-transactions.sh list --duration-filter, --transactional-id-pattern)
+    duration_filter_ms: Optional[int] = None  # < 0: every id; else only those running longer, as of as_of
+    transactional_id_pattern: Optional[str] = None  # a regular expression each listed id matches whole
+    as_of: Optional[int] = None  # the "now" of the duration filter (default: the newest time on the inputs)
+
+
+def id_pattern(text: Optional[str]) -> Optional[re.Pattern]:
+    """``--transactional-id-pattern``, compiled (None or empty: no filter, as Kafka's coordinator takes
+    it); a pattern that does not compile is a usage error, checked before anything is read."""
+    if not text:
+        return None
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise UsageError(f"--transactional-id-pattern {text!r}: not a regular expression: {exc}") from None
 
 
 def list_ids(req: ListRequest, listener: Listener = Quiet()) -> StateResult:
-    """Every transactional id the coordinators hold (expired ids only with state Dead)."""
+    """Every transactional id the coordinators hold (expired ids only with state Dead), filtered as
+    Kafka 4.1's ``kafka-transactions.sh list`` filters them."""
     wanted = canonical_state(req.state) if req.state is not None else None
+    pattern = id_pattern(req.transactional_id_pattern)
     opened = open_evidence("list", req.evidence, req.engine, listener)
     rep = _rebuild(opened, listener, req.partition_count, data=False)
-    rows = tuple(list_rows(rep, wanted))
-    clock = newest_input_time(rep, stamp)
+    clock = given(req.as_of) if req.as_of is not None else newest_input_time(rep, stamp)
+    if req.duration_filter_ms is not None and req.duration_filter_ms >= 0 and clock.time_ms is None:
+        raise UsageError("--duration-filter: the inputs hold no timestamp to measure durations from; give --as-of")
+    rows = tuple(list_rows(rep, wanted, duration_ms=req.duration_filter_ms, now_ms=clock.time_ms, id_pattern=pattern))
     written = opened.manifest.finish(clock.time_ms, clock.source)
+    conditions = ([f"is in state {wanted}"] if wanted is not None else []) + \
+        ([f"matches {req.transactional_id_pattern!r}"] if pattern is not None else []) + \
+        ([f"has run longer than {req.duration_filter_ms} ms as of {stamp(clock.time_ms)}"]
+         if req.duration_filter_ms is not None and req.duration_filter_ms >= 0 else [])
     note = None
-    if wanted is not None and not rows:
-        note = f"no transactional id is in state {wanted}; states in the evidence: {states_present(rep.coordinator)}"
+    if conditions and not rows:
+        note = f"no transactional id {' and '.join(conditions)}; states in the evidence: " \
+               f"{states_present(rep.coordinator)}"
     findings = tuple(rep.with_evidence(rep.coordinator.findings))
     return StateResult(rows, clock, findings, written, opened.stats, note)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 from forensics.codec.java_reader import uuid_from_string
 from forensics.codec.metadata_records import MetadataRecord
@@ -267,7 +267,8 @@ class ClusterReplay:
         )
 
 
-_HANDLERS = {
+# a record's type -> the method that folds it (its parameter is that type: Any, as a dict cannot pair them)
+_HANDLERS: Dict[type, Callable[[ClusterReplay, Any, Optional[int]], Optional[str]]] = {
     BrokerRegistrationRecord: ClusterReplay._register,
     UnregisterBrokerRecord: ClusterReplay._unregister,
     FenceBrokerRecord: ClusterReplay._fence,

@@ -11,7 +11,8 @@ checked against :mod:`forensics.state.transitions`; illegal ones become findings
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from forensics.codec.txnlog import TransactionLogValue, TransactionStatus
@@ -77,20 +78,28 @@ class IllegalRecord(NamedTuple):
     problem: str  # "PrepareCommit -> Empty is not a valid transition", "unknown transaction status 9"
 
 
+class Decision(str, Enum):
+    """What the coordinator decided for a transaction: its PrepareCommit/CompleteCommit or
+    PrepareAbort/CompleteAbort record (``TransactionCoordinator.endTransaction``)."""
+
+    COMMIT = "COMMIT"
+    ABORT = "ABORT"
+
+
 @dataclass(frozen=True, slots=True)
 class IdSummary:
     """What the verdicts read of an id's history, kept whether or not the history is."""
 
     first: RecordRef
     last: RecordRef
-    decision: Optional[str]  # COMMIT / ABORT: the last Prepare/Complete record's; None if none
+    decision: Optional[Decision]  # the last Prepare/Complete record's; None if none
     producer_ids: Tuple[int, ...]  # every producer id its records carried, in order of appearance
     illegal: Optional[IllegalRecord] = None  # the first record that contradicts the ones before it
 
 
 # status -> the decision it records (TransactionCoordinator: PrepareX then CompleteX)
-_DECISIONS = {TransactionStatus.PREPARE_COMMIT: "COMMIT", TransactionStatus.COMPLETE_COMMIT: "COMMIT",
-              TransactionStatus.PREPARE_ABORT: "ABORT", TransactionStatus.COMPLETE_ABORT: "ABORT"}
+_DECISIONS = {TransactionStatus.PREPARE_COMMIT: Decision.COMMIT, TransactionStatus.COMPLETE_COMMIT: Decision.COMMIT,
+              TransactionStatus.PREPARE_ABORT: Decision.ABORT, TransactionStatus.COMPLETE_ABORT: Decision.ABORT}
 KeepHistory = Optional[Callable[[str], bool]]  # which ids keep their full history; None: every id
 
 
@@ -116,6 +125,31 @@ class TransactionMetadata:
     def state_name(self) -> str:
         s = self.state
         return s.kafka_name if isinstance(s, TransactionStatus) else f"Unknown({s})"
+
+
+# the states whose transaction timeout is the previous record's (TransactionMetadata.completeTransitionTo:
+# only InitProducerId, which writes Empty, sets a new one)
+_SAME_TIMEOUT = frozenset((TransactionStatus.ONGOING, TransactionStatus.PREPARE_COMMIT, TransactionStatus.PREPARE_ABORT,
+                           TransactionStatus.COMPLETE_COMMIT, TransactionStatus.COMPLETE_ABORT))
+
+
+def _rewritten(previous: TransactionMetadata, new: TransactionMetadata) -> Optional[str]:
+    """Why the record of ``new`` cannot follow that of ``previous`` although the transition itself is
+    valid: what a coordinator never writes (an older record re-appended, or an edited one), or None."""
+    if new.leader_epoch == previous.leader_epoch and new.last_update_ms < previous.last_update_ms:
+        return (f"txnLastUpdateTimestamp {new.last_update_ms} before the previous record's {previous.last_update_ms}, "
+                f"both written by the coordinator of leader epoch {new.leader_epoch} (one clock: an older record "
+                "re-appended)")
+    if replace(new, offset=previous.offset, leader_epoch=previous.leader_epoch) == previous:
+        # every write changes the state, the epoch, the partitions or at least the update time
+        return "the same record as the one before it (a coordinator writes only what changes: a record re-appended)"
+    if new.state in _SAME_TIMEOUT and new.timeout_ms != previous.timeout_ms:
+        return (f"transaction timeout {new.timeout_ms} ms after {previous.timeout_ms} ms in {new.state_name} "
+                "(TransactionMetadata keeps it: only InitProducerId, writing Empty, sets one)")
+    if new.state == previous.state == TransactionStatus.ONGOING and not set(previous.partitions) <= set(new.partitions):
+        return (f"Ongoing with partitions {_tps(new.partitions)} after Ongoing with {_tps(previous.partitions)} "
+                "(a transaction's partitions only grow)")
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +197,7 @@ class CoordinatorFold:
         self._history: Dict[str, List[HistoryEntry]] = {}
         self._first: Dict[str, RecordRef] = {}
         self._last: Dict[str, RecordRef] = {}
-        self._decision: Dict[str, str] = {}
+        self._decision: Dict[str, Decision] = {}
         self._pids: Dict[str, Tuple[int, ...]] = {}
         self._illegal: Dict[str, IllegalRecord] = {}
         self._newest_update: Dict[str, int] = {}
@@ -196,8 +230,9 @@ class CoordinatorFold:
             self._newest_update[path] = v.last_update_timestamp_ms
         self._versions.add(v.version)
         self._tombstoned.pop(tid, None)
-        self._check(path, r, self._metadata.get(tid))
-        self._metadata[tid] = metadata_of(tid, v, r.offset, r.leader_epoch, self._parts)
+        new = metadata_of(tid, v, r.offset, r.leader_epoch, self._parts)
+        self._check(path, r, self._metadata.get(tid), new)
+        self._metadata[tid] = new
 
     def _summarize(self, tid: str, h: HistoryEntry) -> None:
         ref = RecordRef(h.offset, h.timestamp, None if h.value is None else h.value.status, h.at)
@@ -206,14 +241,15 @@ class CoordinatorFold:
         v = h.value
         if v is None:
             return
-        decision = _DECISIONS.get(v.status)  # type: ignore[call-overload]
+        decision = _DECISIONS.get(v.status) if isinstance(v.status, TransactionStatus) else None
         if decision is not None:
             self._decision[tid] = decision
         pids = self._pids.get(tid, ())
         if v.producer_id not in pids:
             self._pids[tid] = pids + (v.producer_id,)
 
-    def _check(self, path: str, r: TxnLogRecord, previous: Optional[TransactionMetadata]) -> None:
+    def _check(self, path: str, r: TxnLogRecord, previous: Optional[TransactionMetadata],
+               new: TransactionMetadata) -> None:
         v = r.value
         if v is None:
             return
@@ -233,14 +269,16 @@ class CoordinatorFold:
             # TransactionMetadata only ever bumps a producer id's epoch (a new id when it is exhausted)
             problem = (f"producer epoch {v.producer_epoch} after {previous.producer_epoch} for producer id "
                        f"{v.producer_id} (a coordinator never lowers an epoch: an older record re-appended)")
-        if problem is None and prev_state is TransactionStatus.ONGOING and v.producer_id == previous.producer_id \
+        if problem is None and previous is not None and prev_state is TransactionStatus.ONGOING \
+                and v.producer_id == previous.producer_id \
                 and v.status_id in (TransactionStatus.PREPARE_COMMIT, TransactionStatus.PREPARE_ABORT):
             # TransactionMetadata.prepareAbortOrCommit keeps the transaction's partitions and start time
-            new = metadata_of(r.transactional_id, v, r.offset, r.leader_epoch, self._parts)
             if set(new.partitions) != set(previous.partitions) or new.start_ms != previous.start_ms:
                 problem = (f"{new.state_name} of another transaction than the Ongoing one before it (partitions "
                            f"{_tps(new.partitions)} started at {new.start_ms}, not {_tps(previous.partitions)} "
                            f"started at {previous.start_ms}): an older record re-appended")
+        if problem is None and previous is not None:
+            problem = _rewritten(previous, new)
         if problem is not None:
             self._illegal.setdefault(r.transactional_id, IllegalRecord(r.offset, Provenance(path, r.position), problem))
             self._findings.add(Finding(

@@ -38,6 +38,20 @@ class ProducerState:
     last_timestamp: int  # last data batch's maxTimestamp or last marker's timestamp
     current_txn_first_offset: Optional[int]
 
+    @property
+    def latest_coordinator_epoch(self) -> int:
+        """The coordinator epoch as ``DescribeProducers`` reports it: Kafka's admin client
+        (``DescribeProducersHandler``) reads a negative one as none, which ``kafka-transactions.sh``
+        prints as -1; the entry itself may hold another negative value (a snapshot's int32)."""
+        return self.coordinator_epoch if self.coordinator_epoch >= 0 else NO_EPOCH
+
+    @property
+    def abort_coordinator_epoch(self) -> int:
+        """The ``--coordinator-epoch`` an abort of this producer's transaction passes: the reported one,
+        none (-1) as 0, as ``kafka-transactions.sh abort --start-offset`` does (Kafka's
+        ``TransactionsCommand``: ``coordinatorEpoch().orElse(0)``)."""
+        return max(self.latest_coordinator_epoch, 0)
+
 
 @dataclass(frozen=True, slots=True)
 class TransactionSpan:

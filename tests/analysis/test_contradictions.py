@@ -219,6 +219,11 @@ SWEPT = [
      "where its leader-epoch-checkpoint gives no epoch"),
     ("real/kraft-tv2", "d-txn-ongoing-0/leader-epoch-checkpoint: entry 1 4 added (below the last batch)", 7,
      "carries leader epoch 0, where its leader-epoch-checkpoint gives epoch 1"),
+    # a transition Kafka allows, in a record no coordinator writes (TransactionMetadata.completeTransitionTo)
+    ("real/kraft-rv3.9-tv0", "__transaction_state-43/00000000000000000000.log: record at offset 4 duplicated at 5", 7,
+     "the same record as the one before it"),
+    ("real/kraft-rv3.9-tv0", "__transaction_state-43/00000000000000000000.log: record at offset 1 re-appended at 5",
+     7, "txnLastUpdateTimestamp 1795211725759 before the previous record's"),
     # the group coordinator's offset commit batches carry no sequence numbers: the copy's CRC tells it
     ("real/kraft-tv2", "__consumer_offsets-42/00000000000000000000.log: batch 5 (producer 17 epoch 0) copied to 10, "
      "checkpoints follow", 7, "holds the same records as the first batch of producer 17's transaction at offset 5"),

@@ -47,7 +47,7 @@ FULL = {
     "5b leader-epoch-checkpoint edited": "0 / 19 / 0 of 544",
     "6 coordinator record re-appended/duplicated": "0 / 30 / 0 of 652",
 }
-SAMPLE = ("6 coordinator record re-appended/duplicated",)
+SAMPLE: tuple = ()
 
 
 def _params(classes, open_classes):

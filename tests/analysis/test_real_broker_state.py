@@ -12,6 +12,7 @@ What must agree (the broker was stopped cleanly right after the at-stop view):
   to data partitions after it), and before-d ``list``/``describe`` for every id (``d-tx-ongoing`` did not
   exist yet, so it is the only id ours may have in addition).
 * Not compared: ``TransactionDurationMs`` (now - start on the live broker), our extra keys, ``history``.
+* The bytes of ``--format text`` against the same answers: ``tests/render/test_kafka_text.py``.
 
 Library under test: ``forensics.report.state`` (``describe_producers_rows``, ``list_rows``,
 ``describe_rows``) and the CLI commands registered by ``forensics.cli.state_cmd``. Both are imported
@@ -365,42 +366,3 @@ def test_cli_describe_json(run, name, txid):
         if column == "TopicPartitions":
             b, o = norm_partitions(b), norm_partitions(o) if o is not MISSING else MISSING
         assert o == b, f"{txid} {key}: broker {b!r}, ours {o!r}"
-
-
-def _kafka_cells(line: str, n: int) -> str:
-    """The first ``n`` cells of a printed table line, padding and TABs kept."""
-    assert line.endswith("\t"), f"table line does not end with a TAB: {line!r}"
-    return "".join(cell + "\t" for cell in line[:-1].split("\t")[:n])
-
-
-def _table_lines(run: str, topic: str, partition: int) -> List[str]:
-    out = cli("describe-producers", *paths(run), "--topic", topic, "--partition", str(partition),
-              "--format", "text").stdout
-    lines = [line for line in out.split("\n") if line]
-    assert lines, "no table output"
-    return lines
-
-
-def test_cli_describe_producers_table_header():
-    """Table output starts with Kafka's header once each cell's padding is stripped (every cell ends in a TAB).
-
-    Our table may append columns of its own after Kafka's six; the rows' first six cells must be Kafka's.
-    """
-    lines = _table_lines("kraft-tv2", ONGOING_TOPIC, 0)
-    assert lines[0].endswith("\t"), f"header line does not end with a TAB: {lines[0]!r}"
-    assert gt.strip_padding(lines[0]).startswith(DESCRIBE_PRODUCERS_HEADER)
-    kafka = gt.describe_producers_raw(REAL / "kraft-tv2" / "ground-truth" / AT_STOP / "describe-producers-d.txt")
-    n = len(gt.split_cells(kafka[(ONGOING_TOPIC, 0)][0]))
-    assert [gt.strip_padding(_kafka_cells(line, n)) for line in lines] \
-        == [gt.strip_padding(line) for line in kafka[(ONGOING_TOPIC, 0)]]
-
-
-@pytest.mark.parametrize("run", RUNS)
-def test_cli_describe_producers_table_padding_is_kafkas(run):
-    """Stronger than the brief's check: Kafka's six columns are byte-identical, padding included."""
-    kafka = gt.describe_producers_raw(REAL / run / "ground-truth" / AT_STOP / "describe-producers-d.txt")
-    for partition in range(3):
-        expected = kafka[(ONGOING_TOPIC, partition)]
-        n = len(gt.split_cells(expected[0]))
-        lines = _table_lines(run, ONGOING_TOPIC, partition)
-        assert [_kafka_cells(line, n) for line in lines] == expected, f"{ONGOING_TOPIC}-{partition}"

@@ -109,9 +109,11 @@ def no_traceback(stderr: str) -> None:
 
 
 def test_version_in_process():
+    from forensics import speedups
+
     code, out, _ = run_cli(["--version"], REPO)
     assert code == 0
-    assert out == f"kafka-forensics {forensics.__version__}\n"
+    assert out == f"kafka-forensics {forensics.__version__}\n{speedups.state()}\n"
 
 
 @pytest.mark.parametrize("how", ["module", "script"])
@@ -120,8 +122,29 @@ def test_version_as_process(how):
         pytest.skip("console script not installed next to this interpreter")
     proc = run_proc(["--version"], REPO, how)
     assert proc.returncode == 0
-    assert proc.stdout == f"kafka-forensics {forensics.__version__}\n"
+    assert proc.stdout.startswith(f"kafka-forensics {forensics.__version__}\nC accelerator: ")
+    assert proc.stdout.count("\n") == 2
     assert proc.stderr == ""
+
+
+@pytest.mark.parametrize("pure", [True, False])
+def test_version_names_the_accelerator_state(pure):
+    """``--version`` says whether the C accelerator runs (issue 24): off with KAFKA_FORENSICS_PURE=1,
+    saying why and what it costs; on wherever the extension was built."""
+    import importlib.util
+
+    env = {k: v for k, v in os.environ.items() if k != "KAFKA_FORENSICS_PURE"}
+    if pure:
+        env["KAFKA_FORENSICS_PURE"] = "1"
+    proc = subprocess.run([sys.executable, "-m", "forensics", "--version"], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=60)
+    line = proc.stdout.splitlines()[1]
+    built = importlib.util.find_spec("forensics._speedups") is not None
+    if pure or not built:
+        why = "KAFKA_FORENSICS_PURE is set" if pure else "not built: no C compiler when installed"
+        assert re.fullmatch(rf"C accelerator: off \({why}\): pure Python, ~[\d.]+x slower .*, ~\d+x .*", line), line
+    else:
+        assert re.fullmatch(r"C accelerator: on \((CPU|table) CRC-32C\)", line), line
 
 
 def test_help_lists_commands_and_dump_help_lists_options():

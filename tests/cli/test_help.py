@@ -1,6 +1,7 @@
 """``--help`` as documentation: the commands in the order of an investigation, every option name
-whole at 80 columns (and narrower), flags without a value placeholder, and 1-3 examples per command
-that really run on the example disk with the exit status they are shown with."""
+whole at 80 columns (and narrower), the text folded at the screen's width (``COLUMNS``, 80 in a pipe),
+flags without a value placeholder, and 1-3 examples per command that really run on the example disk
+with the exit status they are shown with."""
 
 from __future__ import annotations
 
@@ -136,7 +137,33 @@ def test_every_command_shows_one_to_three_examples(name):
             assert argv[0] in commands()
             for line in help_text.command_lines(argv):  # as indented in the help
                 assert line in out.splitlines(), (line, out)
-    assert help_of([name], 250) == out  # help reads the same in any terminal at least 80 wide
+    wide = help_of([name], 250).splitlines()
+    assert all(line in wide for ex in examples for argv in ex.commands for line in help_text.command_lines(argv))
+
+
+@pytest.mark.parametrize("columns", [100, 132])
+@pytest.mark.parametrize("name", [None, "find-hanging", "list"])
+def test_help_folds_at_the_screen_width(name, columns):
+    """``-h`` with ``COLUMNS=100`` folds at 100, not at click's 80 (issue 24): no line wider than the
+    screen, the text using the room (click leaves 2 columns), and wider screens fold later."""
+    args = [name] if name else []
+    out = help_of(args, columns)
+    widths = [len(x) for x in out.splitlines()]
+    assert max(widths) <= columns - 2
+    assert max(widths) > 80  # the paragraphs took the room
+    assert len(out.splitlines()) < len(help_of(args, 80).splitlines())
+    assert len(help_of(args, 200).splitlines()) <= len(out.splitlines())
+
+
+def test_help_in_a_process_folds_at_columns_and_at_80_in_a_pipe():
+    base = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    for columns, limit in (("100", 98), (None, 80)):
+        env = dict(base, COLUMNS=columns) if columns else base
+        p = subprocess.run([sys.executable, "-m", "forensics", "list", "-h"], capture_output=True, text=True,
+                           env=env, timeout=60)
+        assert p.returncode == 0 and p.stderr == ""
+        widest = max(len(x) for x in p.stdout.splitlines())
+        assert 80 - 4 <= widest <= limit, (columns, widest)
 
 
 EXPECTED_EXIT = {  # every example's exit status: 1 where find-hanging finds the example's hanging transaction

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Dict
 
@@ -103,7 +104,8 @@ def test_every_disk_command_writes_a_manifest_that_verifies(command: str, disk: 
             assert json.loads(out)["manifest"] == {"path": str(target), "sha256": digest}
     code, out, err = invoke(["verify-manifest", str(target)], tmp_path)
     assert code == 0, out + err
-    assert out.splitlines() == [f"OK: all match; manifest sha256 {digest}: {len(recorded)} entries"]
+    assert out.splitlines() == [f"OK: all match; manifest sha256 {digest}: {len(recorded)} "
+                                  f"{'entry' if len(recorded) == 1 else 'entries'} recorded"]
     code, out, err = invoke(["verify-manifest", str(target), "--verbose"], tmp_path)
     assert code == 0 and len(out.splitlines()) == len(recorded) + 1
     assert all(line.startswith("OK ") for line in out.splitlines()[1:])
@@ -115,7 +117,7 @@ def test_as_of_and_engine_are_recorded(disk: Path, tmp_path: Path) -> None:
                           tmp_path)
     assert code == 1
     m = json.loads(target.read_text())
-    assert m["asOf"] == {"timeMs": 1795217400000, "time": "2026-11-20T23:30:00.000+00:00", "source": "--as-of"}
+    assert m["asOf"] == {"timeMs": 1795217400000, "time": "2026-11-20T23:30:00.000Z", "source": "--as-of"}
     assert m["run"]["engine"] == "local"
     assert m["inputs"] == [str(disk)]
 
@@ -154,7 +156,8 @@ def test_verify_reports_every_difference(disk: Path, tmp_path: Path) -> None:
     gone = disk / "broker-1" / "orders-0" / "00000000000000000000.index"
     gone.unlink()
     touched = disk / "broker-1" / "meta.properties"
-    os.utime(touched, ns=(touched.stat().st_atime_ns, touched.stat().st_mtime_ns + 1_000_000_000))
+    was = touched.stat().st_mtime_ns
+    os.utime(touched, ns=(touched.stat().st_atime_ns, was + 1_000_000_123))
     code, out, err = invoke(["verify-manifest", str(target)], tmp_path)
     assert code == 1, out + err
     assert out.splitlines()[0].startswith("DIFFERENT: 3 difference(s); manifest sha256 ")
@@ -162,7 +165,13 @@ def test_verify_reports_every_difference(disk: Path, tmp_path: Path) -> None:
     assert lines[str(segment)].startswith("CHANGED") and f"(recorded {sha256(DISK / SEGMENT)})" in lines[str(segment)]
     assert "size" not in lines[str(segment)]
     assert lines[str(gone)].startswith("MISSING")
-    assert lines[str(touched)].startswith("CHANGED") and "modification time" in lines[str(touched)]
+    def utc(ns):  # ISO-8601 UTC to the nanosecond, as the JSON's mtime and verify-manifest write it
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ns // 10**9)) + f".{ns % 10**9:09d}Z"
+
+    assert lines[str(touched)].startswith("CHANGED") and lines[str(touched)].endswith(
+        f"  modification time {utc(was + 1_000_000_123)} (recorded {utc(was)})")
+    assert [e["mtime"] for e in json.loads(target.read_text())["entries"] if e["absolutePath"] == str(touched)] \
+        == [utc(was)]
     assert "sha256" not in lines[str(touched)].split("  ", 2)[2]
     assert set(lines) == {str(segment), str(gone), str(touched)}  # only the differences
     code, out, err = invoke(["verify-manifest", str(target), "--verbose"], tmp_path)

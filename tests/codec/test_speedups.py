@@ -252,9 +252,15 @@ _ATTRIBUTE_PROPERTIES = (("codec", 0x07, False), ("is_log_append_time", 0x08, Tr
                          ("is_control", 0x20, True))  # Kafka's DefaultRecordBatch attribute bits, written here again
 
 
+def test_the_attribute_properties_are_kafkas_bits() -> None:
+    from forensics.codec.batch import ATTRIBUTE_PROPERTIES
+
+    assert ATTRIBUTE_PROPERTIES == _ATTRIBUTE_PROPERTIES
+
+
 @needs_native
 def test_header_attribute_properties_are_the_bits_of_attributes() -> None:
-    """BatchHeader's attribute properties are C descriptors with the accelerator (batch._attribute_bits):
+    """BatchHeader's attribute properties are C descriptors with the accelerator (batch.ATTRIBUTE_PROPERTIES):
     the same values and types as the Python properties on every int16 attributes value, beyond a C
     long too, read-only, and the descriptor itself when read on the class."""
     from forensics.codec.batch import BatchHeader
@@ -274,21 +280,16 @@ def test_header_attribute_properties_are_the_bits_of_attributes() -> None:
 
 
 def test_header_attribute_properties_without_the_accelerator() -> None:
-    """The pure-Python properties that batch._attribute_bits makes without the accelerator."""
+    """BatchHeader's pure-Python attribute properties (the ones in use without the accelerator)."""
     from forensics.codec import batch as batch_py
 
-    saved = batch_py.native
-    batch_py.native = None
-    try:
-        for name, mask, flag in _ATTRIBUTE_PROPERTIES:
-            prop = batch_py._attribute_bits(mask, flag)
-            assert isinstance(prop, property)
-            for attributes in (0, 0x3F, 0x7F, -1, -(1 << 15), mask, ~mask):
-                h = batch_py.BatchHeader(0, 49, 0, 2, 0, attributes, 0, 0, 0, -1, -1, -1, 0)
-                got, want = prop.fget(h), bool(attributes & mask) if flag else attributes & mask
-                assert got == want and type(got) is type(want)
-    finally:
-        batch_py.native = saved
+    for name, mask, flag in _ATTRIBUTE_PROPERTIES:
+        prop = batch_py.PURE_ATTRIBUTE_PROPERTIES[name]
+        assert isinstance(prop, property)
+        for attributes in (0, 0x3F, 0x7F, -1, -(1 << 15), mask, ~mask):
+            h = batch_py.BatchHeader(0, 49, 0, 2, 0, attributes, 0, 0, 0, -1, -1, -1, 0)
+            got, want = prop.fget(h), bool(attributes & mask) if flag else attributes & mask
+            assert got == want and type(got) is type(want)
 
 
 def test_the_accelerator_is_built_wherever_a_compiler_is() -> None:

@@ -47,11 +47,12 @@ def section(path: Path, title: str) -> str:
     return "".join(out)
 
 
-def fake_tool(bin_dir: Path, answer: str, code: int = 0, message: str = "") -> Path:
-    """A kafka-transactions.sh that prints ``answer``, says ``message`` on stderr and exits ``code``."""
+def fake_tool(bin_dir: Path, answer: str, code: int = 0, message: str = "",
+              name: str = "kafka-transactions.sh") -> Path:
+    """A kafka-transactions.sh (or ``name``) that prints ``answer``, says ``message`` on stderr and exits ``code``."""
     bin_dir.mkdir(exist_ok=True)
     (bin_dir / "answer.txt").write_text(answer)
-    tool = bin_dir / "kafka-transactions.sh"
+    tool = bin_dir / name
     tool.write_text("#!/bin/sh\n"
                     f"for a in \"$@\"; do printf '%s\\n' \"$a\"; done > '{bin_dir}/argv.txt'\n"
                     f"cat '{bin_dir}/answer.txt'\n"
@@ -161,6 +162,31 @@ def test_no_tool_on_path_is_refused(tmp_path: Path) -> None:
     assert r.stderr.splitlines()[-1].startswith(
         "kf_guard: REFUSED d-txn-ongoing-0 producer 20: could not check: kafka-transactions.sh describe-producers "
         "exited 127 ")
+
+
+def test_the_tool_is_the_one_kafka_transactions_names(tmp_path: Path) -> None:
+    fake_tool(tmp_path / "bin", "not asked\n", code=9)  # on PATH, but the variable wins
+    tool = fake_tool(tmp_path / "opt", section(AT_STOP / "describe-producers-d.txt", "d-txn-ongoing-0"),
+                     name="my tools.sh")
+    r = run_guard(tmp_path, ONGOING, env={"KAFKA_TRANSACTIONS": str(tool)})
+    assert (r.returncode, r.stdout) == (0, SAME + "AFTER-THE-GUARD\n"), r.stderr
+    assert (tmp_path / "opt" / "argv.txt").read_text().splitlines()[:2] == ["--bootstrap-server", "kafka:9092"]
+
+
+def test_confluent_s_kafka_transactions_is_taken_when_only_it_is_on_path(tmp_path: Path) -> None:
+    fake_tool(tmp_path / "bin", section(AT_STOP / "describe-producers-d.txt", "d-txn-ongoing-0"),
+              name="kafka-transactions")
+    r = run_guard(tmp_path, ONGOING)
+    assert (r.returncode, r.stdout) == (0, SAME + "AFTER-THE-GUARD\n"), r.stderr
+    fake_tool(tmp_path / "bin", "", code=1, message="boom")  # both on PATH: Kafka's name first
+    r = run_guard(tmp_path, ONGOING)
+    assert r.returncode == 4 and "could not check: kafka-transactions.sh describe-producers exited 1" in r.stderr
+
+
+def test_a_named_tool_that_fails_is_named(tmp_path: Path) -> None:
+    r = run_guard(tmp_path, ONGOING, env={"KAFKA_TRANSACTIONS": str(tmp_path / "nowhere" / "kt")})
+    assert r.returncode == 4 and "AFTER-THE-GUARD" not in r.stdout
+    assert f"could not check: {tmp_path}/nowhere/kt describe-producers exited 127 " in r.stderr.splitlines()[-1]
 
 
 def test_output_that_is_no_table_is_refused(tmp_path: Path) -> None:

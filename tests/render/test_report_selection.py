@@ -109,7 +109,7 @@ def test_one_topic_shows_it_alone_and_says_what_it_left_out(tmp_path):
     assert "None proven here: no abort is armed." in words
     summary = [line for line in r.stderr.splitlines() if line.startswith("report: ")]
     assert len(summary) == 1 and re.fullmatch(
-        rf"report: {re.escape(str(out))} \(\d+ bytes\): 0 hanging, 0 unverifiable, 0 open transaction\(s\), "
+        rf"report: {re.escape(str(out))}, \d+\.\d KiB \([\d,]+ bytes\): 0 hanging, 0 unverifiable, 0 open transaction\(s\), "
         rf"0 finding\(s\) for topic 'payments' only; left out: {len(left)} other partitions \(1 other topic\), with "
         rf"1 open transaction, of which 1 proven hanging; as of 2026-01-01T00:00:20\.000Z .*", summary[0])
 

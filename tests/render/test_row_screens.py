@@ -246,3 +246,62 @@ def test_describe_producers_fits_and_keeps_the_abort_arguments_whole(disk, width
     assert [(r["ProducerId"], r["FirstOffset"], r["MarkerOffset"], r["Outcome"]) for r in spans] == [
         (str(e["producerId"]), str(s["firstOffset"]), text(s["markerOffset"]), s["outcome"])
         for e in expected for s in e["transactions"]]
+
+
+# -- an empty answer: one line on stdout for people; machine formats stay empty -----------------------
+
+REAL_TV2 = Path(__file__).resolve().parents[2] / "fixtures" / "real" / "kraft-tv2" / "disk"
+
+
+def test_nothing_hanging_says_so_and_what_else_is_open():
+    """kraft-tv2: d-tx-ongoing is open on d-txn-ongoing-0 and -1, Ongoing and in time: nothing hangs."""
+    ongoing = rows_of("find-hanging", REAL_TV2, "--all")
+    assert [r["verdict"] for r in ongoing] == ["ongoing", "ongoing"]
+    code, out, err = run("find-hanging", REAL_TV2, width=100)
+    assert code == 0 and out == f"no hanging transaction; {len(ongoing)} ongoing: see --all\n"
+    assert "see --all" not in err  # said once, on stdout
+    _, out, _ = run("find-hanging", REAL_TV2, "--all", "--topic", "c-plain", width=100)
+    assert out == "no open transaction\n"
+    assert rows_of("find-hanging", REAL_TV2) == []  # JSON: the empty array
+    _, csv, err = run("find-hanging", REAL_TV2, "--format", "csv")
+    assert csv.count("\n") == 1 and csv.startswith("Topic,Partition,")  # the header row alone
+    assert "2 other open transaction(s) (ongoing): see --all" in err.splitlines()  # beside a machine format
+    _, kafka, err = run("find-hanging", REAL_TV2, "--format", "text")  # Kafka's tool: its header alone
+    assert kafka == ("Topic\tPartition\tProducerId\tProducerEpoch\tCoordinatorEpoch\tStartOffset\tLastTimestamp\t"
+                     "Duration(min)\t\n")
+    assert "see --all" in err
+
+
+def test_no_producer_and_no_id_say_so():
+    _, out, _ = run("describe-producers", REAL_TV2, "--topic", "c-plain", "--partition", "1", width=100)
+    assert out == "no active producer on c-plain-1\n"  # a plain producer keeps no producer state
+    _, out, _ = run("describe-producers", REAL_TV2, "--topic", "c-plain", "--partition", "1", "--broker-id", "1")
+    assert out == "no active producer on c-plain-1 on broker 1\n"
+    assert rows_of("describe-producers", REAL_TV2, "--topic", "c-plain", "--partition", "1") == []
+    _, out, err = run("list", REAL_TV2, "--state", "PrepareCommit", width=100)
+    assert out.startswith("no transactional id is in state PrepareCommit; states in the evidence: ")
+    assert "PrepareCommit" not in err  # said once
+    _, out, err = run("list", REAL_TV2, "--state", "PrepareCommit", "--format", "text")
+    assert out == "TransactionalId\tCoordinator\tProducerId\tTransactionState\t\n"
+    assert "no transactional id is in state PrepareCommit" in err
+
+
+@pytest.mark.parametrize("fmt", ["text", "csv"])
+def test_the_timeline_is_the_tables_alone(fmt):
+    r = CliRunner().invoke(app, ["describe-producers", str(EXAMPLE), "--topic", "orders", "--partition", "0",
+                                 "--timeline", "--format", fmt, "--no-progress"])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert "--timeline: the table format only" in r.stderr
+
+
+def test_a_log_dir_without_partitions_says_so(tmp_path):
+    import forensics.cli.scan_cmd  # noqa: F401  (registers scan)
+
+    broker = tmp_path / "broker-1"
+    broker.mkdir()
+    for name in ("meta.properties", "cleaner-offset-checkpoint", "log-start-offset-checkpoint"):
+        (broker / name).write_bytes((EXAMPLE / "broker-1" / name).read_bytes())
+    _, out, _ = run("scan", tmp_path, width=100)
+    assert "Partitions: none" in out.splitlines() and "Partitions\n" not in out
+    _, full, _ = run("scan", EXAMPLE, width=100)
+    assert "Partitions: none" not in full

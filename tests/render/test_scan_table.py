@@ -19,6 +19,7 @@ import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
 import forensics.cli.scan_cmd  # noqa: F401
 import forensics.cli.state_cmd  # noqa: F401
 from forensics.cli.app import app
+from tests.terminal_output import read_terminal
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"
@@ -151,7 +152,7 @@ def test_a_single_segment_file_prints_no_empty_table():
     assert code == 0
     assert "Log directories" not in out and "Partitions" not in out
     assert out.splitlines()[0].startswith("As of 2026-01-01T00:00:13.000Z (1767225613000): newest batch timestamp")
-    assert _rows(out, "Segment files")[0][1:] == ["139", "1", "1", "15..15", "2", "none", "0"]
+    assert _rows(out, "Segment files")[0][1:] == ["139 bytes", "1", "1", "15..15", "2", "none", "0"]
 
 
 def test_the_real_disk_at_100_columns():
@@ -197,7 +198,6 @@ def test_on_a_terminal_the_table_fits_the_terminals_width():
     import os
     import pty
     import re
-    import select
     import struct
     import sys
     import termios
@@ -209,15 +209,7 @@ def test_on_a_terminal_the_table_fits_the_terminals_width():
         os.execve(sys.executable, [sys.executable, "-m", "forensics", "scan", "fixtures/example-disk", "--no-progress",
                                    "--engine", "local"], env)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 90, 0, 0))
-    out = b""
-    while select.select([fd], [], [], 60)[0]:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not data:
-            break
-        out += data
+    out = read_terminal(fd)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     text = re.sub(r"\x1b\[[0-9;]*m", "", out.decode()).replace("\r\n", "\n")
@@ -249,3 +241,35 @@ def test_findings_keep_their_byte_positions_whole(width):
     assert found["corrupt_region"]["Path"] == f"{corpus}/00000000000000000000.log"
     assert found["corrupt_region"]["Message"] == "143 bytes skipped (unsupported magic byte 3); resynced at byte 262"
     assert ("Offsets" in header) == (width > 80)  # the first column left out on a narrow screen
+
+
+def test_log_dir_paths_fold_only_after_a_slash(tmp_path, monkeypatch):
+    """A log dir's path folded at 100 columns: every line of its cell ends after a '/', but the last
+    (``fixtures/example-di`` / ``sk/broker-1`` was rich's fold); joined, the lines are the path."""
+    root = Path("evidence") / "incident-42" / "kafka-b1" / "var" / "lib" / "kafka" / "data-1"
+    shutil.copytree(EXAMPLE / "broker-1", tmp_path / root)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = scan(root, width=100)
+    assert code == 0
+    lines = out.splitlines()
+    top = next(i for i, ln in enumerate(lines) if ln.startswith("Log directories"))
+    cells = []
+    for ln in lines[top + 4:]:
+        if not ln.startswith("│"):
+            break
+        cells.append(ln.strip("│").split("│")[1].strip())
+    assert len(cells) > 1, out  # the path folded
+    assert all(c.endswith("/") for c in cells[:-1]), cells
+    assert "".join(cells) == str(root)
+    assert max(map(cell_len, lines)) <= 100
+    assert "10.4 KiB" in lines[top + 4]  # sizes as on every screen (scan --wide: with the exact count)
+
+
+def test_fold_path_breaks_after_slashes_and_within_a_name_only_when_it_must():
+    from forensics.render.table_fit import fold_path
+
+    assert fold_path("/work/shared/real-kafka/4.1.0/kraft-tv2/data", 15).split("\n") == [
+        "/work/shared/", "real-kafka/", "4.1.0/", "kraft-tv2/data"]
+    assert fold_path("d/" + "n" * 12 + "/x", 5).split("\n") == ["d/", "nnnnn", "nnnnn", "nn/x"]
+    assert fold_path("(partition dirs given directly)", 12).split("\n") == ["(partition", "dirs given", "directly)"]
+    assert fold_path("short/path", 20) == "short/path"

@@ -10,7 +10,7 @@ import pytest
 
 from forensics.render.csv_text import csv_text
 from forensics.render.html_text import esc
-from forensics.render.rows import cell, csv_cell, kafka_table, render_csv
+from forensics.render.rows import KafkaColumn, KafkaLayout, cell, csv_cell, kafka_table, render_csv
 from forensics.render.terminal_text import ESCAPES, has_raw_control, term
 
 
@@ -66,7 +66,8 @@ def test_csv_cells_keep_numbers_as_numbers() -> None:
 
 def test_table_cells_escape_and_align_on_the_escaped_text() -> None:
     assert cell(["a\nb", "c"]) == "a\\nb,c"
-    table = kafka_table([{"topic": "x\nFORGED\tROW", "partition": 0}], ["topic", "partition"])
+    layout = KafkaLayout((KafkaColumn("Topic", lambda r: r["topic"]), KafkaColumn("Partition", lambda r: str(r["partition"]))))
+    table = kafka_table([{"topic": "x\nFORGED\tROW", "partition": 0}], layout)
     assert table == "Topic         \tPartition\t\nx\\nFORGED\\tROW\t0        \t\n"
     assert table.count("\n") == 2
 

@@ -1,46 +1,8 @@
-/* Framing the entries of a segment: scan() (forensics/io/frames.py is the reference), and the
- * tuples the accelerator makes. */
+/* Framing the entries of a segment (v2 batches and legacy messages) while nothing needs a finding:
+ * scan() makes their Frames, scan_tuples() their records' tuples, and fold.c folds them
+ * (forensics/io/frames.py is the reference; healthy_entry() is the test every entry passes). */
 
 #include "speedups.h"
-
-PyTypeObject *FrameType, *HeaderType, *RecordType, *RecHeaderType, *LegacyType;
-
-/* A new instance of a tuple subclass, as tuple.__new__(type, items) makes it; steals the items.
- * Every item given here is atomic (int, bool, None, bytes, str) or a tuple made here, so the
- * result can never be part of a reference cycle: it is untracked by the garbage collector at once
- * (CPython does the same to such tuples, later). Without that, the millions of short-lived tuples
- * of a scan make every young-generation collection walk them. */
-PyObject *make_tuple(PyTypeObject *type, Py_ssize_t n, PyObject **items) {
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (items[i] == NULL) { /* a failed PyLong/bytes allocation */
-            for (Py_ssize_t j = 0; j < n; j++)
-                Py_XDECREF(items[j]);
-            return NULL;
-        }
-    }
-    PyObject *t;
-    if (type == &PyTuple_Type)
-        t = PyTuple_New(n); /* the interpreter's free list */
-#if PY_VERSION_HEX < 0x030E0000
-    /* The tuple layout is the object header and the items (3.14 adds a cached hash): allocated
-     * untracked and filled at once, without tp_alloc's zeroing and tracking. */
-    else
-        t = (PyObject *)PyObject_GC_NewVar(PyTupleObject, type, n);
-#else
-    else
-        t = type->tp_alloc(type, n);
-#endif
-    if (t == NULL) {
-        for (Py_ssize_t i = 0; i < n; i++)
-            Py_DECREF(items[i]);
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < n; i++)
-        PyTuple_SET_ITEM(t, i, items[i]);
-    if (PyObject_GC_IsTracked(t))
-        PyObject_GC_UnTrack(t);
-    return t;
-}
 
 /* The BatchHeader of the v2 batch at p. Its base offset is the Frame's first offset too: given
  * back in *base (a new reference), so that the Frame shares the int instead of making its own;
@@ -164,10 +126,8 @@ PyObject *scan(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OnnpOOpn", &bufobj, &pos, &end, &verify, &base_obj, &next_obj, &with_headers, &limit) ||
         !offsets_of(base_obj, next_obj, &o))
         return NULL;
-    if (FrameType == NULL || HeaderType == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "init_frames() has not been called");
+    if (!registered(NEED_FRAMES))
         return NULL;
-    }
     Py_buffer view;
     if (!clamped_view(bufobj, &view, &pos, &end))
         return NULL;
@@ -268,10 +228,8 @@ PyObject *scan_tuples(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OnnpOOn", &bufobj, &pos, &end, &verify, &base_obj, &next_obj, &limit) ||
         !offsets_of(base_obj, next_obj, &o))
         return NULL;
-    if (RecordType == NULL || LegacyType == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "init_records() and init_legacy() have not been called");
+    if (!registered(NEED_RECORDS | NEED_LEGACY))
         return NULL;
-    }
     Py_buffer view;
     if (!clamped_view(bufobj, &view, &pos, &end))
         return NULL;
@@ -313,19 +271,4 @@ fail:
     Py_XDECREF(out);
     PyBuffer_Release(&view);
     return NULL;
-}
-
-/* An int64 field of a header tuple; 0 with no error set when it does not fit (the Python decoder,
- * whose ints do not overflow, then takes the batch). */
-int tuple_int64(PyObject *t, Py_ssize_t i, long long *out) {
-    PyObject *v = PyTuple_GET_ITEM(t, i);
-    if (!PyLong_Check(v))
-        return 0;
-    int overflow;
-    *out = PyLong_AsLongLongAndOverflow(v, &overflow);
-    if (*out == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return 0;
-    }
-    return !overflow;
 }

@@ -1,13 +1,12 @@
+/* The frames of a compressed payload taken apart (forensics/codec/compression.py is the
+ * reference): xerial snappy streams and raw snappy blocks, Kafka's LZ4 frames with their XXH32
+ * checksums, parsed here with every rule the Python parsers check; LZ4 blocks (and snappy blocks
+ * where the library must say why one is refused) are decompressed by the same library functions
+ * the Python parsers call. Any rule broken, any library error or a plaintext beyond the limit: 0
+ * (None to the caller), and the Python parser runs and raises its exact error. compress.c calls
+ * unframe_snappy() and unframe_lz4(). */
+
 #include "speedups.h"
-
-/* ---------------------------------------------------------------------------------------------
- * Compressed payload framing (forensics/codec/compression.py is the reference): xerial snappy
- * streams, Kafka's LZ4 frames and the zstd frame walk, parsed here with every rule the Python
- * parsers check; the blocks themselves are decompressed by the same library functions the Python
- * parsers call. Any rule broken, any library error or a plaintext beyond the limit: None, and the
- * Python parser runs and raises its exact error.
- */
-
 
 #define XXH_P1 2654435761u
 #define XXH_P2 2246822519u

@@ -1,0 +1,138 @@
+"""``--format text`` of find-hanging, list, describe and describe-producers: the table
+``kafka-transactions.sh`` 4.1 prints (``TransactionsCommand``: each command's ``HEADERS`` and row
+values, printed by ``ToolsUtils.prettyPrintTable``), its columns only, so that a script written for
+Kafka's tool reads ours. Our own columns and reasons are in the table, CSV, JSON and ``--wide``.
+
+Value forms are the tool's: numbers as ``String.valueOf`` writes them, an absent value as ``None``
+(describe's ``CurrentTransactionStartTimeMs``, describe-producers' ``CurrentTransactionStartOffset``),
+find-hanging's ``Duration(min)`` as ``TimeUnit.MILLISECONDS.toMinutes`` (whole minutes, toward zero;
+against the as-of time where Kafka's tool reads its clock), a partition set comma-joined.
+
+Rows come in the order Kafka's tool would list them where that order is the iteration order of a Java
+``HashMap``/``HashSet`` the tool or the broker builds (describe's partition set, describe-producers'
+producers): :func:`java_hash_order`. That order depends only on the hashes, except between keys of one
+bucket (insertion order) and after a map has held more entries than it holds now (a larger table):
+there ours follows the order of the evidence. ``list`` (the coordinators' caches, in their own order)
+and ``find-hanging`` (the order of the partitions the tool asked) keep ours.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, List, Optional, Sequence, TypeVar
+
+from forensics.render.rows import KafkaColumn, KafkaLayout, Row, plain
+
+T = TypeVar("T")
+_INT = 1 << 32
+
+
+def _int32(value: int) -> int:
+    value &= _INT - 1
+    return value - _INT if value >= 1 << 31 else value
+
+
+def java_string_hash(text: str) -> int:
+    """``String.hashCode()``: ``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16 code units, in 32 bits."""
+    h = 0
+    data = text.encode("utf-16-le", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] | data[i + 1] << 8)) & (_INT - 1)
+    return _int32(h)
+
+
+def java_long_hash(value: int) -> int:
+    """``Long.hashCode()``: the two 32-bit halves xor-ed."""
+    value &= (1 << 64) - 1
+    return _int32(value ^ (value >> 32))
+
+
+def topic_partition_hash(topic: str, partition: int) -> int:
+    """``TopicPartition.hashCode()``: ``31 * (31 + partition) + topic.hashCode()``."""
+    return _int32(31 * _int32(31 + partition) + java_string_hash(topic))
+
+
+def java_hash_order(items: Iterable[T], hash_of: Callable[[T], int]) -> List[T]:
+    """The iteration order of a ``java.util.HashMap`` (or ``HashSet``) into which ``items`` were put in
+    this order: by bucket (``(h ^ h >>> 16) & (capacity - 1)``), then insertion order; capacity 16,
+    doubled past 0.75 full or when a bucket reaches 9 entries below capacity 64 (``treeifyBin``)."""
+    capacity, size = 16, 0
+    buckets: List[List[Any]] = [[] for _ in range(capacity)]
+
+    def resize() -> None:
+        nonlocal capacity, buckets
+        capacity *= 2
+        old, buckets = buckets, [[] for _ in range(capacity)]
+        for entries in old:  # a bucket splits in two, each keeping its order
+            for entry in entries:
+                buckets[entry[0] & (capacity - 1)].append(entry)
+
+    for item in items:
+        h = hash_of(item) & (_INT - 1)
+        h ^= h >> 16
+        bucket = buckets[h & (capacity - 1)]
+        bucket.append((h, item))
+        size += 1
+        if len(bucket) >= 9 and capacity < 64:
+            resize()
+        if size > capacity * 3 // 4:
+            resize()
+    return [item for entries in buckets for _, item in entries]
+
+
+def _value(name: str, absent: str = "None") -> Callable[[Row], str]:
+    """A row's ``name`` as Kafka writes it; ``absent``: what the tool prints where there is none."""
+    return lambda row: absent if row.get(name) is None else plain(row.get(name))
+
+
+def _to_minutes(ms: Optional[int]) -> str:
+    """``TimeUnit.MILLISECONDS.toMinutes``: Java's division, toward zero (-59 s is 0, not -1)."""
+    if ms is None:
+        return "None"
+    return str(abs(ms) // 60_000 * (-1 if ms < 0 else 1))
+
+
+def _split(name: str) -> tuple:
+    topic, _, partition = name.rpartition("-")
+    return (topic, int(partition)) if partition.isdigit() else (name, 0)
+
+
+def _partition_set(row: Row) -> str:
+    """describe's ``TopicPartitions``: the client's ``HashSet<TopicPartition>``, comma-joined."""
+    names = [str(p) for p in row.get("topicPartitions") or ()]
+    return ",".join(java_hash_order(names, lambda n: topic_partition_hash(*_split(n))))
+
+
+def _producer_order(rows: Sequence[Row]) -> List[Row]:
+    """The broker's ``HashMap<Long, ProducerStateEntry>`` of the partition, as describe-producers lists it."""
+    return java_hash_order(rows, lambda r: java_long_hash(r.get("producerId") or 0))
+
+
+# FindHangingTransactionsCommand.HEADERS and printHangingTransactions
+HANGING_TEXT = KafkaLayout((
+    KafkaColumn("Topic", _value("topic")), KafkaColumn("Partition", _value("partition")),
+    KafkaColumn("ProducerId", _value("producerId")), KafkaColumn("ProducerEpoch", _value("producerEpoch")),
+    KafkaColumn("CoordinatorEpoch", _value("coordinatorEpoch", "-1")),
+    KafkaColumn("StartOffset", _value("startOffset", "-1")), KafkaColumn("LastTimestamp", _value("lastTimestamp")),
+    KafkaColumn("Duration(min)", lambda row: _to_minutes(row.get("durationMs")))))
+
+# ListTransactionsCommand.HEADERS
+LIST_TEXT = KafkaLayout((
+    KafkaColumn("TransactionalId", _value("transactionalId")), KafkaColumn("Coordinator", _value("coordinator")),
+    KafkaColumn("ProducerId", _value("producerId")), KafkaColumn("TransactionState", _value("transactionState"))))
+
+# DescribeTransactionsCommand.HEADERS
+DESCRIBE_TEXT = KafkaLayout((
+    KafkaColumn("CoordinatorId", _value("coordinatorId")), KafkaColumn("TransactionalId", _value("transactionalId")),
+    KafkaColumn("ProducerId", _value("producerId")), KafkaColumn("ProducerEpoch", _value("producerEpoch")),
+    KafkaColumn("TransactionState", _value("transactionState")),
+    KafkaColumn("TransactionTimeoutMs", _value("transactionTimeoutMs")),
+    KafkaColumn("CurrentTransactionStartTimeMs", _value("currentTransactionStartTimeMs")),
+    KafkaColumn("TransactionDurationMs", _value("transactionDurationMs")),
+    KafkaColumn("TopicPartitions", _partition_set)))
+
+# DescribeProducersCommand.HEADERS
+PRODUCERS_TEXT = KafkaLayout((
+    KafkaColumn("ProducerId", _value("producerId")), KafkaColumn("ProducerEpoch", _value("producerEpoch")),
+    KafkaColumn("LatestCoordinatorEpoch", _value("latestCoordinatorEpoch", "-1")),
+    KafkaColumn("LastSequence", _value("lastSequence")), KafkaColumn("LastTimestamp", _value("lastTimestamp")),
+    KafkaColumn("CurrentTransactionStartOffset", _value("currentTransactionStartOffset"))), _producer_order)
