@@ -105,7 +105,7 @@ def machine_outputs(disk: Path, tmp: Path) -> Iterator[Output]:
             yield Output("list", fmt, ["list", *extra], _invoke(["list", disk, *extra, "--format", fmt, "--no-progress"]))
     ids = [r["transactionalId"] for r in rows_of(_invoke(["list", disk, "--format", "json", "--no-progress"]))][:2]
     producers = [(p["topic"], p["partition"]) for d in scan_doc["logDirs"] for p in d["partitions"]
-                 if p["records"] and not p["topic"].startswith("__")][:2]
+                 if p["records"] and p["topic"] and not p["topic"].startswith("__")][:2]
     for fmt in ("json", "jsonl"):
         for tid in ids:
             yield Output("describe", fmt, ["describe", tid],
