@@ -144,8 +144,8 @@ def render_scan_table(report: ScanReport, out: TextIO, version: Optional[BrokerV
     hidden = [] if internal else [p for p in every if quiet_internal(p)]
     if parts:
         print_fitted(console, "Partitions", _PARTS_WIDE if wide else _PARTS, [_part_cells(p, wide) for p in parts], width)
-    elif not hidden:
-        console.print("Partitions: none")  # a log dir that holds none: said, not an empty box
+    elif report.log_dirs and not hidden:
+        console.print("Partitions: none")  # log dirs that hold none: said, not an empty box
     if hidden:
         console.print(_hidden_line(hidden))
     if report.loose_segments:
