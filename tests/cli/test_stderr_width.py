@@ -22,7 +22,7 @@ from tests.screen_disks import DISKS, EXAMPLE, REPO
 
 COMMANDS = [("scan",), ("find-hanging", "--all"), ("list",), ("describe", "--transactional-id", "{id}"),
             ("describe-producers", "--topic", "{topic}", "--partition", "0"),
-            ("abort-commands", "--bootstrap-server", "kafka:9092"), ("report", "--out", "{tmp}/report.html")]
+            ("abort-commands", "--bootstrap-server", "kafka:9092"), ("report", "--out", "{tmp}/report.html", "--overwrite")]
 FINDING = ("error: ", "warning: ", "info: ")  # a finding's one line (Finding.one_line)
 
 
