@@ -229,7 +229,7 @@ def test_on_a_real_disk_one_partition_and_its_broker(tmp_path):
     r = run(disk, "--out", out, "--topic", topic, "--partition", partition)
     assert r.exit_code == 0, r.output
     assert lso_table(out.read_text(encoding="utf-8")) == [f"{topic}-{partition}"]
-    r = run(disk, "--out", out, "--topic", topic, "--partition", "99")
+    r = run(disk, "--out", out, "--overwrite", "--topic", topic, "--partition", "99")
     assert r.exit_code == 2 and r.stderr.startswith(f"kafka-forensics: no partition 99 of topic '{topic}' in the "
                                                     "evidence; partitions: ")
 
