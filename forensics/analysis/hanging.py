@@ -319,7 +319,7 @@ def _history_only(view: PartitionView, coord: Optional[CoordinatorView], time_te
     """Open transactions the full history of the segments shows that the state the broker loads (the
     snapshot plus the replay) does not: the readings contradict each other, so the transaction stays a row,
     unverifiable whatever the coordinator says."""
-    out: List[Tuple[ProducerState, int, str, str, Optional[TransactionIdView], Tuple[Gap, ...]]] = []
+    out: List[Tuple[ProducerState, int, VerdictKind, str, Optional[TransactionIdView], Tuple[Gap, ...]]] = []
     shown = set(view.open_transactions) | {e.producer_id for e, _, _ in _snapshot_only(view)}
     witness = view.witness  # an older snapshot + replay: the producers whose batches are gone from the log
     seen = [(pid, first, view.history) for pid, first in view.history.ongoing.items()] + (

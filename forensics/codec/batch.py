@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Iterable, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Any, Iterable, Iterator, List, NamedTuple, Optional, Tuple, cast
 
 from forensics.codec.compression import NATIVE_CODECS, decompress
 from forensics.codec.crc import crc32c
@@ -236,7 +236,8 @@ class RecordBlock:
 
     def records(self) -> List[Record]:
         assert native is not None  # only the accelerator makes a RecordBlock (record_block)
-        return native.records(self.data, 0, len(self.data), self.header, False, True, self.base)
+        # eager (lazy=False) on a payload decompressed already: always a list
+        return cast(List[Record], native.records(self.data, 0, len(self.data), self.header, False, True, self.base))
 
 
 def record_block(buf, pos: int, header: BatchHeader) -> Optional[RecordBlock]:
@@ -263,7 +264,7 @@ def _native_records(buf, pos: int, header: BatchHeader, plain: bool) -> Optional
         data, p, end, _ = _payload(buf, pos, header)
     except ForensicsError:  # the lazy decoder raises it again, while iterating
         return None
-    return native.records(data, p, end, header, plain, True)
+    return native.records(cast(bytes, data), p, end, header, plain, True)
 
 
 def _payload(buf, pos: int, header: BatchHeader) -> Tuple[object, int, int, Optional[int]]:
@@ -368,4 +369,4 @@ python_record_tuples = record_tuples  # the reference (the accelerator's fallbac
 if native is not None:
     native.init_records(Record, Header)
     native.init_fallback("record_tuples", python_record_tuples)
-    record_tuples = native.record_tuples  # noqa: F811  (same contract; saves a Python frame per batch)
+    record_tuples = cast(Any, native.record_tuples)  # noqa: F811  (same contract; saves a Python frame per batch)

@@ -10,7 +10,7 @@ wrapper uses LogAppendTime. Legacy entries never carry producer ids, epochs or s
 from __future__ import annotations
 
 import struct
-from typing import List, NamedTuple, Optional, Sequence
+from typing import Any, List, NamedTuple, Optional, Sequence, cast
 
 from forensics.codec.batch import RecordTuple
 from forensics.codec.compression import decompress
@@ -212,4 +212,4 @@ python_deep_tuples = deep_tuples  # the reference (the accelerator's fallback; t
 if native is not None:
     native.init_legacy(LegacyRecord)
     native.init_fallback("deep_tuples", python_deep_tuples)
-    deep_tuples = native.deep_tuples  # noqa: F811  (same contract; saves a Python frame per entry)
+    deep_tuples = cast(Any, native.deep_tuples)  # noqa: F811  (same contract; saves a Python frame per entry)

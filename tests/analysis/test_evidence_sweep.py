@@ -36,7 +36,7 @@ SAMPLE_DISKS = ("real/kraft-tv2", "example", "real/kraft-tv2 jbod", "hanging/unc
                 "live/live-tv2-cp-r-prepare-commit")
 BAD = ("armed", "wrong", "unnamed", "errors")
 # The classes main still gets wrong, with what the full sweep (5,954 runs) measured on it: "armed / wrong
-# all-clear / unnamed unverifiable" counts (0 armed, 72 wrong all-clears; first measured on e0c2054: 247 armed,
+# all-clear / unnamed unverifiable" counts (0 armed, 42 wrong all-clears; first measured on e0c2054: 247 armed,
 # 435 wrong all-clears).
 # What is left, and why, is in docs/stuck-lso.md ("Partial copies and evidence that contradicts itself").
 # The sample's list is shorter: its few runs per class miss some of the failures.
@@ -45,7 +45,6 @@ FULL = {
     "4c edited snapshot (CRC fixed)": "0 / 10 / 0 of 1008",
     "5a offset checkpoint raised/lowered": "0 / 11 / 0 of 1579",
     "5b leader-epoch-checkpoint edited": "0 / 19 / 0 of 544",
-    "6 coordinator record re-appended/duplicated": "0 / 30 / 0 of 652",
 }
 SAMPLE: tuple = ()
 

@@ -5,7 +5,7 @@ our --as-of) and ``--transactional-id-pattern REGEX`` (the whole id matches; emp
 
 from __future__ import annotations
 
-import json
+from tests.machine_output import rows_of
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Dict, List
@@ -28,7 +28,7 @@ def run(*args: str):
 def rows(*args: str) -> List[Dict]:
     done = run("--format", "json", *args)
     assert done.exit_code == 0, done.stderr
-    return json.loads(done.stdout)
+    return rows_of(done.stdout)
 
 
 def ids(*args: str) -> List[str]:
