@@ -57,8 +57,9 @@ def test_the_root_offers_install_and_show_completion():
 
 
 def test_show_completion_prints_the_bash_script():
-    """Run from bash (typer detects the shell from the parent process): the script to source."""
-    done = subprocess.run(["bash", "-c", f"{sys.executable} -m forensics --show-completion"], cwd=REPO,
+    """Run from bash (typer detects the shell from the parent process): the script to source. A second
+    command keeps bash from exec'ing the first (bash would no longer be its parent)."""
+    done = subprocess.run(["bash", "-c", f"{sys.executable} -m forensics --show-completion; exit $?"], cwd=REPO,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert f"{VAR}=complete_bash" in done.stdout
