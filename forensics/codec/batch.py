@@ -68,8 +68,6 @@ def increment_sequence(sequence: int, increment: int) -> int:
 _ATTRIBUTES = 5  # the index of BatchHeader.attributes
 
 
-
-
 class BatchHeader(NamedTuple):
     base_offset: int
     batch_length: int

@@ -136,6 +136,18 @@ _SAME_TIMEOUT = frozenset((TransactionStatus.ONGOING, TransactionStatus.PREPARE_
 def _rewritten(previous: TransactionMetadata, new: TransactionMetadata) -> Optional[str]:
     """Why the record of ``new`` cannot follow that of ``previous`` although the transition itself is
     valid: what a coordinator never writes (an older record re-appended, or an edited one), or None."""
+    same_producer = new.producer_id == previous.producer_id
+    if same_producer and new.producer_epoch < previous.producer_epoch:
+        # TransactionMetadata only ever bumps a producer id's epoch (a new id when it is exhausted)
+        return (f"producer epoch {new.producer_epoch} after {previous.producer_epoch} for producer id "
+                f"{new.producer_id} (a coordinator never lowers an epoch: an older record re-appended)")
+    if same_producer and previous.state == TransactionStatus.ONGOING \
+            and new.state in (TransactionStatus.PREPARE_COMMIT, TransactionStatus.PREPARE_ABORT) \
+            and (set(new.partitions) != set(previous.partitions) or new.start_ms != previous.start_ms):
+        # TransactionMetadata.prepareAbortOrCommit keeps the transaction's partitions and start time
+        return (f"{new.state_name} of another transaction than the Ongoing one before it (partitions "
+                f"{_tps(new.partitions)} started at {new.start_ms}, not {_tps(previous.partitions)} "
+                f"started at {previous.start_ms}): an older record re-appended")
     if new.leader_epoch == previous.leader_epoch and new.last_update_ms < previous.last_update_ms:
         return (f"txnLastUpdateTimestamp {new.last_update_ms} before the previous record's {previous.last_update_ms}, "
                 f"both written by the coordinator of leader epoch {new.leader_epoch} (one clock: an older record "
@@ -264,19 +276,6 @@ class CoordinatorFold:
             return
         prev_state = previous.state if previous is not None and isinstance(previous.state, TransactionStatus) else None
         problem = transition_problem(prev_state, TransactionStatus(v.status_id), v.client_transaction_version)
-        if problem is None and previous is not None and previous.producer_id == v.producer_id \
-                and v.producer_epoch < previous.producer_epoch:
-            # TransactionMetadata only ever bumps a producer id's epoch (a new id when it is exhausted)
-            problem = (f"producer epoch {v.producer_epoch} after {previous.producer_epoch} for producer id "
-                       f"{v.producer_id} (a coordinator never lowers an epoch: an older record re-appended)")
-        if problem is None and previous is not None and prev_state is TransactionStatus.ONGOING \
-                and v.producer_id == previous.producer_id \
-                and v.status_id in (TransactionStatus.PREPARE_COMMIT, TransactionStatus.PREPARE_ABORT):
-            # TransactionMetadata.prepareAbortOrCommit keeps the transaction's partitions and start time
-            if set(new.partitions) != set(previous.partitions) or new.start_ms != previous.start_ms:
-                problem = (f"{new.state_name} of another transaction than the Ongoing one before it (partitions "
-                           f"{_tps(new.partitions)} started at {new.start_ms}, not {_tps(previous.partitions)} "
-                           f"started at {previous.start_ms}): an older record re-appended")
         if problem is None and previous is not None:
             problem = _rewritten(previous, new)
         if problem is not None:
