@@ -49,8 +49,12 @@ if TYPE_CHECKING:
         xxh32 = staticmethod(_speedups.xxh32)
 
 
+def _turned_off() -> bool:
+    return bool(os.environ.get("KAFKA_FORENSICS_PURE"))
+
+
 def _load() -> Optional[Accelerator]:
-    if os.environ.get("KAFKA_FORENSICS_PURE"):
+    if _turned_off():
         return None
     try:
         from forensics import _speedups as module
@@ -70,21 +74,20 @@ native: Optional[Accelerator] = _load()
 PURE_SLOWER = "~1.5x slower to scan or judge a disk, ~14x to dump records"
 
 
-def _crc() -> str:
-    return "CPU CRC-32C" if native.hardware_crc() else "table CRC-32C"  # type: ignore[union-attr]
+def _crc(accelerator: Accelerator) -> str:
+    return "CPU CRC-32C" if accelerator.hardware_crc() else "table CRC-32C"
 
 
 def describe() -> str:
     """One line for ``--version``-style reports and the benchmarks."""
     if native is None:
-        return "pure Python" + (" (KAFKA_FORENSICS_PURE is set)" if os.environ.get("KAFKA_FORENSICS_PURE") else "")
-    return f"C accelerator ({_crc()})"
+        return "pure Python" + (" (KAFKA_FORENSICS_PURE is set)" if _turned_off() else "")
+    return f"C accelerator ({_crc(native)})"
 
 
 def state() -> str:
     """``--version``'s line: whether the accelerator is in use, and if not, why and what it costs."""
     if native is not None:
-        return f"C accelerator: on ({_crc()})"
-    why = "KAFKA_FORENSICS_PURE is set" if os.environ.get("KAFKA_FORENSICS_PURE") else \
-        "not built: no C compiler when installed"
+        return f"C accelerator: on ({_crc(native)})"
+    why = "KAFKA_FORENSICS_PURE is set" if _turned_off() else "not built: no C compiler when installed"
     return f"C accelerator: off ({why}): pure Python, {PURE_SLOWER}"
