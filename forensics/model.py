@@ -27,6 +27,12 @@ CLUSTER_METADATA_TOPIC = "__cluster_metadata"
 Progress = Callable[[int], None]  # told the number of bytes just read (drives a progress bar)
 
 
+def whole_minutes(ms: int) -> int:
+    """``TimeUnit.MILLISECONDS.toMinutes``: Java's division, toward zero (-59 s is 0 min, not -1), as
+    kafka-transactions.sh find-hanging writes a transaction's duration."""
+    return abs(ms) // 60_000 * (-1 if ms < 0 else 1)
+
+
 def first_few(items: Sequence[str], shown: int, sep: str = ", ") -> str:
     """The first ``shown`` of ``items`` joined by ``sep``, and how many more: ``a, b, c and 2 more``
     (``sep="; "``: ``a; b; c; and 2 more``, for items that hold commas). The one such tail of every

@@ -54,18 +54,27 @@ def _preview_lines(p: Row) -> List[str]:
     return lines
 
 
+def _known(offset: Optional[int]) -> str:
+    return "unknown" if offset is None else str(offset)
+
+
 def _evidence_lines(row: Row) -> List[str]:
     ev = row.get("evidence") or {}
-    lines = [f"partition dir: {ev.get('partitionDir')} (broker {ev.get('brokerId')})"]
+    lines = [f"partition dir: {ev.get('partitionDir')} (broker {_known(ev.get('brokerId'))})"]
     first = ev.get("firstBatch")
     if first:
         lines.append(f"first batch of the open transaction: {first['path']} @ byte {first['position']}")
     txn = ev.get("openTransaction")
-    if txn:
+    if txn and txn["lastDataOffset"] is None:
+        lines.append(f"open transaction: from offset {txn['firstOffset']}, no data batch of it among the inputs "
+                     "(known from the producer snapshot only)")
+    elif txn:
+        epochs = ", ".join(map(str, txn["epochs"]))
         lines.append(f"open transaction: offsets {txn['firstOffset']}..{txn['lastDataOffset']}, "
-                     f"{count(txn['batches'], 'batch')}, {count(txn['records'], 'record')}, epochs {txn['epochs']}")
-    lines.append(f"LSO {ev.get('lastStableOffset')}, high watermark {ev.get('highWatermark')}, "
-                 f"log start {ev.get('logStartOffset')}")
+                     f"{count(txn['batches'], 'batch')}, {count(txn['records'], 'record')}, "
+                     f"{'epoch' if len(txn['epochs']) == 1 else 'epochs'} {epochs}")
+    lines.append(f"LSO {_known(ev.get('lastStableOffset'))}, high watermark {_known(ev.get('highWatermark'))}, "
+                 f"log start {_known(ev.get('logStartOffset'))}")
     rec = ev.get("coordinatorRecord")
     if rec:
         lines.append(f"coordinator: __transaction_state-{rec['partition']} offset {rec['offset']} "
@@ -120,11 +129,17 @@ def _last_write(r: Row) -> str:
             + ("" if ago is None else f", {duration(ago)} before the as-of time"))
 
 
+def _transactional_id(r: Row) -> str:
+    txid = r.get("transactionalId")
+    if txid is None:
+        return f"transactional id: unknown (no coordinator record names producer id {r['producerId']})"
+    return f"transactional id: {txid}"
+
+
 def _row(r: Row, bootstrap: str, command_config: Optional[str]) -> str:
     out = comment(f"{r['topic']}-{r['partition']} producer {r['producerId']} epoch {r['producerEpoch']} "
                   f"from offset {r['startOffset']}: {verdict_heading(r)}")
-    out += _comment_block([f"reason: {r['reason']}", f"transactional id: {r.get('transactionalId')}",
-                           _last_write(r)])
+    out += _comment_block([f"reason: {r['reason']}", _transactional_id(r), _last_write(r)])
     out += _comment_block(_evidence_lines(r))
     if r.get("abortPreview"):
         out += _comment_block(_preview_lines(r["abortPreview"]))

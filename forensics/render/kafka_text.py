@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, List, Optional, Sequence, TypeVar
 
+from forensics.model import whole_minutes
 from forensics.render.rows import KafkaColumn, KafkaLayout, Row, plain
 
 T = TypeVar("T")
@@ -85,10 +86,7 @@ def _value(name: str, absent: str = "None") -> Callable[[Row], str]:
 
 
 def _to_minutes(ms: Optional[int]) -> str:
-    """``TimeUnit.MILLISECONDS.toMinutes``: Java's division, toward zero (-59 s is 0, not -1)."""
-    if ms is None:
-        return "None"
-    return str(abs(ms) // 60_000 * (-1 if ms < 0 else 1))
+    return "None" if ms is None else str(whole_minutes(ms))
 
 
 def _split(name: str) -> tuple:

@@ -28,7 +28,7 @@ from forensics.analysis.replicas import group_replicas
 from forensics.analysis.settling import TOO_RECENT
 from forensics.codec.txnlog import TransactionStatus as S
 from forensics.layout.names import is_legal_topic
-from forensics.model import TopicPartition
+from forensics.model import TopicPartition, whole_minutes
 from forensics.state.coordinator import Decision
 from forensics.report.row import ABSENT, JsonRow
 from forensics.report.state import StateReport, newest_input_time, preferred_replica
@@ -268,7 +268,7 @@ def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_conf
         live["abortArgs"] if live else None, evidence_of(v), live["abortArgsStartOffset"] if live else None,
         live["kafkaPythonArgs"] if live else None, v.view.inputs.broker_id,
         v.duration_ms // 1000 if v.duration_ms is not None else None, e.last_sequence,
-        v.duration_ms // 60_000 if v.duration_ms is not None else None, armed,
+        whole_minutes(v.duration_ms) if v.duration_ms is not None else None, armed,
         _why_not_armed(v, armed, arm_unverifiable, legal), forms,
         active_form(version) if forms else None, list(v.advice), v.coordinator_partition, v.overdue_ms,
         v.verdict.value,

@@ -38,3 +38,16 @@ def test_find_hanging_text_is_kafkas_eight_columns_at_any_width(width):
         [r["topic"], str(r["partition"]), str(r["producerId"]), str(r["producerEpoch"]), str(r["coordinatorEpoch"]),
          str(r["startOffset"]), str(r["lastTimestamp"]), str(r["durationMin"])] for r in rows]
     assert _run("find-hanging", REAL, "--all", "--format", "text").splitlines() == lines  # a pipe: the same
+
+
+@pytest.mark.parametrize("before_s, minutes", [(30, 0), (59, 0), (60, -1), (90, -1), (-90, 1)])
+def test_duration_minutes_round_toward_zero_in_json_as_in_kafkas_text(before_s, minutes):
+    """An as-of before a transaction's last batch (a clock behind the producer's) gives a negative
+    duration: JSON's durationMin is Kafka's TimeUnit.MILLISECONDS.toMinutes, as the text table's."""
+    disk = REPO / "fixtures" / "example-disk"
+    (row,) = rows_of(_run("find-hanging", disk, "--format", "json"))
+    as_of = row["lastTimestamp"] - before_s * 1000
+    (row,) = rows_of(_run("find-hanging", disk, "--format", "json", "--as-of", as_of))
+    assert (row["durationMs"], row["durationMin"]) == (-before_s * 1000, minutes)
+    header, line = _run("find-hanging", disk, "--format", "text", "--as-of", as_of).splitlines()
+    assert line.split("\t")[7].strip() == str(minutes)

@@ -77,7 +77,7 @@ def test_abort_script_comments_name_times_and_count_in_words():
            "as-of time" in lines
     assert "#     record timestamps 2026-01-01T00:00:06.250Z (1767225606250) .. 2026-01-01T00:00:06.251Z " \
            "(1767225606251); first keys: 'k18', 'k19'" in lines
-    assert "#   open transaction: offsets 6..7, 1 batch, 2 records, epochs [1]" in lines
+    assert "#   open transaction: offsets 6..7, 1 batch, 2 records, epoch 1" in lines
     assert "#   coordinator: __transaction_state-0 offset 3 (CompleteCommit, written 2026-01-01T00:00:07.250Z " \
            "(1767225607250)) in " + str(REPO / "fixtures" / "example-disk" / "broker-1" / "__transaction_state-0" /
                                      "00000000000000000000.log") + " @ byte 400" in lines
