@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import random
 import struct
-import sys
 from pathlib import Path
 from typing import List
 
@@ -20,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fixtures.generator import RecordSpec, encode_legacy_message, encode_marker_batch, encode_v2_batch
 from forensics.io.frames import FrameScanner
 from forensics.speedups import native
 from tests.codec.dump_ways import decoder_of, dump_ways
@@ -30,8 +30,6 @@ needs_native = pytest.mark.skipif(native is None, reason="the C accelerator is n
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = shared_dir() / "real-kafka"
-sys.path.insert(0, str(REPO / "fixtures"))
-from generator import RecordSpec, encode_legacy_message, encode_marker_batch, encode_v2_batch  # noqa: E402
 
 
 def _segments() -> List[Path]:

@@ -156,10 +156,7 @@ def test_record_tuples_resume_between_runs_of_any_size(path: Path, budget: int, 
 
 
 def _batch_segment(seed: int) -> bytes:
-    import sys
-
-    sys.path.insert(0, str(REPO / "fixtures"))
-    from generator import RecordSpec, encode_v2_batch
+    from fixtures.generator import RecordSpec, encode_v2_batch
 
     rnd = random.Random(seed)
     out, offset = bytearray(), 0
@@ -196,10 +193,7 @@ def test_damaged_batches_give_the_same_frames_records_and_errors(seed: int, flip
 def test_record_fields_that_overflow_64_bits_fall_back_to_python() -> None:
     """Python's ints do not overflow; the accelerator hands such a record back, so the timestamp
     is the exact sum either way."""
-    import sys
-
-    sys.path.insert(0, str(REPO / "fixtures"))
-    from generator import RecordSpec, encode_v2_batch
+    from fixtures.generator import RecordSpec, encode_v2_batch
 
     big = 2**63 - 10
     raw = encode_v2_batch(0, [RecordSpec(value=b"x", timestamp_delta=100)], base_timestamp=big, max_timestamp=big)
@@ -229,10 +223,7 @@ def test_scan_stops_where_python_must_look() -> None:
 
 @needs_native
 def test_records_decodes_its_range_and_refuses_impossible_counts() -> None:
-    import sys
-
-    sys.path.insert(0, str(REPO / "fixtures"))
-    from generator import RecordSpec, encode_v2_batch
+    from fixtures.generator import RecordSpec, encode_v2_batch
 
     raw = encode_v2_batch(7, [RecordSpec(key=b"a", value=b"b", headers=(("h", None),)), RecordSpec(value=None)],
                           base_sequence=2**31 - 1)
@@ -308,10 +299,7 @@ def test_the_accelerator_is_built_wherever_a_compiler_is() -> None:
 def _legacy_segment(seed: int) -> bytes:
     """Legacy entries of both magics: plain messages and compressed wrappers (gzip, snappy, lz4),
     CreateTime and LogAppendTime, null and empty keys and values."""
-    import sys
-
-    sys.path.insert(0, str(REPO / "fixtures"))
-    from generator import RecordSpec, encode_legacy_message
+    from fixtures.generator import RecordSpec, encode_legacy_message
 
     rnd = random.Random(seed)
     out, offset = bytearray(), rnd.choice([0, 5, 2**40])
@@ -365,10 +353,7 @@ def test_damaged_legacy_entries_give_the_same_records_and_errors(seed: int, flip
 def test_legacy_wrappers_decode_in_c_with_kafkas_offset_and_timestamp_rules() -> None:
     """A v1 LogAppendTime wrapper: inner offsets relative to the wrapper's last offset, every inner
     timestamp the wrapper's; a v0 wrapper: absolute inner offsets, no timestamps."""
-    import sys
-
-    sys.path.insert(0, str(REPO / "fixtures"))
-    from generator import RecordSpec, encode_legacy_message
+    from fixtures.generator import RecordSpec, encode_legacy_message
 
     from forensics.codec.compression import decompress
 
@@ -518,10 +503,7 @@ def test_every_segment_dumps_the_same_text_both_ways(path: Path) -> None:
 def _text_batches(seed: int) -> bytes:
     """v2 batches whose keys, values and header keys exercise the text rules: invalid and valid
     non-ASCII UTF-8, nulls, empties, newlines, LogAppendTime, sequences that wrap, every codec."""
-    import sys
-
-    sys.path.insert(0, str(REPO / "fixtures"))
-    from generator import RecordSpec, encode_v2_batch
+    from fixtures.generator import RecordSpec, encode_v2_batch
 
     rnd = random.Random(seed)
     pieces = [b"", b"plain", b"\xff\xfe", "h\u00e9llo \u20ac \U0001f600".encode(), b"a\nb\r\x00c", b"\xed\xa0\x80x",
