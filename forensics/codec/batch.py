@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator, List, NamedTuple, Optional, Tuple, c
 from forensics.codec.compression import NATIVE_CODECS, decompress
 from forensics.codec.crc import crc32c
 from forensics.codec.primitives import INT32_MAX, read_varint, read_varlong
-from forensics.codec.records import LOG_OVERHEAD, nullable_size
+from forensics.codec.log_entry import LOG_OVERHEAD, nullable_size
 from forensics.errors import CorruptBatchError, CorruptRecordError, ForensicsError
 from forensics.speedups import native
 

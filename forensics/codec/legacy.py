@@ -15,7 +15,7 @@ from typing import Any, List, NamedTuple, Optional, Sequence, cast
 from forensics.codec.batch import RecordTuple
 from forensics.codec.compression import decompress
 from forensics.codec.crc import crc32
-from forensics.codec.records import LOG_OVERHEAD, MAGIC_OFFSET, nullable_size
+from forensics.codec.log_entry import LOG_OVERHEAD, MAGIC_OFFSET, nullable_size
 from forensics.errors import CorruptRecordError, UnsupportedCodecError
 from forensics.speedups import native
 

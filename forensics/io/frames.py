@@ -25,7 +25,7 @@ from forensics.codec import legacy
 from forensics.codec.batch import BatchHeader, RecordTuple, decode_header
 from forensics.codec.crc import crc32, crc32c
 from forensics.codec.primitives import INT32_MAX
-from forensics.codec.records import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET, MAX_MAGIC, PREFIX
+from forensics.codec.log_entry import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET, MAX_MAGIC, PREFIX
 from forensics.codec.zeros import NO_HOLES, Holes
 from forensics.findings import Finding, FindingKind
 from forensics.speedups import native

@@ -13,20 +13,20 @@ _WHERE = {
     "discover": "discovery",
     "FileKind": "names",
     "PartitionStatus": "names",
-    "Inventory": "records",
-    "KraftSnapshotFile": "records",
-    "LogDir": "records",
-    "LooseFile": "records",
-    "PartitionDir": "records",
-    "SegmentFiles": "records",
-    "SnapshotFile": "records",
+    "Inventory": "inventory",
+    "KraftSnapshotFile": "inventory",
+    "LogDir": "inventory",
+    "LooseFile": "inventory",
+    "PartitionDir": "inventory",
+    "SegmentFiles": "inventory",
+    "SnapshotFile": "inventory",
     "SwapNextOffset": "segments",
 }
 
 if TYPE_CHECKING:
     from forensics.layout.discovery import DEFAULT_MAX_DEPTH, discover
     from forensics.layout.names import FileKind, PartitionStatus
-    from forensics.layout.records import (
+    from forensics.layout.inventory import (
         Inventory,
         KraftSnapshotFile,
         LogDir,

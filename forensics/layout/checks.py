@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 from forensics.errors import InputError
 from forensics.findings import Finding, FindingKind
 from forensics.layout.names import PartitionStatus
-from forensics.layout.records import LogDir, PartitionDir, SegmentFiles
+from forensics.layout.inventory import LogDir, PartitionDir, SegmentFiles
 from forensics.model import first_few
 
 NO_KAFKA = "no Kafka log directory, partition directory or file found"

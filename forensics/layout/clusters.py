@@ -41,7 +41,7 @@ from forensics.findings import Finding, FindingKind, Severity
 from forensics.layout.checks import duplicate_brokers
 from forensics.layout.names import PartitionStatus
 from forensics.layout.partition_dir import read_text_file
-from forensics.layout.records import Inventory, LogDir, LooseFile, PartitionDir
+from forensics.layout.inventory import Inventory, LogDir, LooseFile, PartitionDir
 from forensics.model import CLUSTER_METADATA_TOPIC, first_few
 
 SHOWN = 3  # log dirs named per cluster in a message

@@ -58,7 +58,7 @@ from forensics.layout.names import (
 )
 from forensics.layout.partition_dir import note as _note
 from forensics.layout.partition_dir import read_text_file, scan_partition_dir, special_file
-from forensics.layout.records import Inventory, LogDir, LooseFile, PartitionDir
+from forensics.layout.inventory import Inventory, LogDir, LooseFile, PartitionDir
 from forensics.layout.segments import SwapNextOffset
 from forensics.model import TopicPartition
 

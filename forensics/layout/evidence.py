@@ -19,7 +19,7 @@ from forensics.io.files import describe_mode
 from forensics.layout.names import BOOTSTRAP_CHECKPOINT, OFFSET_CHECKPOINT_NAMES
 
 if TYPE_CHECKING:  # pragma: no cover
-    from forensics.layout.records import Inventory
+    from forensics.layout.inventory import Inventory
 
 MAX_TEXT_BYTES = 64 * 1024 * 1024  # text checkpoints of ~1M partitions stay well below this
 

@@ -15,7 +15,7 @@ import stat
 from typing import Dict, List, NamedTuple, Optional, Sequence
 
 from forensics.layout.evidence import on_kernel_fs, under
-from forensics.layout.records import Inventory
+from forensics.layout.inventory import Inventory
 
 # entry types, by the mode lstat gives
 _TYPES = ((stat.S_ISDIR, "dir"), (stat.S_ISREG, "file"), (stat.S_ISLNK, "symlink"), (stat.S_ISFIFO, "fifo"),

@@ -26,7 +26,7 @@ from forensics.layout.names import (
     classify_file_name,
     parse_partition_dir_name,
 )
-from forensics.layout.records import KraftSnapshotFile, PartitionDir
+from forensics.layout.inventory import KraftSnapshotFile, PartitionDir
 from forensics.layout.segments import NamedFile, SwapNextOffset, resolve_segments
 
 _T = TypeVar("_T")

@@ -47,7 +47,7 @@ from forensics.layout.names import (
     FileName,
     TempSuffix,
 )
-from forensics.layout.records import SegmentFiles, SnapshotFile
+from forensics.layout.inventory import SegmentFiles, SnapshotFile
 from forensics.model import first_few
 
 SwapNextOffset = Callable[[str], Optional[int]]

@@ -22,7 +22,7 @@ from forensics.errors import InputError
 from forensics.io.files import WHOLE_FILE_LIMIT, read_small_file
 from forensics.layout.evidence import check_output_path
 from forensics.layout.evidence_files import EvidenceEntry, evidence_tree, roles_of
-from forensics.layout.records import Inventory
+from forensics.layout.inventory import Inventory
 from forensics.render.manifest_render import manifest_json
 from forensics.report.manifest import Manifest, ManifestEntry, ManifestFormatError, close_run, record_inputs
 from forensics.report.manifest_verify import Verification, manifest_checks, parse_manifest, verify_manifest

@@ -27,7 +27,7 @@ from forensics.layout.names import (
     classify_file_name,
     parse_partition_dir_name,
 )
-from forensics.layout.records import Inventory, LogDir, PartitionDir
+from forensics.layout.inventory import Inventory, LogDir, PartitionDir
 from forensics.layout.segments import NamedFile, resolve_segments
 from forensics.model import TopicPartition
 
