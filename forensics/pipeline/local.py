@@ -114,7 +114,7 @@ class LocalExecutor:
                 result = finalize(merge_all(groups.pop(u.key)))
                 results[u.key] = consume(u.key, result) if consume is not None else result
                 del result
-        return {key: results[key] for key in last}  # in the order of the plan, as before
+        return {key: results[key] for key in last}  # in the order of the plan (the pool merges in the same order)
 
 
 @contextmanager
