@@ -66,8 +66,8 @@ def _evidence_lines(row: Row) -> List[str]:
         lines.append(f"first batch of the open transaction: {first['path']} @ byte {first['position']}")
     txn = ev.get("openTransaction")
     if txn and txn["lastDataOffset"] is None:
-        lines.append(f"open transaction: from offset {txn['firstOffset']}, no data batch of it among the inputs "
-                     "(known from the producer snapshot only)")
+        lines.append(f"open transaction: starts at offset {txn['firstOffset']}, no data batch of it among the inputs "
+                     "(known from the snapshot only)")
     elif txn:
         epochs = ", ".join(map(str, txn["epochs"]))
         lines.append(f"open transaction: offsets {txn['firstOffset']}..{txn['lastDataOffset']}, "
