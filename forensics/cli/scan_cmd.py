@@ -63,9 +63,10 @@ def scan_cli(
         done = scan(req, StderrListener(progress))
         ref = after_run(done.manifest, done.stats)
         if fmt is ScanFormat.json:
-            render_scan_json(done.report, sys.stdout, ref, done.version)
+            render_scan_json(done.report, sys.stdout, ref, done.version, done.evidence_gaps)
         else:
-            render_scan_table(done.report, sys.stdout, done.version, wide=wide, internal=internal or topic is not None)
+            render_scan_table(done.report, sys.stdout, done.version, wide=wide, internal=internal or topic is not None,
+                              evidence=done.evidence_gaps)
         sys.stdout.flush()
         write_clock(done.report.as_of, as_of_line=False, set_aside=False)  # the set-aside times are scan findings
     if strict and done.report.all_findings():

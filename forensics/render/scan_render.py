@@ -127,10 +127,10 @@ def _hidden_line(hidden: Sequence[PartitionSummary]) -> str:
 
 
 def render_scan_table(report: ScanReport, out: TextIO, version: Optional[BrokerVersionRange] = None, *,
-                      wide: bool = False, internal: bool = False) -> None:
+                      wide: bool = False, internal: bool = False, evidence: Sequence[str] = ()) -> None:
     """The tables of a scan: the default columns fitted to the screen, or every column (``wide``); the
     internal topics' partitions with nothing to look at (report/scan.quiet_internal) left out, said in
-    one line, unless ``internal``."""
+    one line, unless ``internal``; last, ``evidence``: what the disk names that the inputs lack."""
     width = None if wide else screen_width(out)
     console = fit_console(out, width)
     if report.log_dirs:
@@ -155,6 +155,17 @@ def render_scan_table(report: ScanReport, out: TextIO, version: Optional[BrokerV
         print_fitted(console, f"Findings ({total(findings)})", _FINDINGS, [_finding_cells(f) for f in findings], width)
     else:
         console.print("Findings: none")
+    if report.log_dirs:
+        console.print(evidence_heading(evidence))
+        for line in evidence:
+            console.print(f"  {term(line.removeprefix('evidence: '))}")
+
+
+def evidence_heading(evidence: Sequence[str]) -> str:
+    """The line over what the disk names that the inputs lack (``__cluster_metadata``, the checkpoints)."""
+    if evidence:
+        return "Evidence: what weakens any verdict on these inputs"
+    return "Evidence: every broker, log dir and partition the disk names is among the inputs"
 
 
 def _segment_obj(s: SegmentSummary) -> Dict[str, Any]:
@@ -186,7 +197,7 @@ def _findings(items: List[Finding]) -> List[Dict[str, Any]]:
 
 
 def render_scan_json(report: ScanReport, out: TextIO, manifest: Optional[Dict[str, Any]] = None,
-                     version: Optional[BrokerVersionRange] = None) -> None:
+                     version: Optional[BrokerVersionRange] = None, evidence: Sequence[str] = ()) -> None:
     """One JSON document (its name and version first: :data:`~forensics.render.machine_format.SCAN`); ``manifest``: path and digest of the evidence manifest, embedded when given;
     ``version``: the broker version range (``brokerVersion``), when given."""
     obj: Dict[str, Any] = {
@@ -207,6 +218,7 @@ def render_scan_json(report: ScanReport, out: TextIO, manifest: Optional[Dict[st
         "segmentFiles": [_segment_obj(s) for s in report.loose_segments],
         "otherFiles": list(report.other_loose_files),
         "findings": _findings(list(report.findings)),
+        "evidence": {"gaps": list(evidence)},
         "summary": {
             "logDirs": len(report.log_dirs),
             "partitions": sum(len(d.partitions) for d in report.log_dirs),

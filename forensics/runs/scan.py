@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
+from forensics.analysis.coverage import describe as describe_coverage
 from forensics.analysis.filters import Filters
+from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
 from forensics.pipeline.plan import plan
 from forensics.runs.broker_version import broker_version_of
 from forensics.render.time_text import stamp
+from forensics.report.evidence_facts import coverage_of
 from forensics.report.scan import SCAN_SCOPE, ScanReport, assemble_scan, selected
 from forensics.runs.context import EngineChoice, Evidence, Listener, Quiet, open_evidence
 from forensics.runs.manifest import ManifestWritten
@@ -32,6 +35,9 @@ class ScanResult:
     version: BrokerVersionRange
     manifest: Optional[ManifestWritten]
     stats: Dict[str, Any]
+    # what the disk says should exist and is not among the inputs (brokers, log dirs, partitions,
+    # __cluster_metadata), one line each as find-hanging writes them; empty: nothing named is missing
+    evidence_gaps: Tuple[str, ...] = ()
 
 
 def scan(req: ScanRequest, listener: Listener = Quiet()) -> ScanResult:
@@ -41,5 +47,7 @@ def scan(req: ScanRequest, listener: Listener = Quiet()) -> ScanResult:
     report = selected(assemble_scan(req.evidence.paths, opened.inventory, results, req.as_of, time_text=stamp), req.topic,
                       req.partition, req.broker_id)
     version = broker_version_of(opened.inventory, scan=report, given=req.broker_version)
+    image = read_cluster_image(opened.inventory, record_types=EVIDENCE_RECORD_TYPES)
+    gaps = tuple(describe_coverage(coverage_of(opened.inventory, image)))
     written = opened.manifest.finish(report.as_of.time_ms, report.as_of.source)
-    return ScanResult(report, version, written, opened.stats)
+    return ScanResult(report, version, written, opened.stats, gaps)
