@@ -54,8 +54,8 @@ def _preview_lines(p: Row) -> List[str]:
     return lines
 
 
-def _known(offset: Optional[int]) -> str:
-    return "unknown" if offset is None else str(offset)
+def _known(value: Optional[int]) -> str:
+    return "unknown" if value is None else str(value)
 
 
 def _evidence_lines(row: Row) -> List[str]:
