@@ -20,7 +20,7 @@ all-clear of a scope holding it is not proven.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
 
 from forensics.analysis.filters import Filters
 from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, TopicPartition, first_few
@@ -82,6 +82,8 @@ class Coverage:
     metadata_copies_missing: Tuple[str, ...] = ()
     # (leader, its leader epoch) as __cluster_metadata names them (the last leader where none is now)
     leaders: Mapping[TopicPartition, Tuple[int, int]] = field(default_factory=dict)
+    # the partitions __cluster_metadata gives one replica: their high watermark is their log end
+    sole_replicas: FrozenSet[TopicPartition] = frozenset()
 
     @property
     def complete(self) -> bool:
@@ -151,7 +153,8 @@ def from_image(image: Any, log_dirs: Sequence[PresentLogDir], copies: Sequence[P
     leaders = {p.topic_partition: (p.leader, p.registration.leader_epoch) if p.leader >= 0 else
                (p.last_leader, p.last_leader_epoch) for p in image.partitions() if p.leader >= 0 or p.last_leader >= 0}
     return Coverage("__cluster_metadata", tuple(sorted(image.brokers)), tuple(present_brokers), tuple(missing_brokers),
-                    tuple(missing_dirs), uncovered, image.partition_count(TRANSACTION_STATE_TOPIC), leaders=leaders)
+                    tuple(missing_dirs), uncovered, image.partition_count(TRANSACTION_STATE_TOPIC), leaders=leaders,
+                    sole_replicas=frozenset(p.topic_partition for p in image.partitions() if len(p.replicas) == 1))
 
 
 def from_checkpoints(log_dirs: Sequence[PresentLogDir], copies: Sequence[PresentCopy]) -> Coverage:

@@ -9,7 +9,9 @@ records that would contradict the verdict may simply be missing from the copy:
 * damage findings (torn tail, zero fill, CRC mismatch, corrupt region or batch, unreadable file,
   a segment that is not Kafka);
 * on a log dir that says it stopped cleanly, the log ends past its recovery point (a clean stop
-  checkpoints every log's end: a stale checkpoint, or a log of another moment);
+  checkpoints every log's end: a stale checkpoint, or a log of another moment), or past the high
+  watermark of a partition whose only replica it is (``Partition.maybeIncrementLeaderHW``: a sole
+  replica's high watermark is its log end, and ``ReplicaManager.shutdown`` checkpoints it);
 * the log ends below the high watermark (``replication-offset-checkpoint``) or the recovery point
   (``recovery-point-offset-checkpoint``) of its log dir: the broker had written offsets up to there
   (``UnifiedLog`` never checkpoints either past its log end);
@@ -25,7 +27,7 @@ A torn copy and a marker really lost look alike on disk; only the live cluster t
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from forensics.analysis.coordinator import CoordinatorPartitionView, CoordinatorView, TransactionIdView
 from forensics.analysis.producers import COORDINATOR_WRITTEN_TOPICS, PartitionView
@@ -84,6 +86,7 @@ class LogExtent(NamedTuple):
     log_start: Optional[int] = None  # log-start-offset-checkpoint
     leader_epochs: Tuple[EpochEntry, ...] = ()  # leader-epoch-checkpoint
     reach: Optional[Tuple[int, str, str]] = None  # (next offset, index path, what) its indexes name
+    sole_replica: bool = False  # __cluster_metadata gives the partition this one replica
 
 
 def _damage_text(f: Finding) -> str:
@@ -109,6 +112,11 @@ def end_gaps(log: LogExtent) -> List[Gap]:
     if log.clean_shutdown and log.recovery_point is not None and log.log_end > log.recovery_point:
         out.append(Gap("past_recovery_point", f"past its recovery point {log.recovery_point} although its broker "
                        "stopped cleanly (a clean stop checkpoints every log's end): a stale checkpoint or a log of "
+                       "another moment", log.path, log_end=log.log_end, partition_dir=log.path))
+    if log.clean_shutdown and log.sole_replica and log.high_watermark is not None and log.log_end > log.high_watermark:
+        out.append(Gap("past_high_watermark", f"past its high watermark {log.high_watermark} (replication-offset-"
+                       "checkpoint) although its broker stopped cleanly and holds its only replica (a sole replica's "
+                       "high watermark is its log end, checkpointed at a clean stop): a stale checkpoint or a log of "
                        "another moment", log.path, log_end=log.log_end, partition_dir=log.path))
     if log.log_start is not None and log.log_end < log.log_start:
         out.append(Gap("below_log_start", f"below its log start offset {log.log_start} (log-start-offset-checkpoint)",
@@ -195,10 +203,12 @@ def misplaced_records(coordinator: Optional[CoordinatorView]) -> Dict[int, Gap]:
 class EvidenceExtents:
     """The :class:`LogExtent` of every partition replica dir read, by path."""
 
-    def __init__(self, inventory: Inventory, reach: Optional[Reach] = None) -> None:
+    def __init__(self, inventory: Inventory, reach: Optional[Reach] = None,
+                 sole_replicas: FrozenSet[TopicPartition] = frozenset()) -> None:
         self._dirs: Dict[str, Tuple[Optional[LogDir], PartitionDir]] = {
             p.path: (d, p) for d, p in inventory.all_partitions()}
         self._reach = reach
+        self._sole = sole_replicas
 
     def of_view(self, view: PartitionView, findings: Iterable[Finding] = ()) -> LogExtent:
         """The extent of a data partition replica as its rebuild read it."""
@@ -226,7 +236,8 @@ class EvidenceExtents:
         return LogExtent(label, path, log_end, high_watermark, recovery, snapshots, tuple(segments),
                          tuple(findings), log_dir is not None and log_dir.had_clean_shutdown, start,
                          part.leader_epochs if part is not None else (),
-                         (*reached,) if reached is not None else None)  # a plain tuple (reach may hand a NamedTuple)
+                         (*reached,) if reached is not None else None,  # a plain tuple (reach may hand a NamedTuple)
+                         tp in self._sole)
 
 
 class EvidenceCheck:
@@ -239,15 +250,17 @@ class EvidenceCheck:
                  epochs: Optional[EpochCheck] = None) -> None:
         self.quiescence = quiescence  # when each partition was copied, on evidence not of one quiescent moment
         self.coverage = coverage  # what should be there against what is
-        self._extents = EvidenceExtents(inventory, reach)
+        self._extents = EvidenceExtents(inventory, reach, coverage.sole_replicas if coverage is not None else frozenset())
         self._crc = crc
         self._epochs = epochs
         self._epoch_gaps: Dict[str, Optional[Gap]] = {}  # by partition dir: its batches read once
         self._data: Dict[str, LogGaps] = {}  # by partition dir: built once, however many rows it has
         self._coordinator: Dict[int, Tuple[str, Tuple[Gap, ...]]] = {}
+        self._coordinator_extents: Dict[int, LogExtent] = {}
+        self._coordinator_epochs: Dict[int, Optional[Gap]] = {}  # by partition: its batches read once, when asked
         self._misplaced = misplaced_records(coordinator)
         for part, cp in (coordinator.partitions.items() if coordinator is not None else ()):
-            extent = self._extents.of_coordinator(part, cp)
+            extent = self._coordinator_extents[part] = self._extents.of_coordinator(part, cp)
             gaps = gaps_of(extent)
             if gaps:
                 self._coordinator[part] = (extent.label, gaps)
@@ -271,20 +284,39 @@ class EvidenceCheck:
         """A batch of the log whose partition leader epoch is not the one its ``leader-epoch-checkpoint``
         gives its offset (None: they agree, or nothing to compare)."""
         i = view.inputs
-        if self._epochs is None or not i.leader_epochs:
-            return None
         if i.path not in self._epoch_gaps:
-            found = self._epochs([s.path for s in i.segments], i.leader_epochs, view.log_start_offset)
-            gap = None
-            if found is not None:
-                offset, epoch, expected, path, position = found
-                said = f"epoch {expected}" if expected is not None else "no epoch (no entry starts at or below it)"
-                gap = Gap("contradiction", f"the batch holding offset {offset} of {view.topic_partition} ({path} @ byte "
-                          f"{position}) carries leader epoch {epoch}, where its leader-epoch-checkpoint gives "
-                          f"{said}: an edited or stale checkpoint, or a log of another moment", path, position,
-                          partition_dir=i.path)
-            self._epoch_gaps[i.path] = gap
+            self._epoch_gaps[i.path] = self._epoch_gap(str(view.topic_partition), i.path, [s.path for s in i.segments],
+                                                       i.leader_epochs, view.log_start_offset)
         return self._epoch_gaps[i.path]
+
+    def coordinator_epoch_contradictions(self, partitions: Optional[Sequence[int]]) -> List[Gap]:
+        """:meth:`epoch_contradiction` of the coordinator partitions given (None: all of them)."""
+        wanted = sorted(self._coordinator_extents) if partitions is None else partitions
+        out = []
+        for p in wanted:
+            extent = self._coordinator_extents.get(p)
+            if extent is None:
+                continue
+            if p not in self._coordinator_epochs:  # from its log start checkpoint, else from its first batch
+                self._coordinator_epochs[p] = self._epoch_gap(extent.label, extent.path, extent.segments,
+                                                              extent.leader_epochs, extent.log_start or 0)
+            gap = self._coordinator_epochs[p]
+            if gap is not None:
+                out.append(gap)
+        return out
+
+    def _epoch_gap(self, label: str, partition_dir: str, segments: Sequence[str], entries: Sequence[EpochEntry],
+                   log_start: int) -> Optional[Gap]:
+        if self._epochs is None or not entries:
+            return None
+        found = self._epochs(segments, entries, log_start)
+        if found is None:
+            return None
+        offset, epoch, expected, path, position = found
+        said = f"epoch {expected}" if expected is not None else "no epoch (no entry starts at or below it)"
+        return Gap("contradiction", f"the batch holding offset {offset} of {label} ({path} @ byte {position}) carries "
+                   f"leader epoch {epoch}, where its leader-epoch-checkpoint gives {said}: an edited or stale "
+                   "checkpoint, or a log of another moment", path, position, partition_dir=partition_dir)
 
     def repeated_batch(self, view: PartitionView, pid: int, span: Optional[TransactionSpan]) -> Optional[Gap]:
         """The open transaction's first batch holds the same records (the same CRC) as the first batch of an

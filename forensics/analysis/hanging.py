@@ -237,6 +237,9 @@ def _unproven(verdict: VerdictKind, reason: str, view: PartitionView, e: Produce
             torn.extend(data)
         if verdict is VerdictKind.HANGING or v is not None:
             wanted = None if v is None else sorted({v.partition, v.expected_partition})
+            contradicting = check.coordinator_epoch_contradictions(wanted)
+            parts.extend(g.text + ": the id's records there are not proven to be the broker's own" for g in contradicting)
+            gaps.extend(contradicting)
             for label, missing in check.coordinator(wanted):
                 parts.append(describe(label, missing) + (": the id's newest record may be missing" if v is not None
                                                          else ": the record of this producer id may be missing"))

@@ -5,7 +5,7 @@ there against what the disk says should be (:mod:`forensics.analysis.coverage`).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 from forensics.analysis.clock import AsOf, FileTimes
 from forensics.analysis.evidence_gaps import EvidenceExtents, describe, end_gaps, misplaced_records
@@ -20,9 +20,10 @@ from forensics.report.state import StateReport
 
 
 def quiescence_of(report: StateReport, clock: AsOf, window_ms: int, changed: Sequence[ChangedFile] = (),
-                  copy_start_ms: Optional[int] = None) -> Quiescence:
+                  copy_start_ms: Optional[int] = None, image: Any = None) -> Quiescence:
     """The quiescence of a state report's evidence; ``clock``: the incident clock of the same inputs (whether
-    the file times are real), ``changed``: the files that changed while the run read them."""
+    the file times are real), ``changed``: the files that changed while the run read them, ``image``: the
+    KRaft cluster image (each broker's newest registration)."""
     dir_of: Dict[str, str] = {}
     newest: Dict[str, Optional[int]] = {}
     for v in report.partitions:
@@ -35,7 +36,11 @@ def quiescence_of(report: StateReport, clock: AsOf, window_ms: int, changed: Seq
         dir_of[i.path] = i.log_dir
         times = [s.max_timestamp for s in i.segments if s.max_timestamp is not None]
         newest[i.path] = max(times + list(cp.state.newest_update.values()), default=None)
-    facts = [LogDirFacts(d.path, d.broker_id, d.had_clean_shutdown, d.lock_pid) for d in report.inventory.log_dirs]
+    brokers = image.brokers if image is not None and image.origin in ("snapshot", "log") else {}
+    facts = [LogDirFacts(d.path, d.broker_id, d.had_clean_shutdown, d.lock_pid,
+                         d.clean_shutdown.broker_epoch if d.clean_shutdown is not None else None,
+                         brokers[d.broker_id].epoch if d.broker_id in brokers else None)
+             for d in report.inventory.log_dirs]
     loose = [p.path for p in report.inventory.partitions]
     q = assess(facts, loose, changed, {}, dir_of, window_ms)
     if q.proven:
@@ -76,15 +81,15 @@ def coverage_of(inventory: Inventory, image: Any = None) -> Coverage:
     return replace(base, metadata_missing=tuple(kraft) if kraft and not has_metadata else ())
 
 
-def torn_logs(report: StateReport, leaders: Mapping[TopicPartition, Tuple[int, int]]) -> Tuple[TornLog, ...]:
+def torn_logs(report: StateReport, coverage: Coverage) -> Tuple[TornLog, ...]:
     """The partitions whose log (the copy verdicts read: the likely leader's) ends below what its own
     checkpoints, leader epochs and snapshots say it held, and the coordinator partitions that do or that
     hold other partitions' records."""
     from forensics.report.hanging import leader_views
 
-    extents = EvidenceExtents(report.inventory)
+    extents = EvidenceExtents(report.inventory, sole_replicas=coverage.sole_replicas)
     out = []
-    for v in leader_views(report, leaders=leaders):
+    for v in leader_views(report, leaders=coverage.leaders):
         gaps = end_gaps(extents.of_view(v))
         if gaps:
             out.append(TornLog(v.topic_partition, describe(str(v.topic_partition), gaps)))
@@ -103,5 +108,5 @@ def evidence_model_of(report: StateReport, clock: AsOf, window_ms: int, changed:
                       copy_start_ms: Optional[int] = None, image: Any = None) -> EvidenceModel:
     """The evidence model of a state rebuild (see :mod:`forensics.analysis.evidence_model`)."""
     coverage = coverage_of(report.inventory, image)
-    return EvidenceModel(quiescence_of(report, clock, window_ms, changed, copy_start_ms), coverage,
-                         torn_logs(report, coverage.leaders))
+    return EvidenceModel(quiescence_of(report, clock, window_ms, changed, copy_start_ms, image), coverage,
+                         torn_logs(report, coverage))

@@ -219,6 +219,13 @@ SWEPT = [
      "where its leader-epoch-checkpoint gives no epoch"),
     ("real/kraft-tv2", "d-txn-ongoing-0/leader-epoch-checkpoint: entry 1 4 added (below the last batch)", 7,
      "carries leader epoch 0, where its leader-epoch-checkpoint gives epoch 1"),
+    # the coordinator partition's own checkpoints, compared with its batches (an ongoing verdict rests on them too)
+    ("real/kraft-tv2", "__transaction_state-43/leader-epoch-checkpoint: last entry 0 0 -> 0 1", 7,
+     "of __transaction_state-43 ("),
+    ("real/kraft-rv3.9-tv0", "__transaction_state-43/leader-epoch-checkpoint: entry 1 4 added (below the last batch)",
+     7, "carries leader epoch 0, where its leader-epoch-checkpoint gives epoch 1"),
+    ("real/kraft-tv2", "replication-offset-checkpoint: __transaction_state-43 5 -> 4", 7,
+     "past its high watermark 4 (replication-offset-checkpoint) although its broker stopped cleanly"),
     # a transition Kafka allows, in a record no coordinator writes (TransactionMetadata.completeTransitionTo)
     ("real/kraft-rv3.9-tv0", "__transaction_state-43/00000000000000000000.log: record at offset 4 duplicated at 5", 7,
      "the same record as the one before it"),
