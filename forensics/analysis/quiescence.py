@@ -10,6 +10,9 @@ few ms after the coordinator's CompleteCommit, looks exactly like a hanging tran
 
 * ``.kafka_cleanshutdown`` exists (``LogManager`` writes it at a clean stop, after every log is
   flushed and closed, and deletes it when it starts: a running or crashed broker has none);
+* it is of the broker's newest run: its ``brokerEpoch`` (3.7+) is the epoch of the broker's newest
+  registration in ``__cluster_metadata`` (a broker registers anew each time it starts, after deleting the
+  file: an older epoch is an earlier stop's file, a newer one a metadata copy older than the stop);
 * no process holds the log dir's ``.lock`` (a running broker does: ``LogManager.lockLogDirs``);
 * no file changed while this run read it.
 
@@ -39,6 +42,7 @@ from forensics.model import first_few
 
 NO_CLEAN_SHUTDOWN = "no_clean_shutdown"
 LOCK_HELD = "lock_held"
+STALE_CLEAN_SHUTDOWN = "stale_clean_shutdown"
 CHANGED_WHILE_READ = "changed_while_read"
 NO_LOG_DIR = "no_log_dir"
 _SHOWN = 3  # partitions or files named per reason
@@ -59,6 +63,8 @@ class LogDirFacts(NamedTuple):
     broker_id: Optional[int]
     clean_shutdown: bool
     lock_pid: Optional[int]  # a process holding .lock; 0 none; None: no .lock or cannot tell
+    shutdown_epoch: Optional[int] = None  # the brokerEpoch .kafka_cleanshutdown records (None: none recorded)
+    registered_epoch: Optional[int] = None  # the epoch of the broker's newest registration (None: no metadata)
 
 
 class ChangedFile(NamedTuple):
@@ -110,6 +116,13 @@ def _dir_problems(d: LogDirFacts) -> Iterable[Unsettled]:
     if not d.clean_shutdown:
         yield Unsettled(NO_CLEAN_SHUTDOWN, d.path, "has no .kafka_cleanshutdown: the broker was running, or did "
                         "not stop cleanly, when it was copied")
+    elif d.shutdown_epoch is not None and d.registered_epoch is not None and d.shutdown_epoch != d.registered_epoch:
+        why = ("the broker registered again after that stop (it deletes the file when it starts): the file is an "
+               "earlier stop's, mixed into this copy" if d.registered_epoch > d.shutdown_epoch else
+               "the metadata copy is older than that stop: files of different moments")
+        yield Unsettled(STALE_CLEAN_SHUTDOWN, d.path, f"has a .kafka_cleanshutdown of broker epoch {d.shutdown_epoch}, "
+                        f"but the newest registration of broker {d.broker_id} in __cluster_metadata has epoch "
+                        f"{d.registered_epoch}: {why}")
 
 
 def assess(log_dirs: Sequence[LogDirFacts], loose_partitions: Sequence[str], changed: Sequence[ChangedFile],

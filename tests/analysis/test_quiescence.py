@@ -16,6 +16,7 @@ from forensics.analysis.quiescence import (
     CHANGED_WHILE_READ,
     LOCK_HELD,
     NO_CLEAN_SHUTDOWN,
+    STALE_CLEAN_SHUTDOWN,
     ChangedFile,
     LogDirFacts,
     assess,
@@ -111,6 +112,25 @@ def test_quiescence_facts():
     assert not q.settled_after("/d/1/t-0", -1)  # no time: nothing to settle against
     assert not q.settled_after("/d/2/t-1", 0)  # no copy time known: never settled
     assert "00000000000000000000.log 10 -> 20 bytes" in q.unsettled[2].text
+
+
+def test_a_clean_shutdown_file_of_another_run_is_no_quiescence(tmp_path):
+    """The example disk's .kafka_cleanshutdown records brokerEpoch 12, the epoch of broker 1's newest
+    registration: one of an earlier stop (or a metadata copy older than the stop) proves nothing."""
+    code, [row], err = _hanging(_copy(tmp_path))
+    assert (code, row["verdict"], row["armed"]) == (1, "hanging", True) and "quiescent" not in err
+    for epoch, why in ((11, "the broker registered again after that stop"), (13, "the metadata copy is older than that stop")):
+        root = _copy(tmp_path / str(epoch))
+        (root / "broker-1" / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":%d}' % epoch)
+        code, [row], err = _hanging(root)
+        assert (code, row["verdict"], row["armed"]) == (7, "unverifiable", False), row["reason"]
+        said = " ".join(err.split())
+        assert (f"has a .kafka_cleanshutdown of broker epoch {epoch}, but the newest registration of broker 1 in "
+                f"__cluster_metadata has epoch 12: {why}") in said, said
+    empty = LogDirFacts("/d/1", 1, True, 0, None, 12)  # <= 3.6 writes an empty file: nothing to compare
+    assert assess([empty], [], [], {}, {}, 60_000).proven
+    stale = assess([LogDirFacts("/d/1", 1, True, 0, 11, 12)], [], [], {}, {}, 60_000)
+    assert [u.kind for u in stale.unsettled] == [STALE_CLEAN_SHUTDOWN] and not stale.quiet_dirs
 
 
 def test_earliest_copy():
