@@ -12,7 +12,7 @@ from forensics.codec.compression import codec_name
 from forensics.render.machine_format import DUMP
 from forensics.render.terminal_text import json_text
 from forensics.report.dump import expand_rows
-from forensics.report.events import (
+from forensics.report.dump_rows import (
     BatchRow,
     EntryRow,
     FileStart,

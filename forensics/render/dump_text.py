@@ -24,7 +24,7 @@ from forensics.codec.legacy import CODEC_MASK as LEGACY_CODEC_MASK
 from forensics.render.terminal_text import term
 from forensics.report.decoders import string_text
 from forensics.report.dump import frame_rows
-from forensics.report.events import (
+from forensics.report.dump_rows import (
     BatchRow,
     BatchRun,
     DataRecords,

@@ -12,7 +12,7 @@ from typing import Optional
 
 from forensics.codec.control import format_control_record
 from forensics.codec.java_reader import java_string
-from forensics.report.events import BatchRow, DecodedText
+from forensics.report.dump_rows import BatchRow, DecodedText
 
 DECODERS = ("transaction-log", "offsets", "cluster-metadata")
 

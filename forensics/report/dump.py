@@ -26,7 +26,7 @@ from forensics.io.frames import Frame
 from forensics.io.segment import SegmentWalk
 from forensics.layout.names import BOOTSTRAP_CHECKPOINT, kind_of_suffix, kraft_snapshot_id
 from forensics.report.decoders import record_texts, string_texts
-from forensics.report.events import (
+from forensics.report.dump_rows import (
     BatchRow,
     BatchRun,
     DataRecords,

@@ -16,7 +16,7 @@ from forensics.errors import CorruptSnapshotError, ForensicsError, InputError
 from forensics.findings import Finding, FindingKind, Severity
 from forensics.io.files import WHOLE_FILE_LIMIT, FileTooLarge, MappedFile
 from forensics.io.segment import SegmentWalk
-from forensics.report.events import DumpRow, EntryRow, FindingRow, NoteRow
+from forensics.report.dump_rows import DumpRow, EntryRow, FindingRow, NoteRow
 
 
 def dump_aux(path: str, kind: str) -> Iterator[DumpRow]:

@@ -80,7 +80,9 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
                    max_findings: int = MAX_FINDINGS, brokers: Optional[str] = None,
                    selection: Filters = Filters(), whole: Sequence[Verdict] = (),
                    warnings: Optional[Sequence[str]] = None) -> Incident:
-    """The incident model. ``rows``: one ``hanging_row`` dict per verdict (default: built here);
+    """The incident model. ``rows``: one row per verdict, in the verdicts' order (a
+    :class:`~forensics.report.hanging.HangingRow` as :func:`~forensics.report.hanging.hanging_row` builds it,
+    read here as its JSON mapping; default: built here);
     ``manifest``: (path, sha256) of the evidence manifest. ``selection`` (its topic, partition and broker
     id): only those partitions are shown (``verdicts`` are theirs), and what the rest holds is counted:
     ``whole`` are the verdicts of every partition, as without a selection; ``warnings``: what weakens every

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Optional, Tuple
 
 from forensics.errors import InputError
 from forensics.report.dump import DumpOptions, dump_file
-from forensics.report.events import DumpRow
+from forensics.report.dump_rows import DumpRow
 from forensics.runs.listener import Listener, Quiet
 
 if TYPE_CHECKING:

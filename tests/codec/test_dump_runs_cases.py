@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from fixtures import hostile
 from fixtures.diskgen.records import encode_v2_batch
 from forensics.report.dump import DumpOptions, dump_file
-from forensics.report.events import BatchRun
+from forensics.report.dump_rows import BatchRun
 from forensics.speedups import native
 from tests.codec import dump_catalog
 from tests.codec.dump_ways import decoder_of, dump_one, dump_ways

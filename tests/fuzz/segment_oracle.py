@@ -46,7 +46,7 @@ from forensics.findings import Finding, FindingKind
 from forensics.pipeline.plan import UnitKind, WorkUnit
 from forensics.pipeline.units import read_segment
 from forensics.report.dump import DumpOptions, dump_file
-from forensics.report.events import BatchRow, DataRecords, FindingRow, RecordRow
+from forensics.report.dump_rows import BatchRow, DataRecords, FindingRow, RecordRow
 from tests.fuzz.mutations import Mutant, Source
 
 DAMAGE = frozenset({FindingKind.TRUNCATED_TAIL, FindingKind.ZERO_FILL, FindingKind.CORRUPT_REGION,

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from fixtures import generator as gen
 from forensics.findings import FindingKind
 from forensics.report.dump import DumpOptions, dump_file
-from forensics.report.events import BatchRow, FindingRow, TrailingBytes
+from forensics.report.dump_rows import BatchRow, FindingRow, TrailingBytes
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "fixtures" / "real"

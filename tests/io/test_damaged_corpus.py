@@ -33,7 +33,7 @@ from forensics.findings import FindingKind
 from forensics.pipeline.plan import UnitKind, WorkUnit
 from forensics.pipeline.units import read_segment
 from forensics.report.dump import DumpOptions, dump_file
-from forensics.report.events import BatchRow, DataRecords, FindingRow, RecordRow
+from forensics.report.dump_rows import BatchRow, DataRecords, FindingRow, RecordRow
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "corpus"

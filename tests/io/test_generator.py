@@ -30,7 +30,7 @@ from forensics.codec.compression import decompress
 from forensics.findings import FindingKind
 from forensics.layout.discovery import discover
 from forensics.report.dump import DumpOptions, dump_file, expand_rows
-from forensics.report.events import BatchRow, FindingRow, RecordRow
+from forensics.report.dump_rows import BatchRow, FindingRow, RecordRow
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "fixtures" / "real"

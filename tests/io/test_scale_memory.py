@@ -41,7 +41,7 @@ CHILD = textwrap.dedent("""
 
     from forensics.render.dump_text import render_dump_text
     from forensics.report.dump import DumpOptions, dump_file
-    from forensics.report.events import BatchRow, DataRecords, RecordRow
+    from forensics.report.dump_rows import BatchRow, DataRecords, RecordRow
 
     baseline = status()["RssAnon"]
     sys.stdout.write("ready\\n")

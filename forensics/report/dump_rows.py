@@ -1,4 +1,6 @@
-"""Typed rows produced by the dump report; renderers turn them into text or JSON."""
+"""The rows of a dump (``kafka-dump-log.sh``'s lines as data), as :mod:`forensics.report.dump` yields them;
+the renderers (``render/dump_text``, ``render/dump_json``) turn them into text or JSON. (A partition's
+producer events, what the state folds read, are :mod:`forensics.state.events`.)"""
 
 from __future__ import annotations
 
