@@ -256,7 +256,7 @@ def checkpoints(disk: SweepDisk, ws: Workspace, log_dir: str, targets: Sequence[
     clean = ws.exists(_rel(log_dir, ".kafka_cleanshutdown"))
     cls = "5a offset checkpoint raised/lowered"
     for p in targets:
-        end, first = p.log_end, (p.batches[0].base_offset if p.batches else p.log_end)
+        end, first = p.log_end, (p.history[0].base_offset if p.history else p.log_end)  # the log's, not its last segment's
         for name in (HW, RP):
             v = _checkpoint_value(ws, log_dir, name, p.name)
             if v is None:
