@@ -22,7 +22,8 @@ from typing import List, Optional, Sequence, Tuple
 
 from forensics.analysis.coordinator import TransactionIdView
 from forensics.analysis.evidence_gaps import Gap
-from forensics.analysis.producers import PartitionView
+from forensics.analysis.producers import (PartitionView, StateDisagreement, disagreeing_producers, log_from,
+                                         repeated_producers, state_disagreement)
 from forensics.analysis.replicas import replica_name
 from forensics.state.producer import TransactionSpan
 
@@ -36,29 +37,55 @@ def _open_text(first: Optional[int]) -> str:
 def fold_disagreement(view: PartitionView, pid: int) -> Optional[Gap]:
     """Snapshot + replay against the full history, for one producer (None: they agree, or the history
     does not know the producer: its batches are gone, nothing to check against)."""
-    b, other, against = view.broker.entries.get(pid), view.history, "the full history of its segments"
-    if pid not in other.entries and view.witness is not None:  # its batches are gone: the older snapshot tells
-        other, against = view.witness, f"the older producer snapshot {view.witness_snapshot} plus the replay"
-    h = other.entries.get(pid)
+    d = state_disagreement(view.broker, view.history, view.witness, view.witness_offset, pid)
+    return _disagreement_gap(view, pid, d) if d is not None else None
+
+
+def _disagreement_gap(view: PartitionView, pid: int, d: StateDisagreement) -> Gap:
+    against = (f"the older producer snapshot {view.witness_snapshot} plus the replay" if d.by_witness
+               else "the full history of its segments")
     snap = view.snapshot_used.path if view.snapshot_used is not None else None
     source = f"the producer snapshot {snap} plus the replay" if snap else "the replay the broker would make"
-    b_open, h_open = view.broker.ongoing.get(pid), other.ongoing.get(pid)
-    if h is None and other is view.witness and b_open is not None and b_open < view.witness_offset:
-        what = f"{source} says {_open_text(b_open)}, but {against} has no entry for it"
-    elif h is None:
-        return None
-    elif b is None:
-        what = f"{source} has no entry for it, {against} {_open_text(h_open)}"
-    elif b_open != h_open:
-        what = f"{source} says {_open_text(b_open)}, {against} {_open_text(h_open)}"
-    elif (b.producer_epoch, b.coordinator_epoch) != (h.producer_epoch, h.coordinator_epoch):
-        what = (f"{source} gives producer epoch {b.producer_epoch} and coordinator epoch {b.coordinator_epoch}, "
-                f"{against} {h.producer_epoch} and {h.coordinator_epoch}")
+    if d.other is None and d.loaded_open is None and d.loaded is not None:
+        segments = view.inputs.segments
+        what = (f"{source} holds its last batch at offset {d.loaded.last_offset}, but the log, which holds offsets "
+                f"{segments[0].base_offset if segments else '?'} to {view.log_end_offset - 1}, has no batch of it")
+    elif d.other is None:
+        what = f"{source} says {_open_text(d.loaded_open)}, but {against} has no entry for it"
+    elif d.loaded is None:
+        what = f"{source} has no entry for it, {against} {_open_text(d.other_open)}"
+    elif d.loaded_open != d.other_open:
+        what = f"{source} says {_open_text(d.loaded_open)}, {against} {_open_text(d.other_open)}"
+    elif (d.loaded.producer_epoch, d.loaded.coordinator_epoch) != (d.other.producer_epoch, d.other.coordinator_epoch):
+        what = (f"{source} gives producer epoch {d.loaded.producer_epoch} and coordinator epoch "
+                f"{d.loaded.coordinator_epoch}, {against} {d.other.producer_epoch} and {d.other.coordinator_epoch}")
     else:
-        return None
+        what = (f"{source} gives its last batch at offset {d.loaded.last_offset} with sequence "
+                f"{d.loaded.last_sequence}, {against} at {d.other.last_offset} with {d.other.last_sequence}")
     return Gap(CONTRADICTION, f"the producer state of {view.topic_partition} contradicts itself for producer {pid}: "
                f"{what} (a snapshot of another moment or partition, or an edited one)", snap or view.inputs.path,
                partition_dir=view.inputs.path)
+
+
+def other_producers_disagreement(view: PartitionView) -> Tuple[Tuple[Optional[int], Gap], ...]:
+    """(producer, :func:`fold_disagreement`) of the first two producers of the partition whose readings
+    disagree (``producers.disagreeing_producers``): a loaded state that contradicts the full history for any
+    producer is not the broker's own (another moment's or partition's snapshot, or an edited one), so no
+    verdict on the partition rests on it whole. First, (None, gap) when the snapshot used lists a producer
+    twice (``producers.repeated_producers``)."""
+    start = log_from(view.inputs)
+    out: List[Tuple[Optional[int], Gap]] = []
+    repeated = repeated_producers(view.snapshot_used)
+    if repeated and view.snapshot_used is not None:
+        path = view.snapshot_used.path
+        out.append((None, Gap(CONTRADICTION, f"the producer snapshot {path} of {view.topic_partition} lists producer "
+                              f"{repeated[0]} more than once (a broker writes one entry per producer): an edited "
+                              "snapshot", path, partition_dir=view.inputs.path)))
+    for pid in disagreeing_producers(view.broker, view.history, view.witness, view.witness_offset, start):
+        d = state_disagreement(view.broker, view.history, view.witness, view.witness_offset, pid, start)
+        if d is not None:
+            out.append((pid, _disagreement_gap(view, pid, d)))
+    return tuple(out)
 
 
 def snapshot_without_data(view: PartitionView, pid: int) -> Optional[Gap]:
@@ -121,6 +148,25 @@ def contradictions(view: PartitionView, pid: int, span: Optional[TransactionSpan
     """Every contradiction about the open transaction of ``pid`` on ``view``."""
     found = [fold_disagreement(view, pid), snapshot_without_data(view, pid), coordinator_contradiction(v)]
     return tuple(g for g in found if g is not None) + tuple(data_contradictions(view, span))
+
+
+def replica_epoch_disagreement(view: PartitionView, replicas: Sequence[PartitionView]) -> Optional[Gap]:
+    """Another replica's ``leader-epoch-checkpoint`` starts a leader epoch at another offset than ``view``'s:
+    one leader writes each epoch, and a follower takes its entries from the leader's batches, so replicas
+    agree wherever both hold an epoch (but for an entry moved up to the log start, ``truncateFromStart``)."""
+    mine = {e.epoch: e.start_offset for e in view.inputs.leader_epochs if e.start_offset != view.log_start_offset}
+    for o in replicas:
+        if o is view:
+            continue
+        for e in o.inputs.leader_epochs:
+            at = mine.get(e.epoch)
+            if at is None or at == e.start_offset or e.start_offset == o.log_start_offset:
+                continue
+            return Gap(CONTRADICTION, f"{replica_name(o, replicas)}'s leader-epoch-checkpoint of {view.topic_partition} "
+                       f"({o.inputs.path}) starts leader epoch {e.epoch} at offset {e.start_offset}, that of the copy "
+                       f"read ({view.inputs.path}) at {at}: one leader writes each epoch and its followers copy it, so "
+                       "one of them is edited, stale or of another moment", o.inputs.path, partition_dir=o.inputs.path)
+    return None
 
 
 def replica_disagreement(view: PartitionView, replicas: Sequence[PartitionView], pid: int) -> Optional[Gap]:

@@ -27,7 +27,7 @@ A torn copy and a marker really lost look alike on disk; only the live cluster t
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Callable, Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from forensics.analysis.coordinator import CoordinatorPartitionView, CoordinatorView, TransactionIdView
 from forensics.analysis.producers import COORDINATOR_WRITTEN_TOPICS, PartitionView
@@ -87,6 +87,7 @@ class LogExtent(NamedTuple):
     leader_epochs: Tuple[EpochEntry, ...] = ()  # leader-epoch-checkpoint
     reach: Optional[Tuple[int, str, str]] = None  # (next offset, index path, what) its indexes name
     sole_replica: bool = False  # __cluster_metadata gives the partition this one replica
+    led_at: Optional[int] = None  # the leader epoch at which __cluster_metadata makes this replica's broker its leader
 
 
 def _damage_text(f: Finding) -> str:
@@ -130,6 +131,12 @@ def end_gaps(log: LogExtent) -> List[Gap]:
         out.append(Gap("index_past_end", f"below offset {log.reach[0] - 1}, which its {log.reach[2]} "
                        f"{_file_name(log.reach[1])} names", log.reach[1], log_end=log.log_end,
                        partition_dir=log.path))
+    last = log.leader_epochs[-1].epoch if log.leader_epochs else None
+    if log.clean_shutdown and log.led_at is not None and last is not None and last < log.led_at:
+        out.append(Gap("epoch_behind_metadata", f"its leader-epoch-checkpoint ends at leader epoch {last}, although "
+                       f"__cluster_metadata makes its broker the leader at epoch {log.led_at} and the broker stopped "
+                       "cleanly (a leader records its epoch when elected, Partition.makeLeader): a stale or edited "
+                       "checkpoint, or a log of another moment", log.path, log_end=log.log_end, partition_dir=log.path))
     beyond = [o for o in log.snapshot_offsets if o > log.log_end]
     if beyond:
         out.append(Gap("snapshot_past_end", f"below its producer snapshot {max(beyond):020d}.snapshot", log.path,
@@ -203,12 +210,12 @@ def misplaced_records(coordinator: Optional[CoordinatorView]) -> Dict[int, Gap]:
 class EvidenceExtents:
     """The :class:`LogExtent` of every partition replica dir read, by path."""
 
-    def __init__(self, inventory: Inventory, reach: Optional[Reach] = None,
-                 sole_replicas: FrozenSet[TopicPartition] = frozenset()) -> None:
+    def __init__(self, inventory: Inventory, reach: Optional[Reach] = None, coverage: Optional[Coverage] = None) -> None:
         self._dirs: Dict[str, Tuple[Optional[LogDir], PartitionDir]] = {
             p.path: (d, p) for d, p in inventory.all_partitions()}
         self._reach = reach
-        self._sole = sole_replicas
+        self._sole = coverage.sole_replicas if coverage is not None else frozenset()
+        self._leaders = coverage.leaders if coverage is not None else {}
 
     def of_view(self, view: PartitionView, findings: Iterable[Finding] = ()) -> LogExtent:
         """The extent of a data partition replica as its rebuild read it."""
@@ -237,7 +244,25 @@ class EvidenceExtents:
                          tuple(findings), log_dir is not None and log_dir.had_clean_shutdown, start,
                          part.leader_epochs if part is not None else (),
                          (*reached,) if reached is not None else None,  # a plain tuple (reach may hand a NamedTuple)
-                         tp in self._sole)
+                         tp in self._sole, self._led_at(log_dir, tp))
+
+    def _led_at(self, log_dir: Optional[LogDir], tp: Optional[TopicPartition]) -> Optional[int]:
+        leader, epoch = self._leaders.get(tp, (None, None)) if tp is not None else (None, None)
+        return epoch if log_dir is not None and leader is not None and leader == log_dir.broker_id else None
+
+
+def epoch_gap(check: EpochCheck, label: str, partition_dir: str, segments: Sequence[str], entries: Sequence[EpochEntry],
+              log_start: int) -> Optional[Gap]:
+    """The first batch of a log whose partition leader epoch is not the one its ``leader-epoch-checkpoint``
+    (``entries``) gives its offset, as a gap (None: they agree, or no entry to compare)."""
+    found = check(segments, entries, log_start) if entries else None
+    if found is None:
+        return None
+    offset, epoch, expected, path, position = found
+    said = f"epoch {expected}" if expected is not None else "no epoch (no entry starts at or below it)"
+    return Gap("contradiction", f"the batch holding offset {offset} of {label} ({path} @ byte {position}) carries "
+               f"leader epoch {epoch}, where its leader-epoch-checkpoint gives {said}: an edited or stale "
+               "checkpoint, or a log of another moment", path, position, partition_dir=partition_dir)
 
 
 class EvidenceCheck:
@@ -250,7 +275,7 @@ class EvidenceCheck:
                  epochs: Optional[EpochCheck] = None) -> None:
         self.quiescence = quiescence  # when each partition was copied, on evidence not of one quiescent moment
         self.coverage = coverage  # what should be there against what is
-        self._extents = EvidenceExtents(inventory, reach, coverage.sole_replicas if coverage is not None else frozenset())
+        self._extents = EvidenceExtents(inventory, reach, coverage)
         self._crc = crc
         self._epochs = epochs
         self._epoch_gaps: Dict[str, Optional[Gap]] = {}  # by partition dir: its batches read once
@@ -307,16 +332,7 @@ class EvidenceCheck:
 
     def _epoch_gap(self, label: str, partition_dir: str, segments: Sequence[str], entries: Sequence[EpochEntry],
                    log_start: int) -> Optional[Gap]:
-        if self._epochs is None or not entries:
-            return None
-        found = self._epochs(segments, entries, log_start)
-        if found is None:
-            return None
-        offset, epoch, expected, path, position = found
-        said = f"epoch {expected}" if expected is not None else "no epoch (no entry starts at or below it)"
-        return Gap("contradiction", f"the batch holding offset {offset} of {label} ({path} @ byte {position}) carries "
-                   f"leader epoch {epoch}, where its leader-epoch-checkpoint gives {said}: an edited or stale "
-                   "checkpoint, or a log of another moment", path, position, partition_dir=partition_dir)
+        return epoch_gap(self._epochs, label, partition_dir, segments, entries, log_start) if self._epochs else None
 
     def repeated_batch(self, view: PartitionView, pid: int, span: Optional[TransactionSpan]) -> Optional[Gap]:
         """The open transaction's first batch holds the same records (the same CRC) as the first batch of an

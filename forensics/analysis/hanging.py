@@ -27,7 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from forensics.analysis.contradictions import contradictions, fold_disagreement, replica_disagreement
+from forensics.analysis.contradictions import (contradictions, fold_disagreement, other_producers_disagreement,
+                                              replica_disagreement, replica_epoch_disagreement)
 from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
 from forensics.analysis.evidence_gaps import EvidenceCheck, Gap, describe
 from forensics.analysis.producers import PartitionView
@@ -216,11 +217,14 @@ def _lost_marker(view: PartitionView, replicas: Sequence[PartitionView], pid: in
 
 def _unproven(verdict: VerdictKind, reason: str, view: PartitionView, e: ProducerState, span: Optional[TransactionSpan],
               v: Optional[TransactionIdView], coord: Optional[CoordinatorView], check: Optional[EvidenceCheck],
-              time_text: TimeText, replicas: Sequence[PartitionView] = ()) -> Tuple[str, Tuple[Gap, ...]]:
+              time_text: TimeText, replicas: Sequence[PartitionView] = (),
+              others: Sequence[Tuple[Optional[int], Gap]] = ()) -> Tuple[str, Tuple[Gap, ...]]:
     """``reason`` and the gaps that keep a verdict from being proven, or ``()``: records that contradict
     each other, damaged or incomplete records (any verdict: "ongoing" needs no one only when the records
-    saying so are whole); files copied too soon after what would have changed them (hanging, stuck)."""
-    found = [replica_disagreement(view, replicas, e.producer_id)]
+    saying so are whole); files copied too soon after what would have changed them (hanging, stuck).
+    ``others``: :func:`other_producers_disagreement` of the partition."""
+    found = [replica_disagreement(view, replicas, e.producer_id), replica_epoch_disagreement(view, replicas),
+             next((g for pid, g in others if pid != e.producer_id), None)]
     if check is not None:
         found += [check.repeated_batch(view, e.producer_id, span), check.epoch_contradiction(view)]
     gaps: List[Gap] = list(contradictions(view, e.producer_id, span, v)) + [g for g in found if g is not None]
@@ -348,6 +352,7 @@ def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as
                        replicas: Sequence[PartitionView] = (), check: Optional[EvidenceCheck] = None,
                        time_text: TimeText = str) -> List[Verdict]:
     out = []
+    others = other_producers_disagreement(view) if view.open_transactions else ()
     for pid, start in view.open_transactions.items():
         e = view.entries[pid]
         span = view.open_span(pid)
@@ -359,7 +364,7 @@ def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as
             patterns = [p for p in (_kafka_9144(view, pid, start, _data_epoch(e, span)), lost or _kafka_7408(view, start, replicas))
                         if p]
             reason = reason + "".join(f"; {p}" for p in patterns)
-        reason, gaps = _unproven(verdict, reason, view, e, span, v, coord, check, time_text, replicas)
+        reason, gaps = _unproven(verdict, reason, view, e, span, v, coord, check, time_text, replicas, others)
         if gaps:
             verdict = VerdictKind.UNVERIFIABLE
         overdue = _overdue(verdict, v, as_of)

@@ -13,7 +13,7 @@ transactions implied by markers checked against the ``.txnindex`` files.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from forensics.findings import Finding, FindingKind, FindingRuns
 from forensics.model import CONSUMER_OFFSETS_TOPIC, TopicPartition
@@ -227,6 +227,75 @@ def _open_producers(broker: ProducerFold, history: ProducerFold, inputs: Partiti
     return frozenset(broker.ongoing).union(history.ongoing, snapshot_open)
 
 
+class StateDisagreement(NamedTuple):
+    """The state the broker loads (``loaded``) against another reading of one producer (``other``: the full
+    history, else the older snapshot's witness for a producer the history lacks)."""
+
+    loaded: Optional[ProducerState]
+    other: Optional[ProducerState]
+    loaded_open: Optional[int]  # the open transaction's first offset by each reading (None: none open)
+    other_open: Optional[int]
+    by_witness: bool
+
+
+def state_disagreement(broker: ProducerFold, history: ProducerFold, witness: Optional[ProducerFold],
+                       witness_offset: int, pid: int, log_from: Optional[int] = None) -> Optional[StateDisagreement]:
+    """How the readings of producer ``pid`` disagree: about its open transaction, its epochs, or its last batch
+    (offset and sequence: the full history replays the very batches the loaded state saw last). None: they
+    agree, or no other reading knows the producer: its batches are gone, nothing to check against; with
+    ``log_from`` (the offset the log's batches start at, and its cleaner's checkpoint: compaction keeps each
+    producer's last batch), a last batch the loaded state places at or above it is no gone batch, and on a
+    log that starts at 0 uncleaned no batch is gone at all."""
+    b, other, by_witness = broker.entries.get(pid), history, False
+    if pid not in other.entries and witness is not None:
+        other, by_witness = witness, True
+    h = other.entries.get(pid)
+    found = StateDisagreement(b, h, broker.ongoing.get(pid), other.ongoing.get(pid), by_witness)
+    if h is None:  # the witness lacks a producer the loaded state has open from before the witness's offset
+        if by_witness:
+            return found if found.loaded_open is not None and found.loaded_open < witness_offset else None
+        return found if b is not None and log_from is not None and (b.last_offset >= log_from or log_from == 0) else None
+    if b is None or found.loaded_open != found.other_open:
+        return found
+    same = (b.producer_epoch, b.coordinator_epoch, b.last_offset, b.last_sequence) == (
+        h.producer_epoch, h.coordinator_epoch, h.last_offset, h.last_sequence)
+    return None if same else found
+
+
+def log_from(inputs: PartitionInputs) -> Optional[int]:
+    """Where the log's batches start (the cleaner's checkpoint where it is higher), None: no segment."""
+    if not inputs.segments:
+        return None
+    return max(inputs.segments[0].base_offset, inputs.cleaner_offset or 0)
+
+
+def disagreeing_producers(broker: ProducerFold, history: ProducerFold, witness: Optional[ProducerFold],
+                          witness_offset: int, log_start: Optional[int], limit: int = 2) -> Tuple[int, ...]:
+    """The first ``limit`` producers (by id) whose readings disagree (:func:`state_disagreement`). A producer
+    the loaded state lacks while the history holds it closed is none: producer ids expire
+    (``producer.id.expiration.ms``), an open transaction's never."""
+    out: List[int] = []
+    for pid in sorted(broker.entries.keys() | history.entries.keys()):
+        if pid not in broker.entries and pid not in history.ongoing:
+            continue
+        if state_disagreement(broker, history, witness, witness_offset, pid, log_start) is not None:
+            out.append(pid)
+            if len(out) == limit:
+                break
+    return tuple(out)
+
+
+def repeated_producers(snap: Optional[SnapshotRead]) -> Tuple[int, ...]:
+    """Producer ids a snapshot lists more than once: ``ProducerStateManager`` writes one entry per producer of
+    its map, so a repeat is an edit (the broker would load the last one)."""
+    if snap is None or snap.snapshot is None:
+        return ()
+    seen: Dict[int, int] = {}
+    for e in snap.snapshot.entries:
+        seen[e.producer_id] = seen.get(e.producer_id, 0) + 1
+    return tuple(sorted(pid for pid, n in seen.items() if n > 1))
+
+
 def _lean(fold: ProducerFold, keep: FrozenSet[int]) -> ProducerFold:
     """``fold`` with the entries and transactions of the producers in ``keep`` only, and no completed
     transactions (read by the rebuild alone)."""
@@ -296,7 +365,9 @@ def rebuild_partition(inputs: PartitionInputs, lean: bool = False) -> PartitionV
                                 first_offset=hw, last_offset=leo - 1))
     fuo, lso = _stable_offsets(broker, history, log_start, hw, inputs.segments)
     if lean:
-        keep = _open_producers(broker, history, inputs)
+        keep = _open_producers(broker, history, inputs).union(
+            disagreeing_producers(broker, history, witness, witness_offset, log_from(inputs)),
+            repeated_producers(snap))  # what the verdicts read
         trimmed = _lean(broker, keep)
         history = trimmed if history is broker else _lean(history, keep)
         witness = _lean(witness, keep) if witness is not None else None

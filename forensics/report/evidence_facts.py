@@ -5,17 +5,20 @@ there against what the disk says should be (:mod:`forensics.analysis.coverage`).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from forensics.analysis.clock import AsOf, FileTimes
-from forensics.analysis.evidence_gaps import EvidenceExtents, describe, end_gaps, misplaced_records
+from forensics.analysis.contradictions import replica_epoch_disagreement
+from forensics.analysis.evidence_gaps import EvidenceExtents, Gap, describe, end_gaps, epoch_gap, misplaced_records
 from forensics.analysis.evidence_model import EvidenceModel, TornLog
 from forensics.analysis.coverage import Coverage, PresentCopy, PresentLogDir, from_checkpoints, from_image
 from forensics.analysis.quiescence import ChangedFile, LogDirFacts, Quiescence, assess, earliest_copy
 from forensics.layout import Inventory
 from forensics.layout.evidence import modification_times
 from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, TopicPartition
+from forensics.analysis.producers import PartitionView
 from forensics.pipeline.assemble import live_partitions
+from forensics.pipeline.witnesses import epoch_mismatch
 from forensics.report.state import StateReport
 
 
@@ -87,12 +90,19 @@ def torn_logs(report: StateReport, coverage: Coverage) -> Tuple[TornLog, ...]:
     hold other partitions' records."""
     from forensics.report.hanging import leader_views
 
-    extents = EvidenceExtents(report.inventory, sole_replicas=coverage.sole_replicas)
+    extents = EvidenceExtents(report.inventory, coverage=coverage)
+    groups: Dict[TopicPartition, List[PartitionView]] = {}
+    for r in report.partitions:
+        groups.setdefault(r.topic_partition, []).append(r)
     out = []
     for v in leader_views(report, leaders=coverage.leaders):
         gaps = end_gaps(extents.of_view(v))
-        if gaps:
-            out.append(TornLog(v.topic_partition, describe(str(v.topic_partition), gaps)))
+        texts = [describe(str(v.topic_partition), gaps)] if gaps else []
+        disagreeing = _replicas_disagree(v, groups.get(v.topic_partition, []))
+        if disagreeing is not None:
+            texts.append(disagreeing.text)
+        if texts:
+            out.append(TornLog(v.topic_partition, "; ".join(texts)))
     coordinator = report.coordinator
     misplaced = misplaced_records(coordinator)
     for part, cp in sorted(coordinator.partitions.items()):
@@ -102,6 +112,20 @@ def torn_logs(report: StateReport, coverage: Coverage) -> Tuple[TornLog, ...]:
         if texts:
             out.append(TornLog(TopicPartition(TRANSACTION_STATE_TOPIC, part), "; ".join(texts)))
     return tuple(out)
+
+
+def _replicas_disagree(view: PartitionView, replicas: Sequence[PartitionView]) -> Optional[Gap]:
+    """The leader-epoch evidence the choice of ``view`` among ``replicas`` rests on, where it contradicts itself:
+    replicas starting one epoch at different offsets, or (when another replica holds an open transaction the
+    copy read does not: the choice decides the verdict) the copy read's batches against its checkpoint."""
+    if len(replicas) < 2:
+        return None
+    found = replica_epoch_disagreement(view, replicas)
+    if found is None and any(set(o.open_transactions) - set(view.open_transactions) for o in replicas):
+        i = view.inputs
+        found = epoch_gap(epoch_mismatch, str(view.topic_partition), i.path, [s.path for s in i.segments],
+                          i.leader_epochs, view.log_start_offset)
+    return found
 
 
 def evidence_model_of(report: StateReport, clock: AsOf, window_ms: int, changed: Sequence[ChangedFile] = (),

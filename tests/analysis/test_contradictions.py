@@ -226,6 +226,23 @@ SWEPT = [
      7, "carries leader epoch 0, where its leader-epoch-checkpoint gives epoch 1"),
     ("real/kraft-tv2", "replication-offset-checkpoint: __transaction_state-43 5 -> 4", 7,
      "past its high watermark 4 (replication-offset-checkpoint) although its broker stopped cleanly"),
+    # the snapshot against the history for the partition's other producers: no verdict on it rests on it whole
+    ("state/interleaved", "broker-1/mixed-0/00000000000000000016.snapshot: producer 8000 epoch +1", 7,
+     "contradicts itself for producer 8000"),
+    ("state/interleaved", "broker-1/mixed-0/00000000000000000016.snapshot: producer 8001 producer id +1000", 7,
+     "holds its last batch at offset 12, but the log, which holds offsets 0 to 15, has no batch of it"),
+    ("state/interleaved", "broker-1/mixed-0/00000000000000000016.snapshot holding the state below offset 14", 7,
+     "gives its last batch at offset"),
+    ("live/restart", "rs-0/00000000000000000013.snapshot: producer 0 producer id +1000", 7,
+     "lists producer 1000 more than once"),
+    # a leader records its epoch when elected: a clean stop's checkpoint ends at the epoch the metadata gives
+    ("live/restart", "__transaction_state-3/leader-epoch-checkpoint: last entry 2 2 removed", 7,
+     "ends at leader epoch 0, although __cluster_metadata makes its broker the leader at epoch 2"),
+    # the replicas' leader-epoch evidence the choice of the copy read rests on
+    ("hanging/unclean-election", "broker-1/ue-0/leader-epoch-checkpoint: entry 1 4 added (a new leader at the log end)",
+     7, "starts leader epoch 1 at offset 3, that of the copy read"),
+    ("hanging/unclean-election", "broker-1/ue-0/leader-epoch-checkpoint: entry 1 3 added (below the last batch)", 7,
+     "carries leader epoch 0, where its leader-epoch-checkpoint gives epoch 1"),
     # a transition Kafka allows, in a record no coordinator writes (TransactionMetadata.completeTransitionTo)
     ("real/kraft-rv3.9-tv0", "__transaction_state-43/00000000000000000000.log: record at offset 4 duplicated at 5", 7,
      "the same record as the one before it"),
