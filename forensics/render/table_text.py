@@ -70,7 +70,8 @@ def print_table(console: Console, table: Table) -> None:
         cells.append(col)  # type: ignore[arg-type]
     widths = [max(map(cell_len, col)) + 2 for col in cells]
     table_width = sum(widths) + len(widths) + 1
-    if not fast or not cells or table_width > console.options.max_width or (
+    # (a fast table has its box, _simple says so: the test of it tells the type checker)
+    if not fast or table.box is None or not cells or table_width > console.options.max_width or (
             title is not None and cell_len(title) > table_width):
         console.print(table)
         return

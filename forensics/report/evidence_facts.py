@@ -31,10 +31,10 @@ def quiescence_of(report: StateReport, clock: AsOf, window_ms: int, changed: Seq
         snaps = [e.last_timestamp for r in i.snapshots if r.snapshot is not None for e in r.snapshot.entries]
         newest[i.path] = max([t for t in (v.max_timestamp, *snaps) if t is not None], default=None)
     for cp in report.coordinator.partitions.values():
-        i = cp.inputs
-        dir_of[i.path] = i.log_dir
-        times = [s.max_timestamp for s in i.segments if s.max_timestamp is not None]
-        newest[i.path] = max(times + list(cp.state.newest_update.values()), default=None)
+        ti = cp.inputs
+        dir_of[ti.path] = ti.log_dir
+        times = [s.max_timestamp for s in ti.segments if s.max_timestamp is not None]
+        newest[ti.path] = max(times + list(cp.state.newest_update.values()), default=None)
     facts = [LogDirFacts(d.path, d.broker_id, d.had_clean_shutdown, d.lock_pid) for d in report.inventory.log_dirs]
     loose = [p.path for p in report.inventory.partitions]
     q = assess(facts, loose, changed, {}, dir_of, window_ms)

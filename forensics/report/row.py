@@ -9,7 +9,7 @@ becomes the mapping the renderers print (JSON as is, tables and CSV by column na
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Any, Dict
+from typing import Any, Dict, Union
 
 
 class _Absent:
@@ -50,6 +50,9 @@ class JsonRow:
         return out
 
 
-def as_mapping(row: Any) -> Dict[str, Any]:
+AnyRow = Union[JsonRow, Dict[str, Any]]  # a typed row, or its columns already (what the renderers take)
+
+
+def as_mapping(row: AnyRow) -> Dict[str, Any]:
     """A row as its columns (a :class:`JsonRow`, or a mapping already)."""
     return row.as_json() if isinstance(row, JsonRow) else row
