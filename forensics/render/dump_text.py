@@ -17,6 +17,7 @@ from forensics.codec.batch import (
     LOG_OVERHEAD,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
+    BatchHeader,
     RecordBlock,
 )
 from forensics.codec.compression import codec_name
@@ -40,17 +41,18 @@ from forensics.report.events import (
 from forensics.speedups import native
 
 
-def _bool(value: bool) -> str:
+def _bool(value: int) -> str:  # a flag, or the bit of one
     return "true" if value else "false"
 
 
 def batch_line(row: BatchRow) -> str:
     frame, h = row.frame, row.header
-    if frame.magic >= 2 and native is not None:  # the same line, written in C (this runs for every batch)
-        text = native.batch_line(h, frame.position, frame.crc_ok is not False)
-        if text is not None:
-            return text
-    if frame.magic >= 2:  # the header's fields unpacked once
+    if isinstance(h, BatchHeader):  # a v2 batch (magic 2); a legacy entry's header is its LegacyRecord
+        if native is not None:  # the same line, written in C (this runs for every batch)
+            text = native.batch_line(h, frame.position, frame.crc_ok is not False)
+            if text is not None:
+                return text
+        # the header's fields unpacked once
         (base_offset, batch_length, leader_epoch, magic, crc, attributes, last_delta, base_ts, max_ts, producer_id,
          producer_epoch, base_sequence, count) = h
         dh = f"OptionalLong[{base_ts}]" if attributes & DELETE_HORIZON_MASK else "OptionalLong.empty"
@@ -161,7 +163,7 @@ def render_dump_text(rows: Iterable, out: TextIO, err: TextIO, skip_metadata: bo
             else:
                 write(f"Snapshot end offset: {row.end_offset}, epoch: {row.epoch}\n")
         elif t is TrailingBytes:
-            write(f"Found {row.count} invalid bytes at the end of {_as_java(row.file_name)}\n")
+            write(f"Found {row.byte_count} invalid bytes at the end of {_as_java(row.file_name)}\n")
         elif t is FindingRow:
             findings += 1
             out.flush()
