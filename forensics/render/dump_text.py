@@ -22,7 +22,7 @@ from forensics.codec.batch import (
 )
 from forensics.codec.compression import codec_name
 from forensics.codec.legacy import CODEC_MASK as LEGACY_CODEC_MASK
-from forensics.render.terminal_text import term
+from forensics.render.terminal_text import TextOut, term
 from forensics.report.decoders import string_text
 from forensics.report.dump import frame_rows
 from forensics.report.events import (
@@ -135,7 +135,7 @@ def _as_java(path: str) -> str:
     return path if path.isascii() else path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def render_dump_text(rows: Iterable, out: TextIO, err: TextIO, skip_metadata: bool = False) -> int:
+def render_dump_text(rows: Iterable, out: TextOut, err: TextIO, skip_metadata: bool = False) -> int:
     """Write rows; returns the number of findings written to ``err``."""
     findings = 0
     write = out.write
@@ -172,7 +172,7 @@ def render_dump_text(rows: Iterable, out: TextIO, err: TextIO, skip_metadata: bo
     return findings
 
 
-def _batch_run(run: BatchRun, out: TextIO, err: TextIO, skip_metadata: bool) -> int:
+def _batch_run(run: BatchRun, out: TextOut, err: TextIO, skip_metadata: bool) -> int:
     """The lines of a run of batches: the C accelerator writes those it takes (v2 batches whose
     records all decode: data records, with the transaction-log or offsets decoder their common
     records, end-transaction markers) many at once (``native.dump_batches``); every other frame is
