@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union, final
 
 
 class Severity(str, Enum):
@@ -140,6 +140,7 @@ EVIDENCE_KINDS = frozenset({
 })
 
 
+@final  # (so that a test of ``type(x) is Finding`` tells the type checker both ways)
 @dataclass(frozen=True, slots=True)
 class Finding:
     kind: FindingKind

@@ -174,7 +174,8 @@ def _metadata_bounds(f: DiskFacts) -> List[_Bound]:
         lows = [_release(level) for level in top]
         highs = [LATEST_PRODUCTION.get(level) for level in top]
         low = min((v for v in lows if v is not None), default=None)
-        high = max(highs) if all(h is not None for h in highs) else None  # type: ignore[type-var]
+        known = [h for h in highs if h is not None]
+        high = max(known) if len(known) == len(highs) else None  # a level with no release known: no bound
         brokers = ", ".join(f"{b}: {metadata_version_name(level)}" for b, level in sorted(f.supported_metadata))
         names = " to ".join(dict.fromkeys(metadata_version_name(level) for level in (top[0], top[-1])))
         out.append(_b(low, high, f"brokers support metadata.version up to {names}",

@@ -292,8 +292,9 @@ def _snapshot_only(view: PartitionView) -> List[Tuple[ProducerState, int, str]]:
     if not snaps:
         return []
     newest = max(snaps, key=lambda s: s.offset)
+    assert newest.snapshot is not None  # snaps: those that decoded only
     out = []
-    for s in newest.snapshot.entries:  # type: ignore[union-attr]
+    for s in newest.snapshot.entries:
         first = s.current_txn_first_offset
         if first is None or s.producer_id in view.open_transactions:
             continue

@@ -352,7 +352,8 @@ def rebuild_partition(inputs: PartitionInputs, lean: bool = False) -> PartitionV
     witness, witness_snapshot, witness_offset = None, None, -1
     older = _older_witness(inputs, snap, log_start, history, sequenced)
     if older is not None:
-        again = ProducerStateBuilder(older.snapshot.entries, sequenced=sequenced)  # type: ignore[union-attr]
+        assert older.snapshot is not None  # _older_witness picks a snapshot that decoded
+        again = ProducerStateBuilder(older.snapshot.entries, sequenced=sequenced)
         for path, ev in _broker_events(inputs.segments, older.offset):
             again.apply(path, ev)
         witness, witness_snapshot, witness_offset = again.finish(), older.path, older.offset

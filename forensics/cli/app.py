@@ -17,13 +17,9 @@ from typing import List, Optional
 
 import typer
 
-try:  # typer >= 0.26 vendors click; its usage errors derive from TyperException
-    from typer.exceptions import TyperException as _CliError
-except ImportError:  # pragma: no cover - older typer re-exports click's exceptions
-    from click import ClickException as _CliError
-
 from forensics import __version__
 from forensics.cli import help_format, help_text
+from forensics.cli.click_api import ClickException as _CliError  # a usage error, shown as click shows it
 from forensics.cli.lazy_group import LazyGroup
 from forensics.cli.boundary import (  # noqa: F401  (the names tests and scripts import from here)
     _COMMAND_LINE,

@@ -17,14 +17,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, List, get_args, get_origin
+from typing import TYPE_CHECKING, Any, List, Optional, Type, get_args, get_origin
 
 try:  # typer's conversion layer (0.2x); older typers convert through click's types, without pydantic
-    from typer._coercion import RuntimeParam, build_runtime_param
+    from typer._coercion import RuntimeParam as _RuntimeParam
+    from typer._coercion import build_runtime_param
     from typer._param_types import coerce_cli_choice
     from typer.core import _TyperParameter
+
+    RuntimeParam: Optional[Type[_RuntimeParam]] = _RuntimeParam  # None: this typer has no such layer
 except ImportError:  # pragma: no cover - another typer: nothing to do
     RuntimeParam = None
+
+if TYPE_CHECKING:  # what PlainValues is mixed into: click's commands (and groups)
+    from forensics.cli.click_api import Command as _Command
+else:
+    _Command = object
 
 _MISS = object()
 _CANONICAL_INT = re.compile(r"(?:0|-?[1-9][0-9]{0,17})\Z")  # what any integer parser reads the same way
@@ -57,7 +65,7 @@ def kind_of(param) -> str:
 if RuntimeParam is not None:
 
     @dataclass(frozen=True)
-    class _Plain(RuntimeParam):
+    class _Plain(_RuntimeParam):
         """A plain parameter's conversion: the common values here, the others by typer."""
 
         kind: str
@@ -115,7 +123,7 @@ def _install(param) -> bool:
     return True
 
 
-class PlainValues:
+class PlainValues(_Command):
     """For a click command class (before typer's in the bases): its parameters, and the help option
     click makes when it is first asked for, get the conversions above."""
 

@@ -7,10 +7,11 @@ the engine: see the ``rich_help_panel`` of each in cli/options.py), then the exa
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import typer.core
 
+from forensics.cli.click_api import Context
 from forensics.cli.coercion import PlainValues
 
 OPTIONS = "Options"
@@ -31,11 +32,12 @@ def argument_name(param) -> str:
     return name + ("..." if param.nargs != 1 else "")
 
 
-class HelpContext(typer.core.TyperCommand.context_class):
+class HelpContext(Context):  # typer's commands' context_class
     """A context whose help folds at the screen's width (click stops at 80 columns unless told)."""
 
-    def __init__(self, *args, max_content_width: Optional[int] = None, **kwargs) -> None:
-        super().__init__(*args, max_content_width=max_content_width or SCREEN, **kwargs)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["max_content_width"] = kwargs.get("max_content_width") or SCREEN
+        super().__init__(*args, **kwargs)
 
 
 class Command(PlainValues, typer.core.TyperCommand):
@@ -61,7 +63,7 @@ class Command(PlainValues, typer.core.TyperCommand):
             if record is None:
                 continue
             if param.param_type_name == "argument":
-                arguments.append((argument_name(param), param.help or ""))
+                arguments.append((argument_name(param), getattr(param, "help", None) or ""))  # typer's arguments
             else:
                 names, help_text = record
                 panel = getattr(param, "rich_help_panel", None) or OPTIONS

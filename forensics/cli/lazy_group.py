@@ -14,13 +14,8 @@ from typing import Callable, Dict, Iterator, MutableMapping, Sequence, Tuple
 
 import typer.core
 
-try:  # typer >= 0.26 vendors click
-    from typer._click.core import Command as _BareCommand
-    from typer._click.shell_completion import CompletionItem
-except ImportError:  # pragma: no cover - older typer runs on click itself
-    from click import Command as _BareCommand
-    from click.shell_completion import CompletionItem
-
+from forensics.cli.click_api import Command as _BareCommand
+from forensics.cli.click_api import CompletionItem
 from forensics.cli.coercion import PlainValues, install
 from forensics.cli.help_format import HelpContext
 
@@ -80,6 +75,11 @@ class _Params(list):
         install(self._owner)
 
 
+def _as_is(text: str) -> str:
+    """A help text for the shell's completion: plain already (no rich markup to strip)."""
+    return text
+
+
 class LazyGroup(PlainValues, typer.core.TyperGroup):
     """A typer group over :attr:`table`, each command made by :meth:`make` when first asked for; the
     ``Commands`` section of ``--help`` from :meth:`summary` alone. Subclass it with both set."""
@@ -135,7 +135,7 @@ class LazyGroup(PlainValues, typer.core.TyperGroup):
         try:
             from typer import _completion_classes
 
-            _completion_classes._sanitize_help_text = str
+            _completion_classes._sanitize_help_text = _as_is
         except (ImportError, AttributeError):  # pragma: no cover - a typer without it
             pass
         super()._main_shell_completion(ctx_args, prog_name, complete_var)

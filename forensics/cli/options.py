@@ -19,14 +19,8 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, Type
 
 import typer
 
-try:  # typer 0.2x carries its own copy of click
-    from typer._click.core import ParameterSource
-    from typer._click.globals import get_current_context
-except ImportError:  # pragma: no cover  (older typer runs on click itself)
-    from click import get_current_context
-    from click.core import ParameterSource
-
 from forensics.cli.boundary import EXIT_USAGE, command_line, fail
+from forensics.cli.click_api import ParameterSource, get_current_context
 from forensics.cli.console import set_quiet
 
 if TYPE_CHECKING:  # the runs' vocabulary, loaded by the commands that make a run of a whole disk (not dump)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, List, NamedTuple, Optional, Tuple, cast
+from typing import Any, Iterable, Iterator, List, NamedTuple, Optional, Tuple, cast, final
 
 from forensics.codec.compression import NATIVE_CODECS, decompress
 from forensics.codec.crc import crc32c
@@ -211,6 +211,7 @@ def record_tuples(buf, pos: int, header: BatchHeader) -> Iterable[RecordTuple]:
     return decoded if decoded is not None else (r[:5] for r in _iter_records(buf, pos, header))
 
 
+@final  # (so that a test of ``type(x) is RecordBlock`` tells the type checker both ways)
 @dataclass(frozen=True)
 class RecordBlock:
     """The records of one v2 batch, checked whole by the C accelerator and kept as their bytes (a

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import Callable, Generic, Iterator, List, NamedTuple, Optional, Tuple, TypeVar, Union
 
 from forensics.codec.zeros import NO_HOLES, Holes
 from forensics.errors import CorruptIndexError
@@ -82,10 +82,11 @@ class AbortedTxn(NamedTuple):
 
 
 IndexEntry = Union[OffsetPosition, TimestampOffset]
+E = TypeVar("E", OffsetPosition, TimestampOffset)  # the entries of one kind of index
 
 
 @dataclass(frozen=True, slots=True)
-class IndexScan:
+class IndexScan(Generic[E]):
     """How an ``.index`` / ``.timeindex`` ends, for findings.
 
     ``entries``: the entries Kafka's dump considers (entry 0, then up to the stop entry).
@@ -97,7 +98,7 @@ class IndexScan:
     ``trailing_bytes``: bytes after the last whole entry.
     """
 
-    entries: Tuple[IndexEntry, ...]
+    entries: Tuple[E, ...]
     entry_count: int
     stop_position: Optional[int]
     zero_tail_start: Optional[int]
@@ -105,8 +106,8 @@ class IndexScan:
     trailing_bytes: int
 
 
-OffsetIndexScan = IndexScan
-TimeIndexScan = IndexScan
+OffsetIndexScan = IndexScan[OffsetPosition]
+TimeIndexScan = IndexScan[TimestampOffset]
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +139,8 @@ def is_zero(buf, start: int, end: Optional[int] = None) -> bool:
     return True
 
 
-def _iter_entries(buf, st: struct.Struct, rel_index: int, make) -> Iterator[Tuple[int, IndexEntry]]:
+def _iter_entries(buf, st: struct.Struct, rel_index: int, make: Callable[[Tuple[int, ...]], E]
+                  ) -> Iterator[Tuple[int, E]]:
     """(byte position, entry) under DumpLogSegments' stop rule; the stop entry is not yielded."""
     size = st.size
     count = len(buf) // size
@@ -149,7 +151,7 @@ def _iter_entries(buf, st: struct.Struct, rel_index: int, make) -> Iterator[Tupl
         yield i * size, make(fields)
 
 
-def _scan(buf, st: struct.Struct, rel_index: int, make, holes: Holes) -> IndexScan:
+def _scan(buf, st: struct.Struct, rel_index: int, make: Callable[[Tuple[int, ...]], E], holes: Holes) -> IndexScan[E]:
     size = st.size
     entries = [e for _, e in _iter_entries(buf, st, rel_index, make)]
     count = len(buf) // size
@@ -162,21 +164,21 @@ def _scan(buf, st: struct.Struct, rel_index: int, make, holes: Holes) -> IndexSc
     return IndexScan(tuple(entries), count, stop, zero_tail, all_zero, len(buf) % size)
 
 
-def _offset_entry(base_offset: int):
+def _offset_entry(base_offset: int) -> Callable[[Tuple[int, ...]], OffsetPosition]:
     return lambda f: OffsetPosition(base_offset + f[0], f[1])
 
 
-def _time_entry(base_offset: int):
+def _time_entry(base_offset: int) -> Callable[[Tuple[int, ...]], TimestampOffset]:
     return lambda f: TimestampOffset(f[0], base_offset + f[1])
 
 
 def iter_offset_index(buf, base_offset: int) -> Iterator[OffsetPosition]:
     """``.index`` entries with absolute offsets, stopping like DumpLogSegments."""
     for _, entry in _iter_entries(buf, OFFSET_INDEX_ENTRY, 0, _offset_entry(base_offset)):
-        yield entry  # type: ignore[misc]
+        yield entry
 
 
-def scan_offset_index(buf, base_offset: int, holes: Holes = NO_HOLES) -> IndexScan:
+def scan_offset_index(buf, base_offset: int, holes: Holes = NO_HOLES) -> OffsetIndexScan:
     """``holes``: zero ranges of ``buf`` not to read (a sparse, preallocated index)."""
     return _scan(buf, OFFSET_INDEX_ENTRY, 0, _offset_entry(base_offset), holes)
 
@@ -184,10 +186,10 @@ def scan_offset_index(buf, base_offset: int, holes: Holes = NO_HOLES) -> IndexSc
 def iter_time_index(buf, base_offset: int) -> Iterator[TimestampOffset]:
     """``.timeindex`` entries with absolute offsets, stopping like DumpLogSegments."""
     for _, entry in _iter_entries(buf, TIME_INDEX_ENTRY, 1, _time_entry(base_offset)):
-        yield entry  # type: ignore[misc]
+        yield entry
 
 
-def scan_time_index(buf, base_offset: int, holes: Holes = NO_HOLES) -> IndexScan:
+def scan_time_index(buf, base_offset: int, holes: Holes = NO_HOLES) -> TimeIndexScan:
     """``holes``: zero ranges of ``buf`` not to read (a sparse, preallocated index)."""
     return _scan(buf, TIME_INDEX_ENTRY, 1, _time_entry(base_offset), holes)
 

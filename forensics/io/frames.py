@@ -18,7 +18,7 @@ import re
 import struct
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Iterator, List, Literal, NamedTuple, Optional, Sequence, Tuple, \
-    TypeVar, Union, overload
+    TypeVar, Union, cast, overload
 
 from forensics.codec import batch as v2
 from forensics.codec import legacy
@@ -101,6 +101,16 @@ def _make_frame(buf, pos: int, offset: int, size: int, magic: int, crc: Optional
         return Frame(pos, size, magic, offset, offset, crc)
     last = offset + v2.LAST_OFFSET_DELTA.unpack_from(buf, pos + v2.LAST_OFFSET_DELTA_OFFSET)[0]
     return Frame(pos, size, magic, offset, last, crc, decode_header(buf, pos) if headers else None)
+
+
+def with_header(buf, frame: Frame) -> HeadedFrame:
+    """``frame`` as a scanner asked for headers yields it: a v2 frame framed without its header (a
+    run's, :meth:`FrameScanner.runs`) gets it here, decoded from ``buf`` (CorruptBatchError when it
+    does not decode); a frame that has it, and a legacy one, as it is."""
+    if frame.magic == 2 and frame.header is None:
+        frame = frame._replace(header=decode_header(buf, frame.position))
+    # what HeadedFrame says: magic 2 with its header (set just above, or by the scanner), or a legacy frame
+    return cast(HeadedFrame, frame)
 
 
 def _int64(value: Optional[int]) -> bool:

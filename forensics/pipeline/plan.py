@@ -63,6 +63,10 @@ class Scope:
     select: Optional[Callable[[Optional[LogDir], PartitionDir], bool]] = None  # data partitions to rebuild
     split_bytes: int = DEFAULT_SPLIT_BYTES
 
+    def selects(self, log_dir: Optional[LogDir], p: PartitionDir) -> bool:
+        """Is ``p`` one of the data partitions to rebuild (``select``; None: every one)?"""
+        return self.select is None or self.select(log_dir, p)
+
 
 def _kind(p: PartitionDir, scope: Scope, log_dir: Optional[LogDir]) -> Optional[UnitKind]:
     live = p.status is PartitionStatus.LIVE and p.topic_partition is not None
@@ -70,8 +74,7 @@ def _kind(p: PartitionDir, scope: Scope, log_dir: Optional[LogDir]) -> Optional[
         if scope.coordinator:
             return UnitKind.TXNLOG
         return UnitKind.STATS if scope.stats else None
-    if live and p.topic != CLUSTER_METADATA_TOPIC and scope.data and (scope.select is None or
-                                                                        scope.select(log_dir, p)):
+    if live and p.topic != CLUSTER_METADATA_TOPIC and scope.data and scope.selects(log_dir, p):
         return UnitKind.EVENTS
     if live and p.topic == CLUSTER_METADATA_TOPIC and scope.metadata_tail and not scope.stats:
         return UnitKind.STATS

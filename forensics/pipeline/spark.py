@@ -179,7 +179,7 @@ def _assemble(collected: List[tuple], consume: Optional[Callable[[str, ReplicaRe
     results: Dict[str, Any] = {}
     parts: Dict[str, List[ReplicaParts]] = {}
     for i, (whole, key, blob) in enumerate(collected):
-        collected[i] = None  # type: ignore[call-overload]
+        collected[i] = None  # type: ignore[call-overload]  # dropped once read (the list empties as it goes)
         value = pickle.loads(blob)
         del blob
         if whole:

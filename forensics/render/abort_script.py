@@ -14,7 +14,7 @@ from forensics.render.size_text import exact_size
 from forensics.render.state_render import verdict_heading, verdict_label
 from forensics.render.time_text import duration, stamp
 from forensics.report.hanging import COMMAND_FORMS, NO_COORDINATOR_EPOCH
-from forensics.report.row import as_mapping
+from forensics.report.row import AnyRow, as_mapping
 
 Row = Dict[str, Any]
 
@@ -155,13 +155,13 @@ def _row(r: Row, bootstrap: str, command_config: Optional[str]) -> str:
     return out
 
 
-def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs: Sequence[str],
+def render_abort_script(rows: Sequence[AnyRow], out: TextIO, *, as_of: str, inputs: Sequence[str],
                         manifest: Optional[Row] = None, warnings: Sequence[str] = (),
                         bootstrap: str = "<bootstrap-server>", command_config: Optional[str] = None,
                         brokers: Optional[str] = None, selection: Optional[Chosen] = None) -> None:
     """The script; ``selection``: the ``--topic``, ``--partition``, ``--broker-id`` given (said in a comment:
     the other partitions' transactions are not in it)."""
-    rows = [as_mapping(r) for r in rows]
+    mapped = [as_mapping(r) for r in rows]
     text = "#!/bin/sh\n# kafka-forensics abort-commands: REVIEW BEFORE RUNNING. Nothing here has been run.\n"
     text += "".join(comment(f"WARNING: {w}") for w in warnings)
     if selection is not None:
@@ -173,11 +173,11 @@ def render_abort_script(rows: Sequence[Row], out: TextIO, *, as_of: str, inputs:
     text += "".join(comment(line) for line in f"as of: {as_of}".split("\n"))  # its source names a path
     if manifest is not None:
         text += comment(f"evidence manifest: {manifest['path']} (sha256 {manifest['sha256']})")
-    armed = [r for r in rows if r.get("armed") and r.get("abortForms")]
+    armed = [r for r in mapped if r.get("armed") and r.get("abortForms")]
     text += _HEADER + "set -eu\n" + ("\n" + guard_functions() if armed else "") + _MAIN
-    for r in rows:
+    for r in mapped:
         text += "\n" + _row(r, bootstrap, command_config)
     if not armed:
-        text += "\n" + comment("nothing to abort: " + (f"{count(len(rows), 'open transaction')}, none armed (each above "
-                                                    "says why)" if rows else "no open transaction"))
+        text += "\n" + comment("nothing to abort: " + (f"{count(len(mapped), 'open transaction')}, none armed (each above "
+                                                    "says why)" if mapped else "no open transaction"))
     out.write(text + f"}}\n\n{_LAST_LINE}\n")

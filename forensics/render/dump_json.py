@@ -8,6 +8,7 @@ import base64
 import json
 from typing import Any, Dict, Iterable, Optional, TextIO
 
+from forensics.codec.batch import BatchHeader, Record
 from forensics.codec.compression import codec_name
 from forensics.render.machine_format import DUMP
 from forensics.render.terminal_text import json_text
@@ -37,7 +38,7 @@ def _bytes(data: Optional[bytes]) -> Optional[str]:
 
 def batch_obj(row: BatchRow) -> Dict[str, Any]:
     f, h = row.frame, row.header
-    if f.magic >= 2:
+    if isinstance(h, BatchHeader):  # a v2 batch (magic 2); a legacy entry's header is its LegacyRecord
         return {
             "type": "batch", "position": f.position, "size": f.size, "magic": h.magic,
             "baseOffset": h.base_offset, "lastOffset": h.last_offset, "count": h.records_count,
@@ -61,7 +62,7 @@ def record_obj(row: RecordRow) -> Dict[str, Any]:
         "type": "record", "batchPosition": row.batch.frame.position, "offset": r.offset,
         "timestamp": r.timestamp, "keySize": r.key_size, "valueSize": r.value_size,
     }
-    if row.batch.frame.magic >= 2:
+    if isinstance(r, Record):  # of a v2 batch (magic 2); a legacy entry's records are LegacyRecords
         obj["sequence"] = r.sequence
         obj["headers"] = [{"key": h.key, "value": _bytes(h.value)} for h in r.headers]
     else:
@@ -101,7 +102,7 @@ def row_obj(row) -> Dict[str, Any]:
     if t is NoteRow:
         return {"type": "note", "text": row.text}
     if t is TrailingBytes:
-        return {"type": "trailing_bytes", "count": row.count, "file": row.file_name}
+        return {"type": "trailing_bytes", "count": row.byte_count, "file": row.file_name}
     if t is FindingRow:
         return {"type": "finding", **row.finding.to_dict()}
     raise TypeError(f"unknown dump row {t.__name__}")

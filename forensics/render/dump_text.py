@@ -17,11 +17,12 @@ from forensics.codec.batch import (
     LOG_OVERHEAD,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
+    BatchHeader,
     RecordBlock,
 )
 from forensics.codec.compression import codec_name
 from forensics.codec.legacy import CODEC_MASK as LEGACY_CODEC_MASK
-from forensics.render.terminal_text import term
+from forensics.render.terminal_text import TextOut, term
 from forensics.report.decoders import string_text
 from forensics.report.dump import frame_rows
 from forensics.report.dump_rows import (
@@ -40,17 +41,18 @@ from forensics.report.dump_rows import (
 from forensics.speedups import native
 
 
-def _bool(value: bool) -> str:
+def _bool(value: int) -> str:  # a flag, or the bit of one
     return "true" if value else "false"
 
 
 def batch_line(row: BatchRow) -> str:
     frame, h = row.frame, row.header
-    if frame.magic >= 2 and native is not None:  # the same line, written in C (this runs for every batch)
-        text = native.batch_line(h, frame.position, frame.crc_ok is not False)
-        if text is not None:
-            return text
-    if frame.magic >= 2:  # the header's fields unpacked once
+    if isinstance(h, BatchHeader):  # a v2 batch (magic 2); a legacy entry's header is its LegacyRecord
+        if native is not None:  # the same line, written in C (this runs for every batch)
+            text = native.batch_line(h, frame.position, frame.crc_ok is not False)
+            if text is not None:
+                return text
+        # the header's fields unpacked once
         (base_offset, batch_length, leader_epoch, magic, crc, attributes, last_delta, base_ts, max_ts, producer_id,
          producer_epoch, base_sequence, count) = h
         dh = f"OptionalLong[{base_ts}]" if attributes & DELETE_HORIZON_MASK else "OptionalLong.empty"
@@ -133,7 +135,7 @@ def _as_java(path: str) -> str:
     return path if path.isascii() else path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def render_dump_text(rows: Iterable, out: TextIO, err: TextIO, skip_metadata: bool = False) -> int:
+def render_dump_text(rows: Iterable, out: TextOut, err: TextIO, skip_metadata: bool = False) -> int:
     """Write rows; returns the number of findings written to ``err``."""
     findings = 0
     write = out.write
@@ -161,7 +163,7 @@ def render_dump_text(rows: Iterable, out: TextIO, err: TextIO, skip_metadata: bo
             else:
                 write(f"Snapshot end offset: {row.end_offset}, epoch: {row.epoch}\n")
         elif t is TrailingBytes:
-            write(f"Found {row.count} invalid bytes at the end of {_as_java(row.file_name)}\n")
+            write(f"Found {row.byte_count} invalid bytes at the end of {_as_java(row.file_name)}\n")
         elif t is FindingRow:
             findings += 1
             out.flush()
@@ -170,7 +172,7 @@ def render_dump_text(rows: Iterable, out: TextIO, err: TextIO, skip_metadata: bo
     return findings
 
 
-def _batch_run(run: BatchRun, out: TextIO, err: TextIO, skip_metadata: bool) -> int:
+def _batch_run(run: BatchRun, out: TextOut, err: TextIO, skip_metadata: bool) -> int:
     """The lines of a run of batches: the C accelerator writes those it takes (v2 batches whose
     records all decode: data records, with the transaction-log or offsets decoder their common
     records, end-transaction markers) many at once (``native.dump_batches``); every other frame is

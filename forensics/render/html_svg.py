@@ -228,8 +228,8 @@ def timeline_svg(t: Timeline) -> str:
         out.append(f'<line class="axis" x1="{_n(x)}" y1="{AXIS_H - 6}" x2="{_n(x)}" y2="{AXIS_H}"/>')
         out.append(_text(x, AXIS_H - 10, clock(ms, span), "", "middle"))
     for e in t.coordinator:
-        x = _n(s.x(e.time_ms))
-        out.append(f'<line class="grid" x1="{x}" y1="{AXIS_H}" x2="{x}" y2="{_n(bottom)}"/>')
+        gx = _n(s.x(e.time_ms))
+        out.append(f'<line class="grid" x1="{gx}" y1="{AXIS_H}" x2="{gx}" y2="{_n(bottom)}"/>')
     out.extend(labels.draw(0, tops[0] + heights[0] / 2))
     bar_y = tops[0] + (heights[0] - BAR_H) / 2
     if t.coordinator:

@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, TextIO, 
 from forensics.render.csv_text import csv_text
 from forensics.render.machine_format import MachineFormat
 from forensics.render.terminal_text import term
-from forensics.report.row import as_mapping
+from forensics.report.row import AnyRow, as_mapping
 
 Row = Dict[str, Any]
 
@@ -121,21 +121,21 @@ def render_csv(rows: Sequence[Row], columns: Sequence[str], out: TextIO) -> None
         w.writerow([csv_cell(r.get(c)) for c in columns])
 
 
-def render_rows(fmt: str, machine: MachineFormat, rows: Sequence[Row], columns: Sequence[str], out: TextIO, *,
+def render_rows(fmt: str, machine: MachineFormat, rows: Sequence[AnyRow], columns: Sequence[str], out: TextIO, *,
                 text: KafkaLayout, screen: Screen, manifest: Optional[Row] = None) -> None:
     """Render ``rows`` in format ``fmt``: ``table`` is the command's ``screen`` for people, ``text`` Kafka's
     tool's table of them (``text``: its columns), ``csv`` the ``columns``, ``json``/``jsonl`` the command's
     ``machine`` output (its name and version, :mod:`forensics.render.machine_format`); ``manifest`` (path
     and digest of the evidence manifest) is embedded in JSON. A row is a mapping of its columns or a typed
     row (:class:`~forensics.report.row.JsonRow`)."""
-    rows = [as_mapping(r) for r in rows]
+    mapped = [as_mapping(r) for r in rows]
     if fmt == "json":
-        render_json(rows, out, machine, manifest)
+        render_json(mapped, out, machine, manifest)
     elif fmt == "jsonl":
-        render_jsonl(rows, out, machine, manifest)
+        render_jsonl(mapped, out, machine, manifest)
     elif fmt == "csv":
-        render_csv(rows, columns, out)
+        render_csv(mapped, columns, out)
     elif fmt == "table":
-        screen(rows, out)
+        screen(mapped, out)
     else:
-        out.write(kafka_table(rows, text))
+        out.write(kafka_table(mapped, text))

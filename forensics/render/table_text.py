@@ -64,13 +64,15 @@ def print_table(console: Console, table: Table) -> None:
             and (title is not None or not table.title))
     for column in table.columns if fast else ():
         col = [_plain(console, column.header)] + [_plain(console, c) for c in column.cells]
-        if any(c is None for c in col):
+        plain = [c for c in col if c is not None]
+        if len(plain) != len(col):
             fast = False
             break
-        cells.append(col)  # type: ignore[arg-type]
+        cells.append(plain)
     widths = [max(map(cell_len, col)) + 2 for col in cells]
     table_width = sum(widths) + len(widths) + 1
-    if not fast or not cells or table_width > console.options.max_width or (
+    # (a fast table has its box, _simple says so: the test of it tells the type checker)
+    if not fast or table.box is None or not cells or table_width > console.options.max_width or (
             title is not None and cell_len(title) > table_width):
         console.print(table)
         return

@@ -24,7 +24,7 @@ written with ``ensure_ascii=False`` (:func:`json_text`: the same characters as `
 
 from __future__ import annotations
 
-from typing import Dict, TextIO
+from typing import Dict, Protocol, TextIO
 
 _NAMED = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
 # bidi controls, zero-width and other invisible format characters, line and paragraph separators
@@ -76,6 +76,14 @@ def has_raw_control(text: str) -> bool:
 _LINE_ESCAPES = {c: v for c, v in ESCAPES.items() if c != 0x0A}  # our own line ends stay
 
 
+class TextOut(Protocol):
+    """What a writer of lines needs of its stream: a text file, or :class:`TerminalLines` over one."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
 class TerminalLines:
     """A text stream onto a terminal for output whose lines are Kafka's format with evidence inside
     them (dump's text): every character :func:`term` escapes is shown escaped, but the newlines that
@@ -91,14 +99,14 @@ class TerminalLines:
         self._out.flush()
 
 
-def for_terminal(out: TextIO) -> TextIO:
+def for_terminal(out: TextIO) -> TextOut:
     """``out`` itself when it is a file or a pipe (those get Kafka's bytes, to compare with its tool);
     a :class:`TerminalLines` over it when it is a terminal."""
     try:
         interactive = out.isatty()
     except (AttributeError, ValueError):  # a closed or foreign stream: not a terminal
         interactive = False
-    return TerminalLines(out) if interactive else out  # type: ignore[return-value]
+    return TerminalLines(out) if interactive else out
 
 
-__all__ = ["ESCAPES", "TerminalLines", "for_terminal", "has_control", "has_raw_control", "json_text", "term"]
+__all__ = ["ESCAPES", "TerminalLines", "TextOut", "for_terminal", "has_control", "has_raw_control", "json_text", "term"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from forensics.codec.batch import BatchHeader
 from forensics.codec.control import format_control_record
 from forensics.codec.java_reader import java_string
 from forensics.report.dump_rows import BatchRow, DecodedText
@@ -50,7 +51,7 @@ def data_texts(key: Optional[bytes], value: Optional[bytes], offset: int, decode
 def record_texts(batch: BatchRow, record, decoder: Optional[str], print_contents: bool,
                  skip_metadata: bool) -> DecodedText:
     header = batch.header
-    is_control = batch.frame.magic == 2 and header.is_control
+    is_control = isinstance(header, BatchHeader) and header.is_control  # a v2 batch's (magic 2) header
     if is_control:
         if skip_metadata:
             return DecodedText()

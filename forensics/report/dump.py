@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional
+from typing import Iterable, Iterator, Optional, Union
 
 from forensics.codec import batch as v2
 from forensics.codec import legacy
+from forensics.codec.batch import Record
+from forensics.codec.legacy import LegacyRecord
 from forensics.codec.primitives import INT32_MAX
 from forensics.errors import (
     ForensicsError,
@@ -22,7 +24,7 @@ from forensics.errors import (
 )
 from forensics.findings import Finding, FindingKind
 from forensics.io.files import require_regular
-from forensics.io.frames import Frame
+from forensics.io.frames import Frame, LegacyFrame, V2Frame, with_header
 from forensics.io.segment import SegmentWalk
 from forensics.layout.names import BOOTSTRAP_CHECKPOINT, kind_of_suffix, kraft_snapshot_id
 from forensics.report.decoders import record_texts, string_texts
@@ -95,11 +97,19 @@ def check_file(path: str) -> None:
     require_regular(path)  # a FIFO or device is refused before anything is printed (never opened blocking)
 
 
+def _segment_base(path: str) -> int:
+    """The base offset a segment's name starts with; NotASegmentError when it starts with none."""
+    base = offset_from_name(path)
+    if base is None:
+        raise NotASegmentError("a segment file name must start with its base offset (20 digits)", path=path)
+    return base
+
+
 def dump_file(path: str, options: DumpOptions) -> Iterator[DumpRow]:
     check_file(path)
     kind = file_kind(path)
-    if kind == "log" and offset_from_name(path) is None:
-        raise NotASegmentError("a segment file name must start with its base offset (20 digits)", path=path)
+    if kind == "log":
+        _segment_base(path)  # refused before anything is written
     yield FileStart(path, kind)
     if kind in ("log", "kraft-snapshot"):
         yield from dump_log(path, options, kind)
@@ -113,8 +123,8 @@ def dump_file(path: str, options: DumpOptions) -> Iterator[DumpRow]:
 
 def dump_log(path: str, options: DumpOptions, kind: str = "log") -> Iterator[DumpRow]:
     name = os.path.basename(path)
-    base = offset_from_name(path)
-    if kind == "log":
+    base = _segment_base(path) if kind == "log" else None
+    if base is not None:
         yield LogStart(base)
     elif name == BOOTSTRAP_CHECKPOINT:
         yield KraftSnapshotStart(-1, -1, True)
@@ -125,57 +135,78 @@ def dump_log(path: str, options: DumpOptions, kind: str = "log") -> Iterator[Dum
         yield KraftSnapshotStart(*snapshot_id)
     runs = options.batch_runs and options.deep and options.decoder in RUN_DECODERS
     with SegmentWalk(path, end=options.max_bytes, verify_crc=options.verify_crc,
-                     base_offset=base if kind == "log" else None, headers=not runs) as walk:
+                     base_offset=base, headers=not runs) as walk:
         if runs:  # the text writer reads the headers' bytes of the batches it writes
             contents, skip, decoder = options.print_contents, options.skip_record_metadata, options.decoder
             for run in walk.runs():
                 yield FindingRow(run) if type(run) is Finding else BatchRun(walk, run, contents, skip, decoder)
         else:
             for item in walk.items():
-                if type(item) is Frame:
-                    yield from _dump_frame(walk, item, options)
-                else:
+                if type(item) is Finding:
                     yield FindingRow(item)
+                else:
+                    yield from _dump_frame(walk, item, options)
         if walk.first_invalid_position is not None and options.max_bytes == INT32_MAX:
             yield TrailingBytes(walk.size - walk.first_invalid_position, name)
 
 
 def _dump_frame(walk: SegmentWalk, frame: Frame, options: DumpOptions) -> Iterator[DumpRow]:
-    buf = walk.buf
+    """The rows of one frame: a v2 batch's (:func:`_batch_rows`), a legacy entry's (:func:`_entry_rows`)."""
     try:
-        if frame.magic == 2:
-            if frame.header is None:  # framed without headers (a BatchRun's): this one is read here
-                frame = frame._replace(header=v2.decode_header(buf, frame.position))
-            header = frame.header
-        else:
-            header = legacy.decode_entry(buf, frame.position)
+        headed = with_header(walk.buf, frame)  # framed without headers (a BatchRun's): a v2 one's is read here
     except ForensicsError as exc:
-        yield FindingRow(_finding(exc, walk, frame))
-        return
+        return iter((FindingRow(_finding(exc, walk, frame)),))
+    return _batch_rows(walk, headed, options) if headed.magic == 2 else _entry_rows(walk, headed, options)
+
+
+def _batch_rows(walk: SegmentWalk, frame: V2Frame, options: DumpOptions) -> Iterator[DumpRow]:
+    header = frame.header
     row = BatchRow(frame, header)
     yield row
     if not options.deep:
         return
-    if options.decoder is None and (frame.magic != 2 or not header.is_control):  # data records: the hot path
-        if frame.magic == 2:
-            yield from _data_records(walk, frame, row, options.print_contents)
-        else:
-            yield from _legacy_records(walk, frame, row, options.print_contents)
+    if options.decoder is None and not header.is_control:  # data records: the hot path
+        yield from _data_records(walk, frame, row, options.print_contents)
         return
     try:
-        records = v2.iter_records(buf, frame.position, header) if frame.magic == 2 else legacy.iter_deep(header)
-        for record in records:
-            yield RecordRow(row, record, record_texts(row, record, options.decoder, options.print_contents,
-                                                      options.skip_record_metadata))
+        yield from _record_rows(row, v2.iter_records(walk.buf, frame.position, header), options)
     except ForensicsError as exc:
         yield FindingRow(_finding(exc, walk, frame))
 
 
-def _data_records(walk: SegmentWalk, frame: Frame, row: BatchRow, print_contents: bool) -> Iterator[DumpRow]:
+def _entry_rows(walk: SegmentWalk, frame: LegacyFrame, options: DumpOptions) -> Iterator[DumpRow]:
+    try:
+        entry = legacy.decode_entry(walk.buf, frame.position)
+    except ForensicsError as exc:
+        yield FindingRow(_finding(exc, walk, frame))
+        return
+    row = BatchRow(frame, entry)
+    yield row
+    if not options.deep:
+        return
+    if options.decoder is None:  # data records: the hot path
+        yield from _legacy_records(walk, frame, entry, row, options.print_contents)
+        return
+    try:
+        yield from _record_rows(row, legacy.iter_deep(entry), options)
+    except ForensicsError as exc:
+        yield FindingRow(_finding(exc, walk, frame))
+
+
+def _record_rows(row: BatchRow, records: Iterable[Union[Record, LegacyRecord]], options: DumpOptions
+                 ) -> Iterator[DumpRow]:
+    """A RecordRow per record, its texts as the decoder writes them (a record that breaks a rule
+    raises while iterating, after the good ones)."""
+    for record in records:
+        yield RecordRow(row, record, record_texts(row, record, options.decoder, options.print_contents,
+                                                  options.skip_record_metadata))
+
+
+def _data_records(walk: SegmentWalk, frame: V2Frame, row: BatchRow, print_contents: bool) -> Iterator[DumpRow]:
     """One DataRecords row for the batch; a record that breaks a rule ends it (the good records
     before it are kept) with a finding, as the per-record path does. A batch the C accelerator
     decodes whole travels as a RecordBlock (its records' bytes, no object per record)."""
-    block = v2.record_block(walk.buf, frame.position, row.header)
+    block = v2.record_block(walk.buf, frame.position, frame.header)
     if block is not None:
         yield DataRecords(row, block, print_contents)
         return
@@ -186,11 +217,12 @@ def _data_records(walk: SegmentWalk, frame: Frame, row: BatchRow, print_contents
         yield FindingRow(_finding(error, walk, frame))
 
 
-def _legacy_records(walk: SegmentWalk, frame: Frame, row: BatchRow, print_contents: bool) -> Iterator[DumpRow]:
+def _legacy_records(walk: SegmentWalk, frame: Frame, entry: LegacyRecord, row: BatchRow, print_contents: bool
+                    ) -> Iterator[DumpRow]:
     """One DataRecords row for a legacy entry's records (itself, or a wrapper's inner messages);
     a wrapper that does not decode is a finding, as in the per-record path."""
     try:
-        records = legacy.iter_deep(row.header)
+        records = legacy.iter_deep(entry)
     except ForensicsError as exc:
         yield FindingRow(_finding(exc, walk, frame))
         return
@@ -208,10 +240,9 @@ def expand_rows(rows: Iterable[DumpRow]) -> Iterator[DumpRow]:
     """The rows with every BatchRun row turned into its frames' rows and every DataRecords row
     into one RecordRow per record."""
     for row in rows:
-        t = type(row)
-        if t is BatchRun:
+        if type(row) is BatchRun:
             yield from expand_rows(r for i in range(len(row.frames)) for r in frame_rows(row, i))
-        elif t is DataRecords:
+        elif type(row) is DataRecords:
             yield from record_rows(row)
         else:
             yield row

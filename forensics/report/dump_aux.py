@@ -43,7 +43,7 @@ def _base_offset(path: str) -> int:
     return int(head)
 
 
-def _index_tail_findings(scan: indexes.IndexScan, path: str, entry_size: int) -> Iterator[DumpRow]:
+def _index_tail_findings(scan: indexes.IndexScan[indexes.E], path: str, entry_size: int) -> Iterator[DumpRow]:
     if scan.all_zero:
         yield FindingRow(Finding(
             FindingKind.INDEX_ZERO_TAIL,
@@ -75,7 +75,7 @@ def _offset_index(buf, path: str, base: int, holes: Holes) -> Iterator[DumpRow]:
         yield from _check_against_log(scan, path)
 
 
-def _check_against_log(scan: indexes.IndexScan, path: str) -> Iterator[DumpRow]:
+def _check_against_log(scan: indexes.OffsetIndexScan, path: str) -> Iterator[DumpRow]:
     """Kafka's mismatch check: the batch at each entry's position should end at the entry's offset."""
     log_path = os.path.join(os.path.dirname(path), os.path.basename(path).split(".")[0] + ".log")
     if not os.path.isfile(log_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence, Union
 
-from forensics.codec.batch import BatchHeader, Record
+from forensics.codec.batch import BatchHeader, Record, RecordBlock
 from forensics.codec.legacy import LegacyRecord
 from forensics.findings import Finding
 from forensics.io.frames import Frame
@@ -31,8 +31,8 @@ class KraftSnapshotStart(NamedTuple):
 
 
 class BatchRow(NamedTuple):
-    frame: Frame
-    header: Union[BatchHeader, LegacyRecord]
+    frame: Frame  # with its header when v2 (Frame.header set)
+    header: Union[BatchHeader, LegacyRecord]  # a v2 batch's (magic 2), a legacy entry's (magic 0 or 1)
 
 
 class DecodedText(NamedTuple):
@@ -56,7 +56,7 @@ class DataRecords(NamedTuple):
     turns it into one RecordRow per record for consumers that want them."""
 
     batch: BatchRow
-    records: Sequence[Union[Record, LegacyRecord]]  # a RecordBlock (v2 records' bytes, decoded on demand)
+    records: Union[Sequence[Union[Record, LegacyRecord]], RecordBlock]  # a RecordBlock: v2 records' bytes, decoded on demand
     print_contents: bool
 
 
@@ -87,7 +87,7 @@ class NoteRow(NamedTuple):
 
 
 class TrailingBytes(NamedTuple):
-    count: int
+    byte_count: int  # (not ``count``: a tuple's method)
     file_name: str
 
 

@@ -35,10 +35,10 @@ def quiescence_of(report: StateReport, clock: AsOf, window_ms: int, changed: Seq
         snaps = [e.last_timestamp for r in i.snapshots if r.snapshot is not None for e in r.snapshot.entries]
         newest[i.path] = max([t for t in (v.max_timestamp, *snaps) if t is not None], default=None)
     for cp in report.coordinator.partitions.values():
-        i = cp.inputs
-        dir_of[i.path] = i.log_dir
-        times = [s.max_timestamp for s in i.segments if s.max_timestamp is not None]
-        newest[i.path] = max(times + list(cp.state.newest_update.values()), default=None)
+        ti = cp.inputs
+        dir_of[ti.path] = ti.log_dir
+        times = [s.max_timestamp for s in ti.segments if s.max_timestamp is not None]
+        newest[ti.path] = max(times + list(cp.state.newest_update.values()), default=None)
     brokers = image.brokers if image is not None and image.origin in ("snapshot", "log") else {}
     facts = [LogDirFacts(d.path, d.broker_id, d.had_clean_shutdown, d.lock_pid,
                          d.clean_shutdown.broker_epoch if d.clean_shutdown is not None else None,

@@ -52,7 +52,7 @@ def partition_rows(report) -> List[tuple]:
 
 def coordinator_rows(report) -> List[tuple]:
     """Every record of the ``__transaction_state`` replica each partition's coordinator loads."""
-    rows = []
+    rows: List[tuple] = []
     for part, cp in sorted(report.coordinator.partitions.items()):
         entries = sorted(((tid, h) for tid, hs in cp.state.history.items() for h in hs), key=lambda e: e[1].offset)
         for tid, h in entries:

@@ -57,7 +57,7 @@ from forensics.report.incident_model import (
     Timeline,
 )
 from forensics.report.incident_labels import ELSEWHERE, FACT, GROUP_LABELS, LABELS, label
-from forensics.report.row import as_mapping
+from forensics.report.row import AnyRow, as_mapping
 from forensics.report.scan import ScanReport, total_log_bytes, without_producer_state
 from forensics.report.state import StateReport
 from forensics.state.coordinator import HistoryEntry
@@ -75,7 +75,7 @@ MAX_FINDINGS = 500
 
 def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf, *, inputs: Sequence[str],
                    manifest: Optional[Tuple[str, str]] = None, scan: Optional[ScanReport] = None,
-                   rows: Optional[Sequence[Row]] = None, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
+                   rows: Optional[Sequence[AnyRow]] = None, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
                    command_config: Optional[str] = None, max_timelines: int = MAX_TIMELINES,
                    max_findings: int = MAX_FINDINGS, brokers: Optional[str] = None,
                    selection: Filters = Filters(), whole: Sequence[Verdict] = (),
@@ -89,13 +89,13 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
     verdict (default: :func:`~forensics.report.hanging.evidence_warnings` of the report alone)."""
     if rows is None:
         rows = [hanging_row(v, bootstrap, command_config) for v in verdicts]
-    rows = [as_mapping(r) for r in rows]
-    if len(rows) != len(verdicts):
-        raise ValueError(f"{len(rows)} rows for {len(verdicts)} verdicts")
+    mapped = [as_mapping(r) for r in rows]
+    if len(mapped) != len(verdicts):
+        raise ValueError(f"{len(mapped)} rows for {len(verdicts)} verdicts")
     views = leader_views(report, selection.topic, selection.partition, selection.broker_id)
     replicas = selected_replicas(report, selection)
     findings = dedupe(report.findings(replicas if selection.narrows_partitions else None))
-    transactions = sorted((_transaction(v, r) for v, r in zip(verdicts, rows, strict=True)),
+    transactions = sorted((_transaction(v, r) for v, r in zip(verdicts, mapped, strict=True)),
                           key=lambda t: (not t.abortable, t.topic, t.partition, t.start_offset, t.producer_id))
     timelines, omitted, unrelated = _timelines(report, views, verdicts, max_timelines, selection)
     return Incident(

@@ -111,7 +111,7 @@ def digest_entries(entries: Sequence[EvidenceEntry]) -> Tuple[ManifestEntry, ...
     """Entries with every regular file hashed; a symlink below an input is never followed (only an
     input given as a symlink is), and nothing on a kernel file system is read."""
     files = [e for e in entries if e.type == "file" and e.error is None]
-    digests = {}
+    digests: Dict[str, FileDigest] = {}
     for follow in (True, False):
         group = [e.path for e in files if e.given == follow]
         digests.update(zip(group, hash_files(group, follow=follow)))

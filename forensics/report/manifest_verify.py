@@ -86,7 +86,7 @@ def parse_manifest(obj: Any, path: str) -> Manifest:
     (version 1); ManifestFormatError otherwise."""
     version = obj.get("manifestVersion") if isinstance(obj, dict) else None
     key = {1: "files", 2: "entries"}.get(version) if isinstance(version, int) else None
-    if key is None or not isinstance(obj.get(key), list):
+    if not isinstance(version, int) or key is None or not isinstance(obj.get(key), list):
         raise ManifestFormatError("not a kafka-forensics evidence manifest (version 1 or 2)", path=path)
     entries = tuple(_entry(f, f"{path}: {key}[{i}]", version) for i, f in enumerate(obj[key]))
     run, tool, as_of = obj.get("run") or {}, obj.get("tool") or {}, obj.get("asOf") or {}
@@ -112,7 +112,9 @@ def manifest_checks(obj: Mapping[str, Any], m: Manifest, path: str) -> List[Veri
     elif value != computed:
         out.append(Verification(path, "manifest", f"its content does not match its own digest (computed "
                                 f"{computed}, recorded {value}): it was edited after it was written"))
-    summary = obj.get("summary") if isinstance(obj.get("summary"), dict) else {}
+    summary = obj.get("summary")
+    if not isinstance(summary, dict):
+        summary = {}
     s = summarize(m)
     for key, actual in (("files", s.files), ("directories", s.directories), ("otherEntries", s.other_entries),
                         ("bytes", s.bytes), ("notHashed", s.not_hashed), ("changedDuringRun", s.changed_during_run)):
@@ -194,8 +196,10 @@ def _file_differences(rec: ManifestEntry, d: FileDigest) -> List[str]:
 def _compare_file(rec: ManifestEntry, where: str, d: Optional[FileDigest]) -> Verification:
     if rec.error is not None:
         return Verification(where, "not-hashed", f"was not readable when recorded ({rec.error})")
-    if d is None or d.error is not None:
-        return Verification(where, "unreadable", d.error if d is not None else "not read")
+    if d is None:
+        return Verification(where, "unreadable", "not read")
+    if d.error is not None:
+        return Verification(where, "unreadable", d.error)
     differences = _file_differences(rec, d)
     moved = d.mtime_ns != rec.mtime_ns
     if differences or moved:

@@ -8,8 +8,8 @@ becomes the mapping the renderers print (JSON as is, tables and CSV by column na
 
 from __future__ import annotations
 
-from dataclasses import fields
-from typing import Any, Dict
+from dataclasses import Field, fields
+from typing import TYPE_CHECKING, Any, ClassVar, Dict, Union
 
 
 class _Absent:
@@ -40,16 +40,21 @@ class JsonRow:
     """Mixin for a frozen dataclass row (see the module doc)."""
 
     __slots__ = ()
+    if TYPE_CHECKING:  # what the dataclass it is mixed into has (dataclasses.fields reads it)
+        __dataclass_fields__: ClassVar[Dict[str, Field[Any]]]
 
     def as_json(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {}
-        for f in fields(self):  # type: ignore[arg-type]
+        for f in fields(self):
             value = getattr(self, f.name)
             if value is not ABSENT:
                 out[column_name(f.name)] = json_value(value)
         return out
 
 
-def as_mapping(row: Any) -> Dict[str, Any]:
+AnyRow = Union[JsonRow, Dict[str, Any]]  # a typed row, or its columns already (what the renderers take)
+
+
+def as_mapping(row: AnyRow) -> Dict[str, Any]:
     """A row as its columns (a :class:`JsonRow`, or a mapping already)."""
     return row.as_json() if isinstance(row, JsonRow) else row

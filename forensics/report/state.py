@@ -166,7 +166,7 @@ class StateFolder:
             inputs = txn_state_inputs(log_dir, p, r)
             alone = self._copies[p.topic_partition] == 1
             return fold_replica(inputs, self.keep_history) if alone else inputs
-        if self.scope.data and self.scope.select(log_dir, p):
+        if self.scope.data and self.scope.selects(log_dir, p):
             alone = self.lean and self._copies[p.topic_partition] == 1  # another replica may need its markers
             return _without_events(rebuild_partition(partition_inputs(log_dir, p, r), lean=alone))
         return r
@@ -189,7 +189,7 @@ def assemble_state(inv: Inventory, results: Dict[str, Any], scope: Scope,
             metadata.extend(folded.summaries)
         elif is_txn_state(p):
             txn.append(folded)
-        elif scope.data and scope.select(log_dir, p):
+        elif scope.data and scope.selects(log_dir, p):
             views.append(folded)
     views.sort(key=lambda v: (v.topic_partition.topic, v.topic_partition.partition,
                               -1 if v.inputs.broker_id is None else v.inputs.broker_id, v.inputs.path))

@@ -12,7 +12,7 @@ decode is left out: ``scan`` and ``dump`` report damage).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, Optional, Tuple
+from typing import FrozenSet, Optional, Tuple, TypedDict
 
 from forensics.analysis.broker_version import (
     BrokerVersionRange,
@@ -74,9 +74,16 @@ def kraft_versions(inv: Inventory) -> Tuple[Tuple[Tuple[str, int], ...], Tuple[T
 # -- the range ---------------------------------------------------------------------------------------
 
 
-def _read_facts(scan=None, state=None) -> Dict[str, frozenset]:
+class _ReadFacts(TypedDict, total=False):
+    """The DiskFacts fields that what was read anyway gives."""
+
+    magics: FrozenSet[int]
+    txn_value_versions: FrozenSet[int]
+
+
+def _read_facts(scan=None, state=None) -> _ReadFacts:
     """Message formats (from a scan) and __transaction_state value versions (from a state rebuild)."""
-    out: Dict[str, frozenset] = {}
+    out: _ReadFacts = {}
     if scan is not None:
         out["magics"] = frozenset(m for d in scan.log_dirs for p in d.partitions for m in p.magics)
     if state is not None:

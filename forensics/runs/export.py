@@ -86,7 +86,9 @@ def previous_export(out: str) -> List[str]:
     try:
         with open(summary, "rb") as fh:
             doc = json.loads(fh.read(1 << 20).decode("utf-8"))
-        listed = doc["tables"] if doc.get("format") == EXPORT_FORMAT else None
+        if doc.get("format") != EXPORT_FORMAT:
+            raise ValueError("not an export's summary")  # refused below, as any file that is not one
+        listed = doc["tables"]
         tables = {n: _written_by(doc, t) for n, t in sorted(listed.items()) if n in _TABLE_NAMES and t.get("path") == n}
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
         held = ", ".join(sorted(os.listdir(out))[:3])

@@ -187,8 +187,10 @@ def metadata_of(tid: str, v: TransactionLogValue, offset: int, leader_epoch: int
     keep = v.status_id != TransactionStatus.EMPTY and v.partitions is not None
     parts: Tuple[TopicPartition, ...] = ()
     if keep and v.partitions:
-        parts = cache.get(v.partitions) if cache is not None else None  # type: ignore[assignment]
-        if parts is None:
+        cached = cache.get(v.partitions) if cache is not None else None
+        if cached is not None:
+            parts = cached
+        else:
             parts = tuple(TopicPartition(t.topic, p) for t in v.partitions for p in t.partition_ids)
             if cache is not None:
                 cache[v.partitions] = parts

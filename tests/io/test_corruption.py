@@ -225,7 +225,7 @@ def test_truncation_at_every_length(name: str, seg_path: Path) -> None:
             assert b.magic < 2 and nested and first.kind is FindingKind.CORRUPT_REGION, \
                 f"{case}: {[f.one_line() for f in findings(rows)]}"
         trailing = [r for r in rows if type(r) is TrailingBytes]
-        assert trailing and trailing[0].count <= length - b.position, case
+        assert trailing and trailing[0].byte_count <= length - b.position, case
 
 
 # --------------------------------------------------------------------------- bit flips
@@ -309,7 +309,7 @@ def test_preallocated_zero_tail(seg_path: Path) -> None:
         assert_survivors(rows, original, (len(data), len(padded)), case)
         kinds = [(f.kind, f.position, f.end_position) for f in findings(rows) if f.kind in BYTE_DAMAGE]
         assert kinds == [(FindingKind.ZERO_FILL, len(data), len(padded))], case
-        assert [r.count for r in rows if type(r) is TrailingBytes] == [1 << 20], case
+        assert [r.byte_count for r in rows if type(r) is TrailingBytes] == [1 << 20], case
 
 
 # --------------------------------------------------------------------------- header damage
