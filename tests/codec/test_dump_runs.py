@@ -25,6 +25,7 @@ from forensics.speedups import native
 from tests.codec.dump_ways import decoder_of, dump_ways
 from tests.fuzz.strategies import recrc as _recrc
 from tests.oracle import shared_dir
+from tests.tiers import examples
 
 needs_native = pytest.mark.skipif(native is None, reason="the C accelerator is not built (or KAFKA_FORENSICS_PURE)")
 
@@ -95,7 +96,7 @@ def _awkward_segment(seed: int) -> bytes:
     return bytes(out)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(seed=st.integers(0, 2**16), flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=2),
        recrc=st.booleans())
 def test_awkward_and_damaged_batches_dump_the_same_with_runs(tmp_path_factory, seed: int, flips, recrc: bool) -> None:
@@ -289,7 +290,7 @@ def _coordinator_segment(seed: int, decoder: str) -> bytes:
     return bytes(out)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(seed=st.integers(0, 2**20), decoder=st.sampled_from(["transaction-log", "offsets"]))
 def test_coordinator_records_dump_the_same_with_runs(tmp_path_factory, seed: int, decoder: str) -> None:
     """Keys and values of every version, null and not, with tagged fields known and unknown, of the

@@ -30,6 +30,7 @@ from fixtures import generator as gen
 from forensics.findings import FindingKind
 from forensics.report.dump import DumpOptions, dump_file
 from forensics.report.events import BatchRow, FindingRow, TrailingBytes
+from tests.tiers import examples
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "fixtures" / "real"
@@ -395,7 +396,7 @@ def fuzz_path(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("fuzz") / SEGMENT_NAME
 
 
-_FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_FUZZ = settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @_FUZZ

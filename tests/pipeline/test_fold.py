@@ -22,6 +22,7 @@ from forensics.speedups import native
 from tests.fuzz.strategies import mutate
 from tests.segments import needs_native, real_segments
 from tests.fuzz.strategies import pure_python as _pure
+from tests.tiers import examples
 
 
 REPO = Path(__file__).resolve().parents[2]
@@ -125,7 +126,7 @@ def _segment(seed: int) -> Tuple[bytes, Tuple[int, ...]]:
 
 
 @needs_native
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(seed=st.integers(0, 2**20), data=st.data())
 def test_generated_and_damaged_segments_fold_the_same_both_ways(tmp_path_factory, seed: int, data) -> None:
     clean, cuts = _segment(seed)
