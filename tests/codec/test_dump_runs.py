@@ -25,6 +25,7 @@ from forensics.speedups import native
 from tests.codec.dump_ways import decoder_of, dump_ways
 from tests.fuzz.strategies import recrc as _recrc
 from tests.oracle import shared_dir
+from tests.segments import segment_params
 from tests.tiers import examples
 
 needs_native = pytest.mark.skipif(native is None, reason="the C accelerator is not built (or KAFKA_FORENSICS_PURE)")
@@ -40,7 +41,7 @@ def _segments() -> List[Path]:
     return [p for p in found if p.stat().st_size > 0 and p.stem.isdigit()]
 
 
-@pytest.mark.parametrize("path", _segments(), ids=lambda p: str(p.relative_to(p.parents[2])))
+@pytest.mark.parametrize("path", segment_params(_segments()))
 def test_every_segment_dumps_the_same_with_runs(path: Path) -> None:
     dump_ways(path)
     if decoder_of(path) is not None:  # and with its topic's decoder

@@ -23,7 +23,7 @@ from forensics.codec.legacy import decode_entry, iter_deep
 from forensics.errors import ForensicsError
 from forensics.io.frames import FrameScanner
 from forensics.speedups import native
-from tests.segments import needs_native, real_segments
+from tests.segments import needs_native, real_segments, segment_params
 from tests.tiers import examples
 
 REPO = Path(__file__).resolve().parents[2]
@@ -124,7 +124,7 @@ def _bulk(buf: bytes, verify: bool) -> tuple:
 
 
 @needs_native
-@pytest.mark.parametrize("path", _segments(), ids=lambda p: str(p.relative_to(p.parents[2])))
+@pytest.mark.parametrize("path", segment_params(_segments()))
 def test_every_segment_frames_and_decodes_the_same_both_ways(path: Path) -> None:
     buf = path.read_bytes()
     base = int(path.stem) if path.stem.isdigit() else None
@@ -493,8 +493,7 @@ def _dump_text(path: Path) -> list:
 
 
 @needs_native
-@pytest.mark.parametrize("path", [p for p in _segments() if p.stem.isdigit()],  # dump takes segment names only
-                         ids=lambda p: str(p.relative_to(p.parents[2])))
+@pytest.mark.parametrize("path", segment_params([p for p in _segments() if p.stem.isdigit()]))  # dump: segment names only
 def test_every_segment_dumps_the_same_text_both_ways(path: Path) -> None:
     fast = _dump_text(path)
     with _pure():

@@ -20,7 +20,7 @@ from forensics.pipeline.plan import UnitKind, WorkUnit
 from forensics.pipeline.units import read_segment
 from forensics.speedups import native
 from tests.fuzz.strategies import mutate
-from tests.segments import needs_native, real_segments
+from tests.segments import needs_native, real_segments, segment_params
 from tests.fuzz.strategies import pure_python as _pure
 from tests.tiers import examples
 
@@ -49,7 +49,7 @@ def _both(path: str, base: Optional[int], cuts: Tuple[int, ...] = (), start: int
 
 
 @needs_native
-@pytest.mark.parametrize("path", _segments(), ids=lambda p: str(p.relative_to(p.parents[2])))
+@pytest.mark.parametrize("path", segment_params(_segments()))
 def test_every_segment_folds_the_same_both_ways(path: Path) -> None:
     base = int(path.stem) if path.stem.isdigit() else None
     snapshots = tuple(sorted(int(p.stem) for p in path.parent.glob("*.snapshot") if p.stem.isdigit()))
