@@ -6,6 +6,7 @@ saying so, where they are absent); each output names its format and version, and
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, NamedTuple, Sequence
@@ -59,8 +60,10 @@ def _registry():
 REGISTRY = _registry() if SCHEMAS.is_dir() else None
 
 
+@functools.lru_cache(maxsize=None)
 def validator(ref: str):
-    """A draft 2020-12 validator of ``ref`` (``find-hanging.schema.json``, or a ``#/$defs/...`` in one)."""
+    """A draft 2020-12 validator of ``ref`` (``find-hanging.schema.json``, or a ``#/$defs/...`` in one); built
+    once a ref (a validator holds no state between documents)."""
     return jsonschema.Draft202012Validator({"$ref": ref}, registry=REGISTRY)
 
 
