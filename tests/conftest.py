@@ -14,6 +14,7 @@ A test about one of these sets it itself (``monkeypatch.setenv``, ``CliRunner(en
 import os
 import time
 
+from tests import tiers
 from tests.process_guard import ProcessGuard
 
 SESSION_ENV = {
@@ -50,6 +51,8 @@ def session_environment(environ) -> None:
 
 def pytest_configure(config):
     config.pluginmanager.register(ProcessGuard(), "kafka-forensics-process-guard")
+    # before any test module is imported: the property tests' example counts follow the tier (tests/tiers.py)
+    tiers.FAST = tiers.fast_tier(config.getoption("markexpr", "") or "")
 
 
 def pytest_sessionstart(session):

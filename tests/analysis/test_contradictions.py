@@ -261,18 +261,27 @@ SWEPT = [
 
 
 def test_swept_mutations_are_never_armed_nor_all_clear(tmp_path):
+    """Each disk is built, analysed and its mutations listed once, each case applied and undone in turn (as the
+    sweep does: the undo gives every byte and mtime back, tests/analysis/test_evidence_sweep.py)."""
     from tests.analysis.evidence_mutations import Workspace, mutations
     from tests.analysis.evidence_sweep import analyse, armed_keys, baseline, make_disk
 
+    cases: dict = {}
     for name, what, code, said in SWEPT:
+        cases.setdefault(name, []).append((what, code, said))
+    for name, wanted in cases.items():
         disk = make_disk(name, tmp_path / name.replace("/", "_").replace(" ", "_"))
         base = baseline(disk)
         ws = Workspace(disk.root)
-        found = [m for m in mutations(disk, ws, base.open_rows) if m.what == what or m.what.endswith(": " + what)]
-        assert len(found) == 1, (name, what, len(found))
-        m = found[0]
-        m.apply(ws)
-        run = analyse(disk)
-        shown = " ".join([r.get("reason") or "" for r in run.rows] + list(run.notes))
-        assert run.exit_code == code and not (armed_keys(run) - base.armed), (name, what, run.exit_code, shown)
-        assert said in shown, (name, what, shown)
+        muts = mutations(disk, ws, base.open_rows)
+        for what, code, said in wanted:
+            found = [m for m in muts if m.what == what or m.what.endswith(": " + what)]
+            assert len(found) == 1, (name, what, len(found))
+            try:
+                found[0].apply(ws)
+                run = analyse(disk)
+            finally:
+                ws.undo()
+            shown = " ".join([r.get("reason") or "" for r in run.rows] + list(run.notes))
+            assert run.exit_code == code and not (armed_keys(run) - base.armed), (name, what, run.exit_code, shown)
+            assert said in shown, (name, what, shown)

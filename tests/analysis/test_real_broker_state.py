@@ -116,19 +116,6 @@ def partition_cases():
             for run in RUNS for name in VIEWS for (topic, part) in sorted(producer_tables(run, name))]
 
 
-def partition_field_cases():
-    return [pytest.param(*p.values, column, id=f"{p.id}/{key}")
-            for p in partition_cases() for column, key in PRODUCER_FIELDS.items()]
-
-
-def list_cases():
-    if not _have_fixtures():
-        return []
-    return [pytest.param(run, name, txid, column, id=f"{run}/{SHORT[name]}/{txid}/{key}")
-            for run in RUNS for name in VIEWS for txid in sorted(list_view(run, name))
-            for column, key in LIST_FIELDS.items()]
-
-
 def describe_id_cases():
     if not _have_fixtures():
         return []
@@ -136,9 +123,16 @@ def describe_id_cases():
             for run in RUNS for name in VIEWS for txid in sorted(view(run, name).describe)]
 
 
-def describe_field_cases():
-    return [pytest.param(*p.values, column, id=f"{p.id}/{key}")
-            for p in describe_id_cases() for column, key in DESCRIBE_FIELDS.items()]
+def field_diffs(fields: Dict[str, str], broker: gt.Row, ours: Dict[str, Any]) -> Dict[str, Tuple[Any, Any]]:
+    """{our key: (broker's value, ours)} of every column of ``fields`` on which the two differ."""
+    diffs = {}
+    for column, key in fields.items():
+        b, o = broker[column], ours.get(key, MISSING)
+        if column == "TopicPartitions":
+            b, o = norm_partitions(b), norm_partitions(o) if o is not MISSING else MISSING
+        if b != o:
+            diffs[key] = (b, o)
+    return diffs
 
 
 # -- what we say (cached: one library call per partition / run / id) ---------------------------------
@@ -235,23 +229,20 @@ def compare_producers(broker_rows: List[gt.Row], ours, topic: str, partition: in
             assert o.get(key, MISSING) == b[column], f"producer {b['ProducerId']} {key}: broker {b[column]!r}, ours {o.get(key, MISSING)!r}"
 
 
+# One test per partition, transactional id or view compares every column (a failure names each column that
+# differs, with both values): once one test per column, 906 ids for the same comparisons.
+
+
 @pytest.mark.parametrize("run,name,topic,partition", partition_cases())
-def test_describe_producers_ids(run, name, topic, partition):
-    broker = sorted(r["ProducerId"] for r in producer_tables(run, name)[(topic, partition)])
+def test_describe_producers(run, name, topic, partition):
+    broker = {r["ProducerId"]: r for r in producer_tables(run, name)[(topic, partition)]}
     ours = our_producers(run, topic, partition)
     for row in ours:
         assert (row.get("topic"), row.get("partition")) == (topic, partition), f"row for another partition: {row}"
-    assert sorted(by_pid(ours)) == broker
-
-
-@pytest.mark.parametrize("run,name,topic,partition,column", partition_field_cases())
-def test_describe_producers_field(run, name, topic, partition, column):
-    key = PRODUCER_FIELDS[column]
-    broker = {r["ProducerId"]: r[column] for r in producer_tables(run, name)[(topic, partition)]}
-    ours_rows = by_pid(our_producers(run, topic, partition))
-    ours = {pid: ours_rows[pid].get(key, MISSING) if pid in ours_rows else MISSING for pid in broker}
-    diff = {pid: (broker[pid], ours[pid]) for pid in broker if broker[pid] != ours[pid]}
-    assert not diff, f"{run} {topic}-{partition} {key}: {{producerId: (broker, ours)}} = {diff}"
+    ours_rows = by_pid(ours)
+    assert sorted(ours_rows) == sorted(broker), "producer ids"
+    diffs = {pid: d for pid, b in broker.items() if (d := field_diffs(PRODUCER_FIELDS, b, ours_rows[pid]))}
+    assert not diffs, f"{run} {topic}-{partition}: {{producerId: {{key: (broker, ours)}}}} = {diffs}"
 
 
 # -- list --------------------------------------------------------------------------------------------------
@@ -265,35 +256,25 @@ def test_list_ids(run, name):
     assert got == broker, f"only ours: {sorted(got - broker)}, only broker: {sorted(broker - got)}"
 
 
-@pytest.mark.parametrize("run,name,txid,column", list_cases())
-def test_list_field(run, name, txid, column):
-    key = LIST_FIELDS[column]
-    broker = list_view(run, name)[txid][column]
+@pytest.mark.parametrize("run,name", [pytest.param(r, n, id=f"{r}/{SHORT[n]}") for r in RUNS for n in VIEWS])
+def test_list_fields(run, name):
     ours_rows = by_pid(our_list(run), key="transactionalId")
-    assert txid in ours_rows, f"{txid} missing from our list"
-    assert ours_rows[txid].get(key, MISSING) == broker, f"{run} {txid} {key}: broker {broker!r}, ours {ours_rows[txid].get(key, MISSING)!r}"
+    broker = list_view(run, name)
+    assert not set(broker) - set(ours_rows), f"missing from our list: {sorted(set(broker) - set(ours_rows))}"
+    diffs = {txid: d for txid, b in sorted(broker.items()) if (d := field_diffs(LIST_FIELDS, b, ours_rows[txid]))}
+    assert not diffs, f"{run} {SHORT[name]}: {{transactionalId: {{key: (broker, ours)}}}} = {diffs}"
 
 
 # -- describe ----------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("run,name,txid", describe_id_cases())
-def test_describe_one_row(run, name, txid):
+def test_describe(run, name, txid):
     rows = our_describe(run, txid)
     assert len(rows) == 1, f"describe_rows({txid!r}) returned {len(rows)} rows: {rows}"
     assert rows[0].get("transactionalId") == txid
-
-
-@pytest.mark.parametrize("run,name,txid,column", describe_field_cases())
-def test_describe_field(run, name, txid, column):
-    key = DESCRIBE_FIELDS[column]
-    broker = view(run, name).describe[txid][column]
-    rows = our_describe(run, txid)
-    assert len(rows) == 1, f"describe_rows({txid!r}) returned {len(rows)} rows"
-    ours = rows[0].get(key, MISSING)
-    if column == "TopicPartitions":
-        broker, ours = norm_partitions(broker), norm_partitions(ours) if ours is not MISSING else MISSING
-    assert ours == broker, f"{run} {txid} {key}: broker {broker!r}, ours {ours!r}"
+    diffs = field_diffs(DESCRIBE_FIELDS, view(run, name).describe[txid], rows[0])
+    assert not diffs, f"{run} {txid}: {{key: (broker, ours)}} = {diffs}"
 
 
 @pytest.mark.parametrize("run", RUNS)

@@ -22,6 +22,7 @@ from kafka import codec as kc
 from forensics.codec.compression import CODEC_NAMES, decompress, xxh32
 from forensics.errors import CompressionError, UnsupportedCodecError
 from tests.kafka_python_support import XXHashModule
+from tests.tiers import examples
 
 _RND = random.Random(20240611)
 _RANDOM = _RND.randbytes(100_000)
@@ -432,7 +433,7 @@ PREFIXES = [
 ] + [c[3][: len(c[3]) // 2] for c in SMALL_CASES]
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     codec=st.integers(min_value=-1, max_value=8),
     magic=st.integers(min_value=0, max_value=2),
@@ -447,7 +448,7 @@ def test_fuzz_only_our_errors(codec: int, magic: int, prefix: bytes, tail: bytes
     assert type(out) is bytes and len(out) <= 1 << 20
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(case=st.sampled_from(SMALL_CASES), data=st.data())
 def test_fuzz_mutated_streams(case: Tuple[str, int, int, bytes], data: st.DataObject) -> None:
     _, codec, magic, good = case

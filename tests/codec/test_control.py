@@ -16,6 +16,7 @@ from forensics.codec import batch as v2
 from forensics.codec import control
 from forensics.codec.schema_encode import encode_message
 from forensics.errors import CorruptRecordError, ForensicsError
+from tests.tiers import examples
 
 h = bytes.fromhex
 
@@ -86,7 +87,7 @@ def test_control_record_errors():
         control.format_control_record(None, None)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.one_of(st.none(), st.binary(max_size=8)), st.one_of(st.none(), st.binary(max_size=60)))
 def test_arbitrary_control_records_raise_only_our_errors(key, value):
     try:

@@ -25,6 +25,8 @@ from forensics.speedups import native
 from tests.codec.dump_ways import decoder_of, dump_ways
 from tests.fuzz.strategies import recrc as _recrc
 from tests.oracle import shared_dir
+from tests.segments import segment_params
+from tests.tiers import examples
 
 needs_native = pytest.mark.skipif(native is None, reason="the C accelerator is not built (or KAFKA_FORENSICS_PURE)")
 
@@ -39,7 +41,7 @@ def _segments() -> List[Path]:
     return [p for p in found if p.stat().st_size > 0 and p.stem.isdigit()]
 
 
-@pytest.mark.parametrize("path", _segments(), ids=lambda p: str(p.relative_to(p.parents[2])))
+@pytest.mark.parametrize("path", segment_params(_segments()))
 def test_every_segment_dumps_the_same_with_runs(path: Path) -> None:
     dump_ways(path)
     if decoder_of(path) is not None:  # and with its topic's decoder
@@ -95,7 +97,7 @@ def _awkward_segment(seed: int) -> bytes:
     return bytes(out)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(seed=st.integers(0, 2**16), flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=2),
        recrc=st.booleans())
 def test_awkward_and_damaged_batches_dump_the_same_with_runs(tmp_path_factory, seed: int, flips, recrc: bool) -> None:
@@ -289,7 +291,7 @@ def _coordinator_segment(seed: int, decoder: str) -> bytes:
     return bytes(out)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(seed=st.integers(0, 2**20), decoder=st.sampled_from(["transaction-log", "offsets"]))
 def test_coordinator_records_dump_the_same_with_runs(tmp_path_factory, seed: int, decoder: str) -> None:
     """Keys and values of every version, null and not, with tagged fields known and unknown, of the

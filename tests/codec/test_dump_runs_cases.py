@@ -29,6 +29,7 @@ from forensics.speedups import native
 from tests.codec import dump_catalog
 from tests.codec.dump_ways import decoder_of, dump_one, dump_ways
 from tests.fuzz.strategies import mutate, pure_python, recrc
+from tests.tiers import examples
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "fixtures" / "real" / "kraft-tv2" / "disk"
@@ -144,7 +145,7 @@ def _seeds() -> List[bytes]:
 SEEDS = _seeds()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=st.data(), which=st.integers(0, len(SEEDS) - 1), count=st.integers(1, 4), fix_crc=st.booleans())
 def test_damaged_segments_dump_the_same(tmp_path_factory, data, which: int, count: int, fix_crc: bool) -> None:
     """Byte flips, sets, inserts, deletes, truncations, zeroed runs, duplicated pieces (and the

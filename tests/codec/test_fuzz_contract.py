@@ -36,8 +36,9 @@ from forensics.io.frames import FrameScanner
 from tests.decode_all import decode_frame
 from tests.fuzz.strategies import mutate
 from tests.kafka_python_support import build_seeds, legacy_seed
+from tests.tiers import examples
 
-FUZZ = settings(max_examples=300, deadline=None,
+FUZZ = settings(max_examples=examples(300), deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

@@ -62,9 +62,10 @@ from tests.fuzz import real_seeds
 from tests.fuzz.mutations import KINDS, mutate, real_sources
 from tests.fuzz.strategies import maybe_none, mutated, ours, outcome, pure_python, recrc
 from tests.kafka_python_support import build_seeds
+from tests.tiers import examples
 
 TESTS = Path(__file__).resolve().parents[1]
-FUZZ = settings(max_examples=200, deadline=None,
+FUZZ = settings(max_examples=examples(200), deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 HERE = "codec/test_fuzz_entry_points.py"
 CONTRACT = "codec/test_fuzz_contract.py"

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from forensics.codec import indexes as ix
 from forensics.errors import CorruptIndexError, ForensicsError
+from tests.tiers import examples
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures" / "real"
@@ -217,7 +218,7 @@ def test_txn_index_non_increasing_last_offsets():
 # --------------------------------------------------------------------------- fuzz contract
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.binary(max_size=400), st.integers(min_value=0, max_value=2**62))
 def test_arbitrary_bytes_never_raise_foreign_errors(data, base):
     for scan in (ix.scan_offset_index(data, base), ix.scan_time_index(data, base)):

@@ -18,6 +18,7 @@ from forensics.codec.schema_encode import encode_message
 from forensics.codec.schema_json import java_double
 from forensics.errors import CorruptInputError
 from tests.oracle import dump_tails, iter_v2_records
+from tests.tiers import examples
 
 REAL = Path("/work/shared/real-kafka/4.1.0")
 RUNS = ("kraft-tv2", "kraft-rv3.9-tv0")
@@ -224,7 +225,7 @@ def test_java_double():
 # --------------------------------------------------------------------------- properties
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.one_of(st.none(), st.binary(max_size=80)), st.integers(0, 2**62))
 def test_arbitrary_values_give_text(value, offset):
     text = mr.format_metadata_record(value, offset)
@@ -241,7 +242,7 @@ def test_arbitrary_values_give_text(value, offset):
 _KNOWN = st.sampled_from(sorted(mr.METADATA_MESSAGES))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(_KNOWN, st.integers(0, 4), st.binary(max_size=80))
 def test_known_types_with_arbitrary_bodies(api_key, version, body):
     text = mr.format_metadata_record(frame(api_key, version, body), 1)
@@ -254,7 +255,7 @@ _uuid = st.binary(min_size=16, max_size=16).map(
     lambda b: __import__("base64").urlsafe_b64encode(b).decode().rstrip("="))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_i32, _uuid, st.lists(_i32, max_size=5), st.lists(_i32, max_size=5), _i32, _i32, _i32,
        st.lists(_uuid, max_size=3), st.integers(0, 2), st.one_of(st.none(), st.lists(_i32, max_size=3)))
 def test_partition_record_round_trip(pid, topic_id, replicas, isr, leader, epoch, pepoch, dirs, version, elr):

@@ -17,6 +17,7 @@ from forensics.codec.schema_encode import encode_message
 from forensics.codec.schema_json import json_string
 from forensics.errors import CorruptInputError, CorruptRecordError
 from tests.oracle import dump_tails, iter_v2_records
+from tests.tiers import examples
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures" / "real"
@@ -286,7 +287,7 @@ def test_json_escaping_and_invalid_utf8():
 # --------------------------------------------------------------------------- properties
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.one_of(st.none(), st.binary(max_size=64)), st.one_of(st.none(), st.binary(max_size=64)),
        st.integers(min_value=0, max_value=2**62))
 def test_arbitrary_bytes_give_text_or_our_errors(key, value, offset):
@@ -310,7 +311,7 @@ _KNOWN_TYPE_KEY = st.sampled_from([0, 1, 2, 3, 4, 5, 6, 7, 8]).flatmap(
     lambda t: st.binary(max_size=40).map(lambda b: struct.pack(">h", t) + b))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(_KNOWN_TYPE_KEY, st.one_of(st.none(), st.binary(max_size=80).map(lambda b: b"\x00" + bytes([b[0] % 6 if b else 0]) + b[1:])))
 def test_known_types_with_arbitrary_bodies(key, value):
     k, v = oc.format_offsets_record(key, value, 3)
@@ -330,7 +331,7 @@ _i32 = st.integers(-2**31, 2**31 - 1)
 _i64 = st.integers(-2**63, 2**63 - 1)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_text, _text, _i32, _i64, _i32, _text, _i64, st.integers(0, 4))
 def test_offset_commit_round_trip(group, topic, partition, offset, epoch, metadata, ts, version):
     key = offsets_key(1, {"group": group, "topic": topic, "partition": partition})

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from forensics.codec import snapshot as sn
 from forensics.codec.crc import crc32c
 from forensics.errors import CorruptSnapshotError, ForensicsError
+from tests.tiers import examples
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures" / "real"
@@ -179,7 +180,7 @@ def test_every_single_bit_flip_is_detected():
             sn.decode_snapshot(bytes(flipped))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.binary(max_size=200))
 def test_arbitrary_bytes_raise_only_our_errors(data):
     for candidate in (data, b"\x00\x01" + data, build([]) [:6] + data):
@@ -189,7 +190,7 @@ def test_arbitrary_bytes_raise_only_our_errors(data):
             assert isinstance(exc, CorruptSnapshotError) and exc.position is not None
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(
     st.integers(-2**63, 2**63 - 1), st.integers(-2**15, 2**15 - 1), st.integers(-2**31, 2**31 - 1),
     st.integers(-2**63, 2**63 - 1), st.integers(-2**31, 2**31 - 1), st.integers(-2**63, 2**63 - 1),

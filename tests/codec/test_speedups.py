@@ -23,7 +23,8 @@ from forensics.codec.legacy import decode_entry, iter_deep
 from forensics.errors import ForensicsError
 from forensics.io.frames import FrameScanner
 from forensics.speedups import native
-from tests.segments import needs_native, real_segments
+from tests.segments import needs_native, real_segments, segment_params
+from tests.tiers import examples
 
 REPO = Path(__file__).resolve().parents[2]
 _segments = real_segments
@@ -123,7 +124,7 @@ def _bulk(buf: bytes, verify: bool) -> tuple:
 
 
 @needs_native
-@pytest.mark.parametrize("path", _segments(), ids=lambda p: str(p.relative_to(p.parents[2])))
+@pytest.mark.parametrize("path", segment_params(_segments()))
 def test_every_segment_frames_and_decodes_the_same_both_ways(path: Path) -> None:
     buf = path.read_bytes()
     base = int(path.stem) if path.stem.isdigit() else None
@@ -173,7 +174,7 @@ def _batch_segment(seed: int) -> bytes:
 
 
 @needs_native
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(seed=st.integers(0, 2**16), flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=4),
        cut=st.integers(0, 10**6))
 def test_damaged_batches_give_the_same_frames_records_and_errors(seed: int, flips, cut: int) -> None:
@@ -320,7 +321,7 @@ def _legacy_segment(seed: int) -> bytes:
 
 
 @needs_native
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(seed=st.integers(0, 2**16), flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=4),
        cut=st.integers(0, 10**6), recrc=st.booleans())
 def test_damaged_legacy_entries_give_the_same_records_and_errors(seed: int, flips, cut: int, recrc: bool) -> None:
@@ -404,7 +405,7 @@ COMPRESSED = _compressed_cases()
 
 
 @needs_native
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(case=st.sampled_from(COMPRESSED), data=st.data())
 def test_damaged_payloads_decompress_the_same_both_ways(case, data) -> None:
     """snappy and LZ4 framing (and the zstd frame walk) in C: every payload, truncated or with
@@ -434,7 +435,7 @@ def test_every_truncation_of_every_payload_is_the_same_both_ways() -> None:
 
 
 @needs_native
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(seed=st.integers(0, 2**16), flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=3))
 def test_legacy_deep_tuples_are_the_projected_deep_records(seed: int, flips) -> None:
     """deep_tuples (entry, decompression and inner messages in C) against decode_entry + iter_deep
@@ -492,8 +493,7 @@ def _dump_text(path: Path) -> list:
 
 
 @needs_native
-@pytest.mark.parametrize("path", [p for p in _segments() if p.stem.isdigit()],  # dump takes segment names only
-                         ids=lambda p: str(p.relative_to(p.parents[2])))
+@pytest.mark.parametrize("path", segment_params([p for p in _segments() if p.stem.isdigit()]))  # dump: segment names only
 def test_every_segment_dumps_the_same_text_both_ways(path: Path) -> None:
     fast = _dump_text(path)
     with _pure():
@@ -523,7 +523,7 @@ def _text_batches(seed: int) -> bytes:
 
 
 @needs_native
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(seed=st.integers(0, 2**16), flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=2),
        recrc=st.booleans())
 def test_dump_text_of_awkward_records_is_the_same_both_ways(tmp_path_factory, seed: int, flips, recrc: bool) -> None:
@@ -546,7 +546,7 @@ def test_dump_text_of_awkward_records_is_the_same_both_ways(tmp_path_factory, se
 
 
 @needs_native
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(seed=st.integers(0, 2**16), flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=2))
 def test_dump_text_of_legacy_entries_is_the_same_both_ways(tmp_path_factory, seed: int, flips) -> None:
     """Legacy entries and wrappers (the accelerator writes their lines from the LegacyRecord

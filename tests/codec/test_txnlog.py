@@ -15,6 +15,7 @@ from forensics.codec import txnlog_text as tt
 from forensics.codec.primitives import encode_uvarint
 from forensics.errors import CorruptTransactionLogError, ForensicsError
 from tests.oracle import iter_v2_records
+from tests.tiers import examples
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures" / "real"
@@ -371,7 +372,7 @@ def test_every_bit_flip_decodes_or_raises_our_error(raw):
             tt.format_value_json(v)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.binary(max_size=120))
 def test_arbitrary_bytes_raise_only_our_errors(data):
     for candidate in (data, b"\x00\x00" + data, b"\x00\x01" + data):
@@ -389,7 +390,7 @@ def test_arbitrary_bytes_raise_only_our_errors(data):
         assert isinstance(k, str) and (p is None or isinstance(p, str))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.integers(0, 1), st.integers(-2**63, 2**63 - 1), st.integers(-2**15, 2**15 - 1),
     st.integers(-2**31, 2**31 - 1), st.integers(-128, 127),

@@ -30,6 +30,8 @@ from fixtures import generator as gen
 from forensics.findings import FindingKind
 from forensics.report.dump import DumpOptions, dump_file
 from forensics.report.dump_rows import BatchRow, FindingRow, TrailingBytes
+from tests import tiers
+from tests.tiers import examples
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "fixtures" / "real"
@@ -183,17 +185,21 @@ def seg_path(tmp_path: Path) -> Path:
 
 
 SAMPLED_TRUNCATION = {"real-f-comp-gzip-0", "real-f-comp-snappy-0", "real-f-comp-lz4-0", "real-f-comp-zstd-0"}
+# The fast tier (tests/tiers.py) cuts and flips fewer bytes of each segment: every length and every byte up to
+# FAST_HEAD (the first batches' headers, every field, and their first records), the cuts around every batch boundary,
+# and a quarter of the random ones. The full suite: the lengths and bytes below.
+FAST_HEAD = 200
 
 
 def truncation_lengths(name: str, data: bytes, original: Sequence[Batch]) -> List[int]:
     """Every length; for the large shared compressed segments (time budget) every length up to
     600, around every batch boundary, and 150 random ones."""
-    if name not in SAMPLED_TRUNCATION:
+    if name not in SAMPLED_TRUNCATION and not tiers.FAST:
         return list(range(len(data)))
-    lengths = set(range(min(600, len(data))))
+    lengths = set(range(min(FAST_HEAD if tiers.FAST else 600, len(data))))
     near = (-2, -1, 0, 1, 2, 17, 18, 61)
     lengths |= {b.position + d for b in original for d in near if 0 <= b.position + d < len(data)}
-    lengths |= set(random.Random(name).sample(range(len(data)), min(150, len(data))))
+    lengths |= set(random.Random(name).sample(range(len(data)), min(examples(150), len(data))))
     return sorted(lengths)
 
 
@@ -232,6 +238,8 @@ def test_truncation_at_every_length(name: str, seg_path: Path) -> None:
 
 
 def flip_positions(size: int, seed: int, head: int = 600, extra: int = 150) -> List[int]:
+    if tiers.FAST:
+        head, extra = FAST_HEAD, examples(extra)
     positions = list(range(min(size, head)))
     if size > head:
         positions += random.Random(seed).sample(range(head, size), min(extra, size - head))
@@ -395,7 +403,7 @@ def fuzz_path(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("fuzz") / SEGMENT_NAME
 
 
-_FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_FUZZ = settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @_FUZZ

@@ -15,6 +15,7 @@ from forensics.codec import broker_files as bf
 from forensics.codec import checkpoints as cp
 from forensics.errors import CorruptCheckpointError
 from forensics.model import TopicPartition
+from tests.tiers import examples
 
 REAL = Path("/work/shared/real-kafka/4.1.0")
 RUNS = ("kraft-tv2", "kraft-rv3.9-tv0")
@@ -308,7 +309,7 @@ PARSERS = [
 
 
 @pytest.mark.parametrize("parser", PARSERS, ids=lambda f: f.__name__)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     data=st.one_of(
         st.binary(max_size=200),

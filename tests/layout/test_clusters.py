@@ -33,11 +33,11 @@ def run(*args):
     return runner.invoke(app, [str(a) for a in args])
 
 
-@pytest.fixture
-def both(tmp_path) -> Path:
+@pytest.fixture(scope="module")
+def both(tmp_path_factory) -> Path:
     """The two real runs (both node 1, two cluster ids) in one folder, as an investigator gets them
-    (copies: a symlink inside the evidence leading out of it is not followed)."""
-    root = tmp_path / "disks"
+    (copies: a symlink inside the evidence leading out of it is not followed); copied once, only read."""
+    root = tmp_path_factory.mktemp("clusters") / "disks"
     root.mkdir()
     shutil.copytree(TV2, root / "kraft-tv2")
     shutil.copytree(TV0, root / "kraft-rv3.9-tv0")

@@ -30,6 +30,7 @@ from forensics.layout.names import (
 from forensics.layout.inventory import Inventory, LogDir, PartitionDir
 from forensics.layout.segments import NamedFile, resolve_segments
 from forensics.model import TopicPartition
+from tests.tiers import examples
 
 REAL = Path("/work/shared/real-kafka/4.1.0")
 RUNS = ("kraft-tv2", "kraft-rv3.9-tv0")
@@ -770,7 +771,7 @@ def _simulate_log_loader(files: Dict[str, int], next_offset) -> set:
     return set(fs)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     st.dictionaries(
         st.tuples(st.sampled_from([0, 10, 20, 30, 40]), st.sampled_from(_KINDS), st.sampled_from(_SUFFIXES)),

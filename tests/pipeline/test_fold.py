@@ -20,8 +20,9 @@ from forensics.pipeline.plan import UnitKind, WorkUnit
 from forensics.pipeline.units import read_segment
 from forensics.speedups import native
 from tests.fuzz.strategies import mutate
-from tests.segments import needs_native, real_segments
+from tests.segments import needs_native, real_segments, segment_params
 from tests.fuzz.strategies import pure_python as _pure
+from tests.tiers import examples
 
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,7 +49,7 @@ def _both(path: str, base: Optional[int], cuts: Tuple[int, ...] = (), start: int
 
 
 @needs_native
-@pytest.mark.parametrize("path", _segments(), ids=lambda p: str(p.relative_to(p.parents[2])))
+@pytest.mark.parametrize("path", segment_params(_segments()))
 def test_every_segment_folds_the_same_both_ways(path: Path) -> None:
     base = int(path.stem) if path.stem.isdigit() else None
     snapshots = tuple(sorted(int(p.stem) for p in path.parent.glob("*.snapshot") if p.stem.isdigit()))
@@ -125,7 +126,7 @@ def _segment(seed: int) -> Tuple[bytes, Tuple[int, ...]]:
 
 
 @needs_native
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(seed=st.integers(0, 2**20), data=st.data())
 def test_generated_and_damaged_segments_fold_the_same_both_ways(tmp_path_factory, seed: int, data) -> None:
     clean, cuts = _segment(seed)

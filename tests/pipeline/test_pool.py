@@ -310,7 +310,13 @@ COMMANDS = [
 ]
 
 
-@pytest.mark.parametrize("disk", ["example", "real-tv2", "h-kafka-9144", "h-ongoing"])
+# Fifteen CLI processes per disk: the fast tier runs them on one hanging scenario (every command has rows
+# to print, abort-commands its lines); the order the pool hands results over in is checked on every disk,
+# in-process, by test_pool_hands_over_what_one_process_does. The other disks: slow tier.
+@pytest.mark.parametrize("disk", [pytest.param("example", marks=pytest.mark.slow),
+                                  pytest.param("real-tv2", marks=pytest.mark.slow),
+                                  "h-kafka-9144",
+                                  pytest.param("h-ongoing", marks=pytest.mark.slow)])
 def test_every_command_prints_the_same_bytes_on_two_processes(disks, disk) -> None:
     topic, partition = next(p.topic_partition for _, p in discover([str(disks[disk])]).all_partitions()
                             if p.topic_partition is not None and not p.topic.startswith("__"))

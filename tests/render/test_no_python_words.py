@@ -59,7 +59,9 @@ def _commands(disk: Path) -> List[List[str]]:
     return commands
 
 
-@pytest.mark.parametrize("name", DISKS)
+# the second real run (the same workload as kraft-tv2, the same renderers): slow tier
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "real/kraft-rv3.9-tv0/disk" else n
+                                  for n in DISKS])
 def test_no_output_leaks_python(name, tmp_path):
     if name.startswith("scenario "):
         disk = hs.build(name.split(" ", 1)[1], tmp_path)

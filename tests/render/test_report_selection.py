@@ -169,7 +169,9 @@ def _real(path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("disk", [REAL_FIXTURE, REAL_SHARED], ids=["fixture", "shared"])
+# the shared disk is byte for byte the fixture's copy (tests/analysis/test_real_broker_state.py checks it): slow tier
+@pytest.mark.parametrize("disk", [REAL_FIXTURE, pytest.param(REAL_SHARED, marks=pytest.mark.slow)],
+                         ids=["fixture", "shared"])
 def test_on_a_real_disk_each_topic_is_the_whole_reports_part(disk):
     disk = _real(disk)
     whole = report(disk)

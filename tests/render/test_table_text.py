@@ -11,6 +11,7 @@ from rich.table import Table
 
 from forensics.render import table_text
 from forensics.render.table_text import print_table
+from tests.tiers import examples
 
 # plain text, spaces, wide characters, rich markup and emoji openers, a newline and a tab
 CELLS = st.text(alphabet=st.sampled_from(list("ab -./09_") + ["表", "é", "[", "]", ":", "\n", "\t"]), max_size=12)
@@ -43,7 +44,7 @@ def _both(width, markup, emoji, title, headers, rows, no_wrap):
             _out(lambda o: _console(o, width, markup, emoji).print(_table(title, headers, rows, no_wrap))))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.integers(20, 220), st.booleans(), st.booleans(), st.one_of(st.none(), CELLS),
        st.integers(1, 5).flatmap(lambda n: st.tuples(st.lists(CELLS, min_size=n, max_size=n),
                                                      st.lists(st.lists(CELLS, min_size=n, max_size=n), max_size=6))),

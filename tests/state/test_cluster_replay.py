@@ -15,6 +15,7 @@ from forensics.codec.primitives import encode_uvarint
 from forensics.codec.schema_encode import encode_message
 from forensics.findings import FindingKind
 from forensics.state.cluster_replay import ClusterReplay, MetadataEntry, fold_cluster_metadata
+from tests.tiers import examples
 
 T1, T2 = "8lcNX76IRyS8K4uhfPhddw", "mvsN8EDlQeacr-_2H09zaw"
 D1, D2, D3 = "lMXTcDlVjZjX-4CQmJ2Liw", "fOQl8zSZqbLdV3OFPMnABA", "hvcu-MyFWqWr7fgh84gL4Q"
@@ -215,7 +216,7 @@ def _real_records():
 REAL_RECORDS = _real_records()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.sampled_from(REAL_RECORDS[:120] + REAL_RECORDS[-60:]), max_size=60))
 def test_any_order_of_real_records_folds_without_raising(records):
     """Out of order, duplicated, or without their topic: every record is applied or a finding, never an error."""
