@@ -169,7 +169,7 @@ def check_transactions_and_producers(e: Export) -> None:
     assert sorted(({k: r[k] for k in columns} for r in got), key=key) == sorted(expected, key=key)
     # what describe-producers shows per producer, for every replica
     for v in e.state.partitions:
-        for prow in producer_rows(v):
+        for prow in (r.as_json() for r in producer_rows(v)):
             where = (v.inputs.path, prow["producerId"])
             mine = sorted((r for r in got if (r["replicaPath"], r["producerId"]) == where),
                           key=lambda r: r["firstOffset"])

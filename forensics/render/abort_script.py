@@ -14,7 +14,7 @@ from forensics.render.size_text import exact_size
 from forensics.render.state_render import verdict_heading, verdict_label
 from forensics.render.time_text import duration, stamp
 from forensics.report.hanging import COMMAND_FORMS, NO_COORDINATOR_EPOCH
-from forensics.report.row import as_mapping
+from forensics.columns import as_mapping
 
 Row = Dict[str, Any]
 

@@ -18,10 +18,14 @@ and ``find-hanging`` (the order of the partitions the tool asked) keep ours.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, List, Optional, Sequence, TypeVar
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, List, Mapping, Optional, Sequence, TypeVar
+
+from forensics.columns import kafka_columns
 
 from forensics.model import whole_minutes
 from forensics.render.rows import KafkaColumn, KafkaLayout, Row, plain
+from forensics.report.rows import ProducerRow
 
 T = TypeVar("T")
 _INT = 1 << 32
@@ -85,6 +89,15 @@ def _value(name: str, absent: str = "None") -> Callable[[Row], str]:
     return lambda row: absent if row.get(name) is None else plain(row.get(name))
 
 
+def declared_layout(kind: type, order: Optional[Callable[[Sequence[Row]], Sequence[Row]]] = None,
+                    cells: Mapping[str, Callable[[Row], str]] = MappingProxyType({})) -> KafkaLayout:
+    """The Kafka tool table a row kind declares (:func:`forensics.columns.kafka_columns`): each column's
+    value as the tool writes it, or ``cells``' text for a header named there; ``order``: the tool's row
+    order."""
+    columns = tuple(KafkaColumn(c.header, cells.get(c.header) or _value(c.key, c.absent)) for c in kafka_columns(kind))
+    return KafkaLayout(columns) if order is None else KafkaLayout(columns, order)
+
+
 def _to_minutes(ms: Optional[int]) -> str:
     return "None" if ms is None else str(whole_minutes(ms))
 
@@ -128,9 +141,5 @@ DESCRIBE_TEXT = KafkaLayout((
     KafkaColumn("TransactionDurationMs", _value("transactionDurationMs")),
     KafkaColumn("TopicPartitions", _partition_set)))
 
-# DescribeProducersCommand.HEADERS
-PRODUCERS_TEXT = KafkaLayout((
-    KafkaColumn("ProducerId", _value("producerId")), KafkaColumn("ProducerEpoch", _value("producerEpoch")),
-    KafkaColumn("LatestCoordinatorEpoch", _value("latestCoordinatorEpoch", "-1")),
-    KafkaColumn("LastSequence", _value("lastSequence")), KafkaColumn("LastTimestamp", _value("lastTimestamp")),
-    KafkaColumn("CurrentTransactionStartOffset", _value("currentTransactionStartOffset"))), _producer_order)
+# DescribeProducersCommand.HEADERS (declared with the row: forensics.report.rows.ProducerRow)
+PRODUCERS_TEXT = declared_layout(ProducerRow, _producer_order)

@@ -3,7 +3,7 @@ only: :mod:`forensics.render.kafka_text`), ``table`` (the command's screen for p
 :mod:`forensics.render.state_screens`), ``json``, ``jsonl``, ``csv``.
 
 Rows are mappings keyed by lowerCamelCase column names (typed rows give theirs, see
-:mod:`forensics.report.row`). Knows nothing of Kafka rules: the
+:mod:`forensics.columns`). Knows nothing of Kafka rules: the
 caller says which keys are columns, in which order. Text in a row may come from the evidence: a
 table cell shows it through :func:`~forensics.render.terminal_text.term` (no control character
 reaches the terminal), a CSV cell through :func:`~forensics.render.csv_text.csv_text` (no
@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, TextIO, 
 from forensics.render.csv_text import csv_text
 from forensics.render.machine_format import MachineFormat
 from forensics.render.terminal_text import term
-from forensics.report.row import as_mapping
+from forensics.columns import as_mapping
 
 Row = Dict[str, Any]
 
@@ -127,7 +127,7 @@ def render_rows(fmt: str, machine: MachineFormat, rows: Sequence[Row], columns: 
     tool's table of them (``text``: its columns), ``csv`` the ``columns``, ``json``/``jsonl`` the command's
     ``machine`` output (its name and version, :mod:`forensics.render.machine_format`); ``manifest`` (path
     and digest of the evidence manifest) is embedded in JSON. A row is a mapping of its columns or a typed
-    row (:class:`~forensics.report.row.JsonRow`)."""
+    row (:class:`~forensics.columns.JsonRow`)."""
     rows = [as_mapping(r) for r in rows]
     if fmt == "json":
         render_json(rows, out, machine, manifest)

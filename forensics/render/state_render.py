@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import List
 
+from forensics.columns import csv_columns
 from forensics.render.rows import Row
+from forensics.report.rows import ProducerRow
 from forensics.render.time_text import duration, stamp
 
-PRODUCER_TABLE = ("producerId", "producerEpoch", "latestCoordinatorEpoch", "lastSequence", "lastTimestamp",
-                  "currentTransactionStartOffset", "lastOffset", "brokerId")
+PRODUCER_TABLE = csv_columns(ProducerRow)
 LIST_TABLE = ("transactionalId", "coordinator", "producerId", "transactionState", "producerEpoch",
               "transactionTimeoutMs", "lastUpdateTimeMs", "topicPartitions")
 DESCRIBE_TABLE = ("coordinatorId", "transactionalId", "producerId", "producerEpoch", "transactionState",

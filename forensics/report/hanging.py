@@ -30,7 +30,7 @@ from forensics.codec.txnlog import TransactionStatus as S
 from forensics.layout.names import is_legal_topic
 from forensics.model import TopicPartition, whole_minutes
 from forensics.state.coordinator import Decision
-from forensics.report.row import ABSENT, JsonRow
+from forensics.columns import ABSENT, JsonRow
 from forensics.report.state import StateReport, newest_input_time, preferred_replica
 
 BOOTSTRAP_PLACEHOLDER = "<bootstrap-server>"
@@ -213,7 +213,7 @@ def _why_not_armed(v: Verdict, armed: bool, arm_unverifiable: bool, legal_topic:
 @dataclass(frozen=True, slots=True)
 class HangingRow(JsonRow):
     """One open transaction as find-hanging, abort-commands and the report show it (columns in JSON order;
-    see :mod:`forensics.report.row`)."""
+    see :mod:`forensics.columns`)."""
 
     topic: str
     partition: int

@@ -57,7 +57,7 @@ from forensics.report.incident_model import (
     Timeline,
 )
 from forensics.report.incident_labels import ELSEWHERE, FACT, GROUP_LABELS, LABELS, label
-from forensics.report.row import as_mapping
+from forensics.columns import as_mapping
 from forensics.report.scan import ScanReport, total_log_bytes, without_producer_state
 from forensics.report.state import StateReport
 from forensics.state.coordinator import HistoryEntry

@@ -17,7 +17,7 @@ from forensics.layout import Inventory, PartitionStatus
 from forensics.model import CONSUMER_OFFSETS_TOPIC, TopicPartition
 from forensics.pipeline.preview import CommittedOffset, DiscardedData
 from forensics.report.decoders import string_text
-from forensics.report.row import JsonRow
+from forensics.columns import JsonRow
 
 Row = Dict[str, Any]
 REDACTED = "<redacted>"

@@ -46,6 +46,7 @@ from forensics.pipeline.assemble import (
 )
 from forensics.pipeline.merge import ReplicaResult
 from forensics.pipeline.plan import Scope
+from forensics.report.rows import ProducerRow, SpanRow
 from forensics.state.coordinator import HistoryEntry, KeepHistory
 from forensics.state.inputs import SegmentSummary, TxnStateInputs
 from forensics.state.producer import TransactionSpan
@@ -312,33 +313,30 @@ def preferred_replica(replicas: Sequence[PartitionView]) -> Optional[PartitionVi
 # -- describe-producers --------------------------------------------------------------------------
 
 
-def _span_row(s: TransactionSpan) -> Row:
-    return {
-        "firstOffset": s.first_offset, "lastDataOffset": s.last_data_offset, "markerOffset": s.marker_offset,
-        "outcome": s.outcome or "OPEN", "dataEpochs": list(s.data_epochs), "markerEpoch": s.marker_epoch,
-        "coordinatorEpoch": s.coordinator_epoch, "batches": s.batches, "records": s.records, "bytes": s.bytes,
-        "firstTimestamp": s.first_timestamp, "lastTimestamp": s.last_timestamp,
-        "markerTimestamp": s.marker_timestamp, "fromSnapshot": s.from_snapshot,
-    }
+def _span_row(s: TransactionSpan) -> SpanRow:
+    return SpanRow(
+        first_offset=s.first_offset, last_data_offset=s.last_data_offset, marker_offset=s.marker_offset,
+        outcome=s.outcome or "OPEN", data_epochs=list(s.data_epochs), marker_epoch=s.marker_epoch,
+        coordinator_epoch=s.coordinator_epoch, batches=s.batches, records=s.records, bytes=s.bytes,
+        first_timestamp=s.first_timestamp, last_timestamp=s.last_timestamp, marker_timestamp=s.marker_timestamp,
+        from_snapshot=s.from_snapshot)
 
 
-def producer_rows(view: PartitionView) -> List[Row]:
+def producer_rows(view: PartitionView) -> List[ProducerRow]:
     tp = view.topic_partition
     rows = []
     for pid, e in view.entries.items():
         spans = view.history.spans.get(pid, ()) or view.broker.spans.get(pid, ())
-        rows.append({
-            "topic": tp.topic, "partition": tp.partition, "producerId": pid, "producerEpoch": e.producer_epoch,
-            "latestCoordinatorEpoch": e.latest_coordinator_epoch,
-            "lastSequence": e.last_sequence, "lastTimestamp": e.last_timestamp,
-            "currentTransactionStartOffset": e.current_txn_first_offset,
-            "brokerId": view.inputs.broker_id, "lastOffset": e.last_offset if e.last_offset >= 0 else None,
-            "transactions": [_span_row(s) for s in spans],
-        })
+        rows.append(ProducerRow(
+            topic=tp.topic, partition=tp.partition, producer_id=pid, producer_epoch=e.producer_epoch,
+            latest_coordinator_epoch=e.latest_coordinator_epoch, last_sequence=e.last_sequence,
+            last_timestamp=e.last_timestamp, current_transaction_start_offset=e.current_txn_first_offset,
+            broker_id=view.inputs.broker_id, last_offset=e.last_offset if e.last_offset >= 0 else None,
+            transactions=[_span_row(s) for s in spans]))
     return rows
 
 
-def describe_producers_rows(rep: StateReport, topic: str, partition: int) -> List[Row]:
+def describe_producers_rows(rep: StateReport, topic: str, partition: int) -> List[ProducerRow]:
     view = preferred_replica(rep.replicas(topic, partition))
     return producer_rows(view) if view is not None else []
 

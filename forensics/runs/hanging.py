@@ -30,7 +30,7 @@ from forensics.report.hanging import (
 )
 from forensics.report.incident import build_incident
 from forensics.report.incident_model import Incident
-from forensics.report.row import ABSENT
+from forensics.columns import ABSENT
 from forensics.report.evidence_facts import evidence_model_of
 from forensics.report.state import (
     StateFolder,

@@ -146,7 +146,7 @@ def describe_field_cases():
 
 @functools.lru_cache(maxsize=None)
 def our_producers(run: str, topic: str, partition: int) -> Tuple[Dict[str, Any], ...]:
-    return tuple(state().describe_producers_rows(rebuilt(run), topic, partition))
+    return tuple(r.as_json() for r in state().describe_producers_rows(rebuilt(run), topic, partition))
 
 
 @functools.lru_cache(maxsize=None)

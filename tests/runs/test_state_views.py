@@ -28,8 +28,8 @@ EX = evidence(EXAMPLE)
 
 
 def _producers(result):
-    return [(r["producerId"], r["producerEpoch"], r["latestCoordinatorEpoch"], r["lastSequence"],
-             r["currentTransactionStartOffset"], r["lastOffset"]) for r in result.rows]
+    return [(r.producer_id, r.producer_epoch, r.latest_coordinator_epoch, r.last_sequence,
+             r.current_transaction_start_offset, r.last_offset) for r in result.rows]
 
 
 # -- describe-producers ---------------------------------------------------------------------------
@@ -39,11 +39,11 @@ def test_describe_producers_of_each_example_partition():
     o0 = describe_producers(ProducersRequest(EX, "orders", 0))
     # (producer id, epoch, coordinator epoch, last sequence, open transaction's first offset, last offset)
     assert _producers(o0) == [(2000, 0, 1, 3, None, 13), (2002, 1, -1, 1, 6, 7)]
-    assert all(r["brokerId"] == 1 and (r["topic"], r["partition"]) == ("orders", 0) for r in o0.rows)
+    assert all(r.broker_id == 1 and (r.topic, r.partition) == ("orders", 0) for r in o0.rows)
     assert o0.as_of.time_ms == EXAMPLE_AS_OF and o0.findings == () and o0.manifest is None
-    [opened] = [t for t in o0.rows[1]["transactions"] if t["outcome"] == "OPEN"]
-    assert (opened["firstOffset"], opened["lastDataOffset"], opened["markerOffset"]) == (6, 7, None)
-    assert [(t["firstOffset"], t["markerOffset"], t["outcome"]) for t in o0.rows[0]["transactions"]] == [
+    [opened] = [t for t in o0.rows[1].transactions if t.outcome == "OPEN"]
+    assert (opened.first_offset, opened.last_data_offset, opened.marker_offset) == (6, 7, None)
+    assert [(t.first_offset, t.marker_offset, t.outcome) for t in o0.rows[0].transactions] == [
         (3, 5, "COMMIT"), (9, 10, "ABORT"), (13, 14, "COMMIT")]
     o1 = describe_producers(ProducersRequest(EX, "orders", 1))
     assert _producers(o1) == [(1000, 0, -1, 2, None, 9), (2000, 0, 1, 3, None, 13), (2001, 3, 1, 0, None, 5),
@@ -55,10 +55,10 @@ def test_describe_producers_of_each_example_partition():
 def test_describe_producers_follows_the_epoch_bumps_of_transaction_version_2(scenarios):
     done = describe_producers(ProducersRequest(evidence(scenarios["tv2"]), "tv2", 0))
     [row] = done.rows
-    assert (row["producerId"], row["producerEpoch"], row["latestCoordinatorEpoch"],
-            row["currentTransactionStartOffset"]) == (800, 3, 0, 5)
+    assert (row.producer_id, row.producer_epoch, row.latest_coordinator_epoch,
+            row.current_transaction_start_offset) == (800, 3, 0, 5)
     # TV2: every marker carries the next epoch (commit e0 -> e1, abort e1 -> e2), the open one none yet
-    assert [(t["firstOffset"], t["outcome"], t["markerEpoch"]) for t in row["transactions"]] == [
+    assert [(t.first_offset, t.outcome, t.marker_epoch) for t in row.transactions] == [
         (0, "COMMIT", 1), (3, "ABORT", 2), (5, "OPEN", None)]
 
 
@@ -75,7 +75,7 @@ def test_describe_producers_is_what_the_command_prints():
     r = CliRunner().invoke(app, ["describe-producers", str(EXAMPLE), "--topic", "orders", "--partition", "0",
                                  "--format", "json", "--no-progress"])
     assert r.exit_code == 0, r.output
-    assert rows_of(r.stdout) == json.loads(json.dumps(list(done.rows)))
+    assert rows_of(r.stdout) == json.loads(json.dumps([row.as_json() for row in done.rows]))
 
 
 # -- list -----------------------------------------------------------------------------------------

@@ -114,7 +114,7 @@ def test_describe_producers_match(disks: Dict[str, Path], name: str) -> None:
 
     rep = load_state([str(disks[name])])
     for key, want in committed(name)["describeProducers"].items():
-        got = sorted(describe_producers_rows(rep, *split_tp(key)), key=lambda r: r["producerId"])
+        got = sorted((r.as_json() for r in describe_producers_rows(rep, *split_tp(key))), key=lambda r: r["producerId"])
         keys = want[0].keys() if want else ()
         assert [project(r, keys) for r in got] == want, key
 
