@@ -21,7 +21,7 @@ rows and the renderers all read the same declarations.
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 
 class _Absent:
@@ -94,17 +94,23 @@ def columns(kind: type) -> Tuple[Column, ...]:
     if known is not None:
         return known
     extra: Dict[str, List[Column]] = {}
-    for name, attr in vars(kind).items():  # in declaration order
-        if isinstance(attr, derived):
-            extra.setdefault(attr.spec.after or "", []).append(Column(name, attr.spec.json or column_name(name),
-                                                                      attr.spec))
+    for klass in reversed(kind.__mro__):
+        for name, attr in vars(klass).items():  # in declaration order
+            if isinstance(attr, derived):
+                extra.setdefault(attr.spec.after or "", []).append(
+                    Column(name, attr.spec.json or column_name(name), attr.spec))
     out: List[Column] = []
+
+    def place(c: Column) -> None:  # a column, then the derived ones declared after it
+        out.append(c)
+        for d in extra.pop(c.attr, ()):
+            place(d)
+
     for f in fields(kind):
         spec = f.metadata.get(_KEY, ColumnSpec())
-        out.append(Column(f.name, spec.json or column_name(f.name), spec))
-        out.extend(extra.pop(f.name, ()))
+        place(Column(f.name, spec.json or column_name(f.name), spec))
     if extra:
-        raise TypeError(f"{kind.__name__}: derived columns after no field: {sorted(extra)}")
+        raise TypeError(f"{kind.__name__}: derived columns after no column: {sorted(extra)}")
     made = tuple(out)
     _COLUMNS[kind] = made
     return made
@@ -123,14 +129,16 @@ class JsonRow:
 
     __slots__ = ()
 
-    def as_json(self) -> Dict[str, Any]:
-        """The row as its JSON object: every column it has, keyed and ordered as declared."""
-        out: Dict[str, Any] = {}
+    def json_items(self) -> Iterator[Tuple[str, Any]]:
+        """(JSON key, JSON value) of every column the row has, in declared order."""
         for c in columns(type(self)):
             value = getattr(self, c.attr)
             if value is not ABSENT:
-                out[c.key] = json_value(value)
-        return out
+                yield c.key, json_value(value)
+
+    def as_json(self) -> Dict[str, Any]:
+        """The row as its JSON object: every column it has, keyed and ordered as declared."""
+        return dict(self.json_items())
 
 
 def as_mapping(row: Any) -> Dict[str, Any]:

@@ -23,9 +23,8 @@ from typing import Any, Callable, Iterable, List, Mapping, Optional, Sequence, T
 
 from forensics.columns import kafka_columns
 
-from forensics.model import whole_minutes
 from forensics.render.rows import KafkaColumn, KafkaLayout, Row, plain
-from forensics.report.rows import ProducerRow
+from forensics.report.rows import DescribeRow, HangingRow, ProducerRow, TransactionRow
 
 T = TypeVar("T")
 _INT = 1 << 32
@@ -98,10 +97,6 @@ def declared_layout(kind: type, order: Optional[Callable[[Sequence[Row]], Sequen
     return KafkaLayout(columns) if order is None else KafkaLayout(columns, order)
 
 
-def _to_minutes(ms: Optional[int]) -> str:
-    return "None" if ms is None else str(whole_minutes(ms))
-
-
 def _split(name: str) -> tuple:
     topic, _, partition = name.rpartition("-")
     return (topic, int(partition)) if partition.isdigit() else (name, 0)
@@ -118,28 +113,14 @@ def _producer_order(rows: Sequence[Row]) -> List[Row]:
     return java_hash_order(rows, lambda r: java_long_hash(r.get("producerId") or 0))
 
 
-# FindHangingTransactionsCommand.HEADERS and printHangingTransactions
-HANGING_TEXT = KafkaLayout((
-    KafkaColumn("Topic", _value("topic")), KafkaColumn("Partition", _value("partition")),
-    KafkaColumn("ProducerId", _value("producerId")), KafkaColumn("ProducerEpoch", _value("producerEpoch")),
-    KafkaColumn("CoordinatorEpoch", _value("coordinatorEpoch", "-1")),
-    KafkaColumn("StartOffset", _value("startOffset", "-1")), KafkaColumn("LastTimestamp", _value("lastTimestamp")),
-    KafkaColumn("Duration(min)", lambda row: _to_minutes(row.get("durationMs")))))
+# FindHangingTransactionsCommand.HEADERS and printHangingTransactions (declared with the row:
+# forensics.report.rows.HangingRow; Duration(min) is its durationMin, whole minutes as toMinutes)
+HANGING_TEXT = declared_layout(HangingRow)
 
-# ListTransactionsCommand.HEADERS
-LIST_TEXT = KafkaLayout((
-    KafkaColumn("TransactionalId", _value("transactionalId")), KafkaColumn("Coordinator", _value("coordinator")),
-    KafkaColumn("ProducerId", _value("producerId")), KafkaColumn("TransactionState", _value("transactionState"))))
-
-# DescribeTransactionsCommand.HEADERS
-DESCRIBE_TEXT = KafkaLayout((
-    KafkaColumn("CoordinatorId", _value("coordinatorId")), KafkaColumn("TransactionalId", _value("transactionalId")),
-    KafkaColumn("ProducerId", _value("producerId")), KafkaColumn("ProducerEpoch", _value("producerEpoch")),
-    KafkaColumn("TransactionState", _value("transactionState")),
-    KafkaColumn("TransactionTimeoutMs", _value("transactionTimeoutMs")),
-    KafkaColumn("CurrentTransactionStartTimeMs", _value("currentTransactionStartTimeMs")),
-    KafkaColumn("TransactionDurationMs", _value("transactionDurationMs")),
-    KafkaColumn("TopicPartitions", _partition_set)))
+# ListTransactionsCommand.HEADERS, DescribeTransactionsCommand.HEADERS (declared with the rows:
+# forensics.report.rows)
+LIST_TEXT = declared_layout(TransactionRow)
+DESCRIBE_TEXT = declared_layout(DescribeRow, cells={"TopicPartitions": _partition_set})
 
 # DescribeProducersCommand.HEADERS (declared with the row: forensics.report.rows.ProducerRow)
 PRODUCERS_TEXT = declared_layout(ProducerRow, _producer_order)

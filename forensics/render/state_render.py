@@ -8,17 +8,13 @@ from typing import List
 
 from forensics.columns import csv_columns
 from forensics.render.rows import Row
-from forensics.report.rows import ProducerRow
+from forensics.report.rows import DescribeRow, HangingRow, ProducerRow, TransactionRow
 from forensics.render.time_text import duration, stamp
 
 PRODUCER_TABLE = csv_columns(ProducerRow)
-LIST_TABLE = ("transactionalId", "coordinator", "producerId", "transactionState", "producerEpoch",
-              "transactionTimeoutMs", "lastUpdateTimeMs", "topicPartitions")
-DESCRIBE_TABLE = ("coordinatorId", "transactionalId", "producerId", "producerEpoch", "transactionState",
-                  "transactionTimeoutMs", "currentTransactionStartTimeMs", "transactionDurationMs",
-                  "topicPartitions")
-HANGING_TABLE = ("topic", "partition", "producerId", "producerEpoch", "coordinatorEpoch", "startOffset",
-                 "lastTimestamp", "durationMin", "verdict", "reason", "transactionalId")
+LIST_TABLE = csv_columns(TransactionRow)
+DESCRIBE_TABLE = csv_columns(DescribeRow)
+HANGING_TABLE = csv_columns(HangingRow)
 
 
 def hanging_lines(row: Row) -> List[str]:

@@ -44,9 +44,10 @@ from forensics.pipeline.assemble import (
     partition_inputs,
     txn_state_inputs,
 )
+from forensics.pipeline.export_rows import PartitionRow
 from forensics.pipeline.merge import ReplicaResult
 from forensics.pipeline.plan import Scope
-from forensics.report.rows import ProducerRow, SpanRow
+from forensics.report.rows import DescribeRow, HistoryRow, ProducerRow, SpanRow, TransactionRow
 from forensics.state.coordinator import HistoryEntry, KeepHistory
 from forensics.state.inputs import SegmentSummary, TxnStateInputs
 from forensics.state.producer import TransactionSpan
@@ -341,47 +342,56 @@ def describe_producers_rows(rep: StateReport, topic: str, partition: int) -> Lis
     return producer_rows(view) if view is not None else []
 
 
-def partition_state_rows(rep: StateReport) -> List[Row]:
-    return [{
-        "topic": v.topic_partition.topic, "partition": v.topic_partition.partition, "brokerId": v.inputs.broker_id,
-        "logStartOffset": v.log_start_offset, "logEndOffset": v.log_end_offset,
-        "highWatermark": v.high_watermark if v.high_watermark_known else None,
-        "firstUnstableOffset": v.first_unstable_offset, "lastStableOffset": v.last_stable_offset,
-        "openTransactions": len(v.open_transactions), "producers": len(v.entries),
-        "snapshot": v.snapshot_used.path if v.snapshot_used is not None else None,
-    } for v in rep.partitions]
+def partition_row(v: PartitionView) -> PartitionRow:
+    """A data partition replica's figures (export's ``partitions`` table has them as they are here)."""
+    tp = v.topic_partition
+    return PartitionRow(
+        replica_path=v.inputs.path, log_dir=v.inputs.log_dir or None, broker_id=v.inputs.broker_id, topic=tp.topic,
+        partition=tp.partition, log_start_offset=v.log_start_offset, log_end_offset=v.log_end_offset,
+        high_watermark=v.high_watermark if v.high_watermark_known else None,
+        first_unstable_offset=v.first_unstable_offset, last_stable_offset=v.last_stable_offset,
+        leader_epoch=v.inputs.leader_epoch, open_transactions=len(v.open_transactions), producers=len(v.entries),
+        max_timestamp=v.max_timestamp, snapshot_path=v.snapshot_used.path if v.snapshot_used is not None else None)
+
+
+def partition_state_rows(rep: StateReport) -> List[PartitionRow]:
+    return [partition_row(v) for v in rep.partitions]
 
 
 # -- list / describe -----------------------------------------------------------------------------
 
 
-def _history_row(h: HistoryEntry) -> Row:
+def _history_row(h: HistoryEntry) -> HistoryRow:
     v = h.value
-    row: Row = {"offset": h.offset, "timestamp": h.timestamp, "coordinatorEpoch": h.leader_epoch,
-                "transactionState": h.state_name, "path": h.at.path, "position": h.at.position}
-    if v is not None:
-        row.update(producerId=v.producer_id, producerEpoch=v.producer_epoch,
-                   transactionTimeoutMs=v.transaction_timeout_ms,
-                   topicPartitions=[f"{t.topic}-{p}" for t in (v.partitions or ()) for p in t.partition_ids],
-                   lastUpdateTimeMs=v.last_update_timestamp_ms, startTimeMs=v.start_timestamp_ms,
-                   valueVersion=v.version)
-    return row
+    head = dict(offset=h.offset, timestamp=h.timestamp, coordinator_epoch=h.leader_epoch,
+                transaction_state=h.state_name, path=h.at.path, position=h.at.position)
+    if v is None:
+        return HistoryRow(**head)
+    return HistoryRow(**head, producer_id=v.producer_id, producer_epoch=v.producer_epoch,
+                      transaction_timeout_ms=v.transaction_timeout_ms,
+                      topic_partitions=[f"{t.topic}-{p}" for t in (v.partitions or ()) for p in t.partition_ids],
+                      last_update_time_ms=v.last_update_timestamp_ms, start_time_ms=v.start_timestamp_ms,
+                      value_version=v.version)
 
 
-def transaction_row(v: TransactionIdView) -> Row:
+def _transaction_columns(v: TransactionIdView) -> Dict[str, Any]:
+    """The columns list and describe both show of an id, by field name."""
     m = v.metadata
-    row: Row = {"transactionalId": v.transactional_id, "coordinator": v.coordinator,
-                "producerId": m.producer_id if m else None, "producerEpoch": m.producer_epoch if m else None,
-                "transactionState": v.state_name, "transactionTimeoutMs": m.timeout_ms if m else None,
-                "currentTransactionStartTimeMs": m.start_ms if m and m.start_ms >= 0 else None,
-                "topicPartitions": [str(tp) for tp in m.partitions] if m else [],
-                "lastUpdateTimeMs": m.last_update_ms if m else v.tombstone.timestamp if v.tombstone else None,
-                "coordinatorEpoch": v.coordinator_epoch, "transactionStatePartition": v.partition}
-    return row
+    return dict(transactional_id=v.transactional_id, coordinator=v.coordinator,
+                producer_id=m.producer_id if m else None, producer_epoch=m.producer_epoch if m else None,
+                transaction_state=v.state_name, transaction_timeout_ms=m.timeout_ms if m else None,
+                current_transaction_start_time_ms=m.start_ms if m and m.start_ms >= 0 else None,
+                topic_partitions=[str(tp) for tp in m.partitions] if m else [],
+                last_update_time_ms=m.last_update_ms if m else v.tombstone.timestamp if v.tombstone else None,
+                coordinator_epoch=v.coordinator_epoch, transaction_state_partition=v.partition)
+
+
+def transaction_row(v: TransactionIdView) -> TransactionRow:
+    return TransactionRow(**_transaction_columns(v))
 
 
 def list_rows(rep: StateReport, state: Optional[str] = None, *, duration_ms: Optional[int] = None,
-              now_ms: Optional[int] = None, id_pattern: Optional[Pattern[str]] = None) -> List[Row]:
+              now_ms: Optional[int] = None, id_pattern: Optional[Pattern[str]] = None) -> List[TransactionRow]:
     """The ids ``list`` shows: those the coordinators hold (expired ids only with ``state`` Dead), then
     Kafka 4.1's filters as its coordinator applies them (TransactionStateManager.listTransactionStates):
     ``duration_ms`` >= 0, only ids whose transaction started more than that before ``now_ms`` (an id
@@ -407,13 +417,11 @@ def _running_longer(v: TransactionIdView, duration_ms: int, now_ms: Optional[int
     return v.metadata is not None and now_ms is not None and now_ms - v.metadata.start_ms > duration_ms
 
 
-def describe_rows(rep: StateReport, transactional_id: str, as_of: Optional[int] = None) -> List[Row]:
+def describe_rows(rep: StateReport, transactional_id: str, as_of: Optional[int] = None) -> List[DescribeRow]:
     v = rep.coordinator.ids.get(transactional_id)
     if v is None:
         return []
-    row = transaction_row(v)
-    row["coordinatorId"] = row["coordinator"]
-    start = row["currentTransactionStartTimeMs"]
-    row["transactionDurationMs"] = as_of - start if as_of is not None and start is not None else None
-    row["history"] = [_history_row(h) for h in v.history]
-    return [row]
+    cols = _transaction_columns(v)
+    start = cols["current_transaction_start_time_ms"]
+    return [DescribeRow(**cols, transaction_duration_ms=as_of - start if as_of is not None and start is not None else None,
+                        history=[_history_row(h) for h in v.history])]

@@ -82,18 +82,18 @@ def test_describe_producers_is_what_the_command_prints():
 
 
 def _ids(result):
-    return [r["transactionalId"] for r in result.rows]
+    return [r.transactional_id for r in result.rows]
 
 
 def test_list_every_transactional_id_of_the_example_disk():
     done = list_ids(ListRequest(EX))
-    assert [(r["transactionalId"], r["producerId"], r["producerEpoch"], r["transactionState"],
-             r["transactionStatePartition"], r["transactionTimeoutMs"]) for r in done.rows] == [
+    assert [(r.transactional_id, r.producer_id, r.producer_epoch, r.transaction_state,
+             r.transaction_state_partition, r.transaction_timeout_ms) for r in done.rows] == [
         ("orders-app", 2000, 0, "CompleteCommit", 1, 60000), ("payments-app", 2001, 3, "CompleteCommit", 2, 60000),
         ("reporting-app", 2002, 1, "CompleteCommit", 0, 30000)]
     assert done.note is None and done.findings == () and done.as_of.time_ms == EXAMPLE_AS_OF
     r = CliRunner().invoke(app, ["list", str(EXAMPLE), "--format", "json", "--no-progress"])
-    assert r.exit_code == 0 and rows_of(r.stdout) == json.loads(json.dumps(list(done.rows)))
+    assert r.exit_code == 0 and rows_of(r.stdout) == json.loads(json.dumps([row.as_json() for row in done.rows]))
 
 
 def test_list_filters_as_kafka_4_1_does_and_says_when_none_matched():
@@ -126,21 +126,21 @@ def test_list_refuses_a_bad_filter_before_reading():
 def test_describe_one_id_with_its_history():
     done = describe_id(DescribeRequest(EX, "reporting-app"))
     [row] = done.rows
-    assert (row["producerId"], row["producerEpoch"], row["coordinatorEpoch"], row["transactionStatePartition"]) == (
+    assert (row.producer_id, row.producer_epoch, row.coordinator_epoch, row.transaction_state_partition) == (
         2002, 1, 1, 0)
-    assert [(h["offset"], h["transactionState"], h["topicPartitions"]) for h in row["history"]] == [
+    assert [(h.offset, h.transaction_state, h.topic_partitions) for h in row.history] == [
         (0, "Empty", []), (1, "Ongoing", ["orders-1"]), (2, "PrepareCommit", ["orders-1"]),
         (3, "CompleteCommit", [])]
-    assert row["currentTransactionStartTimeMs"] == 1767225606000
-    assert row["transactionDurationMs"] == EXAMPLE_AS_OF - 1767225606000 == 7300
+    assert row.current_transaction_start_time_ms == 1767225606000
+    assert row.transaction_duration_ms == EXAMPLE_AS_OF - 1767225606000 == 7300
     later = describe_id(DescribeRequest(EX, "reporting-app", as_of=EXAMPLE_AS_OF + 60_000))
-    assert later.as_of.source == "--as-of" and later.rows[0]["transactionDurationMs"] == 67_300
+    assert later.as_of.source == "--as-of" and later.rows[0].transaction_duration_ms == 67_300
 
 
 def test_describe_follows_a_transaction_version_2_id(scenarios):
     [row] = describe_id(DescribeRequest(evidence(scenarios["tv2"]), "tv2-app")).rows
-    assert (row["transactionState"], row["topicPartitions"], row["producerEpoch"]) == ("Ongoing", ["tv2-0", "tv2-1"], 3)
-    assert [(h["transactionState"], h["producerEpoch"]) for h in row["history"]] == [
+    assert (row.transaction_state, row.topic_partitions, row.producer_epoch) == ("Ongoing", ["tv2-0", "tv2-1"], 3)
+    assert [(h.transaction_state, h.producer_epoch) for h in row.history] == [
         ("Empty", 0), ("Ongoing", 0), ("PrepareCommit", 1), ("CompleteCommit", 1), ("Ongoing", 1),
         ("PrepareAbort", 2), ("CompleteAbort", 2), ("Ongoing", 2), ("PrepareCommit", 3), ("CompleteCommit", 3),
         ("Ongoing", 3)]
