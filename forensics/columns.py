@@ -153,17 +153,17 @@ def csv_columns(kind: type) -> Tuple[str, ...]:
 
 
 class KafkaCell(NamedTuple):
-    """A column of Kafka's tool table: its header, the JSON key it shows, what the tool prints for None."""
+    """A column of Kafka's tool table: its header, the row's field it shows, what the tool prints for None."""
 
     header: str
-    key: str
+    attr: str
     absent: str
 
 
 def kafka_columns(kind: type) -> Tuple[KafkaCell, ...]:
     """A row kind's columns in Kafka's tool table, in that table's order."""
     chosen = sorted((c for c in columns(kind) if c.spec.kafka is not None), key=lambda c: c.spec.kafka[0])  # type: ignore[index]
-    return tuple(KafkaCell(c.spec.kafka[1], c.key, c.spec.absent) for c in chosen)  # type: ignore[index]
+    return tuple(KafkaCell(c.spec.kafka[1], c.attr, c.spec.absent) for c in chosen)  # type: ignore[index]
 
 
 def export_columns(kind: type) -> Tuple[Tuple[str, str], ...]:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, List, Mapping, Optional, Sequence, T
 
 from forensics.columns import kafka_columns
 
-from forensics.render.rows import KafkaColumn, KafkaLayout, Row, plain
+from forensics.render.rows import KafkaColumn, KafkaLayout, plain
 from forensics.report.rows import DescribeRow, HangingRow, ProducerRow, TransactionRow
 
 T = TypeVar("T")
@@ -83,17 +83,17 @@ def java_hash_order(items: Iterable[T], hash_of: Callable[[T], int]) -> List[T]:
     return [item for entries in buckets for _, item in entries]
 
 
-def _value(name: str, absent: str = "None") -> Callable[[Row], str]:
-    """A row's ``name`` as Kafka writes it; ``absent``: what the tool prints where there is none."""
-    return lambda row: absent if row.get(name) is None else plain(row.get(name))
+def _value(attr: str, absent: str = "None") -> Callable[[Any], str]:
+    """A row's field ``attr`` as Kafka writes it; ``absent``: what the tool prints where there is none."""
+    return lambda row: absent if getattr(row, attr) is None else plain(getattr(row, attr))
 
 
-def declared_layout(kind: type, order: Optional[Callable[[Sequence[Row]], Sequence[Row]]] = None,
-                    cells: Mapping[str, Callable[[Row], str]] = MappingProxyType({})) -> KafkaLayout:
+def declared_layout(kind: type, order: Optional[Callable[[Sequence[Any]], Sequence[Any]]] = None,
+                    cells: Mapping[str, Callable[[Any], str]] = MappingProxyType({})) -> KafkaLayout:
     """The Kafka tool table a row kind declares (:func:`forensics.columns.kafka_columns`): each column's
     value as the tool writes it, or ``cells``' text for a header named there; ``order``: the tool's row
     order."""
-    columns = tuple(KafkaColumn(c.header, cells.get(c.header) or _value(c.key, c.absent)) for c in kafka_columns(kind))
+    columns = tuple(KafkaColumn(c.header, cells.get(c.header) or _value(c.attr, c.absent)) for c in kafka_columns(kind))
     return KafkaLayout(columns) if order is None else KafkaLayout(columns, order)
 
 
@@ -102,15 +102,15 @@ def _split(name: str) -> tuple:
     return (topic, int(partition)) if partition.isdigit() else (name, 0)
 
 
-def _partition_set(row: Row) -> str:
+def _partition_set(row: DescribeRow) -> str:
     """describe's ``TopicPartitions``: the client's ``HashSet<TopicPartition>``, comma-joined."""
-    names = [str(p) for p in row.get("topicPartitions") or ()]
+    names = [str(p) for p in row.topic_partitions or ()]
     return ",".join(java_hash_order(names, lambda n: topic_partition_hash(*_split(n))))
 
 
-def _producer_order(rows: Sequence[Row]) -> List[Row]:
+def _producer_order(rows: Sequence[ProducerRow]) -> List[ProducerRow]:
     """The broker's ``HashMap<Long, ProducerStateEntry>`` of the partition, as describe-producers lists it."""
-    return java_hash_order(rows, lambda r: java_long_hash(r.get("producerId") or 0))
+    return java_hash_order(rows, lambda r: java_long_hash(r.producer_id or 0))
 
 
 # FindHangingTransactionsCommand.HEADERS and printHangingTransactions (declared with the row:

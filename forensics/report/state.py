@@ -52,7 +52,6 @@ from forensics.state.coordinator import HistoryEntry, KeepHistory
 from forensics.state.inputs import SegmentSummary, TxnStateInputs
 from forensics.state.producer import TransactionSpan
 
-Row = Dict[str, Any]
 DEFAULT_TXN_STATE_PARTITIONS = 50  # transaction.state.log.num.partitions
 
 
