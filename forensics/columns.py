@@ -1,7 +1,7 @@
 """Rows declared once: frozen dataclasses built by keyword, whose fields are their columns.
 
 A row kind is one declaration: its fields in output order, each a :func:`column` that may say more
-than its name and type: the key it has in JSON (default: the field's name in lowerCamelCase,
+than its name and type (``field(metadata=column(...))``): the key it has in JSON (default: the field's name in lowerCamelCase,
 ``producer_id`` -> ``producerId``, as Kafka's tools and our JSON name it), its place among the CSV
 columns (``csv=N``), its header and place in Kafka's tool table (``kafka=(N, "Header")``, with the
 text that tool prints for an absent value, ``absent``), and its name and type in an export table
@@ -20,7 +20,7 @@ rows and the renderers all read the same declarations.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 
@@ -54,10 +54,12 @@ class ColumnSpec:
 
 
 def column(*, json: Optional[str] = None, csv: Optional[int] = None, kafka: Optional[Tuple[int, str]] = None,
-           absent: str = "None", export: Optional[str] = None, default: Any = MISSING) -> Any:
-    """A field of a row with what its declaration says (see :class:`ColumnSpec`)."""
-    spec = ColumnSpec(json, csv, kafka, absent, export)
-    return field(default=default, metadata={_KEY: spec})
+           absent: str = "None", export: Optional[str] = None) -> Dict[str, ColumnSpec]:
+    """What a field's declaration says of it (see :class:`ColumnSpec`), as the field's metadata::
+
+        producer_id: int = field(metadata=column(csv=1, kafka=(1, "ProducerId")))
+    """
+    return {_KEY: ColumnSpec(json, csv, kafka, absent, export)}
 
 
 class derived(property):  # noqa: N801 (a decorator, spelled as one)

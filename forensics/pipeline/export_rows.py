@@ -16,7 +16,7 @@ control batch), so a table of any size never passes through the driver.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator, NamedTuple, Optional, Tuple
 
 from forensics.codec import legacy
@@ -88,21 +88,21 @@ class PartitionRow(JsonRow):
     """One data partition replica's figures as its state was rebuilt: a row of the ``partitions`` table,
     the state views' partition row (:func:`forensics.report.state.partition_state_rows`)."""
 
-    replica_path: str = column(export="string")
-    log_dir: Optional[str] = column(export="string")
-    broker_id: Optional[int] = column(export="int")
-    topic: str = column(export="string")
-    partition: int = column(export="int")
-    log_start_offset: int = column(export="long!")
-    log_end_offset: int = column(export="long!")
-    high_watermark: Optional[int] = column(export="long")  # None: not known (no checkpoint names it)
-    first_unstable_offset: Optional[int] = column(export="long")
-    last_stable_offset: int = column(export="long!")
-    leader_epoch: Optional[int] = column(export="int")
-    open_transactions: int = column(export="int!")
-    producers: int = column(export="int!")
-    max_timestamp: Optional[int] = column(export="long")
-    snapshot_path: Optional[str] = column(export="string")
+    replica_path: str = field(metadata=column(export="string"))
+    log_dir: Optional[str] = field(metadata=column(export="string"))
+    broker_id: Optional[int] = field(metadata=column(export="int"))
+    topic: str = field(metadata=column(export="string"))
+    partition: int = field(metadata=column(export="int"))
+    log_start_offset: int = field(metadata=column(export="long!"))
+    log_end_offset: int = field(metadata=column(export="long!"))
+    high_watermark: Optional[int] = field(metadata=column(export="long"))  # None: not known (no checkpoint names it)
+    first_unstable_offset: Optional[int] = field(metadata=column(export="long"))
+    last_stable_offset: int = field(metadata=column(export="long!"))
+    leader_epoch: Optional[int] = field(metadata=column(export="int"))
+    open_transactions: int = field(metadata=column(export="int!"))
+    producers: int = field(metadata=column(export="int!"))
+    max_timestamp: Optional[int] = field(metadata=column(export="long"))
+    snapshot_path: Optional[str] = field(metadata=column(export="string"))
 
 
 PARTITIONS = Table("partitions", _cols(", ".join(f"{name} {typ}" for name, typ in export_columns(PartitionRow))))

@@ -28,6 +28,8 @@ def verdict_label(row: Union[HangingRow, Mapping[str, Any]]) -> str:
     """A find-hanging row's verdict as people read it: the verdict, and its state where that is another
     (``ongoing, overdue``: ``verdictState``), as :attr:`forensics.analysis.verdict_kinds.VerdictKind.label`.
     ``row``: the typed row, or its JSON object (as read back from ``--format json``)."""
+    word: Any
+    state: Any
     if isinstance(row, HangingRow):
         word, state = row.verdict, row.verdict_state
     else:

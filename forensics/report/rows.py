@@ -6,7 +6,7 @@ Built by keyword in :mod:`forensics.report.state`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from forensics.columns import ABSENT, JsonRow, column, derived
@@ -41,14 +41,15 @@ class ProducerRow(JsonRow):
 
     topic: str
     partition: int
-    producer_id: int = column(csv=1, kafka=(1, "ProducerId"))
-    producer_epoch: int = column(csv=2, kafka=(2, "ProducerEpoch"))
-    latest_coordinator_epoch: int = column(csv=3, kafka=(3, "LatestCoordinatorEpoch"), absent="-1")
-    last_sequence: int = column(csv=4, kafka=(4, "LastSequence"))
-    last_timestamp: int = column(csv=5, kafka=(5, "LastTimestamp"))
-    current_transaction_start_offset: Optional[int] = column(csv=6, kafka=(6, "CurrentTransactionStartOffset"))
-    broker_id: Optional[int] = column(csv=8)
-    last_offset: Optional[int] = column(csv=7)
+    producer_id: int = field(metadata=column(csv=1, kafka=(1, "ProducerId")))
+    producer_epoch: int = field(metadata=column(csv=2, kafka=(2, "ProducerEpoch")))
+    latest_coordinator_epoch: int = field(metadata=column(csv=3, kafka=(3, "LatestCoordinatorEpoch"), absent="-1"))
+    last_sequence: int = field(metadata=column(csv=4, kafka=(4, "LastSequence")))
+    last_timestamp: int = field(metadata=column(csv=5, kafka=(5, "LastTimestamp")))
+    current_transaction_start_offset: Optional[int] = field(
+        metadata=column(csv=6, kafka=(6, "CurrentTransactionStartOffset")))
+    broker_id: Optional[int] = field(metadata=column(csv=8))
+    last_offset: Optional[int] = field(metadata=column(csv=7))
     transactions: List[SpanRow]
 
 
@@ -59,17 +60,17 @@ class ProducerRow(JsonRow):
 class TransactionRow(JsonRow):
     """One transactional id as its coordinator holds it (ListTransactionsCommand)."""
 
-    transactional_id: str = column(csv=1, kafka=(1, "TransactionalId"))
-    coordinator: int = column(csv=2, kafka=(2, "Coordinator"))
-    producer_id: Optional[int] = column(csv=3, kafka=(3, "ProducerId"))
-    producer_epoch: Optional[int] = column(csv=5)
-    transaction_state: str = column(csv=4, kafka=(4, "TransactionState"))
-    transaction_timeout_ms: Optional[int] = column(csv=6)
-    current_transaction_start_time_ms: Optional[int] = column()
-    topic_partitions: List[str] = column(csv=8)
-    last_update_time_ms: Optional[int] = column(csv=7)
-    coordinator_epoch: int = column()
-    transaction_state_partition: int = column()
+    transactional_id: str = field(metadata=column(csv=1, kafka=(1, "TransactionalId")))
+    coordinator: int = field(metadata=column(csv=2, kafka=(2, "Coordinator")))
+    producer_id: Optional[int] = field(metadata=column(csv=3, kafka=(3, "ProducerId")))
+    producer_epoch: Optional[int] = field(metadata=column(csv=5))
+    transaction_state: str = field(metadata=column(csv=4, kafka=(4, "TransactionState")))
+    transaction_timeout_ms: Optional[int] = field(metadata=column(csv=6))
+    current_transaction_start_time_ms: Optional[int]
+    topic_partitions: List[str] = field(metadata=column(csv=8))
+    last_update_time_ms: Optional[int] = field(metadata=column(csv=7))
+    coordinator_epoch: int
+    transaction_state_partition: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,13 +84,13 @@ class HistoryRow(JsonRow):
     transaction_state: str
     path: str
     position: int
-    producer_id: Optional[int] = column(default=ABSENT)
-    producer_epoch: Optional[int] = column(default=ABSENT)
-    transaction_timeout_ms: Optional[int] = column(default=ABSENT)
-    topic_partitions: List[str] = column(default=ABSENT)
-    last_update_time_ms: Optional[int] = column(default=ABSENT)
-    start_time_ms: Optional[int] = column(default=ABSENT)
-    value_version: Optional[int] = column(default=ABSENT)
+    producer_id: Optional[int] = ABSENT
+    producer_epoch: Optional[int] = ABSENT
+    transaction_timeout_ms: Optional[int] = ABSENT
+    topic_partitions: List[str] = ABSENT
+    last_update_time_ms: Optional[int] = ABSENT
+    start_time_ms: Optional[int] = ABSENT
+    value_version: Optional[int] = ABSENT
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,19 +98,20 @@ class DescribeRow(JsonRow):
     """One transactional id with its history (DescribeTransactionsCommand); JSON: the list row's
     columns, then ``coordinatorId``, ``transactionDurationMs`` (as-of minus the start) and ``history``."""
 
-    transactional_id: str = column(csv=2, kafka=(2, "TransactionalId"))
-    coordinator: int = column()
-    producer_id: Optional[int] = column(csv=3, kafka=(3, "ProducerId"))
-    producer_epoch: Optional[int] = column(csv=4, kafka=(4, "ProducerEpoch"))
-    transaction_state: str = column(csv=5, kafka=(5, "TransactionState"))
-    transaction_timeout_ms: Optional[int] = column(csv=6, kafka=(6, "TransactionTimeoutMs"))
-    current_transaction_start_time_ms: Optional[int] = column(csv=7, kafka=(7, "CurrentTransactionStartTimeMs"))
-    topic_partitions: List[str] = column(csv=9, kafka=(9, "TopicPartitions"))
-    last_update_time_ms: Optional[int] = column()
-    coordinator_epoch: int = column()
-    transaction_state_partition: int = column()
-    transaction_duration_ms: Optional[int] = column(csv=8, kafka=(8, "TransactionDurationMs"))
-    history: List[HistoryRow] = column()
+    transactional_id: str = field(metadata=column(csv=2, kafka=(2, "TransactionalId")))
+    coordinator: int
+    producer_id: Optional[int] = field(metadata=column(csv=3, kafka=(3, "ProducerId")))
+    producer_epoch: Optional[int] = field(metadata=column(csv=4, kafka=(4, "ProducerEpoch")))
+    transaction_state: str = field(metadata=column(csv=5, kafka=(5, "TransactionState")))
+    transaction_timeout_ms: Optional[int] = field(metadata=column(csv=6, kafka=(6, "TransactionTimeoutMs")))
+    current_transaction_start_time_ms: Optional[int] = field(
+        metadata=column(csv=7, kafka=(7, "CurrentTransactionStartTimeMs")))
+    topic_partitions: List[str] = field(metadata=column(csv=9, kafka=(9, "TopicPartitions")))
+    last_update_time_ms: Optional[int]
+    coordinator_epoch: int
+    transaction_state_partition: int
+    transaction_duration_ms: Optional[int] = field(metadata=column(csv=8, kafka=(8, "TransactionDurationMs")))
+    history: List[HistoryRow]
 
     @derived(after="transaction_state_partition", csv=1, kafka=(1, "CoordinatorId"))
     def coordinator_id(self) -> int:
@@ -127,31 +129,31 @@ class HangingRow(JsonRow):
     (``duration_ms``; seconds and Kafka's whole minutes derived), the commands once (``abort_forms``; the
     armed ones, ``abortArgs`` and the rest, derived)."""
 
-    topic: str = column(csv=1, kafka=(1, "Topic"))
-    partition: int = column(csv=2, kafka=(2, "Partition"))
-    producer_id: int = column(csv=3, kafka=(3, "ProducerId"))
-    producer_epoch: int = column(csv=4, kafka=(4, "ProducerEpoch"))
-    coordinator_epoch: int = column(csv=5, kafka=(5, "CoordinatorEpoch"), absent="-1")
-    start_offset: int = column(csv=6, kafka=(6, "StartOffset"), absent="-1")
-    last_timestamp: int = column(csv=7, kafka=(7, "LastTimestamp"))
-    duration_ms: Optional[int] = column()  # as-of time minus the last timestamp; None: no timestamp
-    verdict: str = column(csv=9)
-    reason: str = column(csv=10)
-    transactional_id: Optional[str] = column(csv=11)
-    evidence: Dict[str, Any] = column()
-    broker_id: Optional[int] = column()
-    last_sequence: int = column()  # with lastTimestamp: what the live guard compares besides the epochs
-    armed: bool = column()
-    not_armed_because: Optional[str] = column()
-    abort_forms: Optional[Dict[str, List[str]]] = column()  # every abort command form, armed or not
-    active_form: Optional[str] = column()
-    advice: List[str] = column()
-    coordinator_partition: Optional[int] = column()
-    overdue_ms: Optional[int] = column()
-    verdict_state: str = column()  # the verdict's kind: its verdict, or a state of it ("overdue" of "ongoing")
-    as_of_ms: Any = column(default=ABSENT)  # find-hanging's rows say their as-of time
-    as_of_source: Any = column(default=ABSENT)
-    abort_preview: Any = column(default=ABSENT)  # an AbortPreview, where one was computed (rows with abort forms)
+    topic: str = field(metadata=column(csv=1, kafka=(1, "Topic")))
+    partition: int = field(metadata=column(csv=2, kafka=(2, "Partition")))
+    producer_id: int = field(metadata=column(csv=3, kafka=(3, "ProducerId")))
+    producer_epoch: int = field(metadata=column(csv=4, kafka=(4, "ProducerEpoch")))
+    coordinator_epoch: int = field(metadata=column(csv=5, kafka=(5, "CoordinatorEpoch"), absent="-1"))
+    start_offset: int = field(metadata=column(csv=6, kafka=(6, "StartOffset"), absent="-1"))
+    last_timestamp: int = field(metadata=column(csv=7, kafka=(7, "LastTimestamp")))
+    duration_ms: Optional[int]  # as-of time minus the last timestamp; None: no timestamp
+    verdict: str = field(metadata=column(csv=9))
+    reason: str = field(metadata=column(csv=10))
+    transactional_id: Optional[str] = field(metadata=column(csv=11))
+    evidence: Dict[str, Any]
+    broker_id: Optional[int]
+    last_sequence: int  # with lastTimestamp: what the live guard compares besides the epochs
+    armed: bool
+    not_armed_because: Optional[str]
+    abort_forms: Optional[Dict[str, List[str]]]  # every abort command form, armed or not
+    active_form: Optional[str]
+    advice: List[str]
+    coordinator_partition: Optional[int]
+    overdue_ms: Optional[int]
+    verdict_state: str  # the verdict's kind: its verdict, or a state of it ("overdue" of "ongoing")
+    as_of_ms: Any = ABSENT  # find-hanging's rows say their as-of time
+    as_of_source: Any = ABSENT
+    abort_preview: Any = ABSENT  # an AbortPreview, where one was computed (rows with abort forms)
 
     def _armed_form(self, key: str) -> Optional[List[str]]:
         return self.abort_forms[key] if self.armed and self.abort_forms else None

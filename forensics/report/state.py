@@ -25,6 +25,7 @@ from forensics.analysis.filters import Filters
 from forensics.analysis.producers import PartitionView, rebuild_partition
 from forensics.analysis.replicas import compare_replicas, replica_rank
 from forensics.codec.txnlog import transaction_partition_for
+from forensics.columns import ABSENT
 from forensics.errors import InputError
 from forensics.findings import (
     EVIDENCE_KINDS,
@@ -361,20 +362,19 @@ def partition_state_rows(rep: StateReport) -> List[PartitionRow]:
 
 
 def _history_row(h: HistoryEntry) -> HistoryRow:
-    v = h.value
-    head = dict(offset=h.offset, timestamp=h.timestamp, coordinator_epoch=h.leader_epoch,
-                transaction_state=h.state_name, path=h.at.path, position=h.at.position)
-    if v is None:
-        return HistoryRow(**head)
-    return HistoryRow(**head, producer_id=v.producer_id, producer_epoch=v.producer_epoch,
-                      transaction_timeout_ms=v.transaction_timeout_ms,
-                      topic_partitions=[f"{t.topic}-{p}" for t in (v.partitions or ()) for p in t.partition_ids],
-                      last_update_time_ms=v.last_update_timestamp_ms, start_time_ms=v.start_timestamp_ms,
-                      value_version=v.version)
+    v = h.value  # None: a tombstone, whose row has no value columns
+    return HistoryRow(
+        offset=h.offset, timestamp=h.timestamp, coordinator_epoch=h.leader_epoch, transaction_state=h.state_name,
+        path=h.at.path, position=h.at.position, producer_id=v.producer_id if v else ABSENT,
+        producer_epoch=v.producer_epoch if v else ABSENT,
+        transaction_timeout_ms=v.transaction_timeout_ms if v else ABSENT,
+        topic_partitions=[f"{t.topic}-{p}" for t in (v.partitions or ()) for p in t.partition_ids] if v else ABSENT,
+        last_update_time_ms=v.last_update_timestamp_ms if v else ABSENT,
+        start_time_ms=v.start_timestamp_ms if v else ABSENT, value_version=v.version if v else ABSENT)
 
 
 def _transaction_columns(v: TransactionIdView) -> Dict[str, Any]:
-    """The columns list and describe both show of an id, by field name."""
+    """The columns list and describe both show of an id, by field name (both rows take them as keywords)."""
     m = v.metadata
     return dict(transactional_id=v.transactional_id, coordinator=v.coordinator,
                 producer_id=m.producer_id if m else None, producer_epoch=m.producer_epoch if m else None,

@@ -8,14 +8,13 @@ from __future__ import annotations
 import re
 import shutil
 import struct
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import pytest
 
 from fixtures import hanging_scenarios as hs
-from forensics.columns import column
 from forensics.report.hanging import find_hanging, hanging_row
 from forensics.report.incident import (
     COMMIT,
@@ -228,9 +227,9 @@ def test_the_model_is_deterministic():
 class NewerRow(HangingRow):
     """A row kind grown by three columns (forensics.columns: declared once, shown as declared)."""
 
-    tool_x_args: List[str] = column(default=())
-    note: str = column(default="")
-    brand_new_fact: Optional[int] = column(default=None)
+    tool_x_args: List[str] = field(default_factory=list)
+    note: str = ""
+    brand_new_fact: Optional[int] = None
 
 
 def test_extra_row_keys_become_commands_or_field_groups():
