@@ -169,7 +169,7 @@ def check_transactions_and_producers(e: Export) -> None:
     assert sorted(({k: r[k] for k in columns} for r in got), key=key) == sorted(expected, key=key)
     # what describe-producers shows per producer, for every replica
     for v in e.state.partitions:
-        for prow in producer_rows(v):
+        for prow in (r.as_json() for r in producer_rows(v)):
             where = (v.inputs.path, prow["producerId"])
             mine = sorted((r for r in got if (r["replicaPath"], r["producerId"]) == where),
                           key=lambda r: r["firstOffset"])
@@ -187,7 +187,8 @@ def check_transactions_and_producers(e: Export) -> None:
     same = ("topic", "partition", "brokerId", "logStartOffset", "logEndOffset", "highWatermark", "firstUnstableOffset",
             "lastStableOffset", "openTransactions", "producers")
     parts = sorted(tuple(r[k] for k in same) + (r["snapshotPath"],) for r in e.table("partitions"))
-    local = sorted(tuple(r[k] for k in same) + (r["snapshot"],) for r in partition_state_rows(e.state))
+    local = sorted(tuple(r[k] for k in same) + (r["snapshotPath"],)
+                   for r in (x.as_json() for x in partition_state_rows(e.state)))
     assert parts == local
 
 
@@ -201,7 +202,7 @@ def check_coordinator_records(e: Export) -> None:
     assert len(rows) == sum(len(h) for cp in e.state.coordinator.partitions.values() for h in cp.state.history.values())
     assert e.state.coordinator.ids or not rows
     for tid, view in e.state.coordinator.ids.items():
-        history = describe_rows(e.state, tid)[0]["history"]
+        history = describe_rows(e.state, tid)[0].as_json()["history"]
         where = (tid, view.partition)
         mine = sorted((r for r in rows if (r["transactionalId"], r["transactionStatePartition"]) == where),
                       key=lambda r: r["offset"])

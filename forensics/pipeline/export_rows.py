@@ -16,11 +16,13 @@ control batch), so a table of any size never passes through the driver.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Iterator, NamedTuple, Optional, Tuple
 
 from forensics.codec import legacy
 from forensics.codec.compression import codec_name
 from forensics.codec.control import read_control_batch
+from forensics.columns import JsonRow, column, export_columns
 from forensics.errors import ForensicsError, InputError
 from forensics.io.frames import Frame, V2Frame
 from forensics.io.segment import SegmentWalk
@@ -79,10 +81,31 @@ PRODUCER_STATES = Table("producer_states", _cols(
     _REPLICA + ", producerId long!, producerEpoch short!, coordinatorEpoch int!, lastSequence int!, lastOffset long!, "
     "offsetDelta int!, lastTimestamp long!, currentTxnFirstOffset long"))
 
-PARTITIONS = Table("partitions", _cols(
-    _REPLICA + ", logStartOffset long!, logEndOffset long!, highWatermark long, firstUnstableOffset long, "
-    "lastStableOffset long!, leaderEpoch int, openTransactions int!, producers int!, maxTimestamp long, "
-    "snapshotPath string"))
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRow(JsonRow):
+    """One data partition replica's figures as its state was rebuilt: a row of the ``partitions`` table,
+    the state views' partition row (:func:`forensics.report.state.partition_state_rows`)."""
+
+    replica_path: str = field(metadata=column(export="string"))
+    log_dir: Optional[str] = field(metadata=column(export="string"))
+    broker_id: Optional[int] = field(metadata=column(export="int"))
+    topic: str = field(metadata=column(export="string"))
+    partition: int = field(metadata=column(export="int"))
+    log_start_offset: int = field(metadata=column(export="long!"))
+    log_end_offset: int = field(metadata=column(export="long!"))
+    high_watermark: Optional[int] = field(metadata=column(export="long"))  # None: not known (no checkpoint names it)
+    first_unstable_offset: Optional[int] = field(metadata=column(export="long"))
+    last_stable_offset: int = field(metadata=column(export="long!"))
+    leader_epoch: Optional[int] = field(metadata=column(export="int"))
+    open_transactions: int = field(metadata=column(export="int!"))
+    producers: int = field(metadata=column(export="int!"))
+    max_timestamp: Optional[int] = field(metadata=column(export="long"))
+    snapshot_path: Optional[str] = field(metadata=column(export="string"))
+
+
+PARTITIONS = Table("partitions", _cols(", ".join(f"{name} {typ}" for name, typ in export_columns(PartitionRow))))
 
 COORDINATOR_RECORDS = Table("coordinator_records", _cols(
     "transactionStatePartition int!, replicaPath string!, brokerId int, path string!, position long!, offset long!, "

@@ -4,7 +4,7 @@ the rows carry the arguments, reasons and evidence, this module only lays them o
 from __future__ import annotations
 
 import textwrap
-from typing import Any, Dict, List, Optional, Sequence, TextIO
+from typing import Any, List, Mapping, Optional, Sequence, TextIO
 
 from forensics.render.counts import count
 from forensics.render.live_guard import guard_call, guard_functions
@@ -14,9 +14,9 @@ from forensics.render.size_text import exact_size
 from forensics.render.state_render import verdict_heading, verdict_label
 from forensics.render.time_text import duration, stamp
 from forensics.report.hanging import COMMAND_FORMS, NO_COORDINATOR_EPOCH
-from forensics.report.row import AnyRow, as_mapping
+from forensics.report.preview import AbortPreview
+from forensics.report.rows import HangingRow
 
-Row = Dict[str, Any]
 
 def _form(key: str) -> str:
     """The broker versions a command form works on, as comment lines."""
@@ -29,28 +29,28 @@ def _comment_block(lines: Sequence[str]) -> str:
     return "".join(comment(line, "#   ") for line in lines)
 
 
-def _preview_lines(p: Row) -> List[str]:
+def _preview_lines(p: AbortPreview) -> List[str]:
     """What the abort discards and frees (``abortPreview`` of a row)."""
-    keys = p["keys"] if isinstance(p["keys"], str) else ", ".join("null" if k is None else repr(k) for k in p["keys"])
-    if p["batches"]:
-        lines = [f"the abort DISCARDS this producer's offsets {p['firstOffset']}..{p['lastOffset']}: "
-                 f"{count(p['batches'], 'batch')}, {count(p['records'], 'record')}, {exact_size(p['bytes'])}",
-                 f"  record timestamps {stamp(p['firstTimestamp'])} .. {stamp(p['lastTimestamp'])}; first keys: "
+    keys = p.keys if isinstance(p.keys, str) else ", ".join("null" if k is None else repr(k) for k in p.keys)
+    if p.batches:
+        lines = [f"the abort DISCARDS this producer's offsets {p.first_offset}..{p.last_offset}: "
+                 f"{count(p.batches, 'batch')}, {count(p.records, 'record')}, {exact_size(p.bytes)}",
+                 f"  record timestamps {stamp(p.first_timestamp)} .. {stamp(p.last_timestamp)}; first keys: "
                  f"{keys or '-'}"]
     else:
-        lines = [f"the abort discards no data: none of this producer's batches from offset {p['firstOffset']} on "
+        lines = [f"the abort discards no data: none of this producer's batches from offset {p.first_offset} on "
                  "remains in the segments read (below the log start: DeleteRecords or retention removed them)"]
-    blocker = p.get("nextBlockingTransaction")
-    then = (f"the next open transaction (producer {blocker['producerId']} from offset {blocker['firstOffset']})"
+    blocker = p.next_blocking_transaction
+    then = (f"the next open transaction (producer {blocker.producer_id} from offset {blocker.first_offset})"
             if blocker else "the high watermark (then past the marker)")
-    lines.append(f"LSO {p['lastStableOffset']} -> {p['lsoAfterAbort']}: {then}")
-    groups = p.get("stuckConsumerGroups")
+    lines.append(f"LSO {p.last_stable_offset} -> {p.lso_after_abort}: {then}")
+    groups = p.stuck_consumer_groups
     if groups is None:
         lines.append("consumer groups behind it: unknown (no __consumer_offsets among the inputs)")
     else:
-        names = ", ".join(f"{g['group']} (committed {g['committedOffset']})" for g in groups)
+        names = ", ".join(f"{g.group} (committed {g.committed_offset})" for g in groups)
         lines.append(f"consumer groups committed at the LSO: {names or 'none'}")
-    lines += [f"preview finding: {f}" for f in p.get("findings", ())]
+    lines += [f"preview finding: {f}" for f in p.findings]
     return lines
 
 
@@ -58,8 +58,8 @@ def _known(value: Optional[int]) -> str:
     return "unknown" if value is None else str(value)
 
 
-def _evidence_lines(row: Row) -> List[str]:
-    ev = row.get("evidence") or {}
+def _evidence_lines(row: HangingRow) -> List[str]:
+    ev = row.evidence or {}
     lines = [f"partition dir: {ev.get('partitionDir')} (broker {_known(ev.get('brokerId'))})"]
     first = ev.get("firstBatch")
     if first:
@@ -101,16 +101,16 @@ _MAIN = ("\nmain() {\n"
          "if [ \"${1:-}\" != end-of-script ]; then echo 'incomplete script: nothing run' >&2; exit 2; fi\n")
 
 
-def _forms(r: Row, armed: bool, bootstrap: str, command_config: Optional[str]) -> str:
+def _forms(r: HangingRow, armed: bool, bootstrap: str, command_config: Optional[str]) -> str:
     """The abort command forms of a row: the active one (``activeForm``) first, armed when the row is,
     right after its live guard; every other one commented, each under the versions it works on."""
-    forms = r["abortForms"]
-    active = r.get("activeForm") or "abortArgs"
+    forms = r.abort_forms or {}
+    active = r.active_form or "abortArgs"
     out = [_form(active)]
     try:
         if armed:
             abort = command(forms[active])  # raises before anything is written
-            out += [guard_call(r, bootstrap, command_config), abort]
+            out += [guard_call(r.as_json(), bootstrap, command_config), abort]
         else:
             out.append(commented_command(forms[active]).rstrip("\n"))
     except ValueError as exc:  # never written raw: shown escaped, commented out
@@ -122,46 +122,45 @@ def _forms(r: Row, armed: bool, bootstrap: str, command_config: Optional[str]) -
     return "\n".join(out) + "\n"
 
 
-def _last_write(r: Row) -> str:
+def _last_write(r: HangingRow) -> str:
     """The producer's newest batch time (kafka-transactions.sh LastTimestamp) and how long ago it was."""
-    ago = r.get("durationMs")
-    return (f"last timestamp of the producer: {stamp(r.get('lastTimestamp'))}"
+    ago = r.duration_ms
+    return (f"last timestamp of the producer: {stamp(r.last_timestamp)}"
             + ("" if ago is None else f", {duration(ago)} before the as-of time"))
 
 
-def _transactional_id(r: Row) -> str:
-    txid = r.get("transactionalId")
+def _transactional_id(r: HangingRow) -> str:
+    txid = r.transactional_id
     if txid is None:
-        return f"transactional id: unknown (no coordinator record names producer id {r['producerId']})"
+        return f"transactional id: unknown (no coordinator record names producer id {r.producer_id})"
     return f"transactional id: {txid}"
 
 
-def _row(r: Row, bootstrap: str, command_config: Optional[str]) -> str:
-    out = comment(f"{r['topic']}-{r['partition']} producer {r['producerId']} epoch {r['producerEpoch']} "
-                  f"from offset {r['startOffset']}: {verdict_heading(r)}")
-    out += _comment_block([f"reason: {r['reason']}", _transactional_id(r), _last_write(r)])
+def _row(r: HangingRow, bootstrap: str, command_config: Optional[str]) -> str:
+    out = comment(f"{r.topic}-{r.partition} producer {r.producer_id} epoch {r.producer_epoch} "
+                  f"from offset {r.start_offset}: {verdict_heading(r)}")
+    out += _comment_block([f"reason: {r.reason}", _transactional_id(r), _last_write(r)])
     out += _comment_block(_evidence_lines(r))
-    if r.get("abortPreview"):
-        out += _comment_block(_preview_lines(r["abortPreview"]))
-    out += _comment_block([f"advice: {line}" for line in r.get("advice") or ()])
-    armed = bool(r.get("armed") and r.get("abortForms"))
-    if r.get("abortForms") and isinstance(r.get("coordinatorEpoch"), int) and r["coordinatorEpoch"] < 0:
+    if isinstance(r.abort_preview, AbortPreview):
+        out += _comment_block(_preview_lines(r.abort_preview))
+    out += _comment_block([f"advice: {line}" for line in r.advice or ()])
+    armed = bool(r.armed and r.abort_forms)
+    if r.abort_forms and isinstance(r.coordinator_epoch, int) and r.coordinator_epoch < 0:
         out += comment(NO_COORDINATOR_EPOCH, "#   ")
     if not armed:
-        why = r.get("notArmedBecause") or "not proven hanging"
+        why = r.not_armed_because or "not proven hanging"
         out += comment(f"NOT ARMED ({verdict_label(r)}): {why}")
-    if r.get("abortForms"):
+    if r.abort_forms:
         out += _forms(r, armed, bootstrap, command_config)
     return out
 
 
-def render_abort_script(rows: Sequence[AnyRow], out: TextIO, *, as_of: str, inputs: Sequence[str],
-                        manifest: Optional[Row] = None, warnings: Sequence[str] = (),
+def render_abort_script(rows: Sequence[HangingRow], out: TextIO, *, as_of: str, inputs: Sequence[str],
+                        manifest: Optional[Mapping[str, Any]] = None, warnings: Sequence[str] = (),
                         bootstrap: str = "<bootstrap-server>", command_config: Optional[str] = None,
                         brokers: Optional[str] = None, selection: Optional[Chosen] = None) -> None:
     """The script; ``selection``: the ``--topic``, ``--partition``, ``--broker-id`` given (said in a comment:
     the other partitions' transactions are not in it)."""
-    mapped = [as_mapping(r) for r in rows]
     text = "#!/bin/sh\n# kafka-forensics abort-commands: REVIEW BEFORE RUNNING. Nothing here has been run.\n"
     text += "".join(comment(f"WARNING: {w}") for w in warnings)
     if selection is not None:
@@ -173,11 +172,11 @@ def render_abort_script(rows: Sequence[AnyRow], out: TextIO, *, as_of: str, inpu
     text += "".join(comment(line) for line in f"as of: {as_of}".split("\n"))  # its source names a path
     if manifest is not None:
         text += comment(f"evidence manifest: {manifest['path']} (sha256 {manifest['sha256']})")
-    armed = [r for r in mapped if r.get("armed") and r.get("abortForms")]
+    armed = [r for r in rows if r.armed and r.abort_forms]
     text += _HEADER + "set -eu\n" + ("\n" + guard_functions() if armed else "") + _MAIN
-    for r in mapped:
+    for r in rows:
         text += "\n" + _row(r, bootstrap, command_config)
     if not armed:
-        text += "\n" + comment("nothing to abort: " + (f"{count(len(mapped), 'open transaction')}, none armed (each above "
-                                                    "says why)" if mapped else "no open transaction"))
+        text += "\n" + comment("nothing to abort: " + (f"{count(len(rows), 'open transaction')}, none armed (each above "
+                                                    "says why)" if rows else "no open transaction"))
     out.write(text + f"}}\n\n{_LAST_LINE}\n")

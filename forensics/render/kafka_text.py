@@ -18,10 +18,13 @@ and ``find-hanging`` (the order of the partitions the tool asked) keep ours.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, List, Optional, Sequence, TypeVar
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, List, Mapping, Optional, Sequence, TypeVar
 
-from forensics.model import whole_minutes
-from forensics.render.rows import KafkaColumn, KafkaLayout, Row, plain
+from forensics.columns import kafka_columns
+
+from forensics.render.rows import KafkaColumn, KafkaLayout, plain
+from forensics.report.rows import DescribeRow, HangingRow, ProducerRow, TransactionRow
 
 T = TypeVar("T")
 _INT = 1 << 32
@@ -80,13 +83,18 @@ def java_hash_order(items: Iterable[T], hash_of: Callable[[T], int]) -> List[T]:
     return [item for entries in buckets for _, item in entries]
 
 
-def _value(name: str, absent: str = "None") -> Callable[[Row], str]:
-    """A row's ``name`` as Kafka writes it; ``absent``: what the tool prints where there is none."""
-    return lambda row: absent if row.get(name) is None else plain(row.get(name))
+def _value(attr: str, absent: str = "None") -> Callable[[Any], str]:
+    """A row's field ``attr`` as Kafka writes it; ``absent``: what the tool prints where there is none."""
+    return lambda row: absent if getattr(row, attr) is None else plain(getattr(row, attr))
 
 
-def _to_minutes(ms: Optional[int]) -> str:
-    return "None" if ms is None else str(whole_minutes(ms))
+def declared_layout(kind: type, order: Optional[Callable[[Sequence[Any]], Sequence[Any]]] = None,
+                    cells: Mapping[str, Callable[[Any], str]] = MappingProxyType({})) -> KafkaLayout:
+    """The Kafka tool table a row kind declares (:func:`forensics.columns.kafka_columns`): each column's
+    value as the tool writes it, or ``cells``' text for a header named there; ``order``: the tool's row
+    order."""
+    columns = tuple(KafkaColumn(c.header, cells.get(c.header) or _value(c.attr, c.absent)) for c in kafka_columns(kind))
+    return KafkaLayout(columns) if order is None else KafkaLayout(columns, order)
 
 
 def _split(name: str) -> tuple:
@@ -94,43 +102,25 @@ def _split(name: str) -> tuple:
     return (topic, int(partition)) if partition.isdigit() else (name, 0)
 
 
-def _partition_set(row: Row) -> str:
+def _partition_set(row: DescribeRow) -> str:
     """describe's ``TopicPartitions``: the client's ``HashSet<TopicPartition>``, comma-joined."""
-    names = [str(p) for p in row.get("topicPartitions") or ()]
+    names = [str(p) for p in row.topic_partitions or ()]
     return ",".join(java_hash_order(names, lambda n: topic_partition_hash(*_split(n))))
 
 
-def _producer_order(rows: Sequence[Row]) -> List[Row]:
+def _producer_order(rows: Sequence[ProducerRow]) -> List[ProducerRow]:
     """The broker's ``HashMap<Long, ProducerStateEntry>`` of the partition, as describe-producers lists it."""
-    return java_hash_order(rows, lambda r: java_long_hash(r.get("producerId") or 0))
+    return java_hash_order(rows, lambda r: java_long_hash(r.producer_id or 0))
 
 
-# FindHangingTransactionsCommand.HEADERS and printHangingTransactions
-HANGING_TEXT = KafkaLayout((
-    KafkaColumn("Topic", _value("topic")), KafkaColumn("Partition", _value("partition")),
-    KafkaColumn("ProducerId", _value("producerId")), KafkaColumn("ProducerEpoch", _value("producerEpoch")),
-    KafkaColumn("CoordinatorEpoch", _value("coordinatorEpoch", "-1")),
-    KafkaColumn("StartOffset", _value("startOffset", "-1")), KafkaColumn("LastTimestamp", _value("lastTimestamp")),
-    KafkaColumn("Duration(min)", lambda row: _to_minutes(row.get("durationMs")))))
+# FindHangingTransactionsCommand.HEADERS and printHangingTransactions (declared with the row:
+# forensics.report.rows.HangingRow; Duration(min) is its durationMin, whole minutes as toMinutes)
+HANGING_TEXT = declared_layout(HangingRow)
 
-# ListTransactionsCommand.HEADERS
-LIST_TEXT = KafkaLayout((
-    KafkaColumn("TransactionalId", _value("transactionalId")), KafkaColumn("Coordinator", _value("coordinator")),
-    KafkaColumn("ProducerId", _value("producerId")), KafkaColumn("TransactionState", _value("transactionState"))))
+# ListTransactionsCommand.HEADERS, DescribeTransactionsCommand.HEADERS (declared with the rows:
+# forensics.report.rows)
+LIST_TEXT = declared_layout(TransactionRow)
+DESCRIBE_TEXT = declared_layout(DescribeRow, cells={"TopicPartitions": _partition_set})
 
-# DescribeTransactionsCommand.HEADERS
-DESCRIBE_TEXT = KafkaLayout((
-    KafkaColumn("CoordinatorId", _value("coordinatorId")), KafkaColumn("TransactionalId", _value("transactionalId")),
-    KafkaColumn("ProducerId", _value("producerId")), KafkaColumn("ProducerEpoch", _value("producerEpoch")),
-    KafkaColumn("TransactionState", _value("transactionState")),
-    KafkaColumn("TransactionTimeoutMs", _value("transactionTimeoutMs")),
-    KafkaColumn("CurrentTransactionStartTimeMs", _value("currentTransactionStartTimeMs")),
-    KafkaColumn("TransactionDurationMs", _value("transactionDurationMs")),
-    KafkaColumn("TopicPartitions", _partition_set)))
-
-# DescribeProducersCommand.HEADERS
-PRODUCERS_TEXT = KafkaLayout((
-    KafkaColumn("ProducerId", _value("producerId")), KafkaColumn("ProducerEpoch", _value("producerEpoch")),
-    KafkaColumn("LatestCoordinatorEpoch", _value("latestCoordinatorEpoch", "-1")),
-    KafkaColumn("LastSequence", _value("lastSequence")), KafkaColumn("LastTimestamp", _value("lastTimestamp")),
-    KafkaColumn("CurrentTransactionStartOffset", _value("currentTransactionStartOffset"))), _producer_order)
+# DescribeProducersCommand.HEADERS (declared with the row: forensics.report.rows.ProducerRow)
+PRODUCERS_TEXT = declared_layout(ProducerRow, _producer_order)

@@ -9,15 +9,16 @@ prints every line whole.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from rich.cells import cell_len
 from rich.console import Console
 
+from forensics.columns import ABSENT
 from forensics.render.table_fit import Column, fold, print_fitted
 from forensics.render.terminal_text import term
 
-Row = Any  # a mapping of a row's columns (render/rows.py)
 INDENT = "    "
 
 
@@ -25,7 +26,7 @@ class Field(NamedTuple):
     """A column of a screen: its header and layout, and its cell text of a row."""
 
     column: Column
-    text: Callable[[Row], str]
+    text: Callable[[Any], str]  # of a typed row (forensics.columns)
 
 
 def dash(value: Any) -> str:
@@ -33,12 +34,18 @@ def dash(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-def key(name: str, text: Callable[[Any], str] = dash) -> Callable[[Row], str]:
-    """The cell of a row's ``name`` value: ``text`` of it (default: as it is, ``-`` for None)."""
-    return lambda row: text(row.get(name))
+def key(name: str, text: Callable[[Any], str] = dash) -> Callable[[Any], str]:
+    """The cell of a row's field ``name`` (a dotted path: ``span.first_offset``): ``text`` of it (default: as
+    it is, ``-`` for None; a column the row does not have is None)."""
+    get = attrgetter(name)
+
+    def cell(row: Any) -> str:
+        value = get(row)
+        return text(None if value is ABSENT else value)
+    return cell
 
 
-def print_rows(console: Console, title: Optional[str], fields: Sequence[Field], rows: Sequence[Row],
+def print_rows(console: Console, title: Optional[str], fields: Sequence[Field], rows: Sequence[Any],
                width: Optional[int]) -> None:
     """The table of ``rows`` fitted to ``width`` (columns left out to fit are named under it)."""
     cells = [[term(f.text(r)) for f in fields] for r in rows]

@@ -2,9 +2,10 @@
 only: :mod:`forensics.render.kafka_text`), ``table`` (the command's screen for people,
 :mod:`forensics.render.state_screens`), ``json``, ``jsonl``, ``csv``.
 
-Rows are mappings keyed by lowerCamelCase column names (typed rows give theirs, see
-:mod:`forensics.report.row`). Knows nothing of Kafka rules: the
-caller says which keys are columns, in which order. Text in a row may come from the evidence: a
+Rows are typed (:mod:`forensics.columns`: each kind declares its columns once): JSON and JSONL print
+each row's JSON object, CSV the columns the kind declares (by their JSON keys), Kafka's table and the
+screen read the rows' fields. Knows nothing of Kafka rules: the caller says which columns, in which
+order. Text in a row may come from the evidence: a
 table cell shows it through :func:`~forensics.render.terminal_text.term` (no control character
 reaches the terminal), a CSV cell through :func:`~forensics.render.csv_text.csv_text` (no
 spreadsheet formula), JSON escapes it itself.
@@ -14,14 +15,12 @@ from __future__ import annotations
 
 import csv
 import json
-from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, TextIO, Tuple
+from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional, Sequence, TextIO, Tuple
 
 from forensics.render.csv_text import csv_text
 from forensics.render.machine_format import MachineFormat
 from forensics.render.terminal_text import term
-from forensics.report.row import AnyRow, as_mapping
-
-Row = Dict[str, Any]
+from forensics.columns import JsonRow
 
 
 def header_of(key: str) -> str:
@@ -59,14 +58,14 @@ def csv_cell(value: Any) -> str:
     return plain(value) if _is_number(value) else csv_text(plain(value))
 
 
-Screen = Callable[[Sequence[Row], TextIO], None]  # rows printed for people (render/state_screens)
+Screen = Callable[[Sequence[Any], TextIO], None]  # typed rows printed for people (render/state_screens)
 
 
 class KafkaColumn(NamedTuple):
     """A column of one of Kafka's tool tables: its header and its cell of a row, as the tool writes it."""
 
     header: str
-    text: Callable[[Row], str]
+    text: Callable[[Any], str]
 
 
 class KafkaLayout(NamedTuple):
@@ -74,7 +73,7 @@ class KafkaLayout(NamedTuple):
     lists the rows (``order``)."""
 
     columns: Tuple[KafkaColumn, ...]
-    order: Callable[[Sequence[Row]], Sequence[Row]] = lambda rows: rows
+    order: Callable[[Sequence[Any]], Sequence[Any]] = lambda rows: rows
 
 
 def _java_length(text: str) -> int:
@@ -82,7 +81,7 @@ def _java_length(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
-def kafka_table(rows: Sequence[Row], layout: KafkaLayout) -> str:
+def kafka_table(rows: Sequence[Any], layout: KafkaLayout) -> str:
     """``ToolsUtils.prettyPrintTable``: the header, then each row; every cell left-aligned, padded with
     spaces to its column's width (``String.length()``) and followed by a TAB, the last one too; no
     row: the header alone. Nothing else: no folding at any width, no line of ours."""
@@ -93,7 +92,8 @@ def kafka_table(rows: Sequence[Row], layout: KafkaLayout) -> str:
                    for line in grid)
 
 
-def render_json(rows: Sequence[Row], out: TextIO, machine: MachineFormat, manifest: Optional[Row] = None) -> None:
+def render_json(rows: Sequence[Mapping[str, Any]], out: TextIO, machine: MachineFormat,
+                manifest: Optional[Mapping[str, Any]] = None) -> None:
     """``{"format": ..., "formatVersion": N, "rows": [...]}`` (``rows`` an empty array when none), with
     ``"manifest": {...}`` before ``rows`` when given."""
     doc: Dict[str, Any] = machine.header()
@@ -104,7 +104,8 @@ def render_json(rows: Sequence[Row], out: TextIO, machine: MachineFormat, manife
     out.write("\n")
 
 
-def render_jsonl(rows: Sequence[Row], out: TextIO, machine: MachineFormat, manifest: Optional[Row] = None) -> None:
+def render_jsonl(rows: Sequence[Mapping[str, Any]], out: TextIO, machine: MachineFormat,
+                 manifest: Optional[Mapping[str, Any]] = None) -> None:
     """A first line ``{"format": ..., "formatVersion": N}``, then one row per line (the same objects as
     :func:`render_json`); with a manifest reference, a last line ``{"manifest": {...}}``."""
     out.write(json.dumps(machine.header()) + "\n")
@@ -114,28 +115,28 @@ def render_jsonl(rows: Sequence[Row], out: TextIO, machine: MachineFormat, manif
         out.write(json.dumps({"manifest": manifest}) + "\n")
 
 
-def render_csv(rows: Sequence[Row], columns: Sequence[str], out: TextIO) -> None:
+def render_csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], out: TextIO) -> None:
+    """``columns`` (JSON keys) of each row's JSON object, headed as Kafka spells them."""
     w = csv.writer(out, lineterminator="\n")
     w.writerow([header_of(c) for c in columns])
     for r in rows:
         w.writerow([csv_cell(r.get(c)) for c in columns])
 
 
-def render_rows(fmt: str, machine: MachineFormat, rows: Sequence[AnyRow], columns: Sequence[str], out: TextIO, *,
-                text: KafkaLayout, screen: Screen, manifest: Optional[Row] = None) -> None:
+def render_rows(fmt: str, machine: MachineFormat, rows: Sequence[JsonRow], columns: Sequence[str], out: TextIO, *,
+                text: KafkaLayout, screen: Screen, manifest: Optional[Mapping[str, Any]] = None) -> None:
     """Render ``rows`` in format ``fmt``: ``table`` is the command's ``screen`` for people, ``text`` Kafka's
     tool's table of them (``text``: its columns), ``csv`` the ``columns``, ``json``/``jsonl`` the command's
     ``machine`` output (its name and version, :mod:`forensics.render.machine_format`); ``manifest`` (path
-    and digest of the evidence manifest) is embedded in JSON. A row is a mapping of its columns or a typed
-    row (:class:`~forensics.report.row.JsonRow`)."""
-    mapped = [as_mapping(r) for r in rows]
+    and digest of the evidence manifest) is embedded in JSON. ``columns``: the JSON keys of the CSV
+    columns (:func:`forensics.columns.csv_columns` of the rows' kind)."""
     if fmt == "json":
-        render_json(mapped, out, machine, manifest)
+        render_json([r.as_json() for r in rows], out, machine, manifest)
     elif fmt == "jsonl":
-        render_jsonl(mapped, out, machine, manifest)
+        render_jsonl([r.as_json() for r in rows], out, machine, manifest)
     elif fmt == "csv":
-        render_csv(mapped, columns, out)
+        render_csv([r.as_json() for r in rows], columns, out)
     elif fmt == "table":
-        screen(mapped, out)
+        screen(rows, out)
     else:
-        out.write(kafka_table(mapped, text))
+        out.write(kafka_table(rows, text))

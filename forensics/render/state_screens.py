@@ -15,15 +15,21 @@ the age in people's units (Kafka's Duration(min) in whole minutes); docs/cli.md 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, List, Optional, Sequence, TextIO, Tuple
+from typing import Any, List, NamedTuple, Optional, Sequence, TextIO, Tuple
 
 from forensics.render.row_screens import Field, dash, key, print_notes, print_record, print_rows
 from forensics.render.state_render import hanging_lines, verdict_heading, verdict_label
 from forensics.render.table_fit import Column, fit_console, screen_width
 from forensics.render.terminal_text import term
 from forensics.render.time_text import duration, short_duration, stamp, table_time
+from forensics.report.rows import DescribeRow, HangingRow, ProducerRow, SpanRow, TransactionRow
 
-Row = Any
+
+class ProducerSpan(NamedTuple):
+    """A line of the ``--timeline`` table: a producer's transaction."""
+
+    producer_id: int
+    span: SpanRow
 
 
 def _items(value: Any) -> str:
@@ -35,8 +41,8 @@ def _time(value: Any) -> str:
     return "-" if value is None else table_time(value)
 
 
-def _partition(row: Row) -> str:
-    return f"{row.get('topic')}-{row.get('partition')}"
+def _partition(row: Any) -> str:
+    return f"{row.topic}-{row.partition}"
 
 
 def _width(out: TextIO, wide: bool) -> Optional[int]:
@@ -46,27 +52,27 @@ def _width(out: TextIO, wide: bool) -> Optional[int]:
 # -- find-hanging ------------------------------------------------------------------------------------
 
 _PARTITION = Field(Column("Partition", fold=True, min_width=24), _partition)
-_PRODUCER = Field(Column("ProducerId"), key("producerId"))
+_PRODUCER = Field(Column("ProducerId"), key("producer_id"))
 _HANGING = (
-    _PARTITION, _PRODUCER, Field(Column("Epoch"), key("producerEpoch")),
-    Field(Column("CoordEpoch"), key("coordinatorEpoch")), Field(Column("StartOffset"), key("startOffset")),
-    Field(Column("Duration", drop=2), key("durationMs", short_duration)),
+    _PARTITION, _PRODUCER, Field(Column("Epoch"), key("producer_epoch")),
+    Field(Column("CoordEpoch"), key("coordinator_epoch")), Field(Column("StartOffset"), key("start_offset")),
+    Field(Column("Duration", drop=2), key("duration_ms", short_duration)),
     Field(Column("Verdict", drop=1), verdict_label))  # both also in the lines under the table
 _HANGING_WIDE = (
-    _PARTITION, Field(Column("Broker"), key("brokerId")), _PRODUCER, Field(Column("ProducerEpoch"), key("producerEpoch")),
-    Field(Column("CoordinatorEpoch"), key("coordinatorEpoch")), Field(Column("StartOffset"), key("startOffset")),
-    Field(Column("LastTimestamp"), key("lastTimestamp", _time)), Field(Column("Duration"), key("durationMs", short_duration)),
-    Field(Column("Verdict"), verdict_label), Field(Column("TransactionalId", fold=True), key("transactionalId")))
+    _PARTITION, Field(Column("Broker"), key("broker_id")), _PRODUCER, Field(Column("ProducerEpoch"), key("producer_epoch")),
+    Field(Column("CoordinatorEpoch"), key("coordinator_epoch")), Field(Column("StartOffset"), key("start_offset")),
+    Field(Column("LastTimestamp"), key("last_timestamp", _time)), Field(Column("Duration"), key("duration_ms", short_duration)),
+    Field(Column("Verdict"), verdict_label), Field(Column("TransactionalId", fold=True), key("transactional_id")))
 
 
-def _hanging_note(row: Row, brokers: bool) -> Tuple[str, List[str]]:
+def _hanging_note(row: HangingRow, brokers: bool) -> Tuple[str, List[str]]:
     """Under the table, a row's long texts: which row, its verdict, its last timestamp, its reason; for a
     state of a verdict (overdue), what to check and do."""
-    txid = row.get("transactionalId")
-    heading = (f"{_partition(row)}" + (f" on broker {row.get('brokerId')}" if brokers else "")
-               + f", producer {row.get('producerId')}" + (f" ({txid})" if txid is not None else "")
+    txid = row.transactional_id
+    heading = (f"{_partition(row)}" + (f" on broker {row.broker_id}" if brokers else "")
+               + f", producer {row.producer_id}" + (f" ({txid})" if txid is not None else "")
                + f": {verdict_heading(row)}")
-    advice = [f"advice: {a}" for a in row.get("advice") or ()] if verdict_label(row) != row.get("verdict") else []
+    advice = [f"advice: {a}" for a in row.advice or ()] if verdict_label(row) != row.verdict else []
     return heading, hanging_lines(row) + advice
 
 
@@ -84,7 +90,7 @@ def no_hanging_line(hidden: Sequence[str], show_all: bool = False, unproven: boo
     return line
 
 
-def hanging_screen(rows: Sequence[Row], out: TextIO, wide: bool = False, empty: str = "no hanging transaction") -> None:
+def hanging_screen(rows: Sequence[HangingRow], out: TextIO, wide: bool = False, empty: str = "no hanging transaction") -> None:
     """The open transactions of ``rows``, each one's long texts under the table; no row: ``empty``."""
     if not rows:
         out.write(term(empty) + "\n")
@@ -92,24 +98,24 @@ def hanging_screen(rows: Sequence[Row], out: TextIO, wide: bool = False, empty: 
     width = _width(out, wide)
     console = fit_console(out, width)
     print_rows(console, None, _HANGING_WIDE if wide else _HANGING, rows, width)
-    brokers = len({r.get("brokerId") for r in rows}) > 1
+    brokers = len({r.broker_id for r in rows}) > 1
     print_notes(console, [_hanging_note(r, brokers) for r in rows], width)
 
 
 # -- list --------------------------------------------------------------------------------------------
 
-_TXID = Field(Column("TransactionalId", fold=True, min_width=16), key("transactionalId"))
+_TXID = Field(Column("TransactionalId", fold=True, min_width=16), key("transactional_id"))
 _LIST = (
     _TXID, Field(Column("Coordinator", drop=2), key("coordinator")), _PRODUCER,
-    Field(Column("TransactionState"), key("transactionState")),
-    Field(Column("ProducerEpoch", drop=1), key("producerEpoch")),
-    Field(Column("TopicPartitions", fold=True), key("topicPartitions", _items)))
+    Field(Column("TransactionState"), key("transaction_state")),
+    Field(Column("ProducerEpoch", drop=1), key("producer_epoch")),
+    Field(Column("TopicPartitions", fold=True), key("topic_partitions", _items)))
 _LIST_WIDE = _LIST[:5] + (
-    Field(Column("TransactionTimeoutMs"), key("transactionTimeoutMs")),
-    Field(Column("LastUpdateTime"), key("lastUpdateTimeMs", _time)), _LIST[5])
+    Field(Column("TransactionTimeoutMs"), key("transaction_timeout_ms")),
+    Field(Column("LastUpdateTime"), key("last_update_time_ms", _time)), _LIST[5])
 
 
-def list_screen(rows: Sequence[Row], out: TextIO, wide: bool = False, empty: str = "no transactional id") -> None:
+def list_screen(rows: Sequence[TransactionRow], out: TextIO, wide: bool = False, empty: str = "no transactional id") -> None:
     """The transactional ids of ``rows``; no row: ``empty``."""
     if not rows:
         out.write(term(empty) + "\n")
@@ -120,8 +126,8 @@ def list_screen(rows: Sequence[Row], out: TextIO, wide: bool = False, empty: str
 
 # -- describe ----------------------------------------------------------------------------------------
 
-def _start(row: Row) -> str:
-    start, open_for = row.get("currentTransactionStartTimeMs"), row.get("transactionDurationMs")
+def _start(row: DescribeRow) -> str:
+    start, open_for = row.current_transaction_start_time_ms, row.transaction_duration_ms
     if not isinstance(start, int) or start < 0:
         return dash(start)
     return stamp(start) + ("" if open_for is None else f", {duration(open_for)} before the as-of time")
@@ -131,29 +137,29 @@ def _ms(value: Any) -> str:
     return dash(value) if not isinstance(value, int) or value < 0 else f"{value} ({duration(value)})"
 
 
-def _record(row: Row) -> List[Tuple[str, str]]:
+def _record(row: DescribeRow) -> List[Tuple[str, str]]:
     """kafka-transactions.sh describe's fields, one a line, its times as people read them."""
-    return [("CoordinatorId", dash(row.get("coordinatorId"))), ("TransactionalId", dash(row.get("transactionalId"))),
-            ("ProducerId", dash(row.get("producerId"))), ("ProducerEpoch", dash(row.get("producerEpoch"))),
-            ("TransactionState", dash(row.get("transactionState"))),
-            ("TransactionTimeoutMs", _ms(row.get("transactionTimeoutMs"))),
+    return [("CoordinatorId", dash(row.coordinator_id)), ("TransactionalId", dash(row.transactional_id)),
+            ("ProducerId", dash(row.producer_id)), ("ProducerEpoch", dash(row.producer_epoch)),
+            ("TransactionState", dash(row.transaction_state)),
+            ("TransactionTimeoutMs", _ms(row.transaction_timeout_ms)),
             ("CurrentTransactionStartTime", _start(row)),
-            ("TransactionDurationMs", _ms(row.get("transactionDurationMs"))),
-            ("TopicPartitions", _items(row.get("topicPartitions")))]
+            ("TransactionDurationMs", _ms(row.transaction_duration_ms)),
+            ("TopicPartitions", _items(row.topic_partitions))]
 
 
 _HISTORY = (
     Field(Column("Offset"), key("offset")), Field(Column("Timestamp"), key("timestamp", _time)),
-    Field(Column("TransactionState"), key("transactionState")), Field(Column("ProducerId", drop=2), key("producerId")),
-    Field(Column("Epoch", drop=1), key("producerEpoch")),
-    Field(Column("TopicPartitions", fold=True), key("topicPartitions", _items)))
+    Field(Column("TransactionState"), key("transaction_state")), Field(Column("ProducerId", drop=2), key("producer_id")),
+    Field(Column("Epoch", drop=1), key("producer_epoch")),
+    Field(Column("TopicPartitions", fold=True), key("topic_partitions", _items)))
 _HISTORY_WIDE = _HISTORY[:5] + (
-    Field(Column("CoordinatorEpoch"), key("coordinatorEpoch")),
-    Field(Column("TransactionTimeoutMs"), key("transactionTimeoutMs")),
-    Field(Column("StartTime"), key("startTimeMs", _time)), _HISTORY[5])
+    Field(Column("CoordinatorEpoch"), key("coordinator_epoch")),
+    Field(Column("TransactionTimeoutMs"), key("transaction_timeout_ms")),
+    Field(Column("StartTime"), key("start_time_ms", _time)), _HISTORY[5])
 
 
-def describe_screen(rows: Sequence[Row], out: TextIO, wide: bool = False) -> None:
+def describe_screen(rows: Sequence[DescribeRow], out: TextIO, wide: bool = False) -> None:
     """Each id's metadata as ``Field  value`` lines, then its history fitted."""
     width = _width(out, wide)
     console = fit_console(out, width)
@@ -162,41 +168,41 @@ def describe_screen(rows: Sequence[Row], out: TextIO, wide: bool = False) -> Non
             out.write("\n")
         print_record(console, _record(row), width)
         out.write("\n")
-        title = f"History in __transaction_state-{row.get('transactionStatePartition')}"
-        print_rows(console, title, _HISTORY_WIDE if wide else _HISTORY, row.get("history", ()), width)
+        title = f"History in __transaction_state-{row.transaction_state_partition}"
+        print_rows(console, title, _HISTORY_WIDE if wide else _HISTORY, row.history, width)
 
 
 # -- describe-producers ------------------------------------------------------------------------------
 
 _PRODUCERS = (
-    _PRODUCER, Field(Column("Epoch"), key("producerEpoch")), Field(Column("CoordEpoch"), key("latestCoordinatorEpoch")),
-    Field(Column("LastSequence", drop=1), key("lastSequence")), Field(Column("LastTimestamp"), key("lastTimestamp", _time)),
-    Field(Column("StartOffset"), key("currentTransactionStartOffset")))
+    _PRODUCER, Field(Column("Epoch"), key("producer_epoch")), Field(Column("CoordEpoch"), key("latest_coordinator_epoch")),
+    Field(Column("LastSequence", drop=1), key("last_sequence")), Field(Column("LastTimestamp"), key("last_timestamp", _time)),
+    Field(Column("StartOffset"), key("current_transaction_start_offset")))
 _PRODUCERS_WIDE = (
-    _PRODUCER, Field(Column("ProducerEpoch"), key("producerEpoch")),
-    Field(Column("LatestCoordinatorEpoch"), key("latestCoordinatorEpoch")),
-    Field(Column("LastSequence"), key("lastSequence")), Field(Column("LastTimestamp"), key("lastTimestamp", _time)),
-    Field(Column("CurrentTransactionStartOffset"), key("currentTransactionStartOffset")),
-    Field(Column("LastOffset"), key("lastOffset")), Field(Column("Broker"), key("brokerId")))
+    _PRODUCER, Field(Column("ProducerEpoch"), key("producer_epoch")),
+    Field(Column("LatestCoordinatorEpoch"), key("latest_coordinator_epoch")),
+    Field(Column("LastSequence"), key("last_sequence")), Field(Column("LastTimestamp"), key("last_timestamp", _time)),
+    Field(Column("CurrentTransactionStartOffset"), key("current_transaction_start_offset")),
+    Field(Column("LastOffset"), key("last_offset")), Field(Column("Broker"), key("broker_id")))
 _TIMELINE = (
-    _PRODUCER, Field(Column("FirstOffset"), key("firstOffset")),
-    Field(Column("LastDataOffset", drop=1), key("lastDataOffset")), Field(Column("MarkerOffset"), key("markerOffset")),
-    Field(Column("Outcome"), key("outcome")), Field(Column("FirstTimestamp"), key("firstTimestamp", _time)))
+    _PRODUCER, Field(Column("FirstOffset"), key("span.first_offset")),
+    Field(Column("LastDataOffset", drop=1), key("span.last_data_offset")), Field(Column("MarkerOffset"), key("span.marker_offset")),
+    Field(Column("Outcome"), key("span.outcome")), Field(Column("FirstTimestamp"), key("span.first_timestamp", _time)))
 _TIMELINE_WIDE = _TIMELINE[:5] + (
-    Field(Column("DataEpochs"), key("dataEpochs", _items)), Field(Column("MarkerEpoch"), key("markerEpoch")),
-    Field(Column("CoordinatorEpoch"), key("coordinatorEpoch")), Field(Column("Batches"), key("batches")),
-    Field(Column("Records"), key("records")), _TIMELINE[5],
-    Field(Column("MarkerTimestamp"), key("markerTimestamp", _time)))
+    Field(Column("DataEpochs"), key("span.data_epochs", _items)), Field(Column("MarkerEpoch"), key("span.marker_epoch")),
+    Field(Column("CoordinatorEpoch"), key("span.coordinator_epoch")), Field(Column("Batches"), key("span.batches")),
+    Field(Column("Records"), key("span.records")), _TIMELINE[5],
+    Field(Column("MarkerTimestamp"), key("span.marker_timestamp", _time)))
 
 
-def _replica(rows: Sequence[Row]) -> str:
+def _replica(rows: Sequence[ProducerRow]) -> str:
     if not rows:
         return ""
-    broker = rows[0].get("brokerId")
+    broker = rows[0].broker_id
     return f" of {_partition(rows[0])}" + ("" if broker is None else f" on broker {broker}")
 
 
-def producers_screen(rows: Sequence[Row], out: TextIO, wide: bool = False, timeline: bool = False,
+def producers_screen(rows: Sequence[ProducerRow], out: TextIO, wide: bool = False, timeline: bool = False,
                      asked: str = "") -> None:
     """The producers of one replica; ``timeline``: then its transactions; no producer: a line naming the
     replica ``asked`` (``topic-N``, ``on broker B``)."""
@@ -206,7 +212,7 @@ def producers_screen(rows: Sequence[Row], out: TextIO, wide: bool = False, timel
     width = _width(out, wide)
     console = fit_console(out, width)
     print_rows(console, f"Producers{_replica(rows)}", _PRODUCERS_WIDE if wide else _PRODUCERS, rows, width)
-    spans = [dict(s, producerId=r.get("producerId")) for r in rows for s in r.get("transactions", ())]
+    spans = [ProducerSpan(r.producer_id, s) for r in rows for s in r.transactions]
     if timeline:
         out.write("\n")
         if spans:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Dict, List
 
+from forensics.columns import export_values
 from forensics.findings import dedupe
 from forensics.pipeline.export_rows import Context
-from forensics.report.state import without_whole_file_regions
+from forensics.report.state import partition_row, without_whole_file_regions
 
 
 def _replica(v) -> tuple:
@@ -43,11 +44,8 @@ def producer_state_rows(report) -> List[tuple]:
 
 
 def partition_rows(report) -> List[tuple]:
-    return [_replica(v) + (
-        v.log_start_offset, v.log_end_offset, v.high_watermark if v.high_watermark_known else None,
-        v.first_unstable_offset, v.last_stable_offset, v.inputs.leader_epoch, len(v.open_transactions),
-        len(v.entries), v.max_timestamp, v.snapshot_used.path if v.snapshot_used is not None else None)
-        for v in report.partitions]
+    """The ``partitions`` table: each replica's :func:`~forensics.report.state.partition_row`."""
+    return [export_values(partition_row(v)) for v in report.partitions]
 
 
 def coordinator_rows(report) -> List[tuple]:

@@ -11,7 +11,6 @@ coordinator's (possibly higher) epoch, never an inflated coordinator epoch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -28,9 +27,10 @@ from forensics.analysis.replicas import group_replicas
 from forensics.analysis.settling import TOO_RECENT
 from forensics.codec.txnlog import TransactionStatus as S
 from forensics.layout.names import is_legal_topic
-from forensics.model import TopicPartition, whole_minutes
+from forensics.model import TopicPartition
 from forensics.state.coordinator import Decision
-from forensics.report.row import ABSENT, JsonRow
+from forensics.columns import ABSENT
+from forensics.report.rows import HangingRow
 from forensics.report.state import StateReport, newest_input_time, preferred_replica
 
 BOOTSTRAP_PLACEHOLDER = "<bootstrap-server>"
@@ -210,43 +210,6 @@ def _why_not_armed(v: Verdict, armed: bool, arm_unverifiable: bool, legal_topic:
     return _not_armed_because(v, arm_unverifiable, legal_topic)
 
 
-@dataclass(frozen=True, slots=True)
-class HangingRow(JsonRow):
-    """One open transaction as find-hanging, abort-commands and the report show it (columns in JSON order;
-    see :mod:`forensics.report.row`)."""
-
-    topic: str
-    partition: int
-    producer_id: int
-    producer_epoch: int
-    coordinator_epoch: int
-    start_offset: int
-    last_timestamp: int
-    duration_ms: Optional[int]
-    verdict: str
-    reason: str
-    transactional_id: Optional[str]
-    abort_args: Optional[List[str]]
-    evidence: Dict[str, Any]
-    abort_args_start_offset: Optional[List[str]]
-    kafka_python_args: Optional[List[str]]
-    broker_id: Optional[int]
-    duration_s: Optional[int]
-    last_sequence: int  # with lastTimestamp: what the live guard compares besides the epochs
-    duration_min: Optional[int]
-    armed: bool
-    not_armed_because: Optional[str]
-    abort_forms: Optional[Dict[str, List[str]]]
-    active_form: Optional[str]
-    advice: List[str]
-    coordinator_partition: Optional[int]
-    overdue_ms: Optional[int]
-    verdict_state: str  # the verdict's kind: its verdict, or a state of it ("overdue" of "ongoing")
-    as_of_ms: Any = ABSENT  # find-hanging's rows say their as-of time
-    as_of_source: Any = ABSENT
-    abort_preview: Any = ABSENT  # an AbortPreview, where one was computed (rows with abort forms)
-
-
 def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: Optional[str] = None,
                 arm_unverifiable: bool = False, version: Optional[BrokerVersionRange] = None, *,
                 as_of: Optional[AsOf] = None, preview: Any = ABSENT) -> HangingRow:
@@ -261,19 +224,16 @@ def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_conf
         forms = {"abortArgs": abort_args(v, bootstrap, command_config),
                  "abortArgsStartOffset": start_offset_args(v, bootstrap, command_config),
                  "kafkaPythonArgs": kafka_python_args(v, bootstrap)}
-    live = forms if armed else None
     return HangingRow(
-        tp.topic, tp.partition, e.producer_id, e.producer_epoch, e.latest_coordinator_epoch,
-        v.start_offset, e.last_timestamp, v.duration_ms, v.verdict.word, v.reason, v.transactional_id,
-        live["abortArgs"] if live else None, evidence_of(v), live["abortArgsStartOffset"] if live else None,
-        live["kafkaPythonArgs"] if live else None, v.view.inputs.broker_id,
-        v.duration_ms // 1000 if v.duration_ms is not None else None, e.last_sequence,
-        whole_minutes(v.duration_ms) if v.duration_ms is not None else None, armed,
-        _why_not_armed(v, armed, arm_unverifiable, legal), forms,
-        active_form(version) if forms else None, list(v.advice), v.coordinator_partition, v.overdue_ms,
-        v.verdict.value,
-        as_of.time_ms if as_of is not None else ABSENT, as_of.source if as_of is not None else ABSENT,
-        preview if forms else ABSENT)
+        topic=tp.topic, partition=tp.partition, producer_id=e.producer_id, producer_epoch=e.producer_epoch,
+        coordinator_epoch=e.latest_coordinator_epoch, start_offset=v.start_offset, last_timestamp=e.last_timestamp,
+        duration_ms=v.duration_ms, verdict=v.verdict.word, reason=v.reason, transactional_id=v.transactional_id,
+        evidence=evidence_of(v), broker_id=v.view.inputs.broker_id, last_sequence=e.last_sequence, armed=armed,
+        not_armed_because=_why_not_armed(v, armed, arm_unverifiable, legal), abort_forms=forms,
+        active_form=active_form(version) if forms else None, advice=list(v.advice),
+        coordinator_partition=v.coordinator_partition, overdue_ms=v.overdue_ms, verdict_state=v.verdict.value,
+        as_of_ms=as_of.time_ms if as_of is not None else ABSENT,
+        as_of_source=as_of.source if as_of is not None else ABSENT, abort_preview=preview if forms else ABSENT)
 
 
 class Outcome(str, Enum):

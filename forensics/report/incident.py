@@ -57,13 +57,11 @@ from forensics.report.incident_model import (
     Timeline,
 )
 from forensics.report.incident_labels import ELSEWHERE, FACT, GROUP_LABELS, LABELS, label
-from forensics.report.row import AnyRow, as_mapping
+from forensics.report.rows import HangingRow
 from forensics.report.scan import ScanReport, total_log_bytes, without_producer_state
 from forensics.report.state import StateReport
 from forensics.state.coordinator import HistoryEntry
 from forensics.state.producer import TransactionSpan
-
-Row = Dict[str, Any]
 
 _STATE_TONES = {"Empty": IDLE, "Ongoing": OPEN, "PrepareCommit": PREPARE, "PrepareAbort": PREPARE,
                 "PrepareEpochFence": PREPARE, "CompleteCommit": COMMIT, "CompleteAbort": ABORT, "Dead": DEAD,
@@ -75,27 +73,26 @@ MAX_FINDINGS = 500
 
 def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf, *, inputs: Sequence[str],
                    manifest: Optional[Tuple[str, str]] = None, scan: Optional[ScanReport] = None,
-                   rows: Optional[Sequence[AnyRow]] = None, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
+                   rows: Optional[Sequence[HangingRow]] = None, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
                    command_config: Optional[str] = None, max_timelines: int = MAX_TIMELINES,
                    max_findings: int = MAX_FINDINGS, brokers: Optional[str] = None,
                    selection: Filters = Filters(), whole: Sequence[Verdict] = (),
                    warnings: Optional[Sequence[str]] = None) -> Incident:
     """The incident model. ``rows``: one row per verdict, in the verdicts' order (a
-    :class:`~forensics.report.hanging.HangingRow` as :func:`~forensics.report.hanging.hanging_row` builds it,
-    read here as its JSON mapping; default: built here);
+    :class:`~forensics.report.rows.HangingRow` as :func:`~forensics.report.hanging.hanging_row` builds it,
+    its columns shown as declared; default: built here);
     ``manifest``: (path, sha256) of the evidence manifest. ``selection`` (its topic, partition and broker
     id): only those partitions are shown (``verdicts`` are theirs), and what the rest holds is counted:
     ``whole`` are the verdicts of every partition, as without a selection; ``warnings``: what weakens every
     verdict (default: :func:`~forensics.report.hanging.evidence_warnings` of the report alone)."""
     if rows is None:
         rows = [hanging_row(v, bootstrap, command_config) for v in verdicts]
-    mapped = [as_mapping(r) for r in rows]
-    if len(mapped) != len(verdicts):
-        raise ValueError(f"{len(mapped)} rows for {len(verdicts)} verdicts")
+    if len(rows) != len(verdicts):
+        raise ValueError(f"{len(rows)} rows for {len(verdicts)} verdicts")
     views = leader_views(report, selection.topic, selection.partition, selection.broker_id)
     replicas = selected_replicas(report, selection)
     findings = dedupe(report.findings(replicas if selection.narrows_partitions else None))
-    transactions = sorted((_transaction(v, r) for v, r in zip(verdicts, mapped, strict=True)),
+    transactions = sorted((_transaction(v, r) for v, r in zip(verdicts, rows, strict=True)),
                           key=lambda t: (not t.abortable, t.topic, t.partition, t.start_offset, t.producer_id))
     timelines, omitted, unrelated = _timelines(report, views, verdicts, max_timelines, selection)
     return Incident(
@@ -231,16 +228,16 @@ def flatten(value: Any, prefix: str = "") -> List[Field]:
     return _field(prefix, None if isinstance(value, dict) else value)
 
 
-def _commands(row: Row) -> Tuple[List[CommandLine], List[FieldGroup]]:
+def _commands(row: HangingRow) -> Tuple[List[CommandLine], List[FieldGroup]]:
     """The abort forms and any other top-level ``...Args`` list of strings are the command lines;
-    every other key that is not shown elsewhere on the card is an extra: a nested record its own
-    group, the rest one group at the end, labelled; nothing is dropped (a key the label table does
+    every other column that is not shown elsewhere on the card is an extra: a nested record its own
+    group, the rest one group at the end, labelled; nothing is dropped (a column the label table does
     not know is humanised)."""
     commands, groups, loose = [], [], []
-    forms = row.get("abortForms") or {}
-    for key in sorted(forms, key=lambda k: k != row.get("activeForm")):  # the active form first, as the script
+    forms = row.abort_forms or {}
+    for key in sorted(forms, key=lambda k: k != row.active_form):  # the active form first, as the script
         commands.append(CommandLine(key, COMMAND_FORMS.get(key, key), tuple(forms[key])))
-    for key, value in row.items():
+    for key, value in row.json_items():
         if label(key).place in (ELSEWHERE, FACT):
             continue
         if key.endswith("Args") and isinstance(value, (list, tuple)) and value and all(isinstance(a, str) for a in value):
@@ -254,21 +251,22 @@ def _commands(row: Row) -> Tuple[List[CommandLine], List[FieldGroup]]:
     return commands, groups
 
 
-def _facts(row: Row) -> Tuple[Field, ...]:
+def _facts(row: HangingRow) -> Tuple[Field, ...]:
     """The row's own facts, in the label table's order."""
-    return tuple(f for key, lab in LABELS.items() if lab.place == FACT and key in row for f in _field(key, row[key]))
+    values = dict(row.json_items())
+    return tuple(f for key, lab in LABELS.items() if lab.place == FACT and key in values for f in _field(key, values[key]))
 
 
-def _transaction(v: Verdict, row: Row) -> OpenTransaction:
+def _transaction(v: Verdict, row: HangingRow) -> OpenTransaction:
     tp, e = v.view.topic_partition, v.entry
     commands, extras = _commands(row)
     return OpenTransaction(
         tp.topic, tp.partition, v.view.inputs.broker_id, e.producer_id, e.producer_epoch,
         e.latest_coordinator_epoch, v.start_offset, v.transactional_id, v.verdict.label,
-        v.reason, v.abortable, bool(row.get("armed")), row.get("notArmedBecause"), tuple(row.get("advice") or ()),
+        v.reason, v.abortable, row.armed, row.not_armed_because, tuple(row.advice),
         e.last_timestamp if e.last_timestamp >= 0 else None, v.duration_ms, v.verdict.tone,
-        tuple(flatten(row.get("evidence") or {}, "evidence")), tuple(commands), tuple(extras), _facts(row),
-        row.get("activeForm") if row.get("abortForms") else None)
+        tuple(flatten(row.evidence, "evidence")), tuple(commands), tuple(extras), _facts(row),
+        row.active_form if row.abort_forms else None)
 
 
 # -- timelines --------------------------------------------------------------------------------------

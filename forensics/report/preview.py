@@ -17,13 +17,29 @@ from forensics.layout import Inventory, PartitionStatus
 from forensics.model import CONSUMER_OFFSETS_TOPIC, TopicPartition
 from forensics.pipeline.preview import CommittedOffset, DiscardedData
 from forensics.report.decoders import string_text
-from forensics.report.row import JsonRow
+from forensics.columns import JsonRow
 
-Row = Dict[str, Any]
 REDACTED = "<redacted>"
 
 
-def lso_after_abort(v: Verdict) -> Tuple[int, Optional[Row]]:
+@dataclass(frozen=True, slots=True)
+class BlockingTransaction(JsonRow):
+    """The next open transaction of another producer, which holds the LSO once this one is aborted."""
+
+    producer_id: int
+    first_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class StuckGroup(JsonRow):
+    """A consumer group whose committed offset sits at the partition's LSO."""
+
+    group: str
+    committed_offset: int
+    commit_timestamp: Optional[int]
+
+
+def lso_after_abort(v: Verdict) -> Tuple[int, Optional[BlockingTransaction]]:
     """The last stable offset once this transaction's abort marker is written: the first offset of
     the next open transaction of another producer, else the high watermark (which the marker itself
     then moves past). Returns (offset, the blocking transaction or None)."""
@@ -32,7 +48,7 @@ def lso_after_abort(v: Verdict) -> Tuple[int, Optional[Row]]:
                if pid != v.entry.producer_id and first is not None), default=None)
     if nxt is not None and nxt[0] < hw:
         first, pid = nxt
-        return first, {"producerId": pid, "firstOffset": first}
+        return first, BlockingTransaction(producer_id=pid, first_offset=first)
     return hw, None
 
 
@@ -74,8 +90,8 @@ class AbortPreview(JsonRow):
     last_stable_offset: int
     high_watermark: int
     lso_after_abort: int
-    next_blocking_transaction: Optional[Row]
-    stuck_consumer_groups: Optional[List[Row]]  # None: no __consumer_offsets among the inputs
+    next_blocking_transaction: Optional[BlockingTransaction]
+    stuck_consumer_groups: Optional[List[StuckGroup]]  # None: no __consumer_offsets among the inputs
     findings: List[str]
 
 
@@ -88,12 +104,14 @@ def abort_preview(v: Verdict, data: DiscardedData, stuck: Optional[Dict[TopicPar
     tp = v.view.topic_partition
     keys: Any = REDACTED if redact else [string_text(k) for k in data.keys]
     return AbortPreview(
-        data.first_offset, data.last_offset, data.batches, data.records, data.bytes, data.first_timestamp,
-        data.last_timestamp, keys, list(data.segments), v.view.last_stable_offset, v.view.high_watermark, after,
-        blocker, None if stuck is None else [
-            {"group": c.group, "committedOffset": c.offset, "commitTimestamp": c.commit_timestamp}
+        first_offset=data.first_offset, last_offset=data.last_offset, batches=data.batches, records=data.records,
+        bytes=data.bytes, first_timestamp=data.first_timestamp, last_timestamp=data.last_timestamp, keys=keys,
+        segments=list(data.segments), last_stable_offset=v.view.last_stable_offset,
+        high_watermark=v.view.high_watermark, lso_after_abort=after, next_blocking_transaction=blocker,
+        stuck_consumer_groups=None if stuck is None else [
+            StuckGroup(group=c.group, committed_offset=c.offset, commit_timestamp=c.commit_timestamp)
             for c in stuck.get(tp, ())],
-        [f.one_line() for f in data.findings] + [f.one_line() for f in read_findings])
+        findings=[f.one_line() for f in data.findings] + [f.one_line() for f in read_findings])
 
 
-__all__ = ["AbortPreview", "abort_preview", "consumer_offsets_logs", "lso_after_abort", "stuck_at_lso"]
+__all__ = ["AbortPreview", "BlockingTransaction", "StuckGroup", "abort_preview", "consumer_offsets_logs", "lso_after_abort", "stuck_at_lso"]

@@ -25,6 +25,7 @@ from forensics.analysis.filters import Filters
 from forensics.analysis.producers import PartitionView, rebuild_partition
 from forensics.analysis.replicas import compare_replicas, replica_rank
 from forensics.codec.txnlog import transaction_partition_for
+from forensics.columns import ABSENT
 from forensics.errors import InputError
 from forensics.findings import (
     EVIDENCE_KINDS,
@@ -44,13 +45,14 @@ from forensics.pipeline.assemble import (
     partition_inputs,
     txn_state_inputs,
 )
+from forensics.pipeline.export_rows import PartitionRow
 from forensics.pipeline.merge import ReplicaResult
 from forensics.pipeline.plan import Scope
+from forensics.report.rows import DescribeRow, HistoryRow, ProducerRow, SpanRow, TransactionRow
 from forensics.state.coordinator import HistoryEntry, KeepHistory
 from forensics.state.inputs import SegmentSummary, TxnStateInputs
 from forensics.state.producer import TransactionSpan
 
-Row = Dict[str, Any]
 DEFAULT_TXN_STATE_PARTITIONS = 50  # transaction.state.log.num.partitions
 
 
@@ -312,78 +314,83 @@ def preferred_replica(replicas: Sequence[PartitionView]) -> Optional[PartitionVi
 # -- describe-producers --------------------------------------------------------------------------
 
 
-def _span_row(s: TransactionSpan) -> Row:
-    return {
-        "firstOffset": s.first_offset, "lastDataOffset": s.last_data_offset, "markerOffset": s.marker_offset,
-        "outcome": s.outcome or "OPEN", "dataEpochs": list(s.data_epochs), "markerEpoch": s.marker_epoch,
-        "coordinatorEpoch": s.coordinator_epoch, "batches": s.batches, "records": s.records, "bytes": s.bytes,
-        "firstTimestamp": s.first_timestamp, "lastTimestamp": s.last_timestamp,
-        "markerTimestamp": s.marker_timestamp, "fromSnapshot": s.from_snapshot,
-    }
+def _span_row(s: TransactionSpan) -> SpanRow:
+    return SpanRow(
+        first_offset=s.first_offset, last_data_offset=s.last_data_offset, marker_offset=s.marker_offset,
+        outcome=s.outcome or "OPEN", data_epochs=list(s.data_epochs), marker_epoch=s.marker_epoch,
+        coordinator_epoch=s.coordinator_epoch, batches=s.batches, records=s.records, bytes=s.bytes,
+        first_timestamp=s.first_timestamp, last_timestamp=s.last_timestamp, marker_timestamp=s.marker_timestamp,
+        from_snapshot=s.from_snapshot)
 
 
-def producer_rows(view: PartitionView) -> List[Row]:
+def producer_rows(view: PartitionView) -> List[ProducerRow]:
     tp = view.topic_partition
     rows = []
     for pid, e in view.entries.items():
         spans = view.history.spans.get(pid, ()) or view.broker.spans.get(pid, ())
-        rows.append({
-            "topic": tp.topic, "partition": tp.partition, "producerId": pid, "producerEpoch": e.producer_epoch,
-            "latestCoordinatorEpoch": e.latest_coordinator_epoch,
-            "lastSequence": e.last_sequence, "lastTimestamp": e.last_timestamp,
-            "currentTransactionStartOffset": e.current_txn_first_offset,
-            "brokerId": view.inputs.broker_id, "lastOffset": e.last_offset if e.last_offset >= 0 else None,
-            "transactions": [_span_row(s) for s in spans],
-        })
+        rows.append(ProducerRow(
+            topic=tp.topic, partition=tp.partition, producer_id=pid, producer_epoch=e.producer_epoch,
+            latest_coordinator_epoch=e.latest_coordinator_epoch, last_sequence=e.last_sequence,
+            last_timestamp=e.last_timestamp, current_transaction_start_offset=e.current_txn_first_offset,
+            broker_id=view.inputs.broker_id, last_offset=e.last_offset if e.last_offset >= 0 else None,
+            transactions=[_span_row(s) for s in spans]))
     return rows
 
 
-def describe_producers_rows(rep: StateReport, topic: str, partition: int) -> List[Row]:
+def describe_producers_rows(rep: StateReport, topic: str, partition: int) -> List[ProducerRow]:
     view = preferred_replica(rep.replicas(topic, partition))
     return producer_rows(view) if view is not None else []
 
 
-def partition_state_rows(rep: StateReport) -> List[Row]:
-    return [{
-        "topic": v.topic_partition.topic, "partition": v.topic_partition.partition, "brokerId": v.inputs.broker_id,
-        "logStartOffset": v.log_start_offset, "logEndOffset": v.log_end_offset,
-        "highWatermark": v.high_watermark if v.high_watermark_known else None,
-        "firstUnstableOffset": v.first_unstable_offset, "lastStableOffset": v.last_stable_offset,
-        "openTransactions": len(v.open_transactions), "producers": len(v.entries),
-        "snapshot": v.snapshot_used.path if v.snapshot_used is not None else None,
-    } for v in rep.partitions]
+def partition_row(v: PartitionView) -> PartitionRow:
+    """A data partition replica's figures (export's ``partitions`` table has them as they are here)."""
+    tp = v.topic_partition
+    return PartitionRow(
+        replica_path=v.inputs.path, log_dir=v.inputs.log_dir or None, broker_id=v.inputs.broker_id, topic=tp.topic,
+        partition=tp.partition, log_start_offset=v.log_start_offset, log_end_offset=v.log_end_offset,
+        high_watermark=v.high_watermark if v.high_watermark_known else None,
+        first_unstable_offset=v.first_unstable_offset, last_stable_offset=v.last_stable_offset,
+        leader_epoch=v.inputs.leader_epoch, open_transactions=len(v.open_transactions), producers=len(v.entries),
+        max_timestamp=v.max_timestamp, snapshot_path=v.snapshot_used.path if v.snapshot_used is not None else None)
+
+
+def partition_state_rows(rep: StateReport) -> List[PartitionRow]:
+    return [partition_row(v) for v in rep.partitions]
 
 
 # -- list / describe -----------------------------------------------------------------------------
 
 
-def _history_row(h: HistoryEntry) -> Row:
-    v = h.value
-    row: Row = {"offset": h.offset, "timestamp": h.timestamp, "coordinatorEpoch": h.leader_epoch,
-                "transactionState": h.state_name, "path": h.at.path, "position": h.at.position}
-    if v is not None:
-        row.update(producerId=v.producer_id, producerEpoch=v.producer_epoch,
-                   transactionTimeoutMs=v.transaction_timeout_ms,
-                   topicPartitions=[f"{t.topic}-{p}" for t in (v.partitions or ()) for p in t.partition_ids],
-                   lastUpdateTimeMs=v.last_update_timestamp_ms, startTimeMs=v.start_timestamp_ms,
-                   valueVersion=v.version)
-    return row
+def _history_row(h: HistoryEntry) -> HistoryRow:
+    v = h.value  # None: a tombstone, whose row has no value columns
+    return HistoryRow(
+        offset=h.offset, timestamp=h.timestamp, coordinator_epoch=h.leader_epoch, transaction_state=h.state_name,
+        path=h.at.path, position=h.at.position, producer_id=v.producer_id if v else ABSENT,
+        producer_epoch=v.producer_epoch if v else ABSENT,
+        transaction_timeout_ms=v.transaction_timeout_ms if v else ABSENT,
+        topic_partitions=[f"{t.topic}-{p}" for t in (v.partitions or ()) for p in t.partition_ids] if v else ABSENT,
+        last_update_time_ms=v.last_update_timestamp_ms if v else ABSENT,
+        start_time_ms=v.start_timestamp_ms if v else ABSENT, value_version=v.version if v else ABSENT)
 
 
-def transaction_row(v: TransactionIdView) -> Row:
+def _transaction_columns(v: TransactionIdView) -> Dict[str, Any]:
+    """The columns list and describe both show of an id, by field name (both rows take them as keywords)."""
     m = v.metadata
-    row: Row = {"transactionalId": v.transactional_id, "coordinator": v.coordinator,
-                "producerId": m.producer_id if m else None, "producerEpoch": m.producer_epoch if m else None,
-                "transactionState": v.state_name, "transactionTimeoutMs": m.timeout_ms if m else None,
-                "currentTransactionStartTimeMs": m.start_ms if m and m.start_ms >= 0 else None,
-                "topicPartitions": [str(tp) for tp in m.partitions] if m else [],
-                "lastUpdateTimeMs": m.last_update_ms if m else v.tombstone.timestamp if v.tombstone else None,
-                "coordinatorEpoch": v.coordinator_epoch, "transactionStatePartition": v.partition}
-    return row
+    return dict(transactional_id=v.transactional_id, coordinator=v.coordinator,
+                producer_id=m.producer_id if m else None, producer_epoch=m.producer_epoch if m else None,
+                transaction_state=v.state_name, transaction_timeout_ms=m.timeout_ms if m else None,
+                current_transaction_start_time_ms=m.start_ms if m and m.start_ms >= 0 else None,
+                topic_partitions=[str(tp) for tp in m.partitions] if m else [],
+                last_update_time_ms=m.last_update_ms if m else v.tombstone.timestamp if v.tombstone else None,
+                coordinator_epoch=v.coordinator_epoch, transaction_state_partition=v.partition)
+
+
+def transaction_row(v: TransactionIdView) -> TransactionRow:
+    return TransactionRow(**_transaction_columns(v))
 
 
 def list_rows(rep: StateReport, state: Optional[str] = None, *, duration_ms: Optional[int] = None,
-              now_ms: Optional[int] = None, id_pattern: Optional[Pattern[str]] = None) -> List[Row]:
+              now_ms: Optional[int] = None, id_pattern: Optional[Pattern[str]] = None) -> List[TransactionRow]:
     """The ids ``list`` shows: those the coordinators hold (expired ids only with ``state`` Dead), then
     Kafka 4.1's filters as its coordinator applies them (TransactionStateManager.listTransactionStates):
     ``duration_ms`` >= 0, only ids whose transaction started more than that before ``now_ms`` (an id
@@ -409,13 +416,11 @@ def _running_longer(v: TransactionIdView, duration_ms: int, now_ms: Optional[int
     return v.metadata is not None and now_ms is not None and now_ms - v.metadata.start_ms > duration_ms
 
 
-def describe_rows(rep: StateReport, transactional_id: str, as_of: Optional[int] = None) -> List[Row]:
+def describe_rows(rep: StateReport, transactional_id: str, as_of: Optional[int] = None) -> List[DescribeRow]:
     v = rep.coordinator.ids.get(transactional_id)
     if v is None:
         return []
-    row = transaction_row(v)
-    row["coordinatorId"] = row["coordinator"]
-    start = row["currentTransactionStartTimeMs"]
-    row["transactionDurationMs"] = as_of - start if as_of is not None and start is not None else None
-    row["history"] = [_history_row(h) for h in v.history]
-    return [row]
+    cols = _transaction_columns(v)
+    start = cols["current_transaction_start_time_ms"]
+    return [DescribeRow(**cols, transaction_duration_ms=as_of - start if as_of is not None and start is not None else None,
+                        history=[_history_row(h) for h in v.history])]

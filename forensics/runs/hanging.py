@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.clock import AsOf
@@ -30,7 +30,6 @@ from forensics.report.hanging import (
 )
 from forensics.report.incident import build_incident
 from forensics.report.incident_model import Incident
-from forensics.report.row import ABSENT
 from forensics.report.evidence_facts import evidence_model_of
 from forensics.report.state import (
     StateFolder,
@@ -141,8 +140,7 @@ def find_hanging(req: FindHangingRequest, listener: Listener = Quiet()) -> FindH
     listed = [v for v in verdicts if req.show_all or v.needs_attention]  # --all: ongoing ones in time too
     made = [hanging_row(v, version=version, as_of=when) for v in listed]
     if req.previews:
-        made = with_previews(listed, made, opened.inventory, req.redact, lambda v, p: hanging_row(
-            v, version=version, as_of=when, preview=p))
+        made = with_previews(listed, made, opened.inventory, req.redact)
     run = _finish(opened, rep, when, version, model)
     hidden = tuple(v for v in verdicts if not v.needs_attention)
     outcome, unproven = outcome_of(verdicts), None
@@ -152,12 +150,15 @@ def find_hanging(req: FindHangingRequest, listener: Listener = Quiet()) -> FindH
     return FindHangingResult(tuple(made), hidden, outcome, run, unproven)
 
 
-def with_previews(verdicts, rows, inventory: Inventory, redact: bool, row_of):
-    """``rows`` (those of ``verdicts``), the ones with abort forms built again by ``row_of(verdict,
-    preview)`` with what their abort discards (read from ``inventory``)."""
-    wanted = [v for v, r in zip(verdicts, rows) if r.abort_forms]
-    found = dict(zip(map(id, wanted), previews(wanted, inventory, redact)))
-    return [row_of(v, found[id(v)]) if id(v) in found else r for v, r in zip(verdicts, rows)]
+def with_previews(verdicts: Sequence[Verdict], rows: Sequence[HangingRow], inventory: Inventory,
+                  redact: bool) -> List[HangingRow]:
+    """``rows`` (those of ``verdicts``, in their order), each one with abort forms with what its abort
+    discards (read from ``inventory`` once, in the order of those rows)."""
+    wanted = [i for i, r in enumerate(rows) if r.abort_forms]
+    out = list(rows)
+    for i, preview in zip(wanted, previews([verdicts[i] for i in wanted], inventory, redact), strict=True):
+        out[i] = replace(rows[i], abort_preview=preview)
+    return out
 
 
 # -- the runs that write kafka-transactions.sh commands ------------------------------------------
@@ -177,10 +178,8 @@ class CommandsRequest:
              arm_unverifiable: bool = False) -> List[HangingRow]:
         """The rows of ``verdicts`` with their commands (armed or not) and what each abort discards."""
 
-        def row_of(v, preview=ABSENT):
-            return hanging_row(v, self.bootstrap, self.command_config, arm_unverifiable, version, preview=preview)
-
-        return with_previews(verdicts, [row_of(v) for v in verdicts], inventory, self.redact, row_of)
+        rows = [hanging_row(v, self.bootstrap, self.command_config, arm_unverifiable, version) for v in verdicts]
+        return with_previews(verdicts, rows, inventory, self.redact)
 
 
 # -- abort-commands -------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, Union
 
 from forensics.analysis.clock import AsOf, given
 from forensics.analysis.filters import Filters, canonical_state, check_filters, states_present
@@ -24,10 +24,10 @@ from forensics.report.state import (
     producer_rows,
     state_scope,
 )
+from forensics.report.rows import DescribeRow, ProducerRow, TransactionRow
 from forensics.runs.context import EngineChoice, Evidence, Listener, Opened, Quiet, open_evidence
 from forensics.runs.manifest import ManifestWritten
 
-Row = Dict[str, Any]
 
 
 def _rebuild(opened: Opened, listener: Listener, partition_count: Optional[int] = None,
@@ -46,7 +46,7 @@ class StateResult:
     """Rows of a state view, the as-of time (the incident clock, or the one given), the findings to show,
     the manifest written, the engine's statistics."""
 
-    rows: Tuple[Row, ...]
+    rows: Tuple[Union[ProducerRow, TransactionRow, DescribeRow], ...]  # one kind per command
     as_of: AsOf
     findings: Tuple[Finding, ...]
     manifest: Optional[ManifestWritten]

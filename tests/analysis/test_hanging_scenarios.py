@@ -105,8 +105,8 @@ def test_findings(name, built):
     for want in exp["findings"]:
         assert any(k == want["kind"] and want["pathContains"] in p for k, p in found), (want, found)
     for want in exp.get("lso", ()):
-        [row] = [x for x in partition_state_rows(rep)
-                 if (x["topic"], x["partition"]) == (want["topic"], want["partition"])]
+        [row] = [x.as_json() for x in partition_state_rows(rep)
+                 if (x.topic, x.partition) == (want["topic"], want["partition"])]
         assert {k: row[k] for k in want} == want
 
 

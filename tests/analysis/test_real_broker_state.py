@@ -140,17 +140,17 @@ def field_diffs(fields: Dict[str, str], broker: gt.Row, ours: Dict[str, Any]) ->
 
 @functools.lru_cache(maxsize=None)
 def our_producers(run: str, topic: str, partition: int) -> Tuple[Dict[str, Any], ...]:
-    return tuple(state().describe_producers_rows(rebuilt(run), topic, partition))
+    return tuple(r.as_json() for r in state().describe_producers_rows(rebuilt(run), topic, partition))
 
 
 @functools.lru_cache(maxsize=None)
 def our_list(run: str) -> Tuple[Dict[str, Any], ...]:
-    return tuple(state().list_rows(rebuilt(run, False)))
+    return tuple(r.as_json() for r in state().list_rows(rebuilt(run, False)))
 
 
 @functools.lru_cache(maxsize=None)
 def our_describe(run: str, txid: str) -> Tuple[Dict[str, Any], ...]:
-    return tuple(state().describe_rows(rebuilt(run, False), txid))
+    return tuple(r.as_json() for r in state().describe_rows(rebuilt(run, False), txid))
 
 
 def by_pid(rows, key: str = "producerId") -> Dict[Any, Dict[str, Any]]:

@@ -205,6 +205,7 @@ def test_the_lso_stops_at_the_next_open_transaction() -> None:
 
     view = SimpleNamespace(open_transactions={7: 10, 8: 14, 9: 12}, high_watermark=20)
     v = SimpleNamespace(view=view, entry=SimpleNamespace(producer_id=7))
-    assert lso_after_abort(v) == (12, {"producerId": 9, "firstOffset": 12})
+    after, blocker = lso_after_abort(v)
+    assert (after, blocker.as_json()) == (12, {"producerId": 9, "firstOffset": 12})
     view.open_transactions = {7: 10, 8: 25}  # above the high watermark: not readable yet, not blocking
     assert lso_after_abort(v) == (20, None)

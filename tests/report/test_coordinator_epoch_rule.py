@@ -31,6 +31,6 @@ def test_describe_producers_and_export_report_the_same_epoch(held, reported, abo
     assert (e.latest_coordinator_epoch, e.abort_coordinator_epoch) == (reported, abort)
     view = _view(e)
     (row,) = producer_rows(view)
-    assert row["latestCoordinatorEpoch"] == reported
+    assert row.latest_coordinator_epoch == reported
     (exported,) = producer_state_rows(SimpleNamespace(partitions=[view]))
     assert exported[5:8] == (7, 3, reported)  # after the replica's five columns: producerId, producerEpoch, coordinatorEpoch

@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 import shutil
 import struct
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Dict, Iterator, List, NamedTuple, Tuple
+from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import pytest
 
@@ -24,6 +25,7 @@ from forensics.report.incident import (
     build_incident,
     flatten,
 )
+from forensics.report.rows import HangingRow
 from forensics.runs.rebuild import load_state
 
 REPO = Path(__file__).resolve().parents[2]
@@ -221,13 +223,23 @@ def test_the_model_is_deterministic():
     assert incident_of(EXAMPLE, AS_OF)[0] == incident_of(EXAMPLE, AS_OF)[0]
 
 
+@dataclass(frozen=True, slots=True)
+class NewerRow(HangingRow):
+    """A row kind grown by three columns (forensics.columns: declared once, shown as declared)."""
+
+    tool_x_args: List[str] = field(default_factory=list)
+    note: str = ""
+    brand_new_fact: Optional[int] = None
+
+
 def test_extra_row_keys_become_commands_or_field_groups():
-    """Keys a newer row carries are shown, labelled by the table or humanised, never dropped."""
+    """Columns a newer row carries are shown, labelled by the table or humanised, never dropped."""
     _, rep, verdicts = incident_of(EXAMPLE, AS_OF)
-    row = hanging_row(verdicts[0]).as_json()
-    row.update(toolXArgs=["tool-x", "abort", "--pid", "2002"], abortPreview={"firstOffset": 6, "keys": ["a", None],
-               "firstTimestamp": 1767225606250, "nested": [{"group": "g"}], "stuckConsumerGroups": None},
-               note="see ticket", brandNewFact=None)
+    base = hanging_row(verdicts[0])
+    row = NewerRow(**{f.name: getattr(base, f.name) for f in fields(base)} | dict(
+        abort_preview={"firstOffset": 6, "keys": ["a", None], "firstTimestamp": 1767225606250,
+                       "nested": [{"group": "g"}], "stuckConsumerGroups": None}),
+        tool_x_args=["tool-x", "abort", "--pid", "2002"], note="see ticket", brand_new_fact=None)
     inc = build_incident(rep, verdicts, find_hanging(rep, as_of=AS_OF)[1], inputs=[str(EXAMPLE)], rows=[row])
     [t] = inc.transactions
     assert ("toolXArgs", ("tool-x", "abort", "--pid", "2002")) in [(c.key, c.argv) for c in t.commands]

@@ -47,8 +47,7 @@ def _case(path: Path, as_of=None) -> Case:
     rep = load_state([str(path)])
     verdicts, when = find_hanging(rep, as_of=as_of)
     # every key find-hanging --all --format json writes
-    rows = with_previews(verdicts, [hanging_row(v, as_of=when) for v in verdicts], rep.inventory, False,
-                         lambda v, preview: hanging_row(v, as_of=when, preview=preview))
+    rows = with_previews(verdicts, [hanging_row(v, as_of=when) for v in verdicts], rep.inventory, False)
     inc = build_incident(rep, verdicts, when, inputs=[str(path)], rows=rows)
     return Case([r.as_json() for r in rows], html_report(inc), when.time_ms)
 

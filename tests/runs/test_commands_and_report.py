@@ -7,7 +7,7 @@ from __future__ import annotations
 from fixtures import hanging_scenarios
 from forensics.analysis.verdict_kinds import VerdictKind
 from forensics.report.hanging import COMMIT_PENDING, NO_COORDINATOR_WARNING
-from forensics.report.row import ABSENT
+from forensics.columns import ABSENT
 from forensics.runs.hanging import AbortRequest, ReportRequest, VerdictRequest, abort_commands, incident_report
 from tests.runs.support import EXAMPLE, EXAMPLE_AS_OF, REPORTING_LAST_TIMESTAMP, copy_without, evidence
 

@@ -21,7 +21,7 @@ from forensics.pipeline.engine import EngineName, EngineSpec
 from forensics.render.time_text import stamp
 from forensics.report.hanging import NO_COORDINATOR_WARNING, Outcome
 from forensics.report.preview import AbortPreview
-from forensics.report.row import ABSENT
+from forensics.columns import ABSENT
 from forensics.runs.hanging import FindHangingRequest, VerdictRequest, find_hanging
 from forensics.runs.manifest import verify
 from forensics.runs.scan import ScanRequest, scan

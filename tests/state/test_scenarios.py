@@ -114,7 +114,7 @@ def test_describe_producers_match(disks: Dict[str, Path], name: str) -> None:
 
     rep = load_state([str(disks[name])])
     for key, want in committed(name)["describeProducers"].items():
-        got = sorted(describe_producers_rows(rep, *split_tp(key)), key=lambda r: r["producerId"])
+        got = sorted((r.as_json() for r in describe_producers_rows(rep, *split_tp(key))), key=lambda r: r["producerId"])
         keys = want[0].keys() if want else ()
         assert [project(r, keys) for r in got] == want, key
 
@@ -125,7 +125,8 @@ def test_list_matches(disks: Dict[str, Path], name: str) -> None:
     from forensics.runs.rebuild import load_state
 
     want: List[Dict[str, Any]] = committed(name)["list"]
-    got = sorted(list_rows(load_state([str(disks[name])], data=False)), key=lambda r: r["transactionalId"])
+    got = sorted((r.as_json() for r in list_rows(load_state([str(disks[name])], data=False))),
+                 key=lambda r: r["transactionalId"])
     keys = want[0].keys() if want else ("transactionalId",)
     assert [project(r, keys) for r in got] == [project(w, keys) for w in want]
 
@@ -135,7 +136,7 @@ def test_partition_lso_matches(disks: Dict[str, Path], name: str) -> None:
     from forensics.report.state import partition_state_rows
     from forensics.runs.rebuild import load_state
 
-    rows = {f"{r['topic']}-{r['partition']}": r for r in partition_state_rows(load_state([str(disks[name])]))}
+    rows = {f"{r.topic}-{r.partition}": r.as_json() for r in partition_state_rows(load_state([str(disks[name])]))}
     for key, want in committed(name)["lso"].items():
         assert key in rows, key
         assert project(rows[key], want.keys()) == want, key

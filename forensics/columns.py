@@ -1,0 +1,178 @@
+"""Rows declared once: frozen dataclasses built by keyword, whose fields are their columns.
+
+A row kind is one declaration: its fields in output order, each a :func:`column` that may say more
+than its name and type (``field(metadata=column(...))``): the key it has in JSON (default: the field's name in lowerCamelCase,
+``producer_id`` -> ``producerId``, as Kafka's tools and our JSON name it), its place among the CSV
+columns (``csv=N``), its header and place in Kafka's tool table (``kafka=(N, "Header")``, with the
+text that tool prints for an absent value, ``absent``), and its name and type in an export table
+(``export="long!"``; ``!``: never null). A value computed from the others is a :func:`derived`
+column: stored nowhere, printed where its declaration places it (``after`` a field). Everything a
+renderer prints of a row comes from here: :meth:`JsonRow.as_json` (the JSON object, and the mapping
+the tables and CSV read by key), :func:`csv_columns`, :func:`kafka_columns`, :func:`export_columns`
+and :func:`export_values`.
+
+A field left :data:`ABSENT` is no column of that row (``asOfMs`` only in find-hanging's rows,
+``abortPreview`` only where one was computed).
+
+The floor under every other (it imports nothing of ours): the pipeline's export tables, the reports'
+rows and the renderers all read the same declarations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
+
+
+class _Absent:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()  # a column this row does not have
+_KEY = "forensics.column"
+
+
+def column_name(field_name: str) -> str:
+    """``abort_args_start_offset`` -> ``abortArgsStartOffset``."""
+    head, *rest = field_name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """What a field's declaration says of it beyond its name and type (see the module doc)."""
+
+    json: Optional[str] = None  # its JSON key; None: the field's name in lowerCamelCase
+    csv: Optional[int] = None  # its place among the CSV columns; None: no CSV column
+    kafka: Optional[Tuple[int, str]] = None  # (place, header) in Kafka's tool table; None: not there
+    absent: str = "None"  # what Kafka's tool prints where the value is None
+    export: Optional[str] = None  # its type in an export table (``long``, ``string!``, ``array<short>``)
+    after: Optional[str] = None  # a derived column: the field it follows
+
+
+def column(*, json: Optional[str] = None, csv: Optional[int] = None, kafka: Optional[Tuple[int, str]] = None,
+           absent: str = "None", export: Optional[str] = None) -> Dict[str, ColumnSpec]:
+    """What a field's declaration says of it (see :class:`ColumnSpec`), as the field's metadata::
+
+        producer_id: int = field(metadata=column(csv=1, kafka=(1, "ProducerId")))
+    """
+    return {_KEY: ColumnSpec(json, csv, kafka, absent, export)}
+
+
+class derived(property):  # noqa: N801 (a decorator, spelled as one)
+    """A column computed from a row's fields (stored nowhere), printed after the field ``after``::
+
+        @derived(after="last_sequence", csv=8)
+        def duration_min(self) -> Optional[int]: ...
+    """
+
+    def __init__(self, fget: Optional[Callable[[Any], Any]] = None, *, after: str = "", **spec: Any) -> None:
+        super().__init__(fget)
+        self.spec = ColumnSpec(after=after, **spec)
+
+    def __call__(self, fget: Callable[[Any], Any]) -> "derived":
+        made = derived(fget, after=self.spec.after or "")
+        made.spec = self.spec
+        return made
+
+
+class Column(NamedTuple):
+    """One column of a row kind: the attribute that holds it and what its declaration says."""
+
+    attr: str
+    key: str
+    spec: ColumnSpec
+
+
+_COLUMNS: Dict[type, Tuple[Column, ...]] = {}
+
+
+def columns(kind: type) -> Tuple[Column, ...]:
+    """The columns of a row kind, in output order: its fields, each derived column after its field."""
+    known = _COLUMNS.get(kind)
+    if known is not None:
+        return known
+    extra: Dict[str, List[Column]] = {}
+    for klass in reversed(kind.__mro__):
+        for name, attr in vars(klass).items():  # in declaration order
+            if isinstance(attr, derived):
+                extra.setdefault(attr.spec.after or "", []).append(
+                    Column(name, attr.spec.json or column_name(name), attr.spec))
+    out: List[Column] = []
+
+    def place(c: Column) -> None:  # a column, then the derived ones declared after it
+        out.append(c)
+        for d in extra.pop(c.attr, ()):
+            place(d)
+
+    for f in fields(kind):
+        spec = f.metadata.get(_KEY, ColumnSpec())
+        place(Column(f.name, spec.json or column_name(f.name), spec))
+    if extra:
+        raise TypeError(f"{kind.__name__}: derived columns after no column: {sorted(extra)}")
+    made = tuple(out)
+    _COLUMNS[kind] = made
+    return made
+
+
+def json_value(value: Any) -> Any:
+    if isinstance(value, JsonRow):
+        return value.as_json()
+    if isinstance(value, (list, tuple)) and any(isinstance(v, JsonRow) for v in value):
+        return [json_value(v) for v in value]
+    return value
+
+
+class JsonRow:
+    """Mixin for a frozen dataclass row (see the module doc)."""
+
+    __slots__ = ()
+
+    def json_items(self) -> Iterator[Tuple[str, Any]]:
+        """(JSON key, JSON value) of every column the row has, in declared order."""
+        for c in columns(type(self)):
+            value = getattr(self, c.attr)
+            if value is not ABSENT:
+                yield c.key, json_value(value)
+
+    def as_json(self) -> Dict[str, Any]:
+        """The row as its JSON object: every column it has, keyed and ordered as declared."""
+        return dict(self.json_items())
+
+
+def as_mapping(row: Any) -> Dict[str, Any]:
+    """A row as its columns (a :class:`JsonRow`, or a mapping already)."""
+    return row.as_json() if isinstance(row, JsonRow) else row
+
+
+def csv_columns(kind: type) -> Tuple[str, ...]:
+    """The JSON keys of a row kind's CSV columns, in their declared places."""
+    return tuple(c.key for c in sorted((c for c in columns(kind) if c.spec.csv is not None),
+                                       key=lambda c: c.spec.csv or 0))
+
+
+class KafkaCell(NamedTuple):
+    """A column of Kafka's tool table: its header, the row's field it shows, what the tool prints for None."""
+
+    header: str
+    attr: str
+    absent: str
+
+
+def kafka_columns(kind: type) -> Tuple[KafkaCell, ...]:
+    """A row kind's columns in Kafka's tool table, in that table's order."""
+    chosen = sorted((c for c in columns(kind) if c.spec.kafka is not None), key=lambda c: c.spec.kafka[0])  # type: ignore[index]
+    return tuple(KafkaCell(c.spec.kafka[1], c.attr, c.spec.absent) for c in chosen)  # type: ignore[index]
+
+
+def export_columns(kind: type) -> Tuple[Tuple[str, str], ...]:
+    """A row kind's export table columns: (name, type) in declared order (``!``: never null)."""
+    return tuple((c.key, c.spec.export) for c in columns(kind) if c.spec.export is not None)
+
+
+def export_values(row: Any) -> tuple:
+    """A row's values in its export table's column order."""
+    return tuple(getattr(row, c.attr) for c in columns(type(row)) if c.spec.export is not None)
