@@ -22,7 +22,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from forensics.analysis.coordinator import TransactionIdView
 from forensics.analysis.evidence_gaps import Gap
-from forensics.analysis.producers import (PartitionView, StateDisagreement, disagreeing_producers, log_from,
+from forensics.analysis.producers import (PartitionView, StateDisagreement, disagreeing_producers, batches_from,
                                          repeated_producers, state_disagreement)
 from forensics.analysis.replicas import replica_name
 from forensics.state.producer import TransactionSpan
@@ -73,7 +73,7 @@ def other_producers_disagreement(view: PartitionView) -> Tuple[Tuple[Optional[in
     producer is not the broker's own (another moment's or partition's snapshot, or an edited one), so no
     verdict on the partition rests on it whole. First, (None, gap) when the snapshot used lists a producer
     twice (``producers.repeated_producers``)."""
-    start = log_from(view.inputs)
+    start = batches_from(view.inputs)
     out: List[Tuple[Optional[int], Gap]] = []
     repeated = repeated_producers(view.snapshot_used)
     if repeated and view.snapshot_used is not None:

@@ -262,7 +262,7 @@ def state_disagreement(broker: ProducerFold, history: ProducerFold, witness: Opt
     return None if same else found
 
 
-def log_from(inputs: PartitionInputs) -> Optional[int]:
+def batches_from(inputs: PartitionInputs) -> Optional[int]:
     """Where the log's batches start (the cleaner's checkpoint where it is higher), None: no segment."""
     if not inputs.segments:
         return None
@@ -270,7 +270,7 @@ def log_from(inputs: PartitionInputs) -> Optional[int]:
 
 
 def disagreeing_producers(broker: ProducerFold, history: ProducerFold, witness: Optional[ProducerFold],
-                          witness_offset: int, log_start: Optional[int], limit: int = 2) -> Tuple[int, ...]:
+                          witness_offset: int, log_from: Optional[int], limit: int = 2) -> Tuple[int, ...]:
     """The first ``limit`` producers (by id) whose readings disagree (:func:`state_disagreement`). A producer
     the loaded state lacks while the history holds it closed is none: producer ids expire
     (``producer.id.expiration.ms``), an open transaction's never."""
@@ -278,7 +278,7 @@ def disagreeing_producers(broker: ProducerFold, history: ProducerFold, witness: 
     for pid in sorted(broker.entries.keys() | history.entries.keys()):
         if pid not in broker.entries and pid not in history.ongoing:
             continue
-        if state_disagreement(broker, history, witness, witness_offset, pid, log_start) is not None:
+        if state_disagreement(broker, history, witness, witness_offset, pid, log_from) is not None:
             out.append(pid)
             if len(out) == limit:
                 break
@@ -367,7 +367,7 @@ def rebuild_partition(inputs: PartitionInputs, lean: bool = False) -> PartitionV
     fuo, lso = _stable_offsets(broker, history, log_start, hw, inputs.segments)
     if lean:
         keep = _open_producers(broker, history, inputs).union(
-            disagreeing_producers(broker, history, witness, witness_offset, log_from(inputs)),
+            disagreeing_producers(broker, history, witness, witness_offset, batches_from(inputs)),
             repeated_producers(snap))  # what the verdicts read
         trimmed = _lean(broker, keep)
         history = trimmed if history is broker else _lean(history, keep)
