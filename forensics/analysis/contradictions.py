@@ -22,7 +22,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from forensics.analysis.coordinator import TransactionIdView
 from forensics.analysis.evidence_gaps import Gap
-from forensics.analysis.producers import (PartitionView, StateDisagreement, disagreeing_producers, batches_from,
+from forensics.analysis.producers import (PartitionView, StateDisagreement, batches_from, disagreeing_producers,
                                          repeated_producers, state_disagreement)
 from forensics.analysis.replicas import replica_name
 from forensics.state.producer import TransactionSpan
