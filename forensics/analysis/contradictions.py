@@ -81,10 +81,8 @@ def other_producers_disagreement(view: PartitionView) -> Tuple[Tuple[Optional[in
         out.append((None, Gap(CONTRADICTION, f"the producer snapshot {path} of {view.topic_partition} lists producer "
                               f"{repeated[0]} more than once (a broker writes one entry per producer): an edited "
                               "snapshot", path, partition_dir=view.inputs.path)))
-    for pid in disagreeing_producers(view.broker, view.history, view.witness, view.witness_offset, start):
-        d = state_disagreement(view.broker, view.history, view.witness, view.witness_offset, pid, start)
-        if d is not None:
-            out.append((pid, _disagreement_gap(view, pid, d)))
+    for pid, d in disagreeing_producers(view.broker, view.history, view.witness, view.witness_offset, start):
+        out.append((pid, _disagreement_gap(view, pid, d)))
     return tuple(out)
 
 

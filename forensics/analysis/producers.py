@@ -270,16 +270,18 @@ def batches_from(inputs: PartitionInputs) -> Optional[int]:
 
 
 def disagreeing_producers(broker: ProducerFold, history: ProducerFold, witness: Optional[ProducerFold],
-                          witness_offset: int, log_from: Optional[int], limit: int = 2) -> Tuple[int, ...]:
-    """The first ``limit`` producers (by id) whose readings disagree (:func:`state_disagreement`). A producer
+                          witness_offset: int, log_from: Optional[int], limit: int = 2
+                          ) -> Tuple[Tuple[int, StateDisagreement], ...]:
+    """The first ``limit`` producers (by id) whose readings disagree, with how (:func:`state_disagreement`). A producer
     the loaded state lacks while the history holds it closed is none: producer ids expire
     (``producer.id.expiration.ms``), an open transaction's never."""
-    out: List[int] = []
+    out: List[Tuple[int, StateDisagreement]] = []
     for pid in sorted(broker.entries.keys() | history.entries.keys()):
         if pid not in broker.entries and pid not in history.ongoing:
             continue
-        if state_disagreement(broker, history, witness, witness_offset, pid, log_from) is not None:
-            out.append(pid)
+        found = state_disagreement(broker, history, witness, witness_offset, pid, log_from)
+        if found is not None:
+            out.append((pid, found))
             if len(out) == limit:
                 break
     return tuple(out)
@@ -367,7 +369,7 @@ def rebuild_partition(inputs: PartitionInputs, lean: bool = False) -> PartitionV
     fuo, lso = _stable_offsets(broker, history, log_start, hw, inputs.segments)
     if lean:
         keep = _open_producers(broker, history, inputs).union(
-            disagreeing_producers(broker, history, witness, witness_offset, batches_from(inputs)),
+            (pid for pid, _ in disagreeing_producers(broker, history, witness, witness_offset, batches_from(inputs))),
             repeated_producers(snap))  # what the verdicts read
         trimmed = _lean(broker, keep)
         history = trimmed if history is broker else _lean(history, keep)
