@@ -39,9 +39,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -125,7 +125,7 @@ def anon_kib(pid: int) -> int:
     return 0
 
 
-def tree(pid: int) -> List[int]:
+def tree(pid: int) -> list[int]:
     """``pid`` and its descendants (from ``/proc/<pid>/task/*/children``)."""
     pids, todo = [], [pid]
     while todo:
@@ -170,7 +170,7 @@ class Proc:
     stderr_tail: str
 
 
-def run_process(cmd: Sequence[str], *, env: Optional[dict] = None, keep_stdout: bool = True) -> Proc:
+def run_process(cmd: Sequence[str], *, env: dict | None = None, keep_stdout: bool = True) -> Proc:
     """Run ``cmd`` to completion, polling its private memory; stdout kept or sent to /dev/null."""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE if keep_stdout else subprocess.DEVNULL,
@@ -201,12 +201,12 @@ class Run:
     wall: float
     peak_kib: int
     ok: bool
-    seconds: Optional[float] = None  # timed region (child measurements; --clock) or wall (commands)
-    wall_seconds: Optional[float] = None  # timed region, wall clock (child measurements)
-    cpu_seconds: Optional[float] = None  # timed region, CPU time of the process (child measurements)
-    count: Optional[int] = None  # batches or records handled
-    result: Optional[list] = None
-    anon_kib_before: Optional[int] = None
+    seconds: float | None = None  # timed region (child measurements; --clock) or wall (commands)
+    wall_seconds: float | None = None  # timed region, wall clock (child measurements)
+    cpu_seconds: float | None = None  # timed region, CPU time of the process (child measurements)
+    count: int | None = None  # batches or records handled
+    result: list | None = None
+    anon_kib_before: int | None = None
     describe: str = ""
     error: str = ""
 
@@ -231,7 +231,7 @@ def measure(part: str, impl: str, info: segments.SegmentInfo, rnd: int, clock: s
 
 
 def command_run(part: str, segment: str, label: str, rnd: int, cmd: Sequence[str], count: int,
-                env: Optional[dict] = None, ok_rc=(0,)) -> Run:
+                env: dict | None = None, ok_rc=(0,)) -> Run:
     """One run of an external command (dump, find-hanging), timed by its wall clock."""
     proc = run_process(cmd, env=env, keep_stdout=False)
     run = Run(part, segment, label, rnd, proc.wall, proc.peak_kib, ok=proc.rc in ok_rc, seconds=proc.wall, count=count)
@@ -240,7 +240,7 @@ def command_run(part: str, segment: str, label: str, rnd: int, cmd: Sequence[str
     return run
 
 
-def alternate(labels: Sequence[str], repeat: int, one: Callable[[str, int], Run], log) -> List[Run]:
+def alternate(labels: Sequence[str], repeat: int, one: Callable[[str, int], Run], log) -> list[Run]:
     """``repeat`` rounds; inside each round every label runs once, the order rotating per round."""
     runs = []
     for rnd in range(repeat):
@@ -274,18 +274,18 @@ class Row:
     part: str
     segment: str
     impl: str
-    rate: Optional[float]  # units per second, from the median timed seconds
-    median_s: Optional[float]
-    min_s: Optional[float]
-    max_s: Optional[float]
-    peak_mib: Optional[float]  # max over the rounds
-    count: Optional[int]
+    rate: float | None  # units per second, from the median timed seconds
+    median_s: float | None
+    min_s: float | None
+    max_s: float | None
+    peak_mib: float | None  # max over the rounds
+    count: int | None
     runs: int
     failed: int
-    result: Optional[list] = None
+    result: list | None = None
     describe: str = ""
     error: str = ""
-    extra: Dict[str, float] = field(default_factory=dict)
+    extra: dict[str, float] = field(default_factory=dict)
 
 
 def summarize(runs: Sequence[Run]) -> Row:
@@ -305,29 +305,29 @@ def summarize(runs: Sequence[Run]) -> Row:
     return row
 
 
-def fmt_rate(x: Optional[float]) -> str:
+def fmt_rate(x: float | None) -> str:
     """A rate with thousands separators ("error" when the runs failed)."""
     return "error" if x is None else f"{x:,.0f}"
 
 
-def fmt_ratio(x: Optional[float]) -> str:
+def fmt_ratio(x: float | None) -> str:
     """A ratio as ``1.23x`` ("n/a" when either side is missing)."""
     return "n/a" if x is None else f"{x:.2f}x"
 
 
-def ratio(a: Optional[Row], b: Optional[Row]) -> Optional[float]:
+def ratio(a: Row | None, b: Row | None) -> float | None:
     """Rate of ``a`` over rate of ``b``: how many times faster ``a`` is."""
     if a is None or b is None or not a.rate or not b.rate:
         return None
     return a.rate / b.rate
 
 
-def print_rows(title: str, unit: str, rows: Sequence[Row], notes: Dict[str, str], scale: float = 1.0) -> None:
+def print_rows(title: str, unit: str, rows: Sequence[Row], notes: dict[str, str], scale: float = 1.0) -> None:
     """One table: rate (divided by ``scale``), timed seconds, peak private memory, ours / impl."""
     print(f"\n{title}")
     print(f"  {'segment':<9} {'impl':<17} {unit + '/s':>14} {'median s':>9} {'min-max s':>13} {'peak MiB':>9} "
           f"{'ours/impl':>10}")
-    by_segment: Dict[str, List[Row]] = {}
+    by_segment: dict[str, list[Row]] = {}
     for r in rows:
         by_segment.setdefault(r.segment, []).append(r)
     for segment, group in by_segment.items():
@@ -346,13 +346,13 @@ def print_rows(title: str, unit: str, rows: Sequence[Row], notes: Dict[str, str]
             print(f"  {impl}: {note}")
 
 
-def check_agreement(rows: Sequence[Row], expected: Dict[str, dict], part: str) -> List[str]:
+def check_agreement(rows: Sequence[Row], expected: dict[str, dict], part: str) -> list[str]:
     """Every implementation must report the same counts and last offsets, and those of the segment
     (header/crc: batches, records, base and last offset, producer id, transactional batches, and
     CRCs verified; decode: records, last offset, last timestamp)."""
     problems = []
     width = {"header": 6, "crc": 7, "decode": 3}[part]
-    by_segment: Dict[str, List[Row]] = {}
+    by_segment: dict[str, list[Row]] = {}
     for r in rows:
         if r.result is not None:
             by_segment.setdefault(r.segment, []).append(r)
@@ -385,19 +385,19 @@ class Context:
 
     args: argparse.Namespace
     batches: int
-    segs: Dict[str, segments.SegmentInfo] = field(default_factory=dict)
-    runs: List[Run] = field(default_factory=list)
-    rows: Dict[str, List[Row]] = field(default_factory=dict)
-    problems: List[str] = field(default_factory=list)
-    skipped: Dict[str, str] = field(default_factory=dict)
-    growth: Dict[str, dict] = field(default_factory=dict)
-    dump_outputs: Dict[str, dict] = field(default_factory=dict)
+    segs: dict[str, segments.SegmentInfo] = field(default_factory=dict)
+    runs: list[Run] = field(default_factory=list)
+    rows: dict[str, list[Row]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    growth: dict[str, dict] = field(default_factory=dict)
+    dump_outputs: dict[str, dict] = field(default_factory=dict)
     warmed: set = field(default_factory=set)
 
     def log(self, msg: str) -> None:
         print(msg, flush=True)
 
-    def segment(self, kind: str, batches: Optional[int] = None) -> segments.SegmentInfo:
+    def segment(self, kind: str, batches: int | None = None) -> segments.SegmentInfo:
         """The segment of ``kind`` (generated if missing), read once into the page cache."""
         info = segments.ensure_segment(self.args.data, kind, batches or self.batches, self.args.seed, log=self.log)
         if info.path not in self.warmed:
@@ -407,7 +407,7 @@ class Context:
             self.segs[kind] = info
         return info
 
-    def impls(self, part: str) -> List[str]:
+    def impls(self, part: str) -> list[str]:
         """The implementations that take part in ``part`` (narrowed by ``--impls``)."""
         return [i for i in PEERS_OF[part] if i in self.args.impls]
 
@@ -509,7 +509,7 @@ def part_growth(ctx: Context) -> None:
 # report
 
 
-def print_report(ctx: Context) -> List[dict]:
+def print_report(ctx: Context) -> list[dict]:
     """Tables per part, then the issue's targets with PASS / FAIL / SKIP."""
     units = {"header": "batches", "crc": "batches", "decode": "records", "dump": "records", "e2e": "MB"}
     titles = {
@@ -551,12 +551,12 @@ def print_report(ctx: Context) -> List[dict]:
     return targets
 
 
-def _row(ctx: Context, part: str, impl: str, segment: Optional[str] = None) -> Optional[Row]:
+def _row(ctx: Context, part: str, impl: str, segment: str | None = None) -> Row | None:
     """The summary row of ``impl`` in ``part`` (on ``segment``), if it was measured."""
     return next((r for r in ctx.rows.get(part, []) if r.impl == impl and (segment is None or r.segment == segment)), None)
 
 
-def _target(name: str, value: Optional[float], threshold: float, *, strict: bool = False, missing: str = "") -> dict:
+def _target(name: str, value: float | None, threshold: float, *, strict: bool = False, missing: str = "") -> dict:
     """PASS when ``value`` reaches ``threshold`` (exceeds it if ``strict``), FAIL if not, SKIP if unmeasured."""
     if value is None:
         return {"target": name, "status": "SKIP", "detail": missing or "not measured", "value": None}
@@ -564,12 +564,12 @@ def _target(name: str, value: Optional[float], threshold: float, *, strict: bool
     return {"target": name, "status": "PASS" if ok else "FAIL", "detail": f"{value:.2f}x", "value": value}
 
 
-def _per_kind(ctx: Context, part: str, peer: str, kinds: Sequence[str]) -> Dict[str, Optional[float]]:
+def _per_kind(ctx: Context, part: str, peer: str, kinds: Sequence[str]) -> dict[str, float | None]:
     """ours / ``peer`` per segment kind of ``part`` that ours was measured on."""
     return {k: ratio(_row(ctx, part, "ours", k), _row(ctx, part, peer, k)) for k in kinds if _row(ctx, part, "ours", k)}
 
 
-def _worst(name: str, per: Dict[str, Optional[float]], need: float, kinds: Sequence[str], *, strict: bool = False,
+def _worst(name: str, per: dict[str, float | None], need: float, kinds: Sequence[str], *, strict: bool = False,
            missing: str = "") -> dict:
     """The target on the worst of ``per`` (every kind listed); SKIP when a kind is missing."""
     if not per or any(v is None for v in per.values()):
@@ -583,7 +583,7 @@ def _worst(name: str, per: Dict[str, Optional[float]], need: float, kinds: Seque
     return t
 
 
-def evaluate_targets(ctx: Context) -> List[dict]:
+def evaluate_targets(ctx: Context) -> list[dict]:
     """The issue's targets, computed from the summary rows and the growth figures."""
     out = []
     for peer, need in (("bare", 0.9), ("kafka-python", 3.0)):
@@ -661,7 +661,7 @@ def versions() -> dict:
     return out
 
 
-def describe_impls(names: Sequence[str]) -> Dict[str, str]:
+def describe_impls(names: Sequence[str]) -> dict[str, str]:
     """Ask a child per implementation which code it really runs (e.g. aiokafka's C extension)."""
     out = {}
     for name in names:
@@ -677,7 +677,7 @@ def describe_impls(names: Sequence[str]) -> Dict[str, str]:
 # main
 
 
-def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """Options; ``--child`` (internal) runs one measurement instead of the benchmark."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=segments.DEFAULT_DATA, help="segment directory (default %(default)s)")
@@ -718,7 +718,7 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     return a
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Print the machine, versions and implementations, run the parts, print the report."""
     a = parse_args(argv)
     if a.child is not None:

@@ -47,9 +47,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -68,8 +68,8 @@ GEN_MIB = 128
 class Segment:
     kind: str
     path: Path
-    flags: Tuple[str, ...]
-    small: Optional[Path]  # the callgrind baseline (source segment, or a small generated one)
+    flags: tuple[str, ...]
+    small: Path | None  # the callgrind baseline (source segment, or a small generated one)
 
 
 @dataclass
@@ -88,7 +88,7 @@ class Run:
     error: str = ""
 
 
-def segment(kind: str, mib: Optional[int], data: Path, gen_data: Path = GEN_DATA) -> Segment:
+def segment(kind: str, mib: int | None, data: Path, gen_data: Path = GEN_DATA) -> Segment:
     if kind.startswith("gen-"):
         import segments
 
@@ -101,7 +101,7 @@ def segment(kind: str, mib: Optional[int], data: Path, gen_data: Path = GEN_DATA
     return Segment(kind, seg.path, seg.flags, real_segments.source_segment(kind))
 
 
-def commands(seg: Segment, python: str, script: Optional[Path], before: Optional[Path] = None) -> Dict[str, List[str]]:
+def commands(seg: Segment, python: str, script: Path | None, before: Path | None = None) -> dict[str, list[str]]:
     flags = [*dumpcmp.DUMP_FLAGS, *seg.flags]
     cmds = {"ours": [python, "-m", "forensics", "dump", *flags, seg.path.name]}
     if before:  # the same interpreter, the other checkout first on its path (label_env)
@@ -111,7 +111,7 @@ def commands(seg: Segment, python: str, script: Optional[Path], before: Optional
     return cmds
 
 
-def label_env(env: dict, label: str, before: Optional[Path]) -> dict:
+def label_env(env: dict, label: str, before: Path | None) -> dict:
     """The environment of a run: ``before`` runs the other checkout's forensics (PYTHONPATH)."""
     return dict(env, PYTHONPATH=str(before)) if label == "before" and before else env
 
@@ -136,7 +136,7 @@ def run_once(seg: Segment, label: str, cmd: Sequence[str], rnd: int, out_dir: Pa
                out.stat().st_size, error)
 
 
-def compare_files(a: Path, b: Path) -> Tuple[bool, str, int]:
+def compare_files(a: Path, b: Path) -> tuple[bool, str, int]:
     """Byte for byte: (same, detail, record lines of ``a``)."""
     records = lines = compared = 0
     line_start = True
@@ -182,11 +182,11 @@ def callgrind(seg: Segment, mib: int, data: Path, gen_data: Path, out: Path, pyt
     return got
 
 
-def med(xs: List[float]) -> float:
+def med(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kinds", default=",".join(real_segments.KINDS),
                     help="comma-separated: real kinds (%(default)s) or gen-<kind> of bench/segments.py")
@@ -210,7 +210,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"# {platform.node()}: {os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"# ours: {a.python} -m forensics (git {_git_rev()}); java: {script or why}")
-    runs: List[Run] = []
+    runs: list[Run] = []
     summary = {}
     for kind in a.kinds.split(","):
         seg = segment(kind.strip(), a.mib, a.data, a.gen_data)

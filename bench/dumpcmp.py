@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -34,7 +34,7 @@ DUMP_FLAGS = ("--deep-iteration", "--print-data-log")
 _CHUNK = 1 << 20
 
 
-def kafka_script(home: Optional[str]) -> Tuple[Optional[Path], str]:
+def kafka_script(home: str | None) -> tuple[Path | None, str]:
     """The kafka-dump-log.sh to run (from ``home``, else the default distribution) or None and why."""
     base = Path(home) if home else DEFAULT_KAFKA_HOME
     script = base / "bin" / "kafka-dump-log.sh"
@@ -45,7 +45,7 @@ def kafka_script(home: Optional[str]) -> Tuple[Optional[Path], str]:
     return script, ""
 
 
-def dump_commands(python: str, segment: Path, script: Optional[Path]) -> Dict[str, List[str]]:
+def dump_commands(python: str, segment: Path, script: Path | None) -> dict[str, list[str]]:
     """``ours`` (``python -m forensics dump``) and, with a script, ``kafka-dump-log.sh``."""
     cmds = {"ours": [python, "-m", "forensics", "dump", *DUMP_FLAGS, str(segment)]}
     if script is not None:
@@ -53,7 +53,7 @@ def dump_commands(python: str, segment: Path, script: Optional[Path]) -> Dict[st
     return cmds
 
 
-def compare_outputs(cmds: Dict[str, Sequence[str]], env: dict, cwd: Path) -> Tuple[bool, str]:
+def compare_outputs(cmds: dict[str, Sequence[str]], env: dict, cwd: Path) -> tuple[bool, str]:
     """Run the two commands at once and compare their stdout byte for byte while it streams.
 
     The stream that is behind is read first; the one ahead blocks on its full pipe meanwhile, so
@@ -79,7 +79,7 @@ def compare_outputs(cmds: Dict[str, Sequence[str]], env: dict, cwd: Path) -> Tup
     return same, detail
 
 
-def _compare_streams(procs: List[subprocess.Popen], labels: List[str]) -> Tuple[bool, str]:
+def _compare_streams(procs: list[subprocess.Popen], labels: list[str]) -> tuple[bool, str]:
     bufs = [bytearray(), bytearray()]
     done = [False, False]
     compared = lines = 0

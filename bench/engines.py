@@ -52,7 +52,7 @@ from pathlib import Path
 import contextlib
 import shutil
 import signal
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from collections.abc import Iterator, Sequence
 
 from synth_disk import generate  # noqa: E402  (synth_disk puts the repository root on sys.path)
 
@@ -69,7 +69,7 @@ TICK = os.sysconf("SC_CLK_TCK")
 class Config:
     label: str
     flags: tuple  # extra CLI flags (empty: an old CLI without --engine)
-    env: Tuple[Tuple[str, str], ...] = ()  # extra environment of the run
+    env: tuple[tuple[str, str], ...] = ()  # extra environment of the run
 
 
 @dataclass
@@ -82,8 +82,8 @@ class Run:
     driver_kb: int
     jvm_kb: int
     worker_kb: int
-    stats: Optional[dict]
-    identical: Optional[bool]
+    stats: dict | None
+    identical: bool | None
     stderr_tail: str = ""
 
 
@@ -92,11 +92,11 @@ class Peaks:
     driver: int = 0
     jvm: int = 0
     worker: int = 0
-    seen: Dict[int, str] = field(default_factory=dict)  # pid -> comm of every process of the run
-    ticks: Dict[int, int] = field(default_factory=dict)  # pid -> last polled utime + stime
+    seen: dict[int, str] = field(default_factory=dict)  # pid -> comm of every process of the run
+    ticks: dict[int, int] = field(default_factory=dict)  # pid -> last polled utime + stime
     elsewhere: set = field(default_factory=set)  # pids outside the command's own session (the cluster's)
 
-    def cpu(self, pids: Optional[set] = None) -> float:
+    def cpu(self, pids: set | None = None) -> float:
         return sum(t for p, t in self.ticks.items() if pids is None or p in pids) / TICK
 
 
@@ -116,7 +116,7 @@ def vm_hwm_kb(pid: int) -> int:
     return 0
 
 
-def process_table() -> Dict[int, tuple]:
+def process_table() -> dict[int, tuple]:
     """pid -> (ppid, comm, session, utime + stime ticks, zombie) of every process."""
     table = {}
     for entry in os.listdir("/proc"):
@@ -207,7 +207,7 @@ def settle(peaks: Peaks, leader: int, daemons: set, ignore: set, timeout: float 
     print(f"  ! processes of the run still alive after {timeout:.0f} s: {names}", file=sys.stderr)
 
 
-def read_stats(path: Path) -> Optional[dict]:
+def read_stats(path: Path) -> dict | None:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -216,7 +216,7 @@ def read_stats(path: Path) -> Optional[dict]:
 
 
 def measure(cli: Sequence[str], command: str, disk: Path, config: Config, work: Path, i: int,
-            reference: Optional[bytes], daemons: set = frozenset()) -> tuple:
+            reference: bytes | None, daemons: set = frozenset()) -> tuple:
     """One run of ``config``; returns (Run, stdout bytes)."""
     stem = f"{disk.name}-run-{i}"
     out, err, stats = work / f"{stem}.out", work / f"{stem}.err", work / f"{stem}.stats.json"
@@ -252,7 +252,7 @@ def cli_has_engine(cli: Sequence[str], command: str) -> bool:
 
 
 def configs(has_engine: bool, cores: Sequence[int], conf: Sequence[str],
-            cluster: Optional[StandaloneCluster] = None, jobs: Sequence[int] = ()) -> List[Config]:
+            cluster: StandaloneCluster | None = None, jobs: Sequence[int] = ()) -> list[Config]:
     if not has_engine:
         return [Config("local (no --engine flag)", ())]
     extra = tuple(x for kv in conf for x in ("--conf", kv))
@@ -272,7 +272,7 @@ def _exit_on_signal(signum: int, _frame) -> None:
 
 
 @contextlib.contextmanager
-def standalone(a: argparse.Namespace) -> Iterator[Optional[StandaloneCluster]]:
+def standalone(a: argparse.Namespace) -> Iterator[StandaloneCluster | None]:
     """With ``--standalone``: a master and ``--standalone-workers`` workers of one core on 127.0.0.1,
     in a scratch dir of their own under ``--scratch``; stopped (and the dir removed) however the
     benchmark ends. Without: None."""
@@ -302,11 +302,11 @@ def standalone(a: argparse.Namespace) -> Iterator[Optional[StandaloneCluster]]:
 
 
 def rounds(cli: Sequence[str], command: str, disk: Path, cfgs: Sequence[Config], repeat: int, warmup: int,
-           work: Path, daemons: set = frozenset()) -> List[Run]:
+           work: Path, daemons: set = frozenset()) -> list[Run]:
     """``warmup`` untimed rounds then ``repeat`` timed ones, configurations alternating; the first
     configuration's stdout (the local engine's) is the reference of the byte comparison."""
-    runs: List[Run] = []
-    reference: Optional[bytes] = None
+    runs: list[Run] = []
+    reference: bytes | None = None
     i = 0
     for r in range(warmup + repeat):
         for c in cfgs:
@@ -342,12 +342,12 @@ def warm_cache(disk: Path) -> None:
                     pass
 
 
-def stat_of(runs: Sequence[Run], key: str) -> Optional[float]:
+def stat_of(runs: Sequence[Run], key: str) -> float | None:
     values = [r.stats[key] for r in runs if r.stats and isinstance(r.stats.get(key), (int, float))]
     return statistics.median(values) if values else None
 
 
-def fmt(value: Optional[float], spec: str = ".2f") -> str:
+def fmt(value: float | None, spec: str = ".2f") -> str:
     return "n/a" if value is None else format(value, spec)
 
 
@@ -423,8 +423,8 @@ def check_load(when: str) -> None:
               f"{os.cpu_count()} cores, figures are skewed", file=sys.stderr, flush=True)
 
 
-def benchmark(a: argparse.Namespace, cli: List[str], disk: Path, cfgs: Sequence[Config], work: Path,
-              daemons: set = frozenset()) -> List[dict]:
+def benchmark(a: argparse.Namespace, cli: list[str], disk: Path, cfgs: Sequence[Config], work: Path,
+              daemons: set = frozenset()) -> list[dict]:
     size = disk_bytes(disk)
     if not a.no_warm_cache:
         warm_cache(disk)
@@ -434,7 +434,7 @@ def benchmark(a: argparse.Namespace, cli: List[str], disk: Path, cfgs: Sequence[
     return [summarize(runs, c, size) for c in cfgs]
 
 
-def growth(a: argparse.Namespace, cli: List[str], disk: Path, cfgs: Sequence[Config], work: Path) -> dict:
+def growth(a: argparse.Namespace, cli: list[str], disk: Path, cfgs: Sequence[Config], work: Path) -> dict:
     half = disk.with_name(disk.name + "-half")
     logs = sum(p.stat().st_size for p in disk.rglob("*.log"))
     brokers = sorted(disk.glob("broker-*"))
@@ -457,7 +457,7 @@ def growth(a: argparse.Namespace, cli: List[str], disk: Path, cfgs: Sequence[Con
     return out
 
 
-def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--disk", type=Path, required=True, help="disk to read (generated if missing)")
     ap.add_argument("--command", default="find-hanging", choices=["find-hanging", "scan", "list", "export"])
@@ -484,7 +484,7 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     a = parse_args(argv)
     cli = a.cli.split()
     cores = [] if a.cores == "none" else [int(x) for x in a.cores.split(",")] if a.cores else \

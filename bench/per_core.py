@@ -34,7 +34,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
 CLI = [str(Path(sys.executable).parent / "kafka-forensics")]
@@ -57,11 +56,11 @@ print(time.perf_counter() - t0, time.process_time() - c0, n)
 """
 
 
-def logs(disk: Path) -> List[str]:
+def logs(disk: Path) -> list[str]:
     return sorted(str(p) for p in disk.rglob("*.log") if p.is_file())
 
 
-def _run(argv: List[str], env: Dict[str, str], stdout) -> Tuple[float, float, int]:
+def _run(argv: list[str], env: dict[str, str], stdout) -> tuple[float, float, int]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(argv, env=env, stdout=stdout, stderr=subprocess.DEVNULL, check=False, cwd=REPO)
@@ -71,7 +70,7 @@ def _run(argv: List[str], env: Dict[str, str], stdout) -> Tuple[float, float, in
     return wall, cpu, done.returncode
 
 
-def anchors(paths: List[str]) -> Dict[str, Tuple[float, float]]:
+def anchors(paths: list[str]) -> dict[str, tuple[float, float]]:
     """(wall, CPU) of the two anchors: cat of every file, the CRC-32C pass inside its process."""
     with tempfile.TemporaryFile() as names:
         names.write(b"\0".join(p.encode() for p in paths))
@@ -87,7 +86,7 @@ def anchors(paths: List[str]) -> Dict[str, Tuple[float, float]]:
     return {"cat": (wall, cpu), "crc32c": (crc_wall, crc_cpu)}
 
 
-def command(cmd: str, disk: Path, jobs: str, work: Path, i: int, cli: Optional[List[str]] = None) -> dict:
+def command(cmd: str, disk: Path, jobs: str, work: Path, i: int, cli: list[str] | None = None) -> dict:
     """One run of ``cmd``: ``jobs`` a number, ``default`` (no ``--jobs``) or ``baseline`` (``cli``, no ``--jobs``)."""
     stats = work / f"stats-{i}.json"
     env = dict(os.environ, KAFKA_FORENSICS_STATS=str(stats))
@@ -104,7 +103,7 @@ def command(cmd: str, disk: Path, jobs: str, work: Path, i: int, cli: Optional[L
             "out": out.read_bytes()}
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--disk", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=5)
@@ -125,7 +124,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     cmds = a.commands.split(",")
     configs = ["anchors"] + [f"{c} --jobs {j}" for c in cmds for j in jobs]
     anchors(paths)  # the page cache warm, the package loaded once
-    rows: Dict[str, List[dict]] = {c: [] for c in configs}
+    rows: dict[str, list[dict]] = {c: [] for c in configs}
     loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory(prefix="kf-per-core-") as tmp:
         work = Path(tmp)

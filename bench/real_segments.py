@@ -42,8 +42,9 @@ import os
 import struct
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dumpcmp import shared_dir  # noqa: E402
@@ -59,7 +60,7 @@ _LAST_DELTA = struct.Struct(">i")  # v2: lastOffsetDelta at byte 23
 
 class Kind(NamedTuple):
     partition: str  # the partition dirs' topic: every <topic>-<n> of the run is a candidate
-    flags: Tuple[str, ...] = ()  # dump flags beside --deep-iteration --print-data-log
+    flags: tuple[str, ...] = ()  # dump flags beside --deep-iteration --print-data-log
     mib: int = 256  # default size: compressed kinds print 14-27 bytes per byte, so less of them
 
 
@@ -82,7 +83,7 @@ KINDS = {
 class RealSegment(NamedTuple):
     kind: str
     path: Path
-    flags: Tuple[str, ...]
+    flags: tuple[str, ...]
     stats: dict
 
     @property
@@ -100,7 +101,7 @@ def source_segment(kind: str, run: str = DEFAULT_RUN) -> Path:
     return max(logs, key=lambda p: (p.stat().st_size, str(p)))
 
 
-def entries(data: bytes) -> List[Tuple[int, int, int, int]]:
+def entries(data: bytes) -> list[tuple[int, int, int, int]]:
     """(position, size, first offset, last offset) of every entry, as a broker frames them; the
     source must be whole (a real, cleanly stopped broker's segment)."""
     out = []
@@ -125,7 +126,7 @@ def _params(kind: str, mib: int, source: Path, digest: str) -> dict:
     return {"kind": kind, "mib": mib, "format": FORMAT_VERSION, "source": str(source), "source_sha256": digest}
 
 
-def ensure_real_segment(kind: str, mib: Optional[int] = None, data: Path = DEFAULT_DATA, run: str = DEFAULT_RUN, *,
+def ensure_real_segment(kind: str, mib: int | None = None, data: Path = DEFAULT_DATA, run: str = DEFAULT_RUN, *,
                         log=print) -> RealSegment:
     """Reuse the segment of these parameters (``mib``: the kind's default size when None) if it
     exists in ``data``, else write it (to a temporary name, renamed when complete)."""
@@ -174,7 +175,7 @@ def ensure_real_segment(kind: str, mib: Optional[int] = None, data: Path = DEFAU
     return RealSegment(kind, path, flags, stats)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="output directory (default %(default)s)")
     ap.add_argument("--mib", type=int, help="size of each segment in MiB (default: the kind's, 256 or for the "

@@ -22,15 +22,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # fixtures/ lives at the repo root
 
 from fixtures import replay  # noqa: E402
 
 
-def write(out: Path, size_bytes: int, healthy: bool, source: Path = replay.REAL_SOURCE) -> Tuple[int, int]:
+def write(out: Path, size_bytes: int, healthy: bool, source: Path = replay.REAL_SOURCE) -> tuple[int, int]:
     """Write the partition dir; returns (copies, bytes)."""
     one = (source / replay.SEGMENT).stat().st_size
     copies = max(1, size_bytes // one)
@@ -38,7 +38,7 @@ def write(out: Path, size_bytes: int, healthy: bool, source: Path = replay.REAL_
     return copies, copies * one
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out_dir", type=Path)
     ap.add_argument("--size-gb", type=float, default=1.0, help="GiB of the segment (whole copies of the source)")

@@ -41,7 +41,8 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
+from collections.abc import Callable, Sequence
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -59,10 +60,10 @@ POLL_S = 0.05
 class Shape(NamedTuple):
     name: str
     unit: str
-    sizes: Tuple[float, ...]
-    quick: Tuple[float, ...]
+    sizes: tuple[float, ...]
+    quick: tuple[float, ...]
     build: Callable[[Path, float, bool], None]  # (dir, size, healthy twin)
-    commands: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (label, arguments after the disk; {out} is a file)
+    commands: tuple[tuple[str, tuple[str, ...]], ...]  # (label, arguments after the disk; {out} is a file)
     twin: bool = False  # also run the healthy twin and print the ratio
 
 
@@ -88,7 +89,7 @@ _HANGING_CMDS = (("find-hanging", ("find-hanging", "--format", "json")),
                  ("list", ("list", "--format", "json")))
 _SCAN_CMDS = (("scan json", ("scan", "--format", "json")), ("scan table", ("scan",)))
 
-SHAPES: Dict[str, Shape] = {s.name: s for s in (
+SHAPES: dict[str, Shape] = {s.name: s for s in (
     Shape("findings", "MiB", (256, 512, 1024), (16, 32, 64), _replay, _SCAN_CMDS, twin=True),
     Shape("transactions", "txns", (25_000, 50_000, 100_000), (5_000, 10_000, 20_000),
           _synth(hanging=4, txns_per_partition=lambda t: int(t // 20), **_TXN), _HANGING_CMDS),
@@ -104,7 +105,7 @@ SHAPES: Dict[str, Shape] = {s.name: s for s in (
 # -- running and measuring ------------------------------------------------------------------------
 
 
-def _status(pid: int) -> Tuple[int, str]:
+def _status(pid: int) -> tuple[int, str]:
     """(RssAnon KiB, what) of a process: what is ``java``, ``python`` or its name; (0, '') once gone."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -144,12 +145,12 @@ def _cpu_ticks(pid: int) -> int:
         return 0
 
 
-def run_once(cmd: Sequence[str], out: Path) -> Tuple[float, float, int, Dict[int, Tuple[int, str]], str]:
+def run_once(cmd: Sequence[str], out: Path) -> tuple[float, float, int, dict[int, tuple[int, str]], str]:
     """Wall seconds, CPU seconds, exit code, peak (RssAnon KiB, what) per pid, stderr's tail. CPU is
     the process's own when it started no other (exact), else the sum over the tree of each process's
     last polled utime + stime (Spark: the driver, its JVM and the Python workers)."""
-    peaks: Dict[int, Tuple[int, str]] = {}
-    ticks: Dict[int, int] = {}
+    peaks: dict[int, tuple[int, str]] = {}
+    ticks: dict[int, int] = {}
     t0 = time.perf_counter()
     with open(out, "wb") as stdout:
         # cwd outside the repository: `python -m forensics` (--cli) imports from the cwd first
@@ -219,7 +220,7 @@ def warm(d: Path) -> None:
 # -- growth ------------------------------------------------------------------------------------------
 
 
-def slope(xs: Sequence[float], ys: Sequence[float]) -> Optional[float]:
+def slope(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     """Least-squares slope of log(y) over log(x): the growth exponent."""
     pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys) if x > 0 and y > 0]
     if len(pts) < 2:
@@ -235,21 +236,21 @@ class Row:
     shape: str
     command: str
     engine: str
-    sizes: List[float]
-    wall: List[float]
-    cpu: List[float]
-    driver_mib: List[float]
-    worker_mib: List[float]
-    twin_wall: List[float] = field(default_factory=list)
-    twin_cpu: List[float] = field(default_factory=list)
-    exponent_wall: Optional[float] = None
-    exponent_cpu: Optional[float] = None
-    exponent_memory: Optional[float] = None  # of the driver's peak private memory
-    exponent_worker_memory: Optional[float] = None  # of the largest worker's (Spark), None without
+    sizes: list[float]
+    wall: list[float]
+    cpu: list[float]
+    driver_mib: list[float]
+    worker_mib: list[float]
+    twin_wall: list[float] = field(default_factory=list)
+    twin_cpu: list[float] = field(default_factory=list)
+    exponent_wall: float | None = None
+    exponent_cpu: float | None = None
+    exponent_memory: float | None = None  # of the driver's peak private memory
+    exponent_worker_memory: float | None = None  # of the largest worker's (Spark), None without
 
 
-def summarize(runs: Sequence[Run]) -> List[Row]:
-    rows: Dict[tuple, Row] = {}
+def summarize(runs: Sequence[Run]) -> list[Row]:
+    rows: dict[tuple, Row] = {}
     keys = sorted({(r.shape, r.command, r.engine) for r in runs}, key=lambda k: (list(SHAPES).index(k[0]), k[1:]))
     for key in keys:
         mine = [r for r in runs if (r.shape, r.command, r.engine) == key]
@@ -272,7 +273,7 @@ def summarize(runs: Sequence[Run]) -> List[Row]:
     return list(rows.values())
 
 
-def _fmt(x: Optional[float], spec: str = ".2f") -> str:
+def _fmt(x: float | None, spec: str = ".2f") -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
 
 
@@ -293,7 +294,7 @@ def print_rows(rows: Sequence[Row]) -> None:
             print(line)
 
 
-def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=Path("/work/bench-data/scaling"), help="generated inputs (reused)")
     ap.add_argument("--quick", action="store_true", help="the small sizes: a few minutes in all")
@@ -308,14 +309,14 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     a = parse_args(argv)
     shapes = [SHAPES[s] for s in a.shapes.split(",") if s]
     only = {c for c in a.commands.split(",") if c}
     work = a.data / "out"
     work.mkdir(parents=True, exist_ok=True)
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
-    runs: List[Run] = []
+    runs: list[Run] = []
     for shape in shapes:
         sizes = [float(s) for s in a.sizes.split(",") if s] or (shape.quick if a.quick else shape.sizes)
         disks = {(s, t): disk_for(a.data, shape, s, t) for s in sizes for t in ((False, True) if shape.twin else

@@ -33,8 +33,9 @@ import struct
 import sys
 import time
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional, Sequence
+from typing import NamedTuple
 
 from crc32c import crc32c
 
@@ -98,13 +99,13 @@ class SegmentInfo(NamedTuple):
         return self.stats["bytes"]
 
 
-def shape_counts(n: int = SHAPES) -> List[int]:
+def shape_counts(n: int = SHAPES) -> list[int]:
     """Records per shape: the quantiles ``(i + 0.5) / n`` of a geometric distribution on 1..
     clipped to 1..100, so that the pool's mean is the distribution's, not a sample's."""
     return [min(100, 1 + int(math.log(1.0 - (i + 0.5) / n) / math.log(1.0 - GEOMETRIC_P))) for i in range(n)]
 
 
-def record_specs(seed: int, n: int = SHAPES) -> List[tuple]:
+def record_specs(seed: int, n: int = SHAPES) -> list[tuple]:
     """``n`` batch shapes as tuples of ``RecordSpec``: small keys (10 % null), 40-60-byte values,
     one header on a quarter of the records."""
     gen = generator()
@@ -127,7 +128,7 @@ def record_specs(seed: int, n: int = SHAPES) -> List[tuple]:
     return shapes
 
 
-def make_shapes(seed: int, codec: int) -> List[Shape]:
+def make_shapes(seed: int, codec: int) -> list[Shape]:
     """Encode (and compress) each shape once with the project's generator."""
     gen = generator()
     return [Shape(len(specs), specs, gen.encode_v2_batch(0, specs, codec=codec, base_timestamp=0)[61:])
@@ -178,7 +179,7 @@ def _write_v2(out, kind: str, batches: int, seed: int) -> dict:
     codec = CODEC_IDS[kind.split("-", 1)[1]]
     shapes = make_shapes(seed, codec)
     rng = random.Random(f"{seed}:v2:batches")  # the same batches for every codec
-    sequences: Dict[int, int] = {}
+    sequences: dict[int, int] = {}
     offset, ts, records, markers, txn_batches, in_txn = 0, START_MS, 0, 0, 0, 0
     sink = _Sink(out)
     for _ in range(batches):
@@ -251,12 +252,12 @@ def _write_v1(out, kind: str, batches: int, seed: int) -> dict:
             "mean_records_per_batch": round(records / max(batches, 1), 3)}
 
 
-def _sized(data: Optional[bytes]) -> bytes:
+def _sized(data: bytes | None) -> bytes:
     """A legacy int32-length-prefixed field (-1: null)."""
     return struct.pack(">i", -1) if data is None else struct.pack(">i", len(data)) + data
 
 
-def load_info(path: Path) -> Optional[SegmentInfo]:
+def load_info(path: Path) -> SegmentInfo | None:
     """The sidecar of an existing segment, if both files exist and agree on the size."""
     side = sidecar(path)
     if not (path.is_file() and side.is_file()):
@@ -304,7 +305,7 @@ def batches_for_bytes(target_bytes: int, seed: int = 1) -> int:
     return max(1, round(target_bytes / mean))  # markers (1.5 % of the batches, 78 bytes) make it a bit smaller
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="output directory (default %(default)s)")
     ap.add_argument("--batches", type=int, default=1_000_000)

@@ -29,7 +29,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
 SEGMENT = "fixtures/example-disk/broker-1/orders-0/00000000000000000000.log"
@@ -37,13 +36,13 @@ GOAL = 1.6
 BASELINE = "import typer, rich.console"
 
 
-def _cli() -> List[str]:
+def _cli() -> list[str]:
     """The ``kafka-forensics`` script beside this interpreter (what a user runs), else ``python -m forensics``."""
     script = Path(sys.executable).parent / "kafka-forensics"
     return [str(script)] if script.exists() else [sys.executable, "-m", "forensics"]
 
 
-def commands(cli: List[str]) -> Dict[str, List[str]]:
+def commands(cli: list[str]) -> dict[str, list[str]]:
     return {
         "baseline": [sys.executable, "-c", BASELINE],
         "--version": cli + ["--version"],
@@ -52,7 +51,7 @@ def commands(cli: List[str]) -> Dict[str, List[str]]:
     }
 
 
-def _once(argv: List[str], env: Dict[str, str]) -> Tuple[float, float]:
+def _once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one run of ``argv``, its output read and thrown away."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
@@ -65,12 +64,12 @@ def _once(argv: List[str], env: Dict[str, str]) -> Tuple[float, float]:
     return wall, cpu
 
 
-def measure(rounds: int, warmup: int, cli: List[str]) -> dict:
+def measure(rounds: int, warmup: int, cli: list[str]) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.pop("KAFKA_FORENSICS_PURE", None)
     cmds = commands(cli)
     names = list(cmds)
-    runs: Dict[str, List[Tuple[float, float]]] = {n: [] for n in names}
+    runs: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
     load_before = os.getloadavg()
     for r in range(warmup + rounds):
         order = names[r % len(names):] + names[:r % len(names)]

@@ -36,10 +36,11 @@ import random
 import struct
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing import Pool
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
 
 from crc32c import crc32c
 
@@ -80,7 +81,7 @@ class PartitionPlan:
     first_pid: int
     leader_epoch: int
     seed: str
-    txn_batches: Tuple[int, int] = (10, 60)  # data batches per transaction (min, max)
+    txn_batches: tuple[int, int] = (10, 60)  # data batches per transaction (min, max)
     txn_count: int = 0  # transactions per transactional partition (0: until target_bytes)
     max_batch_records: int = 100  # only batch shapes of at most this many records
     producer_per_txn: bool = False  # each transaction by its own transactional id and producer id
@@ -88,7 +89,7 @@ class PartitionPlan:
 
 
 @functools.lru_cache(maxsize=4)
-def make_shapes(seed: int, n: int = 256) -> List[Shape]:
+def make_shapes(seed: int, n: int = 256) -> list[Shape]:
     rng = random.Random(f"{seed}:shapes")
     printable = bytes(range(0x21, 0x7F)) * 3
     pool = rng.randbytes(1 << 16).translate(printable[:256])
@@ -112,10 +113,10 @@ class Segment:
         self.base, self.size = base, 0
         self.log = open(f"{self.stem}.log", "wb", buffering=1 << 20)
         self.index, self.time = bytearray(), bytearray()
-        self.txn: List[gen.AbortedTxnSpec] = []
+        self.txn: list[gen.AbortedTxnSpec] = []
         self.since_index, self.max_ts, self.max_ts_offset, self.last_time = 0, -1, -1, -1
 
-    def append(self, parts: Tuple[bytes, ...], size: int, last: int, max_ts: int) -> None:
+    def append(self, parts: tuple[bytes, ...], size: int, last: int, max_ts: int) -> None:
         if max_ts > self.max_ts:
             self.max_ts, self.max_ts_offset = max_ts, last
         if self.since_index > INDEX_INTERVAL:
@@ -150,11 +151,11 @@ class PartitionWriter:
         self.dir, self.leader_epoch, self.segment_bytes, self.clock = directory, leader_epoch, segment_bytes, clock
         self.next_offset, self.bytes, self.batches, self.records = 0, 0, 0, 0
         self.segment = Segment(directory, 0)
-        self.producers: Dict[int, List[int]] = {}
-        self.sequences: Dict[int, int] = {}
-        self.open: Dict[int, int] = {}  # producer id -> first offset of its open transaction
+        self.producers: dict[int, list[int]] = {}
+        self.sequences: dict[int, int] = {}
+        self.open: dict[int, int] = {}  # producer id -> first offset of its open transaction
 
-    def append_raw(self, parts: Tuple[bytes, ...], size: int, last: int, max_ts: int) -> None:
+    def append_raw(self, parts: tuple[bytes, ...], size: int, last: int, max_ts: int) -> None:
         if self.segment.size and self.segment.size + size > self.segment_bytes:
             self.segment.close()
             self._snapshot()
@@ -211,7 +212,7 @@ class CoordRecord(NamedTuple):
     producer_id: int
     epoch: int
     status: int
-    partitions: Optional[Tuple[Tuple[str, int], ...]]
+    partitions: tuple[tuple[str, int], ...] | None
     last_update: int
     start: int
 
@@ -224,7 +225,7 @@ class PartitionResult(NamedTuple):
     records: int
     transactions: int
     clock: int
-    coordinator: Tuple[CoordRecord, ...]
+    coordinator: tuple[CoordRecord, ...]
 
 
 def topic_id(topic: str) -> str:
@@ -240,8 +241,8 @@ def write_non_txn(w: PartitionWriter, plan: PartitionPlan, shapes: Sequence[Shap
 
 
 def one_transaction(w: PartitionWriter, shapes: Sequence[Shape], rng: random.Random, who: tuple,
-                    coord: List[CoordRecord], commit: bool, lost_marker: bool,
-                    batches: Tuple[int, int] = (10, 60)) -> None:
+                    coord: list[CoordRecord], commit: bool, lost_marker: bool,
+                    batches: tuple[int, int] = (10, 60)) -> None:
     """Ongoing, ``batches`` (10-60) data batches (an idempotent producer interleaving), PrepareX, the
     marker (unless ``lost_marker``: the coordinator completes, the partition never sees it), CompleteX."""
     tid, pid, side, epoch, tp = who
@@ -287,7 +288,7 @@ def write_txn(w: PartitionWriter, plan: PartitionPlan, shapes: Sequence[Shape], 
     return count, tuple(coord)
 
 
-def write_partition(args: Tuple[Path, PartitionPlan, int, int]) -> PartitionResult:
+def write_partition(args: tuple[Path, PartitionPlan, int, int]) -> PartitionResult:
     root, plan, seed, segment_bytes = args
     shapes = [s for s in make_shapes(seed) if s.count <= plan.max_batch_records] or make_shapes(seed)[:1]
     rng = random.Random(plan.seed)
@@ -303,7 +304,7 @@ def write_partition(args: Tuple[Path, PartitionPlan, int, int]) -> PartitionResu
 
 
 def plan_partitions(size_bytes: int, brokers: int, per_broker: int, txn_fraction: float, hanging: int,
-                    seed: int) -> List[PartitionPlan]:
+                    seed: int) -> list[PartitionPlan]:
     """Topics and partitions, round-robin over the brokers; sizes skewed (a few hot partitions)."""
     total = brokers * per_broker
     n_txn = max(len(TXN_TOPICS), round(total * txn_fraction)) if txn_fraction > 0 else 0
@@ -329,13 +330,13 @@ def plan_partitions(size_bytes: int, brokers: int, per_broker: int, txn_fraction
     return plans
 
 
-def write_txn_state(root: Path, brokers: int, n_parts: int, results: Sequence[PartitionResult]) -> Dict[int, list]:
+def write_txn_state(root: Path, brokers: int, n_parts: int, results: Sequence[PartitionResult]) -> dict[int, list]:
     """The coordinator partitions: every id's records on ``abs(hash(id)) % n_parts``, in time order."""
-    per_part: Dict[int, List[CoordRecord]] = {k: [] for k in range(n_parts)}
+    per_part: dict[int, list[CoordRecord]] = {k: [] for k in range(n_parts)}
     for r in results:
         for c in r.coordinator:
             per_part[gen.transaction_partition(c.transactional_id, n_parts)].append(c)
-    offsets: Dict[int, list] = {b: [] for b in range(1, brokers + 1)}
+    offsets: dict[int, list] = {b: [] for b in range(1, brokers + 1)}
     for k, records in per_part.items():
         broker = k % brokers + 1
         w = PartitionWriter(root / f"broker-{broker}" / f"{TXN_STATE}-{k}", TXN_STATE_LEADER_EPOCH, 100 << 20, START_MS)
@@ -350,7 +351,7 @@ def write_txn_state(root: Path, brokers: int, n_parts: int, results: Sequence[Pa
     return offsets
 
 
-def write_broker_files(root: Path, broker: int, log_ends: List[Tuple[str, int, int]], mtime_s: float) -> None:
+def write_broker_files(root: Path, broker: int, log_ends: list[tuple[str, int, int]], mtime_s: float) -> None:
     d = root / f"broker-{broker}"
     d.mkdir(parents=True, exist_ok=True)
     ends = sorted(log_ends)
@@ -369,10 +370,10 @@ def write_broker_files(root: Path, broker: int, log_ends: List[Tuple[str, int, i
 
 
 def generate(root: Path, size_gb: float, brokers: int, per_broker: int, *, segment_mb: float = 64,
-             txn_fraction: float = 0.2, hanging: int = 3, txn_state_partitions: Optional[int] = None,
-             seed: int = 1, jobs: int = 0, txn_batches: Tuple[int, int] = (10, 60), txns_per_partition: int = 0,
+             txn_fraction: float = 0.2, hanging: int = 3, txn_state_partitions: int | None = None,
+             seed: int = 1, jobs: int = 0, txn_batches: tuple[int, int] = (10, 60), txns_per_partition: int = 0,
              max_batch_records: int = 100, producer_per_txn: bool = False, lost_every: int = 0
-             ) -> List[PartitionResult]:
+             ) -> list[PartitionResult]:
     """Write the disk under ``root`` (which must not hold a ``broker-*`` dir yet)."""
     if any(root.glob("broker-*")):
         raise FileExistsError(f"{root} already holds broker-* dirs; remove them or pick another OUT_DIR")
@@ -394,7 +395,7 @@ def generate(root: Path, size_gb: float, brokers: int, per_broker: int, *, segme
 
 def summary(results: Sequence[PartitionResult], seconds: float) -> str:
     size = sum(r.bytes for r in results)
-    kinds: Dict[str, int] = {}
+    kinds: dict[str, int] = {}
     for r in results:
         kinds[r.plan.kind] = kinds.get(r.plan.kind, 0) + 1
     return (f"{len(results)} partitions ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}), "
@@ -403,7 +404,7 @@ def summary(results: Sequence[PartitionResult], seconds: float) -> str:
             f"in {seconds:.1f} s ({size / 1e6 / max(seconds, 1e-9):.0f} MB/s)")
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out_dir", type=Path)
     ap.add_argument("--size-gb", type=float, default=2.0, help="total size of the data segments")

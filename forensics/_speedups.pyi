@@ -12,9 +12,9 @@ with the parameters the module's own signatures give.
 """
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypeAlias, overload
 
-from typing_extensions import Buffer, TypeAlias
+from typing_extensions import Buffer
 
 _Frame: TypeAlias = Any  # forensics.io.frames.Frame
 _Record: TypeAlias = Any  # forensics.codec.batch.Record

@@ -20,8 +20,9 @@ rows and the renderers all read the same declarations.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Any, NamedTuple
 
 
 class _Absent:
@@ -45,16 +46,16 @@ def column_name(field_name: str) -> str:
 class ColumnSpec:
     """What a field's declaration says of it beyond its name and type (see the module doc)."""
 
-    json: Optional[str] = None  # its JSON key; None: the field's name in lowerCamelCase
-    csv: Optional[int] = None  # its place among the CSV columns; None: no CSV column
-    kafka: Optional[Tuple[int, str]] = None  # (place, header) in Kafka's tool table; None: not there
+    json: str | None = None  # its JSON key; None: the field's name in lowerCamelCase
+    csv: int | None = None  # its place among the CSV columns; None: no CSV column
+    kafka: tuple[int, str] | None = None  # (place, header) in Kafka's tool table; None: not there
     absent: str = "None"  # what Kafka's tool prints where the value is None
-    export: Optional[str] = None  # its type in an export table (``long``, ``string!``, ``array<short>``)
-    after: Optional[str] = None  # a derived column: the field it follows
+    export: str | None = None  # its type in an export table (``long``, ``string!``, ``array<short>``)
+    after: str | None = None  # a derived column: the field it follows
 
 
-def column(*, json: Optional[str] = None, csv: Optional[int] = None, kafka: Optional[Tuple[int, str]] = None,
-           absent: str = "None", export: Optional[str] = None) -> Dict[str, ColumnSpec]:
+def column(*, json: str | None = None, csv: int | None = None, kafka: tuple[int, str] | None = None,
+           absent: str = "None", export: str | None = None) -> dict[str, ColumnSpec]:
     """What a field's declaration says of it (see :class:`ColumnSpec`), as the field's metadata::
 
         producer_id: int = field(metadata=column(csv=1, kafka=(1, "ProducerId")))
@@ -69,11 +70,11 @@ class derived(property):  # noqa: N801 (a decorator, spelled as one)
         def duration_min(self) -> Optional[int]: ...
     """
 
-    def __init__(self, fget: Optional[Callable[[Any], Any]] = None, *, after: str = "", **spec: Any) -> None:
+    def __init__(self, fget: Callable[[Any], Any] | None = None, *, after: str = "", **spec: Any) -> None:
         super().__init__(fget)
         self.spec = ColumnSpec(after=after, **spec)
 
-    def __call__(self, fget: Callable[[Any], Any]) -> "derived":
+    def __call__(self, fget: Callable[[Any], Any]) -> derived:
         made = derived(fget, after=self.spec.after or "")
         made.spec = self.spec
         return made
@@ -87,21 +88,21 @@ class Column(NamedTuple):
     spec: ColumnSpec
 
 
-_COLUMNS: Dict[type, Tuple[Column, ...]] = {}
+_COLUMNS: dict[type, tuple[Column, ...]] = {}
 
 
-def columns(kind: type) -> Tuple[Column, ...]:
+def columns(kind: type) -> tuple[Column, ...]:
     """The columns of a row kind, in output order: its fields, each derived column after its field."""
     known = _COLUMNS.get(kind)
     if known is not None:
         return known
-    extra: Dict[str, List[Column]] = {}
+    extra: dict[str, list[Column]] = {}
     for klass in reversed(kind.__mro__):
         for name, attr in vars(klass).items():  # in declaration order
             if isinstance(attr, derived):
                 extra.setdefault(attr.spec.after or "", []).append(
                     Column(name, attr.spec.json or column_name(name), attr.spec))
-    out: List[Column] = []
+    out: list[Column] = []
 
     def place(c: Column) -> None:  # a column, then the derived ones declared after it
         out.append(c)
@@ -131,24 +132,24 @@ class JsonRow:
 
     __slots__ = ()
 
-    def json_items(self) -> Iterator[Tuple[str, Any]]:
+    def json_items(self) -> Iterator[tuple[str, Any]]:
         """(JSON key, JSON value) of every column the row has, in declared order."""
         for c in columns(type(self)):
             value = getattr(self, c.attr)
             if value is not ABSENT:
                 yield c.key, json_value(value)
 
-    def as_json(self) -> Dict[str, Any]:
+    def as_json(self) -> dict[str, Any]:
         """The row as its JSON object: every column it has, keyed and ordered as declared."""
         return dict(self.json_items())
 
 
-def as_mapping(row: Any) -> Dict[str, Any]:
+def as_mapping(row: Any) -> dict[str, Any]:
     """A row as its columns (a :class:`JsonRow`, or a mapping already)."""
     return row.as_json() if isinstance(row, JsonRow) else row
 
 
-def csv_columns(kind: type) -> Tuple[str, ...]:
+def csv_columns(kind: type) -> tuple[str, ...]:
     """The JSON keys of a row kind's CSV columns, in their declared places."""
     return tuple(c.key for c in sorted((c for c in columns(kind) if c.spec.csv is not None),
                                        key=lambda c: c.spec.csv or 0))
@@ -162,13 +163,13 @@ class KafkaCell(NamedTuple):
     absent: str
 
 
-def kafka_columns(kind: type) -> Tuple[KafkaCell, ...]:
+def kafka_columns(kind: type) -> tuple[KafkaCell, ...]:
     """A row kind's columns in Kafka's tool table, in that table's order."""
     chosen = sorted((c for c in columns(kind) if c.spec.kafka is not None), key=lambda c: c.spec.kafka[0])  # type: ignore[index]
     return tuple(KafkaCell(c.spec.kafka[1], c.attr, c.spec.absent) for c in chosen)  # type: ignore[index]
 
 
-def export_columns(kind: type) -> Tuple[Tuple[str, str], ...]:
+def export_columns(kind: type) -> tuple[tuple[str, str], ...]:
     """A row kind's export table columns: (name, type) in declared order (``!``: never null)."""
     return tuple((c.key, c.spec.export) for c in columns(kind) if c.spec.export is not None)
 

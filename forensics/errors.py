@@ -8,8 +8,6 @@ the io layer attaches the path with :meth:`ForensicsError.at`.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from forensics.exit_codes import EXIT_CORRUPT, EXIT_INPUT, EXIT_USAGE
 
 
@@ -22,9 +20,9 @@ class ForensicsError(Exception):
         self,
         message: str,
         *,
-        path: Optional[str] = None,
-        position: Optional[int] = None,
-        offset: Optional[int] = None,
+        path: str | None = None,
+        position: int | None = None,
+        offset: int | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -34,10 +32,10 @@ class ForensicsError(Exception):
 
     def at(
         self,
-        path: Optional[str] = None,
-        position: Optional[int] = None,
-        offset: Optional[int] = None,
-    ) -> "ForensicsError":
+        path: str | None = None,
+        position: int | None = None,
+        offset: int | None = None,
+    ) -> ForensicsError:
         """Fill in location fields that are still unknown; returns self for chaining."""
         if self.path is None:
             self.path = path

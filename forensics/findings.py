@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union, final
+from typing import Any, final
+from collections.abc import Iterable, Sequence
 
 
 class Severity(str, Enum):
@@ -145,27 +146,27 @@ EVIDENCE_KINDS = frozenset({
 class Finding:
     kind: FindingKind
     message: str
-    path: Optional[str] = None
-    position: Optional[int] = None  # first byte concerned
-    end_position: Optional[int] = None  # exclusive end of the byte range concerned
-    first_offset: Optional[int] = None
-    last_offset: Optional[int] = None
-    severity: Optional[Severity] = None
+    path: str | None = None
+    position: int | None = None  # first byte concerned
+    end_position: int | None = None  # exclusive end of the byte range concerned
+    first_offset: int | None = None
+    last_offset: int | None = None
+    severity: Severity | None = None
     count: int = 1  # more than 1: an aggregate standing for that many findings (see FindingRuns)
-    last_position: Optional[int] = None  # an aggregate's: first byte of the last finding it stands for
+    last_position: int | None = None  # an aggregate's: first byte of the last finding it stands for
 
     @property
     def level(self) -> Severity:
         return self.severity or _DEFAULT_SEVERITY.get(self.kind, Severity.WARNING)
 
     @property
-    def byte_count(self) -> Optional[int]:
+    def byte_count(self) -> int | None:
         if self.position is None or self.end_position is None:
             return None
         return self.end_position - self.position
 
-    def to_dict(self) -> Dict[str, Any]:
-        out: Dict[str, Any] = {
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "kind": self.kind.value,
             "severity": self.level.value,
             "message": self.message,
@@ -206,9 +207,9 @@ def total(findings: Iterable[Finding]) -> int:
     return sum(f.count for f in findings)
 
 
-def level_counts(findings: Iterable[Finding]) -> Dict[str, int]:
+def level_counts(findings: Iterable[Finding]) -> dict[str, int]:
     """Findings per severity, aggregates counted as many as they stand for."""
-    out: Dict[str, int] = {}
+    out: dict[str, int] = {}
     for f in findings:
         out[f.level.value] = out.get(f.level.value, 0) + f.count
     return out
@@ -249,11 +250,11 @@ class _Aggregate:
                        self.count, self.last_position)
 
 
-def _last_offset(f: Finding) -> Optional[int]:
+def _last_offset(f: Finding) -> int | None:
     return f.last_offset if f.last_offset is not None else f.first_offset
 
 
-def _opt(pick, a: Optional[int], b: Optional[int]) -> Optional[int]:
+def _opt(pick, a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else pick(a, b)
 
 
@@ -265,9 +266,9 @@ class FindingRuns:
 
     def __init__(self, keep: int = AGGREGATE_AFTER) -> None:
         self.keep = keep
-        self._out: List[Union[Finding, Tuple[str, _Aggregate]]] = []
-        self._seen: Dict[Tuple[FindingKind, str], int] = {}
-        self._aggregates: Dict[Tuple[FindingKind, str, Optional[str]], _Aggregate] = {}
+        self._out: list[Finding | tuple[str, _Aggregate]] = []
+        self._seen: dict[tuple[FindingKind, str], int] = {}
+        self._aggregates: dict[tuple[FindingKind, str, str | None], _Aggregate] = {}
 
     def add(self, f: Finding, subject: str) -> None:
         key = (f.kind, subject)
@@ -282,17 +283,17 @@ class FindingRuns:
         else:
             agg.add(f)
 
-    def findings(self) -> Tuple[Finding, ...]:
+    def findings(self) -> tuple[Finding, ...]:
         return tuple(x if isinstance(x, Finding) else x[1].finding(x[0], self.keep) for x in self._out)
 
 
-def dedupe(findings: Iterable[Finding]) -> List[Finding]:
+def dedupe(findings: Iterable[Finding]) -> list[Finding]:
     """Findings in order, each once. A file that cannot be read is reported once (the first
     report wins: discovery's, which says what the gap costs, before the reader's)."""
-    seen: Set[Tuple] = set()
+    seen: set[tuple] = set()
     out = []
     for f in findings:
-        key: Tuple = (f.kind, f.path) if f.kind is FindingKind.UNREADABLE_FILE else (
+        key: tuple = (f.kind, f.path) if f.kind is FindingKind.UNREADABLE_FILE else (
             f.kind, f.path, f.position, f.end_position, f.first_offset, f.message)
         if key not in seen:
             seen.add(key)
@@ -300,7 +301,7 @@ def dedupe(findings: Iterable[Finding]) -> List[Finding]:
     return out
 
 
-def not_kafka_segment(findings: Sequence[Finding], size: int, batches: int) -> Tuple[Finding, ...]:
+def not_kafka_segment(findings: Sequence[Finding], size: int, batches: int) -> tuple[Finding, ...]:
     """A segment in which not one batch frames is not a Kafka segment (a file of another kind
     named like one, or one overwritten whole): its corrupt region from byte 0 to the end becomes
     one NOT_KAFKA finding with the same byte range."""

@@ -13,7 +13,7 @@ that a type checker checks every call into C (a module cannot be spelled as ``Op
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Optional, cast
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from forensics import _speedups
@@ -53,7 +53,7 @@ def _turned_off() -> bool:
     return bool(os.environ.get("KAFKA_FORENSICS_PURE"))
 
 
-def _load() -> Optional[Accelerator]:
+def _load() -> Accelerator | None:
     if _turned_off():
         return None
     try:
@@ -63,7 +63,7 @@ def _load() -> Optional[Accelerator]:
     return cast("Accelerator", module)
 
 
-native: Optional[Accelerator] = _load()
+native: Accelerator | None = _load()
 
 
 # How much slower the pure-Python paths are, as --version says it: CPU time with KAFKA_FORENSICS_PURE=1

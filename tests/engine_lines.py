@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import re
-from typing import Tuple
 
 BY_OPTION = "kafka-forensics: engine local (in-process): --engine local"
 BY_ENV = "kafka-forensics: engine local (in-process): KAFKA_FORENSICS_ENGINE=local"
@@ -23,7 +22,7 @@ def without_engine_line(err: str) -> str:
     return _LOCAL.sub("", err, count=1)
 
 
-def split_engine_line(err: str) -> Tuple[str, str]:
+def split_engine_line(err: str) -> tuple[str, str]:
     """The one engine line of ``err`` (without its newline), and the rest of ``err``."""
     found = _ANY.findall(err)
     assert len(found) == 1, err

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Dict, List, Sequence
+from collections.abc import Sequence
 
 import pyarrow.parquet as pq
 
@@ -40,11 +40,11 @@ DISKS = ["example-disk", "hanging/unclean-election", "mixed", "real"]
 MIXED = ("hanging/torn-tail-marker", "scenario/legacy-then-v2", "replay/i-java-txn-1")
 
 
-def tree(root: Path) -> Dict[str, tuple]:
+def tree(root: Path) -> dict[str, tuple]:
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(root.rglob("*"))}
 
 
-def disks(name: str, base: Path) -> List[Path]:
+def disks(name: str, base: Path) -> list[Path]:
     """The disks of one case, built under ``base`` (the fixtures as they are)."""
     if name == "example-disk":
         return [EXAMPLE]
@@ -64,7 +64,7 @@ def disks(name: str, base: Path) -> List[Path]:
     return out
 
 
-def read_rows(out: Path, table: str) -> List[dict]:
+def read_rows(out: Path, table: str) -> list[dict]:
     """A table's rows as pyarrow reads them from its directory (either engine's layout)."""
     return pq.read_table(out / table).to_pylist()
 
@@ -73,7 +73,7 @@ class Export:
     """One export run of the CLI as a subprocess (``engine_args``: how it is told its engine), and the
     local engine's reports of the same disks."""
 
-    def __init__(self, name: str, base: Path, engine_args: Sequence[str], disks_of: Dict[str, List[Path]],
+    def __init__(self, name: str, base: Path, engine_args: Sequence[str], disks_of: dict[str, list[Path]],
                  tag: str = "export", overwrite_stale: bool = False) -> None:
         """``disks_of``: the disks of each case, built under ``base`` by the first export of it (so that two
         exports of one case read the same paths); ``tag`` names this export's output and scratch."""
@@ -83,7 +83,7 @@ class Export:
             disks_of[name] = disks(name, base / "disks")
         self.disks = disks_of[name]
         self.paths = [str(d) for d in self.disks]
-        self.rows: Dict[str, List[dict]] = {}
+        self.rows: dict[str, list[dict]] = {}
         self.out = base / tag / slug
         self.manifest = base / f"{tag}-{slug}.manifest.json"
         self.scratch = base / "scratch" / tag / slug
@@ -107,7 +107,7 @@ class Export:
         self.scan = scan(self.paths, inventory=inventory)
         self.state = load_state(self.paths, inventory=inventory)
 
-    def table(self, name: str) -> List[dict]:
+    def table(self, name: str) -> list[dict]:
         if name not in self.rows:
             self.rows[name] = read_rows(self.out, name)
         return self.rows[name]
@@ -115,7 +115,7 @@ class Export:
 
 def check_batches(e: Export) -> None:
     rows = e.table("batches")
-    by_path: Dict[str, List[dict]] = {}
+    by_path: dict[str, list[dict]] = {}
     for r in rows:
         by_path.setdefault(r["path"], []).append(r)
     segments = [s for d in e.scan.log_dirs for p in d.partitions for s in p.segments] + list(e.scan.loose_segments)

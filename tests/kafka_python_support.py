@@ -10,8 +10,8 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator, List
 
 import lz4.frame
 
@@ -89,7 +89,7 @@ def legacy_seed(magic: int, codec: int, offset: int) -> bytes:
     return bytes(out)
 
 
-def build_seeds() -> List[bytes]:
+def build_seeds() -> list[bytes]:
     """Valid batches of every codec and magic (v2 plain and transactional), plus the marker."""
     return (
         [v2_seed(c, t, 100 + 10 * c) for c in range(5) for t in (False, True)]

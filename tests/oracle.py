@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, List, Optional, Tuple
 
 from forensics.codec.crc import crc32c
 from forensics.codec.primitives import read_varint, read_varlong
@@ -28,7 +28,7 @@ def shared_dir() -> Path:
     return next((p / "shared" for p in REPO.parents if (p / "shared").is_dir()), REPO.parent / "shared")
 
 
-def iter_v2_records(buf: bytes) -> Iterator[Tuple[int, Optional[bytes], Optional[bytes], bool]]:
+def iter_v2_records(buf: bytes) -> Iterator[tuple[int, bytes | None, bytes | None, bool]]:
     """(offset, key, value, is_control) of every record of an uncompressed v2 segment."""
     pos = 0
     while pos + 12 <= len(buf):
@@ -55,7 +55,7 @@ def iter_v2_records(buf: bytes) -> Iterator[Tuple[int, Optional[bytes], Optional
     assert pos == len(buf)
 
 
-def dump_tails(dump_path: Path, decoder_flag: str) -> List[Tuple[int, str]]:
+def dump_tails(dump_path: Path, decoder_flag: str) -> list[tuple[int, str]]:
     """(offset, text after ``headerKeys: [..]``) of every record line of a dump made with ``decoder_flag``."""
     lines = dump_path.read_text(encoding="utf-8").split("\n")
     assert lines[0].startswith("# kafka-dump-log.sh") and decoder_flag in lines[0]

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import pytest
 
@@ -43,7 +43,7 @@ LOCAL_ONLY_COMMANDS = frozenset({"describe-producers", "describe", "dump", "veri
 ENGINE_ENV = "KAFKA_FORENSICS_ENGINE"
 
 
-def _tokens(argv: Sequence[str]) -> List[str]:
+def _tokens(argv: Sequence[str]) -> list[str]:
     """Every word of ``argv`` (a ``sh -c "..."`` string split on blanks)."""
     return [word for arg in argv for word in str(arg).split()]
 
@@ -52,7 +52,7 @@ def _base(word: str) -> str:
     return os.path.basename(word.rstrip("/"))
 
 
-def _forensics_engine(words: List[str], env: Mapping[str, str]) -> Optional[str]:
+def _forensics_engine(words: list[str], env: Mapping[str, str]) -> str | None:
     """The engine a child run of our command line uses, or None when the words are not one."""
     if not any(_base(w) == "kafka-forensics" for w in words) and not any(
             a == "-m" and b.split(".")[0] == "forensics" for a, b in zip(words, words[1:])):
@@ -67,7 +67,7 @@ def _forensics_engine(words: List[str], env: Mapping[str, str]) -> Optional[str]
     return "local" if LOCAL_ONLY_COMMANDS & set(words) else "spark"
 
 
-def classify(argv: Sequence[str], env: Optional[Mapping[str, str]] = None) -> Optional[str]:
+def classify(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str | None:
     """``"browser"``, ``"jvm"`` or None for a process started with ``argv`` and ``env`` (None: ours)."""
     words = _tokens(argv)
     names = [_base(w) for w in words]
@@ -100,8 +100,8 @@ class ProcessGuard:
     """The pytest plugin (registered by ``tests/conftest.py``)."""
 
     def __init__(self) -> None:
-        self.current: Optional[pytest.Item] = None
-        self.started: Dict[str, List[tuple]] = {}
+        self.current: pytest.Item | None = None
+        self.started: dict[str, list[tuple]] = {}
         sys.addaudithook(self._audit)
 
     def _audit(self, event: str, args: tuple) -> None:
@@ -146,7 +146,7 @@ class ProcessGuard:
             report.longrepr = "\n".join(missing)
 
 
-def unmarked(item: pytest.Item, started: List[tuple]) -> List[str]:
+def unmarked(item: pytest.Item, started: list[tuple]) -> list[str]:
     """One line per process ``item`` started without the marker it needs."""
     needs = {"jvm": JVM_MARKERS, "browser": BROWSER_MARKERS}
     out = []

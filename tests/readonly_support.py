@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import List
 
 import pytest
 
 DROP = "--bounding-set=-dac_override,-dac_read_search"
 
 
-def without_permission_override() -> List[str]:
+def without_permission_override() -> list[str]:
     """The command prefix (empty when not root); skips the test when root cannot drop the capabilities."""
     if os.geteuid() != 0:
         return []

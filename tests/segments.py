@@ -9,8 +9,8 @@ mark, so that the fast tier compares each distinct segment once and the full sui
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import List, Sequence
 
 import pytest
 
@@ -20,7 +20,7 @@ from tests.oracle import REPO, shared_dir
 needs_native = pytest.mark.skipif(native is None, reason="the C accelerator is not built (or KAFKA_FORENSICS_PURE)")
 
 
-def real_segments() -> List[Path]:
+def real_segments() -> list[Path]:
     """Every non-empty segment of the fixtures, then of ``../shared/real-kafka`` when it is there."""
     found = sorted((REPO / "fixtures").rglob("*.log"))
     shared = shared_dir() / "real-kafka"

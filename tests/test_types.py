@@ -10,7 +10,6 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import List
 
 import pytest
 
@@ -24,7 +23,7 @@ needs_mypy = pytest.mark.skipif(importlib.util.find_spec("mypy") is None,
                                 reason="mypy is not installed (pip install -e '.[test]')")
 
 
-def _mypy(*paths: str) -> List[str]:
+def _mypy(*paths: str) -> list[str]:
     """mypy's error lines for ``paths`` (the repository's settings, ``check_untyped_defs`` whatever they
     say; its incremental cache in ``.mypy_cache``, so that a second run takes seconds)."""
     done = subprocess.run([sys.executable, "-m", "mypy", "--check-untyped-defs", "--no-error-summary",

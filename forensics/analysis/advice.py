@@ -14,7 +14,7 @@ Grounded in Kafka's own code paths:
 
 from __future__ import annotations
 
-from typing import Optional, Protocol, Tuple
+from typing import Protocol
 
 from forensics.analysis.coordinator import TransactionIdView
 from forensics.analysis.evidence_gaps import Gap
@@ -32,17 +32,17 @@ class Verdict(Protocol):
     @property
     def entry(self) -> ProducerState: ...
     @property
-    def transactional_id(self) -> Optional[str]: ...
+    def transactional_id(self) -> str | None: ...
     @property
-    def id_view(self) -> Optional[TransactionIdView]: ...
+    def id_view(self) -> TransactionIdView | None: ...
     @property
-    def gaps(self) -> Tuple[Gap, ...]: ...
+    def gaps(self) -> tuple[Gap, ...]: ...
     @property
-    def overdue_ms(self) -> Optional[int]: ...
+    def overdue_ms(self) -> int | None: ...
     @property
-    def decision(self) -> Optional[Decision]: ...
+    def decision(self) -> Decision | None: ...
     @property
-    def coordinator_partition(self) -> Optional[int]: ...
+    def coordinator_partition(self) -> int | None: ...
 
 
 def _coordinator(v: Verdict) -> str:
@@ -73,7 +73,7 @@ def _reload(v: Verdict) -> str:
             f"sure {v.view.topic_partition} has a live leader")
 
 
-def stuck(v: Verdict) -> Tuple[str, ...]:
+def stuck(v: Verdict) -> tuple[str, ...]:
     """A coordinator that holds the transaction in PrepareCommit/PrepareAbort: its markers never arrived."""
     lines = [f"{_coordinator(v)} holds the transaction in {v.id_view.state_name if v.id_view else '?'}; "
              f"its markers never reached {v.view.topic_partition}",
@@ -88,7 +88,7 @@ def stuck(v: Verdict) -> Tuple[str, ...]:
     return tuple(lines)
 
 
-def fenced(v: Verdict) -> Tuple[str, ...]:
+def fenced(v: Verdict) -> tuple[str, ...]:
     """The partition refuses the coordinator's markers (a coordinator epoch above the coordinator's own)."""
     e = v.entry
     lines = [f"the partition refuses the markers of {_coordinator(v)}: producer {e.producer_id}'s entry holds "
@@ -108,7 +108,7 @@ def fenced(v: Verdict) -> Tuple[str, ...]:
     return tuple(lines)
 
 
-def overdue(v: Verdict) -> Tuple[str, ...]:
+def overdue(v: Verdict) -> tuple[str, ...]:
     """Ongoing past its own timeout: the coordinator should have aborted it (its timeout checker,
     ``TransactionCoordinator.abortTimedOutTransactions``, every 10 s by default) and has not."""
     m = v.id_view.metadata if v.id_view is not None else None
@@ -124,7 +124,7 @@ def overdue(v: Verdict) -> Tuple[str, ...]:
             "brokers 2.4+)", _terminate(v))
 
 
-def unverifiable(v: Verdict) -> Tuple[str, ...]:
+def unverifiable(v: Verdict) -> tuple[str, ...]:
     """The evidence cannot decide: what to add or copy again."""
     if v.gaps:
         paths = sorted({g.partition_dir for g in v.gaps})
@@ -134,10 +134,10 @@ def unverifiable(v: Verdict) -> Tuple[str, ...]:
             "(kafka-transactions.sh describe-producers / find-hanging)",)
 
 
-def _minutes(ms: Optional[int]) -> str:
+def _minutes(ms: int | None) -> str:
     return f"{(ms or 0) // 60_000} min"
 
 
-def none(v: Verdict) -> Tuple[str, ...]:
+def none(v: Verdict) -> tuple[str, ...]:
     """A proven hang (the abort command is the advice), or a transaction its coordinator will finish in time."""
     return ()

@@ -30,16 +30,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, NamedTuple, Optional, Tuple
+from typing import NamedTuple
 
 from forensics.errors import UsageError
 
-Version = Tuple[int, int]
+Version = tuple[int, int]
 
 # Kafka's MetadataVersion (server-common/src/main/java/org/apache/kafka/server/common/MetadataVersion.java):
 # feature level -> release name; 1-25 as in trunk 2024-10, 26-27 as the 4.1.0 tools print them
 # (kafka-features.sh version-mapping).
-METADATA_VERSIONS: Dict[int, str] = {
+METADATA_VERSIONS: dict[int, str] = {
     1: "3.0-IV1", 2: "3.1-IV0", 3: "3.2-IV0", 4: "3.3-IV0", 5: "3.3-IV1", 6: "3.3-IV2", 7: "3.3-IV3",
     8: "3.4-IV0", 9: "3.5-IV0", 10: "3.5-IV1", 11: "3.5-IV2", 12: "3.6-IV0", 13: "3.6-IV1", 14: "3.6-IV2",
     15: "3.7-IV0", 16: "3.7-IV1", 17: "3.7-IV2", 18: "3.7-IV3", 19: "3.7-IV4", 20: "3.8-IV0", 21: "3.9-IV0",
@@ -47,7 +47,7 @@ METADATA_VERSIONS: Dict[int, str] = {
 }
 # MetadataVersion.LATEST_PRODUCTION (the highest level a release supports) of the releases whose
 # successor is known to support more: a broker registered with exactly this maximum runs that release.
-LATEST_PRODUCTION: Dict[int, Version] = {7: (3, 3), 8: (3, 4), 11: (3, 5), 14: (3, 6), 19: (3, 7), 20: (3, 8),
+LATEST_PRODUCTION: dict[int, Version] = {7: (3, 3), 8: (3, 4), 11: (3, 5), 14: (3, 6), 19: (3, 7), 20: (3, 8),
                                          21: (3, 9)}
 NEWEST_KNOWN: Version = (4, 1)
 
@@ -71,7 +71,7 @@ def metadata_version_name(level: int) -> str:
     return f"level {level} (newer than {METADATA_VERSIONS[max(METADATA_VERSIONS)]})" if level > 0 else f"level {level}"
 
 
-def _release(level: int) -> Optional[Version]:
+def _release(level: int) -> Version | None:
     """The release a metadata.version level belongs to (newer than known: the newest known)."""
     name = METADATA_VERSIONS.get(level)
     if name is None:
@@ -84,7 +84,7 @@ def _release(level: int) -> Optional[Version]:
 class DiskFacts:
     """What the inputs show that only some releases write (layout, and what was read anyway)."""
 
-    meta_versions: FrozenSet[int] = frozenset()  # meta.properties version of each log dir
+    meta_versions: frozenset[int] = frozenset()  # meta.properties version of each log dir
     directory_id: bool = False  # a meta.properties names a directory.id
     clean_shutdown_json: bool = False  # a .kafka_cleanshutdown holds JSON
     clean_shutdown_empty: bool = False  # a .kafka_cleanshutdown is empty (and not damaged)
@@ -93,21 +93,21 @@ class DiskFacts:
     stray_dirs: bool = False  # a -stray partition dir
     kraft_metadata: bool = False  # a __cluster_metadata-0 dir
     bootstrap_checkpoint: bool = False
-    quorum_state_versions: FrozenSet[int] = frozenset()
-    magics: FrozenSet[int] = frozenset()  # message formats seen (empty: not read)
-    txn_value_versions: FrozenSet[int] = frozenset()  # __transaction_state value versions (empty: not read)
-    features: Tuple[Tuple[str, int], ...] = ()  # finalized feature levels, the newest record of each
-    supported_metadata: Tuple[Tuple[int, int], ...] = ()  # (broker id, max metadata.version level supported)
+    quorum_state_versions: frozenset[int] = frozenset()
+    magics: frozenset[int] = frozenset()  # message formats seen (empty: not read)
+    txn_value_versions: frozenset[int] = frozenset()  # __transaction_state value versions (empty: not read)
+    features: tuple[tuple[str, int], ...] = ()  # finalized feature levels, the newest record of each
+    supported_metadata: tuple[tuple[int, int], ...] = ()  # (broker id, max metadata.version level supported)
 
 
 class _Bound(NamedTuple):
-    low: Optional[Version]
-    high: Optional[Version]
+    low: Version | None
+    high: Version | None
     short: str  # for the one-line label
     evidence: str
 
 
-def _bound_text(low: Optional[Version], high: Optional[Version]) -> str:
+def _bound_text(low: Version | None, high: Version | None) -> str:
     if low is not None and high is not None:
         return text(low) if low == high else f"{text(low)} to {text(high)}"
     if low is not None:
@@ -117,12 +117,12 @@ def _bound_text(low: Optional[Version], high: Optional[Version]) -> str:
     return "any version"
 
 
-def _b(low: Optional[Version], high: Optional[Version], short: str, fact: str) -> _Bound:
+def _b(low: Version | None, high: Version | None, short: str, fact: str) -> _Bound:
     return _Bound(low, high, short, f"{fact}: {_bound_text(low, high)}")
 
 
-def _layout_bounds(f: DiskFacts) -> List[_Bound]:
-    out: List[_Bound] = []
+def _layout_bounds(f: DiskFacts) -> list[_Bound]:
+    out: list[_Bound] = []
     if 1 in f.meta_versions or f.kraft_metadata:
         fact = "meta.properties version 1" if 1 in f.meta_versions else "__cluster_metadata-0"
         out.append(_b((2, 8), None, "KRaft", f"{fact} (KRaft mode; production-ready from 3.3)"))
@@ -156,8 +156,8 @@ def _layout_bounds(f: DiskFacts) -> List[_Bound]:
     return out
 
 
-def _metadata_bounds(f: DiskFacts) -> List[_Bound]:
-    out: List[_Bound] = []
+def _metadata_bounds(f: DiskFacts) -> list[_Bound]:
+    out: list[_Bound] = []
     levels = dict(f.features)
     mv = levels.get("metadata.version")
     if mv is not None:
@@ -187,17 +187,17 @@ def _metadata_bounds(f: DiskFacts) -> List[_Bound]:
 class BrokerVersionRange:
     """The Kafka release range of the brokers that wrote the inputs (or the one given)."""
 
-    low: Optional[Version]  # the brokers run this release or newer (None: nothing tells)
-    high: Optional[Version]  # ... and this release or older (None: nothing tells)
+    low: Version | None  # the brokers run this release or newer (None: nothing tells)
+    high: Version | None  # ... and this release or older (None: nothing tells)
     label: str  # one line: "broker 3.9 or newer: KRaft, metadata.version 3.9-IV0"
-    evidence: Tuple[str, ...] = field(default=())  # one line per fact
+    evidence: tuple[str, ...] = field(default=())  # one line per fact
     source: str = "disk"  # "disk" or "--broker-version"
 
     @property
     def consistent(self) -> bool:
         return self.low is None or self.high is None or self.low <= self.high
 
-    def at_least(self, version: Version) -> Optional[bool]:
+    def at_least(self, version: Version) -> bool | None:
         """Is every broker ``version`` or newer? None when the evidence cannot tell."""
         if not self.consistent:
             return None
@@ -230,7 +230,7 @@ def infer_broker_version(facts: DiskFacts) -> BrokerVersionRange:
     return BrokerVersionRange(low, high, f"broker {_bound_text(low, high)}: {reasons}", evidence)
 
 
-def given_broker_version(version: Version, disk: Optional[BrokerVersionRange] = None) -> BrokerVersionRange:
+def given_broker_version(version: Version, disk: BrokerVersionRange | None = None) -> BrokerVersionRange:
     """The range ``--broker-version`` sets; the disk's own inference kept as evidence."""
     said = f"; the disks say {disk.label}" if disk is not None else ""
     label = f"broker {text(version)} (--broker-version{said})"

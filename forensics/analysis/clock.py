@@ -28,9 +28,10 @@ set aside do not count either.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import NamedTuple
 
 from forensics.findings import Finding, FindingKind
 
@@ -55,16 +56,16 @@ class FileTimes(str, Enum):
 
 @dataclass(frozen=True, slots=True)
 class AsOf:
-    time_ms: Optional[int]
+    time_ms: int | None
     source: str  # "--as-of", "newest batch timestamp, in <path>; file times agree (within 1 h)", ...
-    file_time_ms: Optional[int] = None  # the newest modification time among the inputs' files
-    file_time_path: Optional[str] = None
+    file_time_ms: int | None = None  # the newest modification time among the inputs' files
+    file_time_path: str | None = None
     file_times: FileTimes = FileTimes.NONE  # what the file times say about the record time
-    clean_shutdown: Tuple[str, ...] = ()  # the .kafka_cleanshutdown files among the inputs
-    set_aside: Tuple[Finding, ...] = ()  # record times not used: after every file time + 1 h
+    clean_shutdown: tuple[str, ...] = ()  # the .kafka_cleanshutdown files among the inputs
+    set_aside: tuple[Finding, ...] = ()  # record times not used: after every file time + 1 h
 
     @property
-    def file_offset_ms(self) -> Optional[int]:
+    def file_offset_ms(self) -> int | None:
         """The newest file time minus the as-of time (positive: the files are later)."""
         if self.file_time_ms is None or self.time_ms is None:
             return None
@@ -75,7 +76,7 @@ def given(time_ms: int) -> AsOf:
     return AsOf(time_ms, "--as-of")
 
 
-def incident_clock(records: Iterable[RecordTime], files: Iterable[Tuple[int, str]],
+def incident_clock(records: Iterable[RecordTime], files: Iterable[tuple[int, str]],
                    time_text: Callable[[int], str] = str) -> AsOf:
     """The as-of time of one cluster's inputs: its newest plausible record time, checked against the
     newest of ``files`` (``(mtime_ms, path)``); ``time_text`` writes the times a finding names (the
@@ -107,7 +108,7 @@ _SUFFIX = {FileTimes.NONE: "", FileTimes.AGREE: "; file times agree (within 1 h)
            FileTimes.OLDER: "; file times ignored (older than the records)"}
 
 
-def _file_verdict(record_ms: int, newest_file: Optional[Tuple[int, str]], older: bool) -> FileTimes:
+def _file_verdict(record_ms: int, newest_file: tuple[int, str] | None, older: bool) -> FileTimes:
     if newest_file is None:
         return FileTimes.NONE
     if older:
@@ -115,16 +116,16 @@ def _file_verdict(record_ms: int, newest_file: Optional[Tuple[int, str]], older:
     return FileTimes.COPY if newest_file[0] - record_ms > FILE_TIME_BOUND_MS else FileTimes.AGREE
 
 
-def _future(r: RecordTime, newest_file: Tuple[int, str], time_text: Callable[[int], str]) -> Finding:
+def _future(r: RecordTime, newest_file: tuple[int, str], time_text: Callable[[int], str]) -> Finding:
     return Finding(FindingKind.FUTURE_TIMESTAMP,
                    f"{r.what} {time_text(r.time_ms)} is more than 1 h after the newest file time of the inputs "
                    f"({time_text(newest_file[0])}, {newest_file[1]}): not used for the as-of time (a damaged or forged "
                    "record, or a producer clock far ahead)", path=r.path)
 
 
-def newest_per_file(times: Iterable[Tuple[Optional[int], str]], what: str = "batch timestamp") -> List[RecordTime]:
+def newest_per_file(times: Iterable[tuple[int | None, str]], what: str = "batch timestamp") -> list[RecordTime]:
     """``(time, path)`` pairs folded to one :class:`RecordTime` per path (its newest); ``None`` skipped."""
-    best: Dict[str, int] = {}
+    best: dict[str, int] = {}
     for t, path in times:
         if t is not None and (path not in best or t > best[path]):
             best[path] = t

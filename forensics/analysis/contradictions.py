@@ -18,7 +18,7 @@ make an open transaction ``unverifiable``, with the records named by file and by
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 from forensics.analysis.coordinator import TransactionIdView
 from forensics.analysis.evidence_gaps import Gap
@@ -30,11 +30,11 @@ from forensics.state.producer import TransactionSpan
 CONTRADICTION = "contradiction"
 
 
-def _open_text(first: Optional[int]) -> str:
+def _open_text(first: int | None) -> str:
     return f"open since offset {first}" if first is not None else "no open transaction"
 
 
-def fold_disagreement(view: PartitionView, pid: int) -> Optional[Gap]:
+def fold_disagreement(view: PartitionView, pid: int) -> Gap | None:
     """Snapshot + replay against the full history, for one producer (None: they agree, or the history
     does not know the producer: its batches are gone, nothing to check against)."""
     d = state_disagreement(view.broker, view.history, view.witness, view.witness_offset, pid)
@@ -67,14 +67,14 @@ def _disagreement_gap(view: PartitionView, pid: int, d: StateDisagreement) -> Ga
                partition_dir=view.inputs.path)
 
 
-def other_producers_disagreement(view: PartitionView) -> Tuple[Tuple[Optional[int], Gap], ...]:
+def other_producers_disagreement(view: PartitionView) -> tuple[tuple[int | None, Gap], ...]:
     """(producer, :func:`fold_disagreement`) of the first two producers of the partition whose readings
     disagree (``producers.disagreeing_producers``): a loaded state that contradicts the full history for any
     producer is not the broker's own (another moment's or partition's snapshot, or an edited one), so no
     verdict on the partition rests on it whole. First, (None, gap) when the snapshot used lists a producer
     twice (``producers.repeated_producers``)."""
     start = batches_from(view.inputs)
-    out: List[Tuple[Optional[int], Gap]] = []
+    out: list[tuple[int | None, Gap]] = []
     repeated = repeated_producers(view.snapshot_used)
     if repeated and view.snapshot_used is not None:
         path = view.snapshot_used.path
@@ -86,7 +86,7 @@ def other_producers_disagreement(view: PartitionView) -> Tuple[Tuple[Optional[in
     return tuple(out)
 
 
-def snapshot_without_data(view: PartitionView, pid: int) -> Optional[Gap]:
+def snapshot_without_data(view: PartitionView, pid: int) -> Gap | None:
     """The state the broker loads holds an open transaction the log should hold the data of (its first offset
     at or past the log's first offset) but the log has no batch of that producer at all: a snapshot of another
     partition or an edited one (retention or compaction leave no such thing: the data below the log start is
@@ -102,7 +102,7 @@ def snapshot_without_data(view: PartitionView, pid: int) -> Optional[Gap]:
                "partition or an edited one)", snap, partition_dir=view.inputs.path)
 
 
-def coordinator_contradiction(v: Optional[TransactionIdView]) -> Optional[Gap]:
+def coordinator_contradiction(v: TransactionIdView | None) -> Gap | None:
     """The id's coordinator records hold a transition a coordinator never writes."""
     if v is None or v.summary.illegal is None:
         return None
@@ -113,7 +113,7 @@ def coordinator_contradiction(v: Optional[TransactionIdView]) -> Optional[Gap]:
                bad.at.path, bad.at.position)
 
 
-def data_contradictions(view: PartitionView, span: Optional[TransactionSpan]) -> List[Gap]:
+def data_contradictions(view: PartitionView, span: TransactionSpan | None) -> list[Gap]:
     """The open transaction's data against itself and the high watermark."""
     if span is None:
         return []
@@ -141,14 +141,14 @@ def data_contradictions(view: PartitionView, span: Optional[TransactionSpan]) ->
     return out
 
 
-def contradictions(view: PartitionView, pid: int, span: Optional[TransactionSpan],
-                   v: Optional[TransactionIdView]) -> Tuple[Gap, ...]:
+def contradictions(view: PartitionView, pid: int, span: TransactionSpan | None,
+                   v: TransactionIdView | None) -> tuple[Gap, ...]:
     """Every contradiction about the open transaction of ``pid`` on ``view``."""
     found = [fold_disagreement(view, pid), snapshot_without_data(view, pid), coordinator_contradiction(v)]
     return tuple(g for g in found if g is not None) + tuple(data_contradictions(view, span))
 
 
-def replica_epoch_disagreement(view: PartitionView, replicas: Sequence[PartitionView]) -> Optional[Gap]:
+def replica_epoch_disagreement(view: PartitionView, replicas: Sequence[PartitionView]) -> Gap | None:
     """Another replica's ``leader-epoch-checkpoint`` starts a leader epoch at another offset than ``view``'s:
     one leader writes each epoch, and a follower takes its entries from the leader's batches, so replicas
     agree wherever both hold an epoch (but for an entry moved up to the log start, ``truncateFromStart``)."""
@@ -167,7 +167,7 @@ def replica_epoch_disagreement(view: PartitionView, replicas: Sequence[Partition
     return None
 
 
-def replica_disagreement(view: PartitionView, replicas: Sequence[PartitionView], pid: int) -> Optional[Gap]:
+def replica_disagreement(view: PartitionView, replicas: Sequence[PartitionView], pid: int) -> Gap | None:
     """Another replica holds the same open transaction differently: open since another offset, or with batches
     of several producer epochs (a follower copies the leader's batches, so both hold one transaction alike). A
     replica where it is closed (a marker the copy read lost) or not yet open (a lagging follower) is no

@@ -11,7 +11,8 @@ leader epoch: ``TransactionCoordinator.onElection``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import NamedTuple
+from collections.abc import Iterable, Sequence
 
 from forensics.analysis.replicas import replica_rank
 from forensics.codec.txnlog import transaction_partition_for
@@ -34,10 +35,10 @@ class CoordinatorPartitionView:
     inputs: TxnStateInputs  # its segments without their records (folded into ``state``)
     state: CoordinatorPartitionState
     coordinator_epoch: int  # -1 when nothing tells
-    other_replicas: Tuple[str, ...]  # paths of replicas not folded
+    other_replicas: tuple[str, ...]  # paths of replicas not folded
 
     @property
-    def broker_id(self) -> Optional[int]:
+    def broker_id(self) -> int | None:
         return self.inputs.broker_id
 
 
@@ -49,11 +50,11 @@ class TransactionIdView:
     transactional_id: str
     partition: int  # the __transaction_state partition holding it
     expected_partition: int
-    coordinator: Optional[int]  # broker id of the replica read
+    coordinator: int | None  # broker id of the replica read
     coordinator_epoch: int
-    metadata: Optional[TransactionMetadata]
-    tombstone: Optional[HistoryEntry]
-    history: Tuple[HistoryEntry, ...]
+    metadata: TransactionMetadata | None
+    tombstone: HistoryEntry | None
+    history: tuple[HistoryEntry, ...]
     summary: IdSummary
 
     @property
@@ -71,7 +72,7 @@ class TransactionIdView:
         return self.summary.last
 
     @property
-    def decision(self) -> Optional[Decision]:
+    def decision(self) -> Decision | None:
         """The coordinator's last decision for the id (its last Prepare/Complete record)."""
         return self.summary.decision
 
@@ -79,19 +80,19 @@ class TransactionIdView:
 @dataclass(frozen=True, slots=True)
 class CoordinatorView:
     partition_count: int
-    partitions: Dict[int, CoordinatorPartitionView]
-    ids: Dict[str, TransactionIdView]
-    findings: Tuple[Finding, ...]
+    partitions: dict[int, CoordinatorPartitionView]
+    ids: dict[str, TransactionIdView]
+    findings: tuple[Finding, ...]
     # where partition_count comes from: "--transaction-state-partitions" or "__cluster_metadata" (proven), or
     # "" (inferred from the partitions present: a higher-numbered one may be missing)
     count_source: str = ""
     # producer id -> ids, built once (callers look up one producer per open transaction)
-    _current: Dict[int, Tuple[TransactionIdView, ...]] = field(default_factory=dict, compare=False, repr=False)
-    _ever: Dict[int, Tuple[TransactionIdView, ...]] = field(default_factory=dict, compare=False, repr=False)
+    _current: dict[int, tuple[TransactionIdView, ...]] = field(default_factory=dict, compare=False, repr=False)
+    _ever: dict[int, tuple[TransactionIdView, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        current: Dict[int, List[TransactionIdView]] = {}
-        ever: Dict[int, List[TransactionIdView]] = {}
+        current: dict[int, list[TransactionIdView]] = {}
+        ever: dict[int, list[TransactionIdView]] = {}
         for v in self.ids.values():
             m = v.metadata
             if m is not None:
@@ -102,16 +103,16 @@ class CoordinatorView:
         object.__setattr__(self, "_current", {pid: tuple(vs) for pid, vs in current.items()})
         object.__setattr__(self, "_ever", {pid: tuple(vs) for pid, vs in ever.items()})
 
-    def ids_for_producer(self, producer_id: int) -> List[TransactionIdView]:
+    def ids_for_producer(self, producer_id: int) -> list[TransactionIdView]:
         """Ids whose current (or previous/next, TV2 rotation) producer id is ``producer_id``, in id order."""
         return list(self._current.get(producer_id, ()))
 
-    def ever_used_producer(self, producer_id: int) -> List[TransactionIdView]:
+    def ever_used_producer(self, producer_id: int) -> list[TransactionIdView]:
         """Ids whose history ever carried ``producer_id`` (also tombstoned ones), in id order."""
         return list(self._ever.get(producer_id, ()))
 
 
-def _preference(r: Union[TxnStateInputs, FoldedReplica]) -> tuple:
+def _preference(r: TxnStateInputs | FoldedReplica) -> tuple:
     if isinstance(r, FoldedReplica):
         r = r.inputs
     end = max((s.next_offset for s in r.segments if s.next_offset is not None), default=0)
@@ -151,14 +152,14 @@ def fold_replica(r: TxnStateInputs, keep_history: KeepHistory = None) -> FoldedR
     return FoldedReplica(_without_records(r), _fold(r, keep_history))
 
 
-def stored_ids(r: Union[TxnStateInputs, FoldedReplica]) -> Iterable[str]:
+def stored_ids(r: TxnStateInputs | FoldedReplica) -> Iterable[str]:
     """The transactional ids a replica's records name."""
     if isinstance(r, FoldedReplica):
         return r.state.summaries.keys()
     return (rec.transactional_id for seg in r.segments for rec in seg.records)
 
 
-def _partition_findings(r: TxnStateInputs, st: CoordinatorPartitionState) -> List[Finding]:
+def _partition_findings(r: TxnStateInputs, st: CoordinatorPartitionState) -> list[Finding]:
     out = list(r.findings)
     for seg in r.segments:
         out.extend(seg.findings)
@@ -170,18 +171,18 @@ def _partition_findings(r: TxnStateInputs, st: CoordinatorPartitionState) -> Lis
     return out
 
 
-def rebuild_coordinator(replicas: Sequence[Union[TxnStateInputs, FoldedReplica]],
-                        partition_count: Optional[int] = None, keep_history: KeepHistory = None,
+def rebuild_coordinator(replicas: Sequence[TxnStateInputs | FoldedReplica],
+                        partition_count: int | None = None, keep_history: KeepHistory = None,
                         count_source: str = "") -> CoordinatorView:
     """The coordinators' view; ``keep_history`` says which ids keep their full history (None: all;
     the commands that print no history keep none). Replicas come as read, or folded already."""
-    by_partition: Dict[int, List[Union[TxnStateInputs, FoldedReplica]]] = {}
+    by_partition: dict[int, list[TxnStateInputs | FoldedReplica]] = {}
     for r in replicas:
         by_partition.setdefault(r.partition, []).append(r)
     n = partition_count if partition_count else (max(by_partition) + 1 if by_partition else 0)
-    findings: List[Finding] = []
-    views: Dict[int, CoordinatorPartitionView] = {}
-    ids: Dict[str, TransactionIdView] = {}
+    findings: list[Finding] = []
+    views: dict[int, CoordinatorPartitionView] = {}
+    ids: dict[str, TransactionIdView] = {}
     for part in sorted(by_partition):
         best, *others = sorted(by_partition[part], key=_preference, reverse=True)
         chosen = best.inputs if isinstance(best, FoldedReplica) else best

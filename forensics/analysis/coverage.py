@@ -20,7 +20,8 @@ all-clear of a scope holding it is not proven.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Any, NamedTuple
+from collections.abc import Mapping, Sequence
 
 from forensics.analysis.filters import Filters
 from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, TopicPartition, first_few
@@ -32,17 +33,17 @@ class PresentCopy(NamedTuple):
     """One live partition dir among the inputs."""
 
     topic_partition: TopicPartition
-    broker_id: Optional[int]
-    directory_id: Optional[str]  # its log dir's meta.properties directory.id
+    broker_id: int | None
+    directory_id: str | None  # its log dir's meta.properties directory.id
     path: str
-    log_dir: Optional[str]  # the log dir holding it (None: given on its own)
+    log_dir: str | None  # the log dir holding it (None: given on its own)
 
 
 class PresentLogDir(NamedTuple):
     path: str
-    broker_id: Optional[int]
-    directory_id: Optional[str]
-    listed: Tuple[TopicPartition, ...]  # the partitions its checkpoints name
+    broker_id: int | None
+    directory_id: str | None
+    listed: tuple[TopicPartition, ...]  # the partitions its checkpoints name
 
 
 class Uncovered(NamedTuple):
@@ -50,18 +51,18 @@ class Uncovered(NamedTuple):
 
     topic_partition: TopicPartition
     text: str  # "its leader's copy (broker 3, log dir 1aB...) is not among the inputs; broker 2's is"
-    leader: Optional[int]  # the broker whose copy is missing (None: unknown)
+    leader: int | None  # the broker whose copy is missing (None: unknown)
 
 
 class MissingBroker(NamedTuple):
     broker_id: int
-    leads: Tuple[TopicPartition, ...]  # the partitions it leads (led last, when they have no leader now)
+    leads: tuple[TopicPartition, ...]  # the partitions it leads (led last, when they have no leader now)
 
 
 class MissingLogDir(NamedTuple):
     broker_id: int
     directory_id: str
-    partitions: Tuple[TopicPartition, ...]  # assigned to it
+    partitions: tuple[TopicPartition, ...]  # assigned to it
 
 
 @dataclass(frozen=True)
@@ -69,32 +70,32 @@ class Coverage:
     """The evidence against what the disk says should be there."""
 
     source: str  # "__cluster_metadata" (KRaft), "checkpoints" (ZooKeeper-era), "" (nothing tells)
-    brokers_expected: Tuple[int, ...]
-    brokers_present: Tuple[int, ...]
-    missing_brokers: Tuple[MissingBroker, ...]
-    missing_log_dirs: Tuple[MissingLogDir, ...]
+    brokers_expected: tuple[int, ...]
+    brokers_present: tuple[int, ...]
+    missing_brokers: tuple[MissingBroker, ...]
+    missing_log_dirs: tuple[MissingLogDir, ...]
     uncovered: Mapping[TopicPartition, Uncovered]
-    txn_partition_count: Optional[int]  # what the disk says (None: nothing on it does)
-    metadata_missing: Tuple[str, ...] = ()  # KRaft log dirs given without any __cluster_metadata
+    txn_partition_count: int | None  # what the disk says (None: nothing on it does)
+    metadata_missing: tuple[str, ...] = ()  # KRaft log dirs given without any __cluster_metadata
     metadata_incomplete: bool = False  # the metadata log read lacks records (damage, a gap: its findings say)
     # metadata log dirs (bootstrap.checkpoint) given without their own __cluster_metadata-0, where another
     # copy was read: that copy may lag the one left out
-    metadata_copies_missing: Tuple[str, ...] = ()
+    metadata_copies_missing: tuple[str, ...] = ()
     # (leader, its leader epoch) as __cluster_metadata names them (the last leader where none is now)
-    leaders: Mapping[TopicPartition, Tuple[int, int]] = field(default_factory=dict)
+    leaders: Mapping[TopicPartition, tuple[int, int]] = field(default_factory=dict)
     # the partitions __cluster_metadata gives one replica: their high watermark is their log end
-    sole_replicas: FrozenSet[TopicPartition] = frozenset()
+    sole_replicas: frozenset[TopicPartition] = frozenset()
 
     @property
     def complete(self) -> bool:
         return not (self.uncovered or self.missing_brokers or self.missing_log_dirs or self.metadata_missing
                     or self.metadata_incomplete or self.metadata_copies_missing)
 
-    def gap(self, tp: TopicPartition) -> Optional[Uncovered]:
+    def gap(self, tp: TopicPartition) -> Uncovered | None:
         """Why verdicts on ``tp`` rest on an incomplete copy (None: its copy that matters is here)."""
         return self.uncovered.get(tp)
 
-    def uncovered_in(self, selection: Filters) -> List[Uncovered]:
+    def uncovered_in(self, selection: Filters) -> list[Uncovered]:
         """The uncovered partitions ``selection`` judges (its topic and partition; a broker id selects
         replicas, not partitions: every partition counts then)."""
         return [u for tp, u in self.uncovered.items() if selection.selects(tp.topic, tp.partition, None)]
@@ -110,17 +111,17 @@ def joined(parts: Sequence[str]) -> str:
     return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
 
 
-def _dir_text(directory_id: Optional[str]) -> str:
+def _dir_text(directory_id: str | None) -> str:
     return f", log dir {directory_id}" if directory_id else ""
 
 
 def from_image(image: Any, log_dirs: Sequence[PresentLogDir], copies: Sequence[PresentCopy]) -> Coverage:
     """The coverage by a KRaft cluster image (``forensics.state.cluster_image.ClusterImage``)."""
     present_brokers = sorted({d.broker_id for d in log_dirs if d.broker_id is not None})
-    by_tp: Dict[TopicPartition, List[PresentCopy]] = {}
+    by_tp: dict[TopicPartition, list[PresentCopy]] = {}
     for c in copies:
         by_tp.setdefault(c.topic_partition, []).append(c)
-    uncovered: Dict[TopicPartition, Uncovered] = {}
+    uncovered: dict[TopicPartition, Uncovered] = {}
     for p in image.partitions():
         tp = p.topic_partition
         if tp.topic == CLUSTER_METADATA_TOPIC:
@@ -159,8 +160,8 @@ def from_image(image: Any, log_dirs: Sequence[PresentLogDir], copies: Sequence[P
 
 def from_checkpoints(log_dirs: Sequence[PresentLogDir], copies: Sequence[PresentCopy]) -> Coverage:
     """The coverage by what each log dir's checkpoints list (ZooKeeper-era disks)."""
-    present: Set[Tuple[TopicPartition, Optional[str]]] = {(c.topic_partition, c.log_dir) for c in copies}
-    uncovered: Dict[TopicPartition, Uncovered] = {}
+    present: set[tuple[TopicPartition, str | None]] = {(c.topic_partition, c.log_dir) for c in copies}
+    uncovered: dict[TopicPartition, Uncovered] = {}
     for d in log_dirs:
         for tp in d.listed:
             if (tp, d.path) in present or tp.topic == CLUSTER_METADATA_TOPIC:
@@ -172,7 +173,7 @@ def from_checkpoints(log_dirs: Sequence[PresentLogDir], copies: Sequence[Present
     return Coverage("checkpoints" if log_dirs else "", (), brokers, (), (), uncovered, None)
 
 
-def describe(c: Coverage) -> List[str]:
+def describe(c: Coverage) -> list[str]:
     """The lines every output gives about the coverage: what is missing, or what nothing on the disk tells."""
     out = []
     for b in c.missing_brokers:

@@ -27,7 +27,8 @@ A torn copy and a marker really lost look alike on disk; only the live cluster t
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
+from collections.abc import Callable, Iterable, Sequence
 
 from forensics.analysis.coordinator import CoordinatorPartitionView, CoordinatorView, TransactionIdView
 from forensics.analysis.producers import COORDINATOR_WRITTEN_TOPICS, PartitionView
@@ -52,11 +53,11 @@ COPY_MISSING = "copy_missing"  # the copy a verdict needs (a partition's leader'
 MISPLACED = "misplaced_records"  # a coordinator partition holds records of ids that hash to another one
 # what a partition dir's index files say its log reached: (next offset, index path, "offset index"), the
 # runs' reader (pipeline/witnesses.index_reach) handed in, so that this floor opens no file
-Reach = Callable[[PartitionDir], Optional[Tuple[int, str, str]]]
-BatchCrc = Callable[[str, int], Optional[int]]  # (segment path, byte) -> the CRC of the v2 batch there
+Reach = Callable[[PartitionDir], tuple[int, str, str] | None]
+BatchCrc = Callable[[str, int], int | None]  # (segment path, byte) -> the CRC of the v2 batch there
 # (segment paths, leader-epoch-checkpoint entries, log start) -> the first batch the entries contradict:
 # (offset, its leader epoch, the entries' epoch or None, path, byte) (pipeline/witnesses.epoch_mismatch)
-EpochCheck = Callable[[Sequence[str], Sequence[EpochEntry], int], Optional[Tuple[int, int, Optional[int], str, int]]]
+EpochCheck = Callable[[Sequence[str], Sequence[EpochEntry], int], tuple[int, int, int | None, str, int] | None]
 
 
 class Gap(NamedTuple):
@@ -66,8 +67,8 @@ class Gap(NamedTuple):
     # snapshot_past_end, or too_recent (analysis/settling.py)
     text: str  # "is damaged at byte 600 of 00000000000000000000.log (crc_mismatch)", "below its high watermark 5"
     path: str
-    position: Optional[int] = None
-    log_end: Optional[int] = None  # the end gaps: where the log read ends
+    position: int | None = None
+    log_end: int | None = None  # the end gaps: where the log read ends
     partition_dir: str = ""
 
 
@@ -77,17 +78,17 @@ class LogExtent(NamedTuple):
     label: str  # "__transaction_state-43", "orders-0"
     path: str  # the partition dir
     log_end: int  # next offset after the last valid batch read
-    high_watermark: Optional[int]
-    recovery_point: Optional[int]
-    snapshot_offsets: Tuple[int, ...]
-    segments: Tuple[str, ...]  # segment paths in base-offset order
-    findings: Tuple[Finding, ...]  # what reading its files found
+    high_watermark: int | None
+    recovery_point: int | None
+    snapshot_offsets: tuple[int, ...]
+    segments: tuple[str, ...]  # segment paths in base-offset order
+    findings: tuple[Finding, ...]  # what reading its files found
     clean_shutdown: bool = False  # its log dir holds .kafka_cleanshutdown
-    log_start: Optional[int] = None  # log-start-offset-checkpoint
-    leader_epochs: Tuple[EpochEntry, ...] = ()  # leader-epoch-checkpoint
-    reach: Optional[Tuple[int, str, str]] = None  # (next offset, index path, what) its indexes name
+    log_start: int | None = None  # log-start-offset-checkpoint
+    leader_epochs: tuple[EpochEntry, ...] = ()  # leader-epoch-checkpoint
+    reach: tuple[int, str, str] | None = None  # (next offset, index path, what) its indexes name
     sole_replica: bool = False  # __cluster_metadata gives the partition this one replica
-    led_at: Optional[int] = None  # the leader epoch at which __cluster_metadata makes this replica's broker its leader
+    led_at: int | None = None  # the leader epoch at which __cluster_metadata makes this replica's broker its leader
 
 
 def _damage_text(f: Finding) -> str:
@@ -97,11 +98,11 @@ def _damage_text(f: Finding) -> str:
     return f"is damaged {where} {_file_name(f.path)} ({f.kind.value})"
 
 
-def _file_name(path: Optional[str]) -> str:
+def _file_name(path: str | None) -> str:
     return (path or "?").rsplit("/", 1)[-1]
 
 
-def end_gaps(log: LogExtent) -> List[Gap]:
+def end_gaps(log: LogExtent) -> list[Gap]:
     """The log ends below what the broker's own files say it held."""
     out = []
     if log.high_watermark is not None and log.log_end < log.high_watermark:
@@ -164,7 +165,7 @@ class LogGaps:
         self._order = order
         self._ends = end_gaps(log)
 
-    def from_(self, after: Optional[Tuple[str, int]] = None) -> Tuple[Gap, ...]:
+    def from_(self, after: tuple[str, int] | None = None) -> tuple[Gap, ...]:
         """Every gap; with ``after`` = (segment path, byte), only the damage at or after that point."""
         first = 0
         if after is not None:
@@ -172,7 +173,7 @@ class LogGaps:
         return tuple(self._placed[first:] + self._elsewhere + self._ends)
 
 
-def gaps_of(log: LogExtent, after: Optional[Tuple[str, int]] = None) -> Tuple[Gap, ...]:
+def gaps_of(log: LogExtent, after: tuple[str, int] | None = None) -> tuple[Gap, ...]:
     return LogGaps(log).from_(after)
 
 
@@ -187,11 +188,11 @@ def describe(label: str, gaps: Sequence[Gap]) -> str:
     return f"the log of {label} {joined(parts)}"
 
 
-def misplaced_records(coordinator: Optional[CoordinatorView]) -> Dict[int, Gap]:
+def misplaced_records(coordinator: CoordinatorView | None) -> dict[int, Gap]:
     """The coordinator partitions holding records of ids that hash to another partition, with the first one. Not
     with a count the operator gave (``--transaction-state-partitions``): the disk's contradiction of it is a
     finding of its own, and the verdicts follow the count given."""
-    out: Dict[int, Gap] = {}
+    out: dict[int, Gap] = {}
     given = coordinator is not None and coordinator.count_source == "--transaction-state-partitions"
     n = coordinator.partition_count if coordinator is not None and not given else 0
     for part, cp in (coordinator.partitions.items() if coordinator is not None and n else ()):
@@ -210,8 +211,8 @@ def misplaced_records(coordinator: Optional[CoordinatorView]) -> Dict[int, Gap]:
 class EvidenceExtents:
     """The :class:`LogExtent` of every partition replica dir read, by path."""
 
-    def __init__(self, inventory: Inventory, reach: Optional[Reach] = None, coverage: Optional[Coverage] = None) -> None:
-        self._dirs: Dict[str, Tuple[Optional[LogDir], PartitionDir]] = {
+    def __init__(self, inventory: Inventory, reach: Reach | None = None, coverage: Coverage | None = None) -> None:
+        self._dirs: dict[str, tuple[LogDir | None, PartitionDir]] = {
             p.path: (d, p) for d, p in inventory.all_partitions()}
         self._reach = reach
         self._sole = coverage.sole_replicas if coverage is not None else frozenset()
@@ -232,7 +233,7 @@ class EvidenceExtents:
         return self.extent(f"{TRANSACTION_STATE_TOPIC}-{part}", r.path, end, r.high_watermark,
                            (s.path for s in r.segments), found)
 
-    def extent(self, label: str, path: str, log_end: int, high_watermark: Optional[int],
+    def extent(self, label: str, path: str, log_end: int, high_watermark: int | None,
                segments: Iterable[str], findings: Iterable[Finding]) -> LogExtent:
         log_dir, part = self._dirs.get(path, (None, None))
         tp = part.topic_partition if part is not None else None
@@ -246,13 +247,13 @@ class EvidenceExtents:
                          (*reached,) if reached is not None else None,  # a plain tuple (reach may hand a NamedTuple)
                          tp in self._sole, self._led_at(log_dir, tp))
 
-    def _led_at(self, log_dir: Optional[LogDir], tp: Optional[TopicPartition]) -> Optional[int]:
+    def _led_at(self, log_dir: LogDir | None, tp: TopicPartition | None) -> int | None:
         leader, epoch = self._leaders.get(tp, (None, None)) if tp is not None else (None, None)
         return epoch if log_dir is not None and leader is not None and leader == log_dir.broker_id else None
 
 
 def epoch_gap(check: EpochCheck, label: str, partition_dir: str, segments: Sequence[str], entries: Sequence[EpochEntry],
-              log_start: int) -> Optional[Gap]:
+              log_start: int) -> Gap | None:
     """The first batch of a log whose partition leader epoch is not the one its ``leader-epoch-checkpoint``
     (``entries``) gives its offset, as a gap (None: they agree, or no entry to compare)."""
     found = check(segments, entries, log_start) if entries else None
@@ -269,20 +270,20 @@ class EvidenceCheck:
     """The gaps in the records that verdicts rest on: a data partition's tail after an open
     transaction, and the coordinator partitions."""
 
-    def __init__(self, inventory: Inventory, coordinator: Optional[CoordinatorView],
-                 quiescence: Optional[Quiescence] = None, reach: Optional[Reach] = None,
-                 coverage: Optional[Coverage] = None, crc: Optional[BatchCrc] = None,
-                 epochs: Optional[EpochCheck] = None) -> None:
+    def __init__(self, inventory: Inventory, coordinator: CoordinatorView | None,
+                 quiescence: Quiescence | None = None, reach: Reach | None = None,
+                 coverage: Coverage | None = None, crc: BatchCrc | None = None,
+                 epochs: EpochCheck | None = None) -> None:
         self.quiescence = quiescence  # when each partition was copied, on evidence not of one quiescent moment
         self.coverage = coverage  # what should be there against what is
         self._extents = EvidenceExtents(inventory, reach, coverage)
         self._crc = crc
         self._epochs = epochs
-        self._epoch_gaps: Dict[str, Optional[Gap]] = {}  # by partition dir: its batches read once
-        self._data: Dict[str, LogGaps] = {}  # by partition dir: built once, however many rows it has
-        self._coordinator: Dict[int, Tuple[str, Tuple[Gap, ...]]] = {}
-        self._coordinator_extents: Dict[int, LogExtent] = {}
-        self._coordinator_epochs: Dict[int, Optional[Gap]] = {}  # by partition: its batches read once, when asked
+        self._epoch_gaps: dict[str, Gap | None] = {}  # by partition dir: its batches read once
+        self._data: dict[str, LogGaps] = {}  # by partition dir: built once, however many rows it has
+        self._coordinator: dict[int, tuple[str, tuple[Gap, ...]]] = {}
+        self._coordinator_extents: dict[int, LogExtent] = {}
+        self._coordinator_epochs: dict[int, Gap | None] = {}  # by partition: its batches read once, when asked
         self._misplaced = misplaced_records(coordinator)
         for part, cp in (coordinator.partitions.items() if coordinator is not None else ()):
             extent = self._coordinator_extents[part] = self._extents.of_coordinator(part, cp)
@@ -290,7 +291,7 @@ class EvidenceCheck:
             if gaps:
                 self._coordinator[part] = (extent.label, gaps)
 
-    def data(self, view: PartitionView, span: Optional[TransactionSpan]) -> Tuple[Gap, ...]:
+    def data(self, view: PartitionView, span: TransactionSpan | None) -> tuple[Gap, ...]:
         """Gaps of the data partition from the open transaction's first batch on (everywhere when
         that batch was not seen)."""
         i = view.inputs
@@ -300,12 +301,12 @@ class EvidenceCheck:
         start = span.start if span is not None else None
         return gaps.from_((start.path, start.position) if start is not None else None)
 
-    def coordinator(self, partitions: Optional[Sequence[int]]) -> List[Tuple[str, Tuple[Gap, ...]]]:
+    def coordinator(self, partitions: Sequence[int] | None) -> list[tuple[str, tuple[Gap, ...]]]:
         """(label, gaps) of the coordinator partitions given (None: all of them) that have gaps."""
         wanted = sorted(self._coordinator) if partitions is None else [p for p in partitions if p in self._coordinator]
         return [self._coordinator[p] for p in wanted]
 
-    def epoch_contradiction(self, view: PartitionView) -> Optional[Gap]:
+    def epoch_contradiction(self, view: PartitionView) -> Gap | None:
         """A batch of the log whose partition leader epoch is not the one its ``leader-epoch-checkpoint``
         gives its offset (None: they agree, or nothing to compare)."""
         i = view.inputs
@@ -314,7 +315,7 @@ class EvidenceCheck:
                                                        i.leader_epochs, view.log_start_offset)
         return self._epoch_gaps[i.path]
 
-    def coordinator_epoch_contradictions(self, partitions: Optional[Sequence[int]]) -> List[Gap]:
+    def coordinator_epoch_contradictions(self, partitions: Sequence[int] | None) -> list[Gap]:
         """:meth:`epoch_contradiction` of the coordinator partitions given (None: all of them)."""
         wanted = sorted(self._coordinator_extents) if partitions is None else partitions
         out = []
@@ -331,10 +332,10 @@ class EvidenceCheck:
         return out
 
     def _epoch_gap(self, label: str, partition_dir: str, segments: Sequence[str], entries: Sequence[EpochEntry],
-                   log_start: int) -> Optional[Gap]:
+                   log_start: int) -> Gap | None:
         return epoch_gap(self._epochs, label, partition_dir, segments, entries, log_start) if self._epochs else None
 
-    def repeated_batch(self, view: PartitionView, pid: int, span: Optional[TransactionSpan]) -> Optional[Gap]:
+    def repeated_batch(self, view: PartitionView, pid: int, span: TransactionSpan | None) -> Gap | None:
         """The open transaction's first batch holds the same records (the same CRC) as the first batch of an
         earlier transaction of its producer: a copy. Asked where no sequence number tells a copy apart (the
         coordinators' own batches: ``__consumer_offsets``' transactional offset commits); the last
@@ -354,7 +355,7 @@ class EvidenceCheck:
                            "new transaction", start.path, start.position, partition_dir=view.inputs.path)
         return None
 
-    def misplaced(self, v: Optional[TransactionIdView]) -> Tuple[Gap, ...]:
+    def misplaced(self, v: TransactionIdView | None) -> tuple[Gap, ...]:
         """Coordinator partitions a verdict reads that hold other partitions' records: the id's own and the
         one its record was found in (``v``), or every one (no id found: any may have held its record)."""
         if v is None:
@@ -362,8 +363,8 @@ class EvidenceCheck:
         return tuple(self._misplaced[p] for p in dict.fromkeys((v.expected_partition, v.partition))
                      if p in self._misplaced)
 
-    def copies_missing(self, tp: TopicPartition, v: Optional[TransactionIdView], every_coordinator: bool
-                       ) -> Tuple[Gap, ...]:
+    def copies_missing(self, tp: TopicPartition, v: TransactionIdView | None, every_coordinator: bool
+                       ) -> tuple[Gap, ...]:
         """The copies a verdict on ``tp`` needs that are not among the inputs: ``tp``'s leader's, the id's
         coordinator partition's leader's (``v``), and with ``every_coordinator`` (no id known: any partition
         may hold the producer's record) every coordinator partition's."""

@@ -4,8 +4,9 @@ per run before any verdict; every later step reads it instead of guessing."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import List, Mapping, NamedTuple, Optional, Tuple
+from typing import NamedTuple
 
 from forensics.analysis.coverage import SHOWN, Coverage, names
 from forensics.analysis.coverage import describe as describe_coverage
@@ -27,9 +28,9 @@ class TornLog(NamedTuple):
 class EvidenceModel:
     quiescence: Quiescence
     coverage: Coverage
-    torn: Tuple[TornLog, ...] = ()
+    torn: tuple[TornLog, ...] = ()
 
-    def lines(self, brokers: Mapping[str, Optional[int]]) -> List[str]:
+    def lines(self, brokers: Mapping[str, int | None]) -> list[str]:
         """What weakens the verdicts, one line each (``brokers``: log dir path -> broker id)."""
         moment = describe_quiescence(self.quiescence, brokers)
         torn = []
@@ -39,7 +40,7 @@ class EvidenceModel:
                     + ": what is missing may hold an open transaction, so no all-clear is proven"]
         return ([moment] if moment else []) + describe_coverage(self.coverage) + torn
 
-    def unproven_all_clear(self, selection: Filters) -> Optional[str]:
+    def unproven_all_clear(self, selection: Filters) -> str | None:
         """Why no all-clear of ``selection`` is proven by this evidence (None: it is)."""
         c = self.coverage
         uncovered = c.uncovered_in(selection)

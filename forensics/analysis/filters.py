@@ -18,8 +18,8 @@ exact, but it has no user-typed filter to be forgiving about).
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Dict, Iterable, List, Optional, Sequence, Set
 
 from forensics.analysis.coordinator import CoordinatorView
 from forensics.codec.txnlog import TransactionStatus
@@ -35,34 +35,34 @@ STATE_NAMES = tuple(s.kafka_name for s in TransactionStatus)  # Kafka's Transact
 class Filters:
     """The selection options of a command (None: not given)."""
 
-    topic: Optional[str] = None
-    partition: Optional[int] = None
-    broker_id: Optional[int] = None
-    transactional_id: Optional[str] = None
-    state: Optional[str] = None
+    topic: str | None = None
+    partition: int | None = None
+    broker_id: int | None = None
+    transactional_id: str | None = None
+    state: str | None = None
 
     @property
     def narrows_partitions(self) -> bool:
         """Whether ``topic``, ``partition`` or ``broker_id`` leaves some partition replicas out."""
         return self.topic is not None or self.partition is not None or self.broker_id is not None
 
-    def selects(self, topic: Optional[str], partition: Optional[int], broker_id: Optional[int]) -> bool:
+    def selects(self, topic: str | None, partition: int | None, broker_id: int | None) -> bool:
         """Whether the replica of ``topic``-``partition`` on broker ``broker_id`` (None: a log dir naming
         no broker) is selected by ``topic``, ``partition`` and ``broker_id``."""
         return ((self.topic is None or topic == self.topic) and (self.partition is None or partition == self.partition)
                 and (self.broker_id is None or broker_id == self.broker_id))
 
 
-def _close(value: str, names: Sequence[str]) -> List[str]:
+def _close(value: str, names: Sequence[str]) -> list[str]:
     """Up to three names ``value`` may have meant: the same name in another case first."""
     folded = [n for n in names if n.lower() == value.lower() and n != value]
     rest = [m for m in difflib.get_close_matches(value, names, n=3, cutoff=0.6) if m not in folded]
     return (folded + rest)[:3]
 
 
-def _spans(numbers: Iterable[int]) -> List[str]:
+def _spans(numbers: Iterable[int]) -> list[str]:
     """``[0, 1, 2, 5]`` -> ``["0-2", "5"]``."""
-    out: List[str] = []
+    out: list[str] = []
     ordered = sorted(set(numbers))
     i = 0
     while i < len(ordered):
@@ -92,9 +92,9 @@ class _Replicas:
     """Live partition replicas of the inventory: topic -> partition -> broker ids (None: not known)."""
 
     def __init__(self, inventory: Inventory) -> None:
-        self.live: Dict[str, Dict[int, Set[Optional[int]]]] = {}
-        self.other: Set[str] = set()  # topics seen only as -delete/-stray/-future copies
-        self.brokers: Set[int] = {d.broker_id for d in inventory.log_dirs if d.broker_id is not None}
+        self.live: dict[str, dict[int, set[int | None]]] = {}
+        self.other: set[str] = set()  # topics seen only as -delete/-stray/-future copies
+        self.brokers: set[int] = {d.broker_id for d in inventory.log_dirs if d.broker_id is not None}
         for log_dir, p in inventory.all_partitions():
             if p.topic is None or p.partition is None:
                 continue
@@ -104,7 +104,7 @@ class _Replicas:
             else:
                 self.other.add(p.topic)
 
-    def holders(self, topic: str, partition: Optional[int]) -> Set[int]:
+    def holders(self, topic: str, partition: int | None) -> set[int]:
         parts = self.live[topic]
         chosen = [parts[partition]] if partition is not None else parts.values()
         return {b for bs in chosen for b in bs if b is not None}
@@ -151,7 +151,7 @@ def canonical_state(value: str) -> str:
     raise UsageError(f"no transaction state {value!r}; states: {', '.join(STATE_NAMES)}")
 
 
-def _check_transactional_id(value: str, coordinator: Optional[CoordinatorView]) -> None:
+def _check_transactional_id(value: str, coordinator: CoordinatorView | None) -> None:
     if coordinator is None:
         raise ValueError("checking a transactional id needs the coordinators' view")
     if value in coordinator.ids:
@@ -165,7 +165,7 @@ def _check_transactional_id(value: str, coordinator: Optional[CoordinatorView]) 
     raise _unknown_name("transactional id", value, coordinator.ids, "transactional ids")
 
 
-def check_filters(inventory: Inventory, filters: Filters, coordinator: Optional[CoordinatorView] = None) -> Filters:
+def check_filters(inventory: Inventory, filters: Filters, coordinator: CoordinatorView | None = None) -> Filters:
     """``filters`` with ``state`` in Kafka's spelling, once every value names something in the
     evidence; raises :class:`UsageError` (exit 2) otherwise.
 
@@ -182,7 +182,7 @@ def check_filters(inventory: Inventory, filters: Filters, coordinator: Optional[
 
 def states_present(coordinator: CoordinatorView) -> str:
     """``CompleteCommit (12), Ongoing (1)``: the states the transactional ids are in, with counts."""
-    counts: Dict[str, int] = {}
+    counts: dict[str, int] = {}
     for v in coordinator.ids.values():
         counts[v.state_name] = counts.get(v.state_name, 0) + 1
     return ", ".join(f"{s} ({n})" for s, n in sorted(counts.items())) or "none"

@@ -25,7 +25,7 @@ Each kind and the rules it carries (armed or not, needs a person, advice): :mod:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence
 
 from forensics.analysis.contradictions import (contradictions, fold_disagreement, other_producers_disagreement,
                                               replica_disagreement, replica_epoch_disagreement)
@@ -54,17 +54,17 @@ class Verdict:
     view: PartitionView
     entry: ProducerState
     start_offset: int
-    span: Optional[TransactionSpan]
+    span: TransactionSpan | None
     verdict: VerdictKind
     reason: str
-    transactional_id: Optional[str]
-    id_view: Optional[TransactionIdView]
-    duration_ms: Optional[int]  # as-of minus the entry's lastTimestamp
+    transactional_id: str | None
+    id_view: TransactionIdView | None
+    duration_ms: int | None  # as-of minus the entry's lastTimestamp
     past_age_gate: bool
-    patterns: Tuple[str, ...] = ()  # KAFKA-9144, KAFKA-7408, ...
-    gaps: Tuple[Gap, ...] = ()  # incomplete evidence that kept a hanging verdict from being proven
-    overdue_ms: Optional[int] = None  # overdue: how long past its own timeout (as of)
-    decision: Optional[Decision] = None  # what the coordinator last decided for the id
+    patterns: tuple[str, ...] = ()  # KAFKA-9144, KAFKA-7408, ...
+    gaps: tuple[Gap, ...] = ()  # incomplete evidence that kept a hanging verdict from being proven
+    overdue_ms: int | None = None  # overdue: how long past its own timeout (as of)
+    decision: Decision | None = None  # what the coordinator last decided for the id
 
     @property
     def abortable(self) -> bool:
@@ -83,16 +83,16 @@ class Verdict:
         return self.abortable or self.needs_person
 
     @property
-    def advice(self) -> Tuple[str, ...]:
+    def advice(self) -> tuple[str, ...]:
         """Operator guidance (:mod:`forensics.analysis.advice`, as the kind names it); ``()`` when none."""
         return self.verdict.advice(self)
 
     @property
-    def coordinator_partition(self) -> Optional[int]:
+    def coordinator_partition(self) -> int | None:
         return self.id_view.partition if self.id_view is not None else None
 
 
-def _kafka_9144(view: PartitionView, pid: int, start: int, epoch: int) -> Optional[str]:
+def _kafka_9144(view: PartitionView, pid: int, start: int, epoch: int) -> str | None:
     """A marker at a higher epoch before this transaction's data: the partition had forgotten the
     fencing epoch (early producer-state expiry) and accepted a zombie's write."""
     for s in view.history.spans.get(pid, ()):
@@ -103,12 +103,12 @@ def _kafka_9144(view: PartitionView, pid: int, start: int, epoch: int) -> Option
     return None
 
 
-def _data_epoch(e: ProducerState, span: Optional[TransactionSpan]) -> int:
+def _data_epoch(e: ProducerState, span: TransactionSpan | None) -> int:
     """The epoch of the open transaction's own data (its first batch's), else the entry's."""
     return span.data_epochs[0] if span is not None and span.data_epochs else e.producer_epoch
 
 
-def _kafka_7408(view: PartitionView, start: int, replicas: Sequence[PartitionView]) -> Optional[str]:
+def _kafka_7408(view: PartitionView, start: int, replicas: Sequence[PartitionView]) -> str | None:
     """A leader change after the transaction's first offset, on a partition with other replicas: a marker
     may have been lost by truncation. Not where nothing shows another replica (a single node's restart
     bumps the leader epoch too, with no truncation), nor at the log start (DeleteRecords and retention
@@ -123,11 +123,11 @@ def _kafka_7408(view: PartitionView, start: int, replicas: Sequence[PartitionVie
     return None
 
 
-def _missing_partitions(coord: CoordinatorView) -> List[int]:
+def _missing_partitions(coord: CoordinatorView) -> list[int]:
     return [p for p in range(coord.partition_count) if p not in coord.partitions]
 
 
-def _fenced(view: PartitionView, e: ProducerState, v: TransactionIdView) -> Optional[str]:
+def _fenced(view: PartitionView, e: ProducerState, v: TransactionIdView) -> str | None:
     """The partition's entry holds a coordinator epoch above the coordinator's own: the real
     coordinator's markers are refused here (``ProducerAppendInfo.checkCoordinatorEpoch``)."""
     if v.coordinator_epoch < 0 or e.coordinator_epoch <= v.coordinator_epoch:
@@ -143,7 +143,7 @@ def _fenced(view: PartitionView, e: ProducerState, v: TransactionIdView) -> Opti
 
 
 def _classify_with_id(view: PartitionView, e: ProducerState, v: TransactionIdView, time_text: TimeText = str
-                      ) -> Tuple[VerdictKind, str]:
+                      ) -> tuple[VerdictKind, str]:
     m = v.metadata
     tp = view.topic_partition
     fenced = _fenced(view, e, v)
@@ -176,8 +176,8 @@ def _classify_with_id(view: PartitionView, e: ProducerState, v: TransactionIdVie
     return VerdictKind.HANGING, f"coordinator has {v.transactional_id!r} in {m.state_name}"
 
 
-def _classify(view: PartitionView, e: ProducerState, coord: Optional[CoordinatorView], time_text: TimeText = str
-              ) -> Tuple[VerdictKind, str, Optional[TransactionIdView]]:
+def _classify(view: PartitionView, e: ProducerState, coord: CoordinatorView | None, time_text: TimeText = str
+              ) -> tuple[VerdictKind, str, TransactionIdView | None]:
     pid = e.producer_id
     if coord is None or not coord.partitions:
         return VerdictKind.UNVERIFIABLE, ("no __transaction_state in the inputs: the coordinator may still complete this "
@@ -206,7 +206,7 @@ def _numbers(values: Sequence[int], limit: int = 10) -> str:
     return first_few([str(v) for v in values], limit)
 
 
-def _lost_marker(view: PartitionView, replicas: Sequence[PartitionView], pid: int, start: int) -> Optional[str]:
+def _lost_marker(view: PartitionView, replicas: Sequence[PartitionView], pid: int, start: int) -> str | None:
     found = markers_elsewhere(replicas, view, pid, start)
     if not found:
         return None
@@ -215,10 +215,10 @@ def _lost_marker(view: PartitionView, replicas: Sequence[PartitionView], pid: in
             f"{m.offset} (epoch {m.epoch}, coordinatorEpoch {m.coordinator_epoch}) in {m.path} @ byte {m.position}")
 
 
-def _unproven(verdict: VerdictKind, reason: str, view: PartitionView, e: ProducerState, span: Optional[TransactionSpan],
-              v: Optional[TransactionIdView], coord: Optional[CoordinatorView], check: Optional[EvidenceCheck],
+def _unproven(verdict: VerdictKind, reason: str, view: PartitionView, e: ProducerState, span: TransactionSpan | None,
+              v: TransactionIdView | None, coord: CoordinatorView | None, check: EvidenceCheck | None,
               time_text: TimeText, replicas: Sequence[PartitionView] = (),
-              others: Sequence[Tuple[Optional[int], Gap]] = ()) -> Tuple[str, Tuple[Gap, ...]]:
+              others: Sequence[tuple[int | None, Gap]] = ()) -> tuple[str, tuple[Gap, ...]]:
     """``reason`` and the gaps that keep a verdict from being proven, or ``()``: records that contradict
     each other, damaged or incomplete records (any verdict: "ongoing" needs no one only when the records
     saying so are whole); files copied too soon after what would have changed them (hanging, stuck).
@@ -227,9 +227,9 @@ def _unproven(verdict: VerdictKind, reason: str, view: PartitionView, e: Produce
              next((g for pid, g in others if pid != e.producer_id), None)]
     if check is not None:
         found += [check.repeated_batch(view, e.producer_id, span), check.epoch_contradiction(view)]
-    gaps: List[Gap] = list(contradictions(view, e.producer_id, span, v)) + [g for g in found if g is not None]
-    parts: List[str] = [g.text for g in gaps]
-    torn: List[Gap] = []  # damaged or incomplete records
+    gaps: list[Gap] = list(contradictions(view, e.producer_id, span, v)) + [g for g in found if g is not None]
+    parts: list[str] = [g.text for g in gaps]
+    torn: list[Gap] = []  # damaged or incomplete records
     if check is not None:
         data = check.data(view, span)
         if verdict is not VerdictKind.HANGING:  # what it rests on: the log and what its checkpoints say (an index is rebuilt)
@@ -257,7 +257,7 @@ def _unproven(verdict: VerdictKind, reason: str, view: PartitionView, e: Produce
         missing = check.copies_missing(view.topic_partition, v if verdict is not VerdictKind.FENCED else None, verdict is VerdictKind.HANGING)
         parts.extend(g.text for g in missing)
         gaps.extend(missing)
-    recent: Tuple[Gap, ...] = ()
+    recent: tuple[Gap, ...] = ()
     if verdict in (VerdictKind.HANGING, VerdictKind.STUCK) and check is not None:
         recent = settling_gaps(verdict is VerdictKind.HANGING, view, e, span, v, coord, check.quiescence, time_text)
     parts.extend(g.text for g in recent)
@@ -269,7 +269,7 @@ def _unproven(verdict: VerdictKind, reason: str, view: PartitionView, e: Produce
     return f"{head}; but {'; '.join(parts)}" + "".join(f"; {t}" for t in tail), tuple(gaps)
 
 
-def _overdue(verdict: VerdictKind, v: Optional[TransactionIdView], as_of: Optional[int]) -> Optional[int]:
+def _overdue(verdict: VerdictKind, v: TransactionIdView | None, as_of: int | None) -> int | None:
     """How long an Ongoing transaction is past its own timeout, when that is more than the grace."""
     m = v.metadata if v is not None else None
     if verdict is not VerdictKind.ONGOING or m is None or as_of is None or m.start_ms < 0:
@@ -284,7 +284,7 @@ def _overdue_reason(view: PartitionView, m: TransactionMetadata, time_text: Time
             "it, yet its records still hold it Ongoing, so no marker is proven missing")
 
 
-def _snapshot_only(view: PartitionView) -> List[Tuple[ProducerState, int, str]]:
+def _snapshot_only(view: PartitionView) -> list[tuple[ProducerState, int, str]]:
     """Open transactions the newest producer snapshot shows that the log read no longer does (its data
     damaged, cut or missing) and that no marker seen closes: (entry, first offset, snapshot path). The
     snapshot is the broker's own record of what holds the LSO, so such a transaction stays a row."""
@@ -307,8 +307,8 @@ def _snapshot_only(view: PartitionView) -> List[Tuple[ProducerState, int, str]]:
     return out
 
 
-def _lost_from_log(view: PartitionView, coord: Optional[CoordinatorView], check: Optional[EvidenceCheck],
-                   time_text: TimeText = str) -> List[Tuple[ProducerState, int, VerdictKind, str, Optional[TransactionIdView], Tuple[Gap, ...]]]:
+def _lost_from_log(view: PartitionView, coord: CoordinatorView | None, check: EvidenceCheck | None,
+                   time_text: TimeText = str) -> list[tuple[ProducerState, int, VerdictKind, str, TransactionIdView | None, tuple[Gap, ...]]]:
     """(entry, first offset, verdict, reason, id view, gaps) of the snapshot-only open transactions:
     unverifiable whatever the coordinator says, since the records that would decide are gone."""
     out = []
@@ -322,12 +322,12 @@ def _lost_from_log(view: PartitionView, coord: Optional[CoordinatorView], check:
     return out
 
 
-def _history_only(view: PartitionView, coord: Optional[CoordinatorView], time_text: TimeText = str
-                  ) -> List[Tuple[ProducerState, int, VerdictKind, str, Optional[TransactionIdView], Tuple[Gap, ...]]]:
+def _history_only(view: PartitionView, coord: CoordinatorView | None, time_text: TimeText = str
+                  ) -> list[tuple[ProducerState, int, VerdictKind, str, TransactionIdView | None, tuple[Gap, ...]]]:
     """Open transactions the full history of the segments shows that the state the broker loads (the
     snapshot plus the replay) does not: the readings contradict each other, so the transaction stays a row,
     unverifiable whatever the coordinator says."""
-    out: List[Tuple[ProducerState, int, VerdictKind, str, Optional[TransactionIdView], Tuple[Gap, ...]]] = []
+    out: list[tuple[ProducerState, int, VerdictKind, str, TransactionIdView | None, tuple[Gap, ...]]] = []
     shown = set(view.open_transactions) | {e.producer_id for e, _, _ in _snapshot_only(view)}
     witness = view.witness  # an older snapshot + replay: the producers whose batches are gone from the log
     seen = [(pid, first, view.history) for pid, first in view.history.ongoing.items()] + (
@@ -339,7 +339,7 @@ def _history_only(view: PartitionView, coord: Optional[CoordinatorView], time_te
         entry = fold.entries[pid]
         _, said, v = _classify(view, entry, coord, time_text)
         gap = fold_disagreement(view, pid)
-        gaps: Tuple[Gap, ...] = (gap,) if gap is not None else ()
+        gaps: tuple[Gap, ...] = (gap,) if gap is not None else ()
         where = ("the full history of the segments" if fold is view.history else
                  f"the older producer snapshot {view.witness_snapshot} plus the replay")
         reason = (f"open since offset {first} in {where}, but not in the state the broker "
@@ -348,18 +348,18 @@ def _history_only(view: PartitionView, coord: Optional[CoordinatorView], time_te
     return out
 
 
-def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as_of: Optional[int],
+def classify_partition(view: PartitionView, coord: CoordinatorView | None, as_of: int | None,
                        max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-                       replicas: Sequence[PartitionView] = (), check: Optional[EvidenceCheck] = None,
-                       time_text: TimeText = str) -> List[Verdict]:
+                       replicas: Sequence[PartitionView] = (), check: EvidenceCheck | None = None,
+                       time_text: TimeText = str) -> list[Verdict]:
     out = []
     others = other_producers_disagreement(view) if view.open_transactions else ()
     for pid, start in view.open_transactions.items():
         e = view.entries[pid]
         span = view.open_span(pid)
         verdict, reason, v = _classify(view, e, coord, time_text)
-        patterns: List[str] = []
-        gaps: Tuple[Gap, ...] = ()
+        patterns: list[str] = []
+        gaps: tuple[Gap, ...] = ()
         if verdict is VerdictKind.HANGING:
             lost = _lost_marker(view, replicas, pid, start)
             patterns = [p for p in (_kafka_9144(view, pid, start, _data_epoch(e, span)), lost or _kafka_7408(view, start, replicas))
@@ -385,15 +385,15 @@ def classify_partition(view: PartitionView, coord: Optional[CoordinatorView], as
     return out
 
 
-def classify(views: Sequence[PartitionView], coord: Optional[CoordinatorView], as_of: Optional[int],
+def classify(views: Sequence[PartitionView], coord: CoordinatorView | None, as_of: int | None,
              max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-             replicas: Optional[Dict[TopicPartition, List[PartitionView]]] = None,
-             check: Optional[EvidenceCheck] = None, time_text: TimeText = str) -> List[Verdict]:
+             replicas: dict[TopicPartition, list[PartitionView]] | None = None,
+             check: EvidenceCheck | None = None, time_text: TimeText = str) -> list[Verdict]:
     """Verdicts for the open transactions of ``views`` (one replica per partition: the leader's);
     ``replicas`` (all replicas by partition) lets a marker found on another replica explain a hang;
     ``check`` names the gaps in the evidence that keep a hang from being proven; ``time_text`` writes
     the times the reasons name (default: the epoch milliseconds)."""
-    out: List[Verdict] = []
+    out: list[Verdict] = []
     for view in views:
         others = (replicas or {}).get(view.topic_partition, ())
         out.extend(classify_partition(view, coord, as_of, max_timeout_ms, others, check, time_text))
@@ -402,7 +402,7 @@ def classify(views: Sequence[PartitionView], coord: Optional[CoordinatorView], a
 
 def evidence_of(v: Verdict) -> dict:
     """Files, byte positions, offsets and coordinator records behind a verdict (plain data)."""
-    def at(p: Optional[Provenance]) -> Optional[dict]:
+    def at(p: Provenance | None) -> dict | None:
         return {"path": p.path, "position": p.position} if p is not None else None
 
     ev: dict = {"partitionDir": v.view.inputs.path, "brokerId": v.view.inputs.broker_id,

@@ -13,7 +13,8 @@ transactions implied by markers checked against the ``.txnindex`` files.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
+from collections.abc import Iterable, Sequence
 
 from forensics.findings import Finding, FindingKind, FindingRuns
 from forensics.model import CONSUMER_OFFSETS_TOPIC, TopicPartition
@@ -49,16 +50,16 @@ class PartitionView:
     high_watermark_known: bool
     broker: ProducerFold  # snapshot + replay: what the broker held
     history: ProducerFold  # full pass over every segment
-    snapshot_used: Optional[SnapshotRead]
-    first_unstable_offset: Optional[int]
+    snapshot_used: SnapshotRead | None
+    first_unstable_offset: int | None
     last_stable_offset: int
-    max_timestamp: Optional[int]
-    findings: Tuple[Finding, ...]  # everything: reading damage, snapshots, state anomalies
-    state_findings: Tuple[Finding, ...] = ()  # only what the rebuild itself found (not segment damage)
+    max_timestamp: int | None
+    findings: tuple[Finding, ...]  # everything: reading damage, snapshots, state anomalies
+    state_findings: tuple[Finding, ...] = ()  # only what the rebuild itself found (not segment damage)
     # an older producer snapshot plus the replay after it: a second witness of the producers whose batches
     # are gone from the log (retention), which the full history cannot check
-    witness: Optional[ProducerFold] = None
-    witness_snapshot: Optional[str] = None
+    witness: ProducerFold | None = None
+    witness_snapshot: str | None = None
     witness_offset: int = -1  # the older snapshot's offset
 
     @property
@@ -66,14 +67,14 @@ class PartitionView:
         return self.inputs.topic_partition
 
     @property
-    def entries(self) -> Dict[int, ProducerState]:
+    def entries(self) -> dict[int, ProducerState]:
         return self.broker.entries
 
     @property
-    def open_transactions(self) -> Dict[int, int]:
+    def open_transactions(self) -> dict[int, int]:
         return self.broker.ongoing
 
-    def open_span(self, producer_id: int) -> Optional[TransactionSpan]:
+    def open_span(self, producer_id: int) -> TransactionSpan | None:
         """The producer's open transaction as seen by the full history (which saw its first batch),
         else by the broker-equivalent fold (opened in a snapshot)."""
         for spans in (self.history.spans.get(producer_id, ()), self.broker.spans.get(producer_id, ())):
@@ -90,7 +91,7 @@ def _log_end(inputs: PartitionInputs) -> int:
     return inputs.segments[-1].base_offset if inputs.segments else 0
 
 
-def _broker_events(segments: Sequence[SegmentEvents], start: int) -> Iterable[Tuple[str, ProducerEvent]]:
+def _broker_events(segments: Sequence[SegmentEvents], start: int) -> Iterable[tuple[str, ProducerEvent]]:
     """Events from offset ``start`` on, up to the first invalid batch (where Kafka's reader stops)."""
     for seg in segments:
         stop = seg.first_invalid_position
@@ -112,7 +113,7 @@ def _replays_everything(segments: Sequence[SegmentEvents]) -> bool:
 
 
 def _choose_snapshot(inputs: PartitionInputs, log_start: int, leo: int,
-                     findings: List[Finding]) -> Optional[SnapshotRead]:
+                     findings: list[Finding]) -> SnapshotRead | None:
     """``truncateAndReload``: newest snapshot in (logStart, LEO] whose CRC and schema are good."""
     for snap in sorted(inputs.snapshots, key=lambda s: s.offset, reverse=True):
         if not log_start < snap.offset <= leo:
@@ -129,8 +130,8 @@ def _choose_snapshot(inputs: PartitionInputs, log_start: int, leo: int,
     return None
 
 
-def _older_witness(inputs: PartitionInputs, used: Optional[SnapshotRead], log_start: int, history: ProducerFold,
-                   sequenced: bool) -> Optional[SnapshotRead]:
+def _older_witness(inputs: PartitionInputs, used: SnapshotRead | None, log_start: int, history: ProducerFold,
+                   sequenced: bool) -> SnapshotRead | None:
     """The newest good snapshot older than ``used`` (at or above the log start), when ``used`` holds a producer
     the full history does not know: the one other record of that producer's state."""
     if used is None or used.snapshot is None or all(e.producer_id in history.entries for e in used.snapshot.entries):
@@ -140,7 +141,7 @@ def _older_witness(inputs: PartitionInputs, used: Optional[SnapshotRead], log_st
     return max(older, key=lambda s: s.offset) if older else None
 
 
-def _compare(broker: ProducerFold, history: ProducerFold, path: str) -> List[Finding]:
+def _compare(broker: ProducerFold, history: ProducerFold, path: str) -> list[Finding]:
     out = []
     for pid, b in broker.entries.items():
         h = history.entries.get(pid)
@@ -160,7 +161,7 @@ def _compare(broker: ProducerFold, history: ProducerFold, path: str) -> List[Fin
 
 
 def _txn_index_check(completed: Sequence[CompletedTxn], index: Sequence[AbortedTxnEntry], path: str,
-                     log_start: int) -> Tuple[Finding, ...]:
+                     log_start: int) -> tuple[Finding, ...]:
     """Aborted transactions implied by ABORT markers vs the ``.txnindex`` entries (aggregated per
     producer: a lost or foreign index yields a few findings and a count)."""
     implied = {(c.producer_id, c.first_offset, c.last_offset): c for c in completed if c.is_aborted}
@@ -185,7 +186,7 @@ def _txn_index_check(completed: Sequence[CompletedTxn], index: Sequence[AbortedT
     return out.findings()
 
 
-def _batch_start(segments: Sequence[SegmentEvents], offset: int) -> Optional[int]:
+def _batch_start(segments: Sequence[SegmentEvents], offset: int) -> int | None:
     """The base offset of the batch holding ``offset``, where the producer events tell it (a run of batches
     tells its first and its last batch's base offsets); None elsewhere (a plain batch, a run's middle)."""
     for seg in segments:
@@ -199,7 +200,7 @@ def _batch_start(segments: Sequence[SegmentEvents], offset: int) -> Optional[int
 
 
 def _stable_offsets(broker: ProducerFold, history: ProducerFold, log_start: int, hw: int,
-                    segments: Sequence[SegmentEvents] = ()) -> Tuple[Optional[int], int]:
+                    segments: Sequence[SegmentEvents] = ()) -> tuple[int | None, int]:
     """First unstable offset and LSO (``UnifiedLog.lastStableOffset``): open
     transactions, and completed ones whose marker is not below the HW (``unreplicatedTxns``; a
     snapshot does not keep those, so they come from the full history). Below the log start the first
@@ -219,7 +220,7 @@ def _stable_offsets(broker: ProducerFold, history: ProducerFold, log_start: int,
     return fuo, fuo if fuo < hw else hw
 
 
-def _open_producers(broker: ProducerFold, history: ProducerFold, inputs: PartitionInputs) -> FrozenSet[int]:
+def _open_producers(broker: ProducerFold, history: ProducerFold, inputs: PartitionInputs) -> frozenset[int]:
     """Producers with an open transaction: in either fold, or in a producer snapshot (the verdicts read
     those producers' transactions, entries and markers, and no other's)."""
     snapshot_open = (e.producer_id for s in inputs.snapshots if s.snapshot is not None for e in s.snapshot.entries
@@ -231,15 +232,15 @@ class StateDisagreement(NamedTuple):
     """The state the broker loads (``loaded``) against another reading of one producer (``other``: the full
     history, else the older snapshot's witness for a producer the history lacks)."""
 
-    loaded: Optional[ProducerState]
-    other: Optional[ProducerState]
-    loaded_open: Optional[int]  # the open transaction's first offset by each reading (None: none open)
-    other_open: Optional[int]
+    loaded: ProducerState | None
+    other: ProducerState | None
+    loaded_open: int | None  # the open transaction's first offset by each reading (None: none open)
+    other_open: int | None
     by_witness: bool
 
 
-def state_disagreement(broker: ProducerFold, history: ProducerFold, witness: Optional[ProducerFold],
-                       witness_offset: int, pid: int, log_from: Optional[int] = None) -> Optional[StateDisagreement]:
+def state_disagreement(broker: ProducerFold, history: ProducerFold, witness: ProducerFold | None,
+                       witness_offset: int, pid: int, log_from: int | None = None) -> StateDisagreement | None:
     """How the readings of producer ``pid`` disagree: about its open transaction, its epochs, or its last batch
     (offset and sequence: the full history replays the very batches the loaded state saw last). None: they
     agree, or no other reading knows the producer: its batches are gone, nothing to check against; with
@@ -262,20 +263,20 @@ def state_disagreement(broker: ProducerFold, history: ProducerFold, witness: Opt
     return None if same else found
 
 
-def batches_from(inputs: PartitionInputs) -> Optional[int]:
+def batches_from(inputs: PartitionInputs) -> int | None:
     """Where the log's batches start (the cleaner's checkpoint where it is higher), None: no segment."""
     if not inputs.segments:
         return None
     return max(inputs.segments[0].base_offset, inputs.cleaner_offset or 0)
 
 
-def disagreeing_producers(broker: ProducerFold, history: ProducerFold, witness: Optional[ProducerFold],
-                          witness_offset: int, log_from: Optional[int], limit: int = 2
-                          ) -> Tuple[Tuple[int, StateDisagreement], ...]:
+def disagreeing_producers(broker: ProducerFold, history: ProducerFold, witness: ProducerFold | None,
+                          witness_offset: int, log_from: int | None, limit: int = 2
+                          ) -> tuple[tuple[int, StateDisagreement], ...]:
     """The first ``limit`` producers (by id) whose readings disagree, with how (:func:`state_disagreement`). A producer
     the loaded state lacks while the history holds it closed is none: producer ids expire
     (``producer.id.expiration.ms``), an open transaction's never."""
-    out: List[Tuple[int, StateDisagreement]] = []
+    out: list[tuple[int, StateDisagreement]] = []
     for pid in sorted(broker.entries.keys() | history.entries.keys()):
         if pid not in broker.entries and pid not in history.ongoing:
             continue
@@ -287,25 +288,25 @@ def disagreeing_producers(broker: ProducerFold, history: ProducerFold, witness: 
     return tuple(out)
 
 
-def repeated_producers(snap: Optional[SnapshotRead]) -> Tuple[int, ...]:
+def repeated_producers(snap: SnapshotRead | None) -> tuple[int, ...]:
     """Producer ids a snapshot lists more than once: ``ProducerStateManager`` writes one entry per producer of
     its map, so a repeat is an edit (the broker would load the last one)."""
     if snap is None or snap.snapshot is None:
         return ()
-    seen: Dict[int, int] = {}
+    seen: dict[int, int] = {}
     for e in snap.snapshot.entries:
         seen[e.producer_id] = seen.get(e.producer_id, 0) + 1
     return tuple(sorted(pid for pid, n in seen.items() if n > 1))
 
 
-def _lean(fold: ProducerFold, keep: FrozenSet[int]) -> ProducerFold:
+def _lean(fold: ProducerFold, keep: frozenset[int]) -> ProducerFold:
     """``fold`` with the entries and transactions of the producers in ``keep`` only, and no completed
     transactions (read by the rebuild alone)."""
     return replace(fold, spans={pid: s for pid, s in fold.spans.items() if pid in keep}, completed=(),
                    entries={pid: e for pid, e in fold.entries.items() if pid in keep})
 
 
-def _lean_snapshot(r: SnapshotRead, keep: FrozenSet[int]) -> SnapshotRead:
+def _lean_snapshot(r: SnapshotRead, keep: frozenset[int]) -> SnapshotRead:
     """A snapshot read with the entries of the producers in ``keep`` only, and its newest entry (the
     incident clock reads each file's newest ``lastTimestamp``)."""
     snap = r.snapshot
@@ -321,10 +322,10 @@ def rebuild_partition(inputs: PartitionInputs, lean: bool = False) -> PartitionV
     the rebuild's own checks ran, the folds and the snapshots keep the entries and transactions of the
     producers with an open transaction only (all the verdicts read); describe-producers, export and
     the report keep all."""
-    read_findings: List[Finding] = list(inputs.findings)
+    read_findings: list[Finding] = list(inputs.findings)
     for seg in inputs.segments:
         read_findings.extend(seg.findings)
-    findings: List[Finding] = []
+    findings: list[Finding] = []
     for read in inputs.snapshots:
         findings.extend(read.findings)
     leo = _log_end(inputs)

@@ -35,7 +35,8 @@ Younger than that, the verdict is "too recent to judge from this copy" (see docs
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
+from collections.abc import Iterable, Mapping, Sequence
 
 from forensics.model import first_few
 
@@ -60,27 +61,27 @@ class LogDirFacts(NamedTuple):
     """What a log dir's own files say about how it was left."""
 
     path: str
-    broker_id: Optional[int]
+    broker_id: int | None
     clean_shutdown: bool
-    lock_pid: Optional[int]  # a process holding .lock; 0 none; None: no .lock or cannot tell
-    shutdown_epoch: Optional[int] = None  # the brokerEpoch .kafka_cleanshutdown records (None: none recorded)
-    registered_epoch: Optional[int] = None  # the epoch of the broker's newest registration (None: no metadata)
+    lock_pid: int | None  # a process holding .lock; 0 none; None: no .lock or cannot tell
+    shutdown_epoch: int | None = None  # the brokerEpoch .kafka_cleanshutdown records (None: none recorded)
+    registered_epoch: int | None = None  # the epoch of the broker's newest registration (None: no metadata)
 
 
 class ChangedFile(NamedTuple):
     """A file whose size changed (or that vanished) between the listing and the end of the run."""
 
     path: str
-    size_before: Optional[int]
-    size_after: Optional[int]  # None: gone
+    size_before: int | None
+    size_after: int | None  # None: gone
 
 
 @dataclass(frozen=True)
 class Quiescence:
     """What the disks prove about when they were copied."""
 
-    unsettled: Tuple[Unsettled, ...]
-    quiet_dirs: FrozenSet[str]  # log dirs proven quiescent
+    unsettled: tuple[Unsettled, ...]
+    quiet_dirs: frozenset[str]  # log dirs proven quiescent
     copied_by: Mapping[str, int] = field(default_factory=dict)  # partition dir -> earliest copy time (ms)
     window_ms: int = 15 * 60_000
     dir_of: Mapping[str, str] = field(default_factory=dict)  # partition dir -> its log dir
@@ -93,11 +94,11 @@ class Quiescence:
         """Nothing was written to this partition after its copy (its log dir is quiescent)."""
         return self.dir_of.get(partition_dir) in self.quiet_dirs
 
-    def copy_time(self, partition_dir: str) -> Optional[int]:
+    def copy_time(self, partition_dir: str) -> int | None:
         """The earliest moment this partition's copy can have been taken (None: nothing tells)."""
         return self.copied_by.get(partition_dir)
 
-    def settled_after(self, partition_dir: str, event_ms: Optional[int]) -> bool:
+    def settled_after(self, partition_dir: str, event_ms: int | None) -> bool:
         """Was this partition copied at least the settling window after ``event_ms`` (or is it final)?"""
         if self.final(partition_dir):
             return True
@@ -132,7 +133,7 @@ def assess(log_dirs: Sequence[LogDirFacts], loose_partitions: Sequence[str], cha
     ``copied_by`` (each partition dir's earliest copy time), ``dir_of`` (partition dir -> log dir)."""
     unsettled = []
     quiet = set()
-    moved: Dict[str, list] = {}
+    moved: dict[str, list] = {}
     for c in changed:
         moved.setdefault(dir_of.get(_parent(c.path), ""), []).append(c)
     for d in log_dirs:
@@ -155,8 +156,8 @@ def _parent(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else path
 
 
-def earliest_copy(record_ms: Optional[int], file_ms: Iterable[int], as_of_ms: Optional[int],
-                  trust_file_times: bool, copy_start_ms: Optional[int] = None) -> Optional[int]:
+def earliest_copy(record_ms: int | None, file_ms: Iterable[int], as_of_ms: int | None,
+                  trust_file_times: bool, copy_start_ms: int | None = None) -> int | None:
     """The earliest moment a partition's copy can have been taken: the newest record it holds, its
     files' modification times where they are real (``trust_file_times``; never past the as-of time),
     and the copy's start when the investigator gives it."""
@@ -166,7 +167,7 @@ def earliest_copy(record_ms: Optional[int], file_ms: Iterable[int], as_of_ms: Op
     return max(candidates) if candidates else None
 
 
-def describe(q: Quiescence, brokers: Mapping[str, Optional[int]]) -> Optional[str]:
+def describe(q: Quiescence, brokers: Mapping[str, int | None]) -> str | None:
     """One line for every output: why the evidence is not one quiescent moment and what that does to the
     verdicts (None when it is)."""
     if q.proven:

@@ -8,7 +8,8 @@ real broker."""
 
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from forensics.analysis.producers import PartitionView
 from forensics.findings import Finding, FindingKind
@@ -27,18 +28,18 @@ class MarkerSeen(NamedTuple):
     position: int
 
 
-def replica_rank(leader_epoch: Optional[int], log_end: int, broker_id: Optional[int]) -> Tuple[int, int, int]:
+def replica_rank(leader_epoch: int | None, log_end: int, broker_id: int | None) -> tuple[int, int, int]:
     """Sort key of the replica a leader most likely is: highest leader epoch, then longest log, then
     the lowest broker id (the highest key wins)."""
     return (leader_epoch if leader_epoch is not None else -1, log_end, -(broker_id or 0))
 
 
-def _or_minus_one(value: Optional[int]) -> int:
+def _or_minus_one(value: int | None) -> int:
     return -1 if value is None else value
 
 
-def group_replicas(views: Sequence[PartitionView]) -> Dict[TopicPartition, List[PartitionView]]:
-    groups: Dict[TopicPartition, List[PartitionView]] = {}
+def group_replicas(views: Sequence[PartitionView]) -> dict[TopicPartition, list[PartitionView]]:
+    groups: dict[TopicPartition, list[PartitionView]] = {}
     for v in views:
         groups.setdefault(v.topic_partition, []).append(v)
     return groups
@@ -55,14 +56,14 @@ def _has_marker(s: TransactionSpan) -> bool:
     return s.marker_offset is not None and s.marker_at is not None
 
 
-def markers_of(view: PartitionView) -> Dict[Tuple[int, int], MarkerSeen]:
+def markers_of(view: PartitionView) -> dict[tuple[int, int], MarkerSeen]:
     return {(pid, s.marker_offset): _marker_seen(view, s)
             for pid, spans in view.history.spans.items() for s in spans
             if s.marker_offset is not None and s.marker_at is not None}  # _has_marker, spelled out: the key's offset is an int
 
 
 def markers_elsewhere(replicas: Sequence[PartitionView], here: PartitionView, producer_id: int,
-                      start: int) -> List[MarkerSeen]:
+                      start: int) -> list[MarkerSeen]:
     """Markers for ``producer_id`` at or after ``start`` that other replicas hold and ``here`` lacks.
     Reads only that producer's transactions (called once per open transaction: the cost is the
     producer's history, never the whole partition's)."""
@@ -83,8 +84,8 @@ def replica_name(view: PartitionView, group: Sequence[PartitionView]) -> str:
     return f"broker {bid}"
 
 
-def compare_replicas(views: Sequence[PartitionView]) -> List[Finding]:
-    findings: List[Finding] = []
+def compare_replicas(views: Sequence[PartitionView]) -> list[Finding]:
+    findings: list[Finding] = []
     for tp, group in group_replicas(views).items():
         if len(group) < 2:
             continue
@@ -108,10 +109,10 @@ def compare_replicas(views: Sequence[PartitionView]) -> List[Finding]:
     return findings
 
 
-def _state_differences(tp: TopicPartition, group: Sequence[PartitionView]) -> List[Finding]:
+def _state_differences(tp: TopicPartition, group: Sequence[PartitionView]) -> list[Finding]:
     """Replicas with the same log end should hold the same producer entries."""
     out = []
-    by_end: Dict[int, List[PartitionView]] = {}
+    by_end: dict[int, list[PartitionView]] = {}
     for v in group:
         by_end.setdefault(v.log_end_offset, []).append(v)
     for end, same in by_end.items():

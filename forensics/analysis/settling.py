@@ -17,7 +17,7 @@ On a quiescent log dir (its broker stopped cleanly) a partition is final and the
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Tuple
+from collections.abc import Callable
 
 from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
 from forensics.analysis.evidence_gaps import Gap
@@ -35,7 +35,7 @@ def _minutes(ms: int) -> str:
     return f"{ms / 60_000:g} min"
 
 
-def _data_time(entry: ProducerState, span: Optional[TransactionSpan]) -> int:
+def _data_time(entry: ProducerState, span: TransactionSpan | None) -> int:
     times = [entry.last_timestamp] + ([span.last_timestamp] if span is not None and span.last_timestamp else [])
     return max(times)
 
@@ -51,15 +51,15 @@ def _copied(q: Quiescence, path: str, time_text: TimeText) -> str:
     return f"copied no earlier than {time_text(at)}" if at is not None else "copied at a moment nothing on it tells"
 
 
-def settling_gaps(hanging: bool, view: PartitionView, entry: ProducerState, span: Optional[TransactionSpan],
-                  v: Optional[TransactionIdView], coord: Optional[CoordinatorView], q: Optional[Quiescence],
-                  time_text: TimeText = str) -> Tuple[Gap, ...]:
+def settling_gaps(hanging: bool, view: PartitionView, entry: ProducerState, span: TransactionSpan | None,
+                  v: TransactionIdView | None, coord: CoordinatorView | None, q: Quiescence | None,
+                  time_text: TimeText = str) -> tuple[Gap, ...]:
     """What keeps a verdict that a marker is missing (hanging, stuck) from being judged on this copy: the
     data partition against the coordinator's newest record for the id and, for ``hanging`` (the coordinator
     shows no transaction in flight), the coordinator partitions against the transaction's newest data."""
     if q is None or q.proven or coord is None:
         return ()
-    out: List[Gap] = []
+    out: list[Gap] = []
     tp, path = view.topic_partition, view.inputs.path
     window = _minutes(q.window_ms)
     if v is not None and not q.settled_after(path, decision_time(v)):

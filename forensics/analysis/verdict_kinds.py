@@ -20,8 +20,8 @@ Adding a kind:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
-from typing import Callable, Optional, Tuple
 
 from forensics.analysis import advice as _advice
 
@@ -52,12 +52,12 @@ class VerdictKind(str, Enum):
     tone: str  # the report's tone (forensics.report.incident_model: its colour in render/html_style)
     word: str  # the verdict written in JSON, CSV and --format text: its value, or the kind it is a state of
     label: str  # what the table and the report show: the word, and the state where it is one ("ongoing, overdue")
-    advice: Callable[..., Tuple[str, ...]]  # operator guidance, given the Verdict; () when none
-    unarmed: Optional[str]  # why its abort is not armed, where one is offered or the state needs saying
+    advice: Callable[..., tuple[str, ...]]  # operator guidance, given the Verdict; () when none
+    unarmed: str | None  # why its abort is not armed, where one is offered or the state needs saying
 
     def __new__(cls, value: str, arming: Arming, offer: Offer, needs_person: bool, tone: str,
-                advice: Callable[..., Tuple[str, ...]], unarmed: Optional[str] = None,
-                state_of: Optional[str] = None) -> "VerdictKind":
+                advice: Callable[..., tuple[str, ...]], unarmed: str | None = None,
+                state_of: str | None = None) -> VerdictKind:
         member = str.__new__(cls, value)
         member._value_ = value
         member.arming, member.offer, member.needs_person, member.tone = arming, offer, needs_person, tone

@@ -13,7 +13,6 @@ import os
 import signal
 import sys
 import threading
-from typing import List, Optional
 
 import typer
 
@@ -114,7 +113,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     """Offline forensics for Apache Kafka broker disks (read-only)."""
 
 
-def _run(argv: Optional[List[str]]) -> int:
+def _run(argv: list[str] | None) -> int:
     _COMMAND_LINE[:] = ["kafka-forensics", *(sys.argv[1:] if argv is None else argv)]
     try:
         return _dispatch(argv)
@@ -122,7 +121,7 @@ def _run(argv: Optional[List[str]]) -> int:
         _COMMAND_LINE.clear()
 
 
-def _dispatch(argv: Optional[List[str]]) -> int:
+def _dispatch(argv: list[str] | None) -> int:
     try:
         code = app(args=argv, prog_name="kafka-forensics", standalone_mode=False)
         if code == EXIT_INTERRUPTED:  # click turns Ctrl-C into a return value without standalone mode
@@ -179,7 +178,7 @@ def _stop_spark(interrupted: bool) -> None:
         shutdown(interrupted)
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _on_ctrl_c)
     _CTRL_C.clear()

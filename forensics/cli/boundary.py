@@ -15,7 +15,7 @@ import os
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Iterator, List
+from collections.abc import Iterator
 
 import typer
 
@@ -38,7 +38,7 @@ from forensics.exit_codes import (  # noqa: F401  (re-exported: the commands imp
 )
 
 
-def fail(message: str, code: int) -> "typer.Exit":
+def fail(message: str, code: int) -> typer.Exit:
     """One line ``kafka-forensics: MESSAGE`` on stderr (evidence text in it shown escaped, see
     :func:`~forensics.render.terminal_text.term`) and the exit to raise."""
     sys.stdout.flush()
@@ -131,10 +131,10 @@ def _interrupted() -> int:
     return EXIT_INTERRUPTED
 
 
-_COMMAND_LINE: List[str] = []  # as main() was given it, for the evidence manifest
+_COMMAND_LINE: list[str] = []  # as main() was given it, for the evidence manifest
 
 
-def command_line() -> List[str]:
+def command_line() -> list[str]:
     """This run's command line (``sys.argv`` when the app was not started through :func:`main`)."""
     return list(_COMMAND_LINE) or ["kafka-forensics", *sys.argv[1:]]
 

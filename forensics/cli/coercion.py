@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, List, Optional, Type, get_args, get_origin
+from typing import TYPE_CHECKING, Any, get_args, get_origin
 
 try:  # typer's conversion layer (0.2x); older typers convert through click's types, without pydantic
     from typer._coercion import RuntimeParam as _RuntimeParam
@@ -25,7 +25,7 @@ try:  # typer's conversion layer (0.2x); older typers convert through click's ty
     from typer._param_types import coerce_cli_choice
     from typer.core import _TyperParameter
 
-    RuntimeParam: Optional[Type[_RuntimeParam]] = _RuntimeParam  # None: this typer has no such layer
+    RuntimeParam: type[_RuntimeParam] | None = _RuntimeParam  # None: this typer has no such layer
 except ImportError:  # pragma: no cover - another typer: nothing to do
     RuntimeParam = None
 
@@ -106,7 +106,7 @@ if RuntimeParam is not None:
             return number
 
 
-def install(command) -> List[str]:
+def install(command) -> list[str]:
     """Give each plain parameter of ``command`` the conversion above (before any value is seen); the
     names of those that got it."""
     return [param.name for param in getattr(command, "params", ()) if _install(param)]

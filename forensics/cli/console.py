@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Iterable
 
 import typer
 
@@ -44,7 +45,7 @@ def is_quiet() -> bool:
     return _Voice.quiet
 
 
-def write_warning(text: str, out: Optional[TextIO] = None) -> None:
+def write_warning(text: str, out: TextIO | None = None) -> None:
     """A warning on stderr (or ``out``; evidence text in it already escaped), folded at the screen width
     as scan's tables are (``COLUMNS``, else the terminal's), its next lines indented; whole into a file
     or a pipe. Written under ``--quiet`` too. Findings are one line each (:func:`write_findings`), to grep."""
@@ -54,7 +55,7 @@ def write_warning(text: str, out: Optional[TextIO] = None) -> None:
     stream.write("".join(line + "\n" for line in fold(text, screen_width(stream), "", CONTINUED)))
 
 
-def write_note(text: str, out: Optional[TextIO] = None) -> None:
+def write_note(text: str, out: TextIO | None = None) -> None:
     """A note for people (the as-of lines, a hint, a summary), folded as :func:`write_warning`; nothing
     under ``--quiet``."""
     if not _Voice.quiet:
@@ -87,7 +88,7 @@ class StderrListener:
         return byte_progress(total, label, enabled=self.enabled and not _Voice.quiet)
 
 
-def after_run(manifest: Optional[ManifestWritten], stats: Optional[Dict[str, Any]] = None) -> Optional[dict]:
+def after_run(manifest: ManifestWritten | None, stats: dict[str, Any] | None = None) -> dict | None:
     """The engine statistics (to ``KAFKA_FORENSICS_STATS``), then the manifest written: what could not be
     hashed and its digest on stderr; its reference for JSON output."""
     write_engine_stats(stats)
@@ -111,7 +112,7 @@ def write_findings(findings: Iterable) -> None:
         sys.stderr.write(term(f.one_line()) + "\n")
 
 
-def write_engine_stats(stats: Optional[Dict[str, Any]]) -> None:
+def write_engine_stats(stats: dict[str, Any] | None) -> None:
     """With KAFKA_FORENSICS_STATS=FILE, record what the engine did (units, tasks, bytes to the driver)."""
     target = os.environ.get(STATS_ENV)
     if not target or not stats:

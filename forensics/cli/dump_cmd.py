@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
-from typing import List, Optional
 
 import typer
 
@@ -24,9 +23,9 @@ class DumpFormat(str, Enum):
 
 
 def dump_cli(
-    files: Optional[List[str]] = typer.Argument(None, metavar="FILE", help="Files to dump (.log .index "
+    files: list[str] | None = typer.Argument(None, metavar="FILE", help="Files to dump (.log .index "
                                                 ".timeindex .txnindex .snapshot .checkpoint)."),
-    files_opt: Optional[str] = typer.Option(None, "--files", metavar="FILE,FILE", help="Comma-separated files, as "
+    files_opt: str | None = typer.Option(None, "--files", metavar="FILE,FILE", help="Comma-separated files, as "
                                             "kafka-dump-log.sh takes them."),
     deep_iteration: bool = typer.Option(False, "--deep-iteration", help="Print every record, not only batches."),
     print_data_log: bool = typer.Option(False, "--print-data-log", help="Print keys and payloads (implies --deep-iteration)."),
@@ -37,7 +36,7 @@ def dump_cli(
     max_bytes: int = typer.Option(INT32_MAX, "--max-bytes", metavar="BYTES", min=1,
                                   help="Read at most this many bytes of each log."),
     fmt: DumpFormat = format_option(DumpFormat, stream=True), strict: bool = STRICT,
-    manifest: Optional[str] = MANIFEST, quiet: bool = QUIET,
+    manifest: str | None = MANIFEST, quiet: bool = QUIET,
 ) -> None:
     """Dump segment, index, snapshot and KRaft checkpoint files like kafka-dump-log.sh does.
 
@@ -55,7 +54,7 @@ def dump_cli(
     options = DumpOptions(deep_iteration=deep_iteration, print_data_log=print_data_log,
                           decoder=decoders[0] if decoders else None, skip_record_metadata=skip_record_metadata,
                           max_bytes=max_bytes, batch_runs=fmt is DumpFormat.text)
-    started: List[bool] = []  # the header line written (JSONL: before the first file's lines)
+    started: list[bool] = []  # the header line written (JSONL: before the first file's lines)
 
     def show(rows) -> int:
         if fmt is not DumpFormat.text and not started:

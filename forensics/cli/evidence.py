@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
-from typing import Optional
 
 import typer
 
@@ -22,7 +21,7 @@ class ManifestFormat(str, Enum):
 
 def verify_manifest_cli(
     manifest: str = typer.Argument(..., metavar="MANIFEST", help="A manifest written by --manifest."),
-    base: Optional[str] = typer.Option(None, "--base", metavar="DIR", help="Resolve the manifest's relative paths "
+    base: str | None = typer.Option(None, "--base", metavar="DIR", help="Resolve the manifest's relative paths "
                                        "against DIR (evidence moved or mounted elsewhere) instead of the absolute "
                                        "paths it recorded."),
     fmt: ManifestFormat = format_option(ManifestFormat),

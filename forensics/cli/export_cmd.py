@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import List, Optional
 
 import typer
 
@@ -46,15 +45,15 @@ ENGINE = typer.Option(
 
 
 def export_cli(
-    paths: List[str] = PATHS,
+    paths: list[str] = PATHS,
     out: str = typer.Option(..., "--out", metavar="DIR", help="Directory for the tables (new or empty; never "
                             "inside the evidence). On a cluster: a path every executor can write at."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous export in DIR, named by its "
                                    "_export.json (DIR may hold nothing else)."),
-    partitions: Optional[int] = PARTITIONS, strict: bool = STRICT, progress: bool = PROGRESS, quiet: bool = QUIET,
-    manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
-    engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
-    jobs: Optional[int] = JOBS,
+    partitions: int | None = PARTITIONS, strict: bool = STRICT, progress: bool = PROGRESS, quiet: bool = QUIET,
+    manifest: str | None = MANIFEST, cluster_id: str | None = CLUSTER_ID,
+    engine: EngineName | None = ENGINE, master: str | None = MASTER, conf: list[str] | None = CONF,
+    jobs: int | None = JOBS,
 ) -> None:
     """Parquet tables (batches, transactions, producer_states, partitions, coordinator_records, findings) for
     Spark SQL, pandas or DuckDB: in this process with pyarrow, on Spark for large disks or --master."""

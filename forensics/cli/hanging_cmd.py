@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from typing import List, Optional
 
 import typer
 
@@ -82,14 +81,14 @@ def write_run_diagnostics(run: VerdictRun, as_of_line: bool = True) -> None:
 
 
 def find_hanging_cli(
-    paths: List[str] = PATHS, as_of: Optional[str] = AS_OF, copy_start: Optional[str] = COPY_START,
-    minutes: int = TIMEOUT, topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
+    paths: list[str] = PATHS, as_of: str | None = AS_OF, copy_start: str | None = COPY_START,
+    minutes: int = TIMEOUT, topic: str | None = TOPIC, partition: int | None = PARTITION, broker_id: int | None = BROKER,
     show_all: bool = typer.Option(False, "--all", help="Every open transaction with its verdict."),
-    redact: bool = REDACT, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE,
-    progress: bool = PROGRESS, quiet: bool = QUIET, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
-    broker_version: Optional[str] = BROKER_VERSION,
-    engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
-    jobs: Optional[int] = JOBS,
+    redact: bool = REDACT, partitions: int | None = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE,
+    progress: bool = PROGRESS, quiet: bool = QUIET, manifest: str | None = MANIFEST, cluster_id: str | None = CLUSTER_ID,
+    broker_version: str | None = BROKER_VERSION,
+    engine: EngineName | None = ENGINE, master: str | None = MASTER, conf: list[str] | None = CONF,
+    jobs: int | None = JOBS,
 ) -> None:
     """Hanging transactions: open on a partition, forgotten by the coordinator. Exit 1 when any hangs."""
     with error_boundary():
@@ -121,16 +120,16 @@ def find_hanging_cli(
 
 
 def abort_commands_cli(
-    paths: List[str] = PATHS,
-    bootstrap: str = BOOTSTRAP_REQUIRED, command_config: Optional[str] = COMMAND_CONFIG,
-    as_of: Optional[str] = AS_OF, copy_start: Optional[str] = COPY_START, minutes: int = TIMEOUT,
-    topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
-    partitions: Optional[int] = PARTITIONS, progress: bool = PROGRESS, quiet: bool = QUIET, manifest: Optional[str] = MANIFEST,
-    redact: bool = REDACT, cluster_id: Optional[str] = CLUSTER_ID, broker_version: Optional[str] = BROKER_VERSION,
+    paths: list[str] = PATHS,
+    bootstrap: str = BOOTSTRAP_REQUIRED, command_config: str | None = COMMAND_CONFIG,
+    as_of: str | None = AS_OF, copy_start: str | None = COPY_START, minutes: int = TIMEOUT,
+    topic: str | None = TOPIC, partition: int | None = PARTITION, broker_id: int | None = BROKER,
+    partitions: int | None = PARTITIONS, progress: bool = PROGRESS, quiet: bool = QUIET, manifest: str | None = MANIFEST,
+    redact: bool = REDACT, cluster_id: str | None = CLUSTER_ID, broker_version: str | None = BROKER_VERSION,
     arm_unverifiable: bool = typer.Option(False, "--arm-unverifiable", help="Also arm the aborts of unverifiable "
                                           "transactions older than --max-transaction-timeout (default: commented)."),
-    engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
-    jobs: Optional[int] = JOBS,
+    engine: EngineName | None = ENGINE, master: str | None = MASTER, conf: list[str] | None = CONF,
+    jobs: int | None = JOBS,
 ) -> None:
     """A reviewable shell script of kafka-transactions.sh abort lines for the hanging transactions.
     Never runs anything."""

@@ -7,7 +7,7 @@ the engine: see the ``rich_help_panel`` of each in cli/options.py), then the exa
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 import typer.core
 
@@ -47,7 +47,7 @@ class Command(PlainValues, typer.core.TyperCommand):
 
     context_class = HelpContext
 
-    def collect_usage_pieces(self, ctx) -> List[str]:
+    def collect_usage_pieces(self, ctx) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
         for param in self.get_params(ctx):
             if param.param_type_name == "argument":
@@ -56,8 +56,8 @@ class Command(PlainValues, typer.core.TyperCommand):
         return pieces
 
     def format_options(self, ctx, formatter) -> None:
-        arguments: List[Tuple[str, str]] = []
-        sections: Dict[str, List[Tuple[str, str]]] = {OPTIONS: []}
+        arguments: list[tuple[str, str]] = []
+        sections: dict[str, list[tuple[str, str]]] = {OPTIONS: []}
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx)
             if record is None:

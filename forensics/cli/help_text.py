@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Dict, List, Tuple
 
 PROG = "kafka-forensics"
 EXAMPLE_DISK = "fixtures/example-disk"
@@ -29,14 +28,14 @@ class Example:
     step prepares the next; ``> FILE`` at the end of one redirects its output, as a shell would)."""
 
     what: str
-    commands: Tuple[Tuple[str, ...], ...]
+    commands: tuple[tuple[str, ...], ...]
 
 
 @dataclass(frozen=True)
 class CommandHelp:
     name: str
     summary: str  # the line in ``kafka-forensics --help``
-    examples: Tuple[Example, ...]
+    examples: tuple[Example, ...]
 
 
 def _ex(what: str, *lines: str) -> Example:
@@ -45,7 +44,7 @@ def _ex(what: str, *lines: str) -> Example:
 
 # In the order of an investigation (docs/stuck-lso.md): inventory, verdicts, the partition's and the
 # coordinator's views, the remedy and the report, then the tools for the raw files and the evidence.
-COMMANDS: Tuple[CommandHelp, ...] = (
+COMMANDS: tuple[CommandHelp, ...] = (
     CommandHelp("scan", "Inventory: partitions, HW, LSO, open transactions", (
         _ex("Which partitions are stuck: HW, LSO and LSO lag of each",
             f"scan {EXAMPLE_DISK}"),
@@ -103,8 +102,8 @@ COMMANDS: Tuple[CommandHelp, ...] = (
     )),
 )
 
-ORDER: Tuple[str, ...] = tuple(c.name for c in COMMANDS)
-_BY_NAME: Dict[str, CommandHelp] = {c.name: c for c in COMMANDS}
+ORDER: tuple[str, ...] = tuple(c.name for c in COMMANDS)
+_BY_NAME: dict[str, CommandHelp] = {c.name: c for c in COMMANDS}
 
 ROOT_EPILOG = (f"Start with '{PROG} scan DIR', then '{PROG} find-hanging DIR' (DIR: copies of the brokers' "
                f"log dirs); '{PROG} COMMAND -h' shows a command's options and examples, docs/stuck-lso.md "
@@ -115,16 +114,16 @@ def summary(name: str) -> str:
     return _BY_NAME[name].summary
 
 
-def examples(name: str) -> Tuple[Example, ...]:
+def examples(name: str) -> tuple[Example, ...]:
     return _BY_NAME[name].examples
 
 
-def command_lines(argv: Tuple[str, ...]) -> List[str]:
+def command_lines(argv: tuple[str, ...]) -> list[str]:
     """``kafka-forensics ARGS`` quoted for a shell, as the help shows it (indented 4), continued
     with `` \\`` where it would pass :data:`WIDTH`."""
     words = [PROG] + [w if w == ">" or _GLOB.fullmatch(w) else shlex.quote(w) for w in argv]
     room = WIDTH - 4 - 2  # the indent, and " \\"
-    lines: List[str] = []
+    lines: list[str] = []
     line = ""
     for word in words:
         if line and len(line) + 1 + len(word) > room:

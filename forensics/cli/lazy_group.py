@@ -10,7 +10,7 @@ it (cli/help_text.py), exactly as click would list the loaded commands.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterator, MutableMapping, Sequence, Tuple
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 
 import typer.core
 
@@ -19,7 +19,7 @@ from forensics.cli.click_api import CompletionItem
 from forensics.cli.coercion import PlainValues, install
 from forensics.cli.help_format import HelpContext
 
-Entry = Tuple[str, str, str]  # (command name, module, function)
+Entry = tuple[str, str, str]  # (command name, module, function)
 
 
 class _Commands(MutableMapping):
@@ -29,7 +29,7 @@ class _Commands(MutableMapping):
     def __init__(self, table: Sequence[Entry], make: Callable[[str, str, str], object]) -> None:
         self._table = {name: (name, module, function) for name, module, function in table}
         self._make = make
-        self._made: Dict[str, object] = {}
+        self._made: dict[str, object] = {}
 
     def __getitem__(self, name: str):
         if name not in self._made:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 from enum import Enum
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, Type
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -38,7 +38,7 @@ COPY_START = typer.Option(None, "--copy-start", metavar="TIME", rich_help_panel=
                           "running broker, no partition was copied before it (see docs/stuck-lso.md).")
 
 
-def parse_time(text: Optional[str]) -> Optional[int]:
+def parse_time(text: str | None) -> int | None:
     """Epoch milliseconds, or an ISO-8601 time (UTC unless it says otherwise)."""
     if text is None:
         return None
@@ -61,7 +61,7 @@ BROKER_VERSION = typer.Option(None, "--broker-version", metavar="X.Y", rich_help
                               "show (meta.properties, metadata.version, files only some releases write).")
 
 
-def given_broker_version(text: Optional[str]):
+def given_broker_version(text: str | None):
     """``--broker-version`` as (major, minor), checked before anything is read (exit 2 if malformed)."""
     from forensics.analysis.broker_version import parse_version
 
@@ -102,7 +102,7 @@ JOBS = typer.Option(None, "--jobs", metavar="N", min=1, envvar=JOBS_ENV, show_en
                     "alone.")
 
 
-def _parse_conf(items: Optional[List[str]]) -> Tuple[Tuple[str, str], ...]:
+def _parse_conf(items: list[str] | None) -> tuple[tuple[str, str], ...]:
     out = []
     for item in items or ():
         key, sep, value = item.partition("=")
@@ -112,7 +112,7 @@ def _parse_conf(items: Optional[List[str]]) -> Tuple[Tuple[str, str], ...]:
     return tuple(out)
 
 
-def _given(engine: Optional[EngineName]) -> str:
+def _given(engine: EngineName | None) -> str:
     """How the engine name was given: on the command line, in the environment, or by the command."""
     context = get_current_context(silent=True)
     where = context.get_parameter_source("engine") if context is not None else None
@@ -123,8 +123,8 @@ def _given(engine: Optional[EngineName]) -> str:
     return "the default of this command"
 
 
-def engine_choice(engine: Optional[EngineName], master: Optional[str], conf: Optional[List[str]],
-                  default: Optional[EngineName] = None, jobs: Optional[int] = None) -> EngineChoice:
+def engine_choice(engine: EngineName | None, master: str | None, conf: list[str] | None,
+                  default: EngineName | None = None, jobs: int | None = None) -> EngineChoice:
     """``--engine`` (the command's ``default`` when not given, else auto), ``--master``, ``--conf``,
     ``--jobs``."""
     from forensics.runs.context import EngineChoice, EngineName
@@ -133,7 +133,7 @@ def engine_choice(engine: Optional[EngineName], master: Optional[str], conf: Opt
     return EngineChoice(chosen, master, _parse_conf(conf), _given(engine), jobs)
 
 
-def evidence_of(paths: List[str], cluster_id: Optional[str] = None, manifest: Optional[str] = None) -> Evidence:
+def evidence_of(paths: list[str], cluster_id: str | None = None, manifest: str | None = None) -> Evidence:
     """The inputs of a run, with the manifest wish and this command line (which the manifest records)."""
     from forensics.runs.context import Evidence
 
@@ -142,7 +142,7 @@ def evidence_of(paths: List[str], cluster_id: Optional[str] = None, manifest: Op
     return Evidence(tuple(paths), cluster_id, manifest, tuple(line))
 
 
-def _refuse_flag_values(paths: List[str], line: List[str]) -> None:
+def _refuse_flag_values(paths: list[str], line: list[str]) -> None:
     """``--all true``: click takes ``true`` as a path. Where no such path exists and the word follows a
     flag, say that flags take no value rather than "true: no such file or directory"."""
     for before, word in zip(line, line[1:]):
@@ -197,7 +197,7 @@ def format_help(*names: str, stream: bool = False) -> str:
     return f"{text}{'; ' + JSON_STREAM if stream else ''}. Any case. Default: {names[0]}."
 
 
-def format_option(kind: Type[Enum], stream: bool = False):
+def format_option(kind: type[Enum], stream: bool = False):
     """``--format`` with the members of ``kind`` (an Enum of renderer names, the default first);
     ``stream``: ``json`` is the old name of ``jsonl`` there and not listed."""
     names = [m.value for m in kind if not (stream and m.value == "json")]
@@ -238,7 +238,7 @@ REDACT = typer.Option(False, "--redact", help="Hide record keys in the abort pre
 
 # Where one option rightly differs between the commands that take it, and why (every other shared
 # option is one definition above; tests/cli/test_options.py holds them to it).
-VARIES: Dict[str, Dict[str, str]] = {
+VARIES: dict[str, dict[str, str]] = {
     "--format": {
         "choices": "each command offers the renderers it has (RENDERERS: one meaning per name)",
         "default": "text where the output is lines (dump, verify-manifest), else table",

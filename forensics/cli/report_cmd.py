@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from typing import List, Optional
 
 import typer
 
@@ -64,18 +63,18 @@ def _refuse_existing(out: str, overwrite: bool) -> None:
 
 
 def report_cli(
-    paths: List[str] = PATHS,
+    paths: list[str] = PATHS,
     out: str = typer.Option(..., "--out", metavar="FILE", help="The HTML file to write (outside the evidence; "
                             "an existing file only with --overwrite)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace FILE if it exists."),
-    as_of: Optional[str] = AS_OF, copy_start: Optional[str] = COPY_START, minutes: int = TIMEOUT,
-    topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
-    partitions: Optional[int] = PARTITIONS,
-    bootstrap: Optional[str] = BOOTSTRAP, command_config: Optional[str] = COMMAND_CONFIG, redact: bool = REDACT,
-    progress: bool = PROGRESS, quiet: bool = QUIET, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
-    broker_version: Optional[str] = BROKER_VERSION,
-    engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
-    jobs: Optional[int] = JOBS,
+    as_of: str | None = AS_OF, copy_start: str | None = COPY_START, minutes: int = TIMEOUT,
+    topic: str | None = TOPIC, partition: int | None = PARTITION, broker_id: int | None = BROKER,
+    partitions: int | None = PARTITIONS,
+    bootstrap: str | None = BOOTSTRAP, command_config: str | None = COMMAND_CONFIG, redact: bool = REDACT,
+    progress: bool = PROGRESS, quiet: bool = QUIET, manifest: str | None = MANIFEST, cluster_id: str | None = CLUSTER_ID,
+    broker_version: str | None = BROKER_VERSION,
+    engine: EngineName | None = ENGINE, master: str | None = MASTER, conf: list[str] | None = CONF,
+    jobs: int | None = JOBS,
 ) -> None:
     """Incident report: inputs and manifest digest, summary, every open transaction with its verdict,
     evidence and proposed commands, LSO lag per partition and a timeline per transactional id, in one

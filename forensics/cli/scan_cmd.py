@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
-from typing import List, Optional
 
 import typer
 
@@ -45,16 +44,16 @@ class ScanFormat(str, Enum):
 
 
 def scan_cli(
-    paths: List[str] = PATHS, fmt: ScanFormat = format_option(ScanFormat), strict: bool = STRICT,
+    paths: list[str] = PATHS, fmt: ScanFormat = format_option(ScanFormat), strict: bool = STRICT,
     progress: bool = PROGRESS, quiet: bool = QUIET,
-    as_of: Optional[str] = AS_OF, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
-    broker_version: Optional[str] = BROKER_VERSION,
-    topic: Optional[str] = TOPIC, partition: Optional[int] = PARTITION, broker_id: Optional[int] = BROKER,
+    as_of: str | None = AS_OF, manifest: str | None = MANIFEST, cluster_id: str | None = CLUSTER_ID,
+    broker_version: str | None = BROKER_VERSION,
+    topic: str | None = TOPIC, partition: int | None = PARTITION, broker_id: int | None = BROKER,
     wide: bool = WIDE,
     internal: bool = typer.Option(False, "--internal", help="Table: also the partitions of internal topics with "
                                   "no LSO lag, open transaction or finding (hidden by default)."),
-    engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
-    jobs: Optional[int] = JOBS,
+    engine: EngineName | None = ENGINE, master: str | None = MASTER, conf: list[str] | None = CONF,
+    jobs: int | None = JOBS,
 ) -> None:
     """Inventory: brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
     with error_boundary():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from typing import List, Optional
 
 import typer
 
@@ -58,14 +57,14 @@ def _strict(findings, strict: bool) -> None:
 
 
 def describe_producers_cli(
-    paths: List[str] = PATHS,
-    topic: str = TOPIC_REQUIRED, partition: int = PARTITION_REQUIRED, broker_id: Optional[int] = BROKER,
+    paths: list[str] = PATHS,
+    topic: str = TOPIC_REQUIRED, partition: int = PARTITION_REQUIRED, broker_id: int | None = BROKER,
     timeline: bool = typer.Option(False, "--timeline", help="Table format: also print each producer's transactions "
                                   "(JSON and JSONL always hold them)."),
     fmt: RowFormat = FORMAT, wide: bool = WIDE, strict: bool = STRICT, progress: bool = PROGRESS, quiet: bool = QUIET,
-    manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
-    engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
-    jobs: Optional[int] = JOBS,
+    manifest: str | None = MANIFEST, cluster_id: str | None = CLUSTER_ID,
+    engine: EngineName | None = ENGINE, master: str | None = MASTER, conf: list[str] | None = CONF,
+    jobs: int | None = JOBS,
 ) -> None:
     """Producer state of one partition replica, as the broker held it (snapshot + replay)."""
     if timeline and fmt in (RowFormat.text, RowFormat.csv):
@@ -84,22 +83,22 @@ def describe_producers_cli(
 
 
 def list_cli(
-    paths: List[str] = PATHS,
-    state: Optional[str] = typer.Option(None, "--state", metavar="STATE", help="Only transactional ids in this state (any case): "
+    paths: list[str] = PATHS,
+    state: str | None = typer.Option(None, "--state", metavar="STATE", help="Only transactional ids in this state (any case): "
                                         + ", ".join(STATE_NAMES) + "."),
-    duration_filter: Optional[int] = typer.Option(
+    duration_filter: int | None = typer.Option(
         None, "--duration-filter", metavar="MS", help="As Kafka 4.1's list: if < 0, every transactional id; "
         "otherwise only those whose transaction started more than MS milliseconds before --as-of (the last "
         "transaction's start for an id not Ongoing; an id that never began one always passes, as in Kafka)."),
-    id_pattern: Optional[str] = typer.Option(
+    id_pattern: str | None = typer.Option(
         None, "--transactional-id-pattern", metavar="REGEX", help="As Kafka 4.1's list: only the transactional "
         "ids this regular expression matches whole (Kafka's coordinator uses RE2 and Matcher.matches(); here "
         "Python's re.fullmatch)."),
-    as_of: Optional[str] = AS_OF,
-    partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE, strict: bool = STRICT,
-    progress: bool = PROGRESS, quiet: bool = QUIET, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
-    engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
-    jobs: Optional[int] = JOBS,
+    as_of: str | None = AS_OF,
+    partitions: int | None = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE, strict: bool = STRICT,
+    progress: bool = PROGRESS, quiet: bool = QUIET, manifest: str | None = MANIFEST, cluster_id: str | None = CLUSTER_ID,
+    engine: EngineName | None = ENGINE, master: str | None = MASTER, conf: list[str] | None = CONF,
+    jobs: int | None = JOBS,
 ) -> None:
     """Every transactional id the coordinators hold (expired ids only with --state Dead)."""
     with error_boundary():
@@ -119,13 +118,13 @@ def list_cli(
 
 
 def describe_cli(
-    paths: List[str] = PATHS,
+    paths: list[str] = PATHS,
     transactional_id: str = typer.Option(..., "--transactional-id", metavar="ID", help="The transactional id."),
-    as_of: Optional[str] = AS_OF, partitions: Optional[int] = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE,
+    as_of: str | None = AS_OF, partitions: int | None = PARTITIONS, fmt: RowFormat = FORMAT, wide: bool = WIDE,
     strict: bool = STRICT,
-    progress: bool = PROGRESS, quiet: bool = QUIET, manifest: Optional[str] = MANIFEST, cluster_id: Optional[str] = CLUSTER_ID,
-    engine: Optional[EngineName] = ENGINE, master: Optional[str] = MASTER, conf: Optional[List[str]] = CONF,
-    jobs: Optional[int] = JOBS,
+    progress: bool = PROGRESS, quiet: bool = QUIET, manifest: str | None = MANIFEST, cluster_id: str | None = CLUSTER_ID,
+    engine: EngineName | None = ENGINE, master: str | None = MASTER, conf: list[str] | None = CONF,
+    jobs: int | None = JOBS,
 ) -> None:
     """One transactional id: the coordinator's metadata, then every record of its history."""
     with error_boundary():

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, List, NamedTuple, Optional, Tuple, cast, final
+from typing import Any, NamedTuple, cast, final
+from collections.abc import Iterable, Iterator
 
 from forensics.codec.compression import NATIVE_CODECS, decompress
 from forensics.codec.crc import crc32c
@@ -113,7 +114,7 @@ class BatchHeader(NamedTuple):
         return "LogAppendTime" if self.attributes & TIMESTAMP_TYPE_MASK else "CreateTime"
 
     @property
-    def delete_horizon_ms(self) -> Optional[int]:
+    def delete_horizon_ms(self) -> int | None:
         return self.base_timestamp if self.attributes & DELETE_HORIZON_MASK else None
 
     @property
@@ -141,7 +142,7 @@ if native is not None:
 
 class Header(NamedTuple):
     key: str
-    value: Optional[bytes]
+    value: bytes | None
 
 
 class Record(NamedTuple):
@@ -149,9 +150,9 @@ class Record(NamedTuple):
 
     offset: int
     timestamp: int
-    key: Optional[bytes]
-    value: Optional[bytes]
-    headers: Tuple[Header, ...]
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[Header, ...]
     sequence: int
     attributes: int
     position: int  # byte position of the record's length varint (in the decompressed stream if compressed)
@@ -195,7 +196,7 @@ def iter_records(buf, pos: int, header: BatchHeader) -> Iterator[Record]:
     return iter(decoded) if decoded is not None else _iter_records(buf, pos, header)
 
 
-RecordTuple = Tuple[int, int, Optional[bytes], Optional[bytes], Tuple[Header, ...]]
+RecordTuple = tuple[int, int, bytes | None, bytes | None, tuple[Header, ...]]
 """A record projected to ``(offset, timestamp, key, value, headers)``: what bulk readers take."""
 
 
@@ -233,13 +234,13 @@ class RecordBlock:
     def __getitem__(self, index):
         return self.records()[index]
 
-    def records(self) -> List[Record]:
+    def records(self) -> list[Record]:
         assert native is not None  # only the accelerator makes a RecordBlock (record_block)
         # eager (lazy=False) on a payload decompressed already: always a list
-        return cast(List[Record], native.records(self.data, 0, len(self.data), self.header, False, True, self.base))
+        return cast(list[Record], native.records(self.data, 0, len(self.data), self.header, False, True, self.base))
 
 
-def record_block(buf, pos: int, header: BatchHeader) -> Optional[RecordBlock]:
+def record_block(buf, pos: int, header: BatchHeader) -> RecordBlock | None:
     """The batch's records as a RecordBlock when the C accelerator decodes them all (same rules as
     ``iter_records``); None without it, or when a record breaks a rule or the payload does not
     decompress there: ``iter_records`` then gives the good records and raises the error."""
@@ -251,7 +252,7 @@ def record_block(buf, pos: int, header: BatchHeader) -> Optional[RecordBlock]:
     return RecordBlock(data, header, pos + RECORD_BATCH_OVERHEAD if not header[5] & COMPRESSION_MASK else 0)
 
 
-def _native_records(buf, pos: int, header: BatchHeader, plain: bool) -> Optional[list]:
+def _native_records(buf, pos: int, header: BatchHeader, plain: bool) -> list | None:
     """The whole batch decoded by the C accelerator (``plain``: as record tuples), or None when it
     is absent or hands the batch back (damage: the lazy decoder then raises the exact error)."""
     if native is None:
@@ -266,7 +267,7 @@ def _native_records(buf, pos: int, header: BatchHeader, plain: bool) -> Optional
     return native.records(cast(bytes, data), p, end, header, plain, True)
 
 
-def _payload(buf, pos: int, header: BatchHeader) -> Tuple[object, int, int, Optional[int]]:
+def _payload(buf, pos: int, header: BatchHeader) -> tuple[object, int, int, int | None]:
     """The records' bytes of the batch at ``pos``: ``(data, start, end, batch_pos)``; batch_pos
     is the batch's position for compressed batches (errors then name it), None otherwise."""
     end = pos + header.size
@@ -287,7 +288,7 @@ def _iter_records(buf, pos: int, header: BatchHeader) -> Iterator[Record]:
     yield from _records(data, p, end, header, batch_pos)
 
 
-def _records(data, p: int, end: int, header: BatchHeader, batch_pos: Optional[int]) -> Iterator[Record]:
+def _records(data, p: int, end: int, header: BatchHeader, batch_pos: int | None) -> Iterator[Record]:
     base_offset = header.base_offset
     base_ts = header.base_timestamp
     log_append = header.max_timestamp if header.is_log_append_time else None
@@ -317,7 +318,7 @@ def _records(data, p: int, end: int, header: BatchHeader, batch_pos: Optional[in
         )
 
 
-def _nullable_bytes(data, p: int, end: int, what: str) -> Tuple[Optional[bytes], int]:
+def _nullable_bytes(data, p: int, end: int, what: str) -> tuple[bytes | None, int]:
     """A varint length (-1 = null) followed by that many bytes."""
     n, p = read_varint(data, p, end, CorruptRecordError)
     if n < -1 or p + n > end:
@@ -327,7 +328,7 @@ def _nullable_bytes(data, p: int, end: int, what: str) -> Tuple[Optional[bytes],
     return bytes(data[p : p + n]), p + n
 
 
-def _record(data, p: int, end: int, base_offset: int, base_ts: int, log_append: Optional[int], base_seq: int):
+def _record(data, p: int, end: int, base_offset: int, base_ts: int, log_append: int | None, base_seq: int):
     start = p
     err = CorruptRecordError
     length, p = read_varint(data, p, end, err)

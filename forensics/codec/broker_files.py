@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator, List, NamedTuple, Optional, Tuple
+from typing import NamedTuple
 
 from forensics.codec.checkpoints import decode_kafka_uuid, encode_kafka_uuid
 from forensics.codec.primitives import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
@@ -36,18 +37,18 @@ class MetaProperties:
     """``meta.properties``: version 0 (ZooKeeper, ``broker.id``) or 1 (KRaft, ``node.id``)."""
 
     version: int
-    node_id: Optional[int]  # node.id (v1) or broker.id (v0)
-    cluster_id: Optional[str]
-    directory_id: Optional[str]  # canonical base64url (KIP-858, 3.7+)
-    raw: Tuple[Tuple[str, str], ...]  # every key/value in file order (duplicates kept)
+    node_id: int | None  # node.id (v1) or broker.id (v0)
+    cluster_id: str | None
+    directory_id: str | None  # canonical base64url (KIP-858, 3.7+)
+    raw: tuple[tuple[str, str], ...]  # every key/value in file order (duplicates kept)
 
 
 @dataclass(frozen=True, slots=True)
 class CleanShutdown:
     """``.kafka_cleanshutdown``: its presence means the last shutdown was clean."""
 
-    version: Optional[int]  # None for the empty file written by <= 3.6
-    broker_epoch: Optional[int]
+    version: int | None  # None for the empty file written by <= 3.6
+    broker_epoch: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +60,13 @@ class QuorumState:
     """
 
     data_version: int
-    leader_id: Optional[int]
-    leader_epoch: Optional[int]
-    voted_id: Optional[int]
-    voted_directory_id: Optional[str]  # version 1+
-    cluster_id: Optional[str]  # version 0
-    applied_offset: Optional[int]  # version 0
-    current_voters: Optional[Tuple[int, ...]]  # version 0
+    leader_id: int | None
+    leader_epoch: int | None
+    voted_id: int | None
+    voted_directory_id: str | None  # version 1+
+    cluster_id: str | None  # version 0
+    applied_offset: int | None  # version 0
+    current_voters: tuple[int, ...] | None  # version 0
 
 
 # --------------------------------------------------------------------------- meta.properties
@@ -81,7 +82,7 @@ class _Property(NamedTuple):
     position: int  # byte offset of that line
 
 
-def _logical_property_lines(data: Content, path: Optional[str]) -> Iterator[Line]:
+def _logical_property_lines(data: Content, path: str | None) -> Iterator[Line]:
     """``java.util.Properties.LineReader``: skip blank lines and ``#``/``!`` comments, join
     lines ending in an odd number of backslashes (continuations lose leading blanks)."""
     lines = text_lines(data, path)
@@ -98,8 +99,8 @@ def _logical_property_lines(data: Content, path: Optional[str]) -> Iterator[Line
         yield Line(first.number, first.position, text)
 
 
-def _unescape(text: str, path: Optional[str], line: Line) -> str:
-    out: List[str] = []
+def _unescape(text: str, path: str | None, line: Line) -> str:
+    out: list[str] = []
     i = 0
     while i < len(text):
         c = text[i]
@@ -120,7 +121,7 @@ def _unescape(text: str, path: Optional[str], line: Line) -> str:
     return "".join(out)
 
 
-def _split_property(line: str) -> Tuple[str, str]:
+def _split_property(line: str) -> tuple[str, str]:
     """Key ends at the first unescaped ``=``, ``:`` or whitespace; one separator and the
     whitespace around it are skipped."""
     i = 0
@@ -139,18 +140,18 @@ def _split_property(line: str) -> Tuple[str, str]:
     return key, rest
 
 
-def _properties(data: Content, path: Optional[str]) -> List[_Property]:
+def _properties(data: Content, path: str | None) -> list[_Property]:
     raw = as_bytes(data)
     if b"\x00" in raw:
         raise corrupt(path, raw.index(b"\x00"), "NUL byte in a properties file")
-    out: List[_Property] = []
+    out: list[_Property] = []
     for line in _logical_property_lines(raw, path):
         key, value = _split_property(line.text)
         out.append(_Property(_unescape(key, path, line), _unescape(value, path, line), line.number, line.position))
     return out
 
 
-def parse_properties(data: Content, path: Optional[str] = None) -> Tuple[Tuple[str, str], ...]:
+def parse_properties(data: Content, path: str | None = None) -> tuple[tuple[str, str], ...]:
     """Java ``Properties`` text as ordered (key, value) pairs (duplicates kept).
 
     Kafka writes these files as UTF-8 but reads them as ISO-8859-1; content that is not
@@ -160,7 +161,7 @@ def parse_properties(data: Content, path: Optional[str] = None) -> Tuple[Tuple[s
     return tuple((p.key, p.value) for p in _properties(data, path))
 
 
-def parse_meta_properties(data: Content, path: Optional[str] = None) -> MetaProperties:
+def parse_meta_properties(data: Content, path: str | None = None) -> MetaProperties:
     """``MetaProperties.Builder(Properties)``: missing ``version`` means 0; version 0 takes
     ``broker.id`` (optional), version 1 requires ``node.id`` and ``cluster.id``; a
     ``directory.id`` must be a valid UUID. The id key of the other version is ignored."""
@@ -178,7 +179,7 @@ def parse_meta_properties(data: Content, path: Optional[str] = None) -> MetaProp
             )
         version = parsed
     id_key = "broker.id" if version == 0 else "node.id"
-    node_id: Optional[int] = None
+    node_id: int | None = None
     id_prop = last.get(id_key)
     if id_prop is not None:
         node_id = java_int(id_prop.value, INT32_MIN, INT32_MAX)
@@ -191,7 +192,7 @@ def parse_meta_properties(data: Content, path: Optional[str] = None) -> MetaProp
     cluster_prop = last.get("cluster.id")
     if version == 1 and cluster_prop is None:
         raise corrupt(path, None, "version 1 meta.properties without cluster.id")
-    directory_id: Optional[str] = None
+    directory_id: str | None = None
     dir_prop = last.get("directory.id")
     if dir_prop is not None:
         directory_id = encode_kafka_uuid(decode_kafka_uuid(dir_prop.value, path, dir_prop.position))
@@ -207,7 +208,7 @@ def parse_meta_properties(data: Content, path: Optional[str] = None) -> MetaProp
 # --------------------------------------------------------------------------- JSON files
 
 
-def _json_object(data: Content, path: Optional[str], *, first_line_only: bool) -> "dict[str, object]":
+def _json_object(data: Content, path: str | None, *, first_line_only: bool) -> dict[str, object]:
     raw = as_bytes(data)
     if first_line_only:
         m = LINE_END.search(raw)
@@ -224,7 +225,7 @@ def _json_object(data: Content, path: Optional[str], *, first_line_only: bool) -
     return obj
 
 
-def _json_int(obj: "dict[str, object]", key: str, path: Optional[str], lo: int, hi: int) -> Optional[int]:
+def _json_int(obj: dict[str, object], key: str, path: str | None, lo: int, hi: int) -> int | None:
     value = obj.get(key)
     if value is None:
         return None
@@ -233,7 +234,7 @@ def _json_int(obj: "dict[str, object]", key: str, path: Optional[str], lo: int, 
     return value
 
 
-def parse_clean_shutdown(data: Content, path: Optional[str] = None) -> CleanShutdown:
+def parse_clean_shutdown(data: Content, path: str | None = None) -> CleanShutdown:
     """Empty (<= 3.6) or ``{"version":0,"brokerEpoch":N}`` (3.7+, KIP-966).
 
     The broker treats the file's existence as "clean" even when the content is
@@ -247,7 +248,7 @@ def parse_clean_shutdown(data: Content, path: Optional[str] = None) -> CleanShut
     return CleanShutdown(version, epoch)
 
 
-def parse_quorum_state(data: Content, path: Optional[str] = None) -> QuorumState:
+def parse_quorum_state(data: Content, path: str | None = None) -> QuorumState:
     """First line of ``quorum-state`` as JSON with a ``data_version`` of 0 or 1."""
     obj = _json_object(data, path, first_line_only=True)
     data_version = _json_int(obj, "data_version", path, INT32_MIN, INT32_MAX)
@@ -256,16 +257,16 @@ def parse_quorum_state(data: Content, path: Optional[str] = None) -> QuorumState
     if data_version not in QUORUM_STATE_VERSIONS:
         raise corrupt(path, 0, f"unsupported quorum-state data_version {data_version}")
 
-    def opt_int(key: str, lo: int = INT32_MIN, hi: int = INT32_MAX) -> Optional[int]:
+    def opt_int(key: str, lo: int = INT32_MIN, hi: int = INT32_MAX) -> int | None:
         return _json_int(obj, key, path, lo, hi)
 
-    def opt_str(key: str) -> Optional[str]:
+    def opt_str(key: str) -> str | None:
         value = obj.get(key)
         if value is not None and not isinstance(value, str):
             raise corrupt(path, None, f"{key} is {value!r}, expected a string")
         return value
 
-    voters: Optional[Tuple[int, ...]] = None
+    voters: tuple[int, ...] | None = None
     raw_voters = obj.get("currentVoters")
     if raw_voters is not None:
         if not isinstance(raw_voters, list) or not all(isinstance(v, dict) for v in raw_voters):

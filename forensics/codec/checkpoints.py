@@ -28,14 +28,10 @@ import uuid
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import (
-    Callable,
-    List,
-    Mapping,
     NamedTuple,
-    Optional,
-    Tuple,
     TypeVar,
 )
+from collections.abc import Callable, Mapping
 
 from forensics.codec.java_reader import uuid_to_string
 from forensics.codec.primitives import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
@@ -82,8 +78,8 @@ class OffsetCheckpoint:
     """``recovery-point-offset-checkpoint``, ``replication-offset-checkpoint``,
     ``log-start-offset-checkpoint`` or ``cleaner-offset-checkpoint``."""
 
-    version: Optional[int]  # None for an empty file
-    entries: Tuple[OffsetEntry, ...]
+    version: int | None  # None for an empty file
+    entries: tuple[OffsetEntry, ...]
 
     def offsets(self) -> Mapping[TopicPartition, int]:
         """Read-only mapping; a partition listed twice keeps its last value (Kafka's HashMap)."""
@@ -92,8 +88,8 @@ class OffsetCheckpoint:
 
 @dataclass(frozen=True, slots=True)
 class LeaderEpochCheckpoint:
-    version: Optional[int]  # None for an empty file
-    entries: Tuple[EpochEntry, ...]
+    version: int | None  # None for an empty file
+    entries: tuple[EpochEntry, ...]
 
     def is_monotonic(self) -> bool:
         """Epochs strictly and start offsets weakly increasing, as the broker writes them."""
@@ -118,10 +114,10 @@ _T = TypeVar("_T")
 
 def parse_checkpoint(
     data: Content,
-    path: Optional[str],
+    path: str | None,
     expected_version: int,
-    parse_entry: Callable[[List[str]], Optional[_T]],
-) -> Tuple[Optional[int], Tuple[_T, ...]]:
+    parse_entry: Callable[[list[str]], _T | None],
+) -> tuple[int | None, tuple[_T, ...]]:
     """Generic ``CheckpointFile`` reader: ``(version or None if empty, entries)``.
 
     ``parse_entry`` gets the whitespace-split fields of one entry line and returns the
@@ -138,7 +134,7 @@ def parse_checkpoint(
     if second is None:
         return version, ()
     count = line_int(second, path, "entry count")
-    entries: List[_T] = []
+    entries: list[_T] = []
     for line in lines:
         entry = parse_entry(java_split(JAVA_WS, line.text))
         if entry is None:
@@ -152,7 +148,7 @@ def parse_checkpoint(
 # --------------------------------------------------------------------------- offset files
 
 
-def _offset_entry(fields: List[str]) -> Optional[OffsetEntry]:
+def _offset_entry(fields: list[str]) -> OffsetEntry | None:
     if len(fields) != 3 or not fields[0]:
         return None
     partition = java_int(fields[1], INT32_MIN, INT32_MAX)
@@ -162,12 +158,12 @@ def _offset_entry(fields: List[str]) -> Optional[OffsetEntry]:
     return OffsetEntry(TopicPartition(fields[0], partition), offset)
 
 
-def parse_offset_checkpoint(data: Content, path: Optional[str] = None) -> OffsetCheckpoint:
+def parse_offset_checkpoint(data: Content, path: str | None = None) -> OffsetCheckpoint:
     version, entries = parse_checkpoint(data, path, OFFSET_CHECKPOINT_VERSION, _offset_entry)
     return OffsetCheckpoint(version, entries)
 
 
-def _epoch_entry(fields: List[str]) -> Optional[EpochEntry]:
+def _epoch_entry(fields: list[str]) -> EpochEntry | None:
     if len(fields) != 2:
         return None
     epoch = java_int(fields[0], INT32_MIN, INT32_MAX)
@@ -177,7 +173,7 @@ def _epoch_entry(fields: List[str]) -> Optional[EpochEntry]:
     return EpochEntry(epoch, start)
 
 
-def parse_leader_epoch_checkpoint(data: Content, path: Optional[str] = None) -> LeaderEpochCheckpoint:
+def parse_leader_epoch_checkpoint(data: Content, path: str | None = None) -> LeaderEpochCheckpoint:
     version, entries = parse_checkpoint(data, path, LEADER_EPOCH_CHECKPOINT_VERSION, _epoch_entry)
     return LeaderEpochCheckpoint(version, entries)
 
@@ -185,7 +181,7 @@ def parse_leader_epoch_checkpoint(data: Content, path: Optional[str] = None) -> 
 # --------------------------------------------------------------------------- UUIDs
 
 
-def decode_kafka_uuid(text: str, path: Optional[str] = None, position: Optional[int] = None) -> uuid.UUID:
+def decode_kafka_uuid(text: str, path: str | None = None, position: int | None = None) -> uuid.UUID:
     """``Uuid.fromString``: base64url of 16 big-endian bytes, 22 chars (or 24 with ``==``)."""
     if not _BASE64URL.match(text):
         raise corrupt(path, position, f"{text[:40]!r} is not a base64url-encoded 16-byte UUID")
@@ -204,7 +200,7 @@ def encode_kafka_uuid(value: uuid.UUID) -> str:
 # --------------------------------------------------------------------------- partition.metadata
 
 
-def parse_partition_metadata(data: Content, path: Optional[str] = None) -> PartitionMetadata:
+def parse_partition_metadata(data: Content, path: str | None = None) -> PartitionMetadata:
     lines = text_lines(data, path)
     first = next(lines, None)
     if first is None:

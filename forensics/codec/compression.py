@@ -25,7 +25,6 @@ from __future__ import annotations
 import struct
 import threading
 import zlib
-from typing import Dict, List, Union
 
 import lz4.block
 import snappy
@@ -34,9 +33,9 @@ import zstandard
 from forensics.errors import CompressionError, UnsupportedCodecError
 from forensics.speedups import native
 
-Buffer = Union[bytes, bytearray, memoryview]
+Buffer = bytes | bytearray | memoryview
 
-CODEC_NAMES: Dict[int, str] = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+CODEC_NAMES: dict[int, str] = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 
 
 def codec_name(codec: int) -> str:
@@ -101,7 +100,7 @@ class _Sink:
 
     def __init__(self, codec: str, limit: int) -> None:
         self.codec, self.limit, self.total = codec, limit, 0
-        self.pieces: List[bytes] = []
+        self.pieces: list[bytes] = []
 
     @property
     def room(self) -> int:
@@ -264,7 +263,7 @@ def _zstd_check_frames(mv: memoryview) -> None:
 _local = threading.local()
 
 
-def _zstd_decompressor() -> "zstandard.ZstdDecompressor":
+def _zstd_decompressor() -> zstandard.ZstdDecompressor:
     """One decompressor per thread, reused: making one allocates a decompression context (most of
     the cost of a small batch); ``stream_reader`` starts each stream afresh on it."""
     d = getattr(_local, "zstd", None)

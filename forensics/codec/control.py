@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import struct
 from enum import IntEnum
-from typing import Any, Dict, NamedTuple, Optional, Tuple
+from typing import Any, NamedTuple
 
 from forensics.codec import batch as v2
 from forensics.codec.java_reader import JavaReader, SchemaReadError
@@ -43,7 +43,7 @@ class ControlKey(NamedTuple):
     type_id: int
 
     @property
-    def type(self) -> Optional[ControlRecordType]:
+    def type(self) -> ControlRecordType | None:
         try:
             return ControlRecordType(self.type_id)
         except ValueError:
@@ -65,7 +65,7 @@ class EndTransactionMarker(NamedTuple):
         return self.control_type == ControlRecordType.COMMIT
 
 
-def _versioned(layout: struct.Struct, data: Optional[bytes], what: str, name: str) -> Tuple[int, int]:
+def _versioned(layout: struct.Struct, data: bytes | None, what: str, name: str) -> tuple[int, int]:
     """(version, field) of a control record's key or value: at least ``layout.size`` bytes, a
     version that is not negative (``ControlRecordType.parseTypeId``, ``EndTransactionMarker.deserialize``)."""
     if data is None or len(data) < layout.size:
@@ -77,11 +77,11 @@ def _versioned(layout: struct.Struct, data: Optional[bytes], what: str, name: st
     return version, field
 
 
-def decode_control_key(key: Optional[bytes]) -> ControlKey:
+def decode_control_key(key: bytes | None) -> ControlKey:
     return ControlKey(*_versioned(_KEY, key, "control record key", "control record key"))
 
 
-def decode_end_txn_marker(key: ControlKey, value: Optional[bytes]) -> EndTransactionMarker:
+def decode_end_txn_marker(key: ControlKey, value: bytes | None) -> EndTransactionMarker:
     t = key.type
     if t not in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
         raise CorruptRecordError(f"control record type {key.type_id} is not an end-transaction marker")
@@ -89,7 +89,7 @@ def decode_end_txn_marker(key: ControlKey, value: Optional[bytes]) -> EndTransac
     return EndTransactionMarker(t, version, coordinator_epoch)
 
 
-def read_control(key: Optional[bytes], value: Optional[bytes]) -> Tuple[ControlKey, Optional[EndTransactionMarker]]:
+def read_control(key: bytes | None, value: bytes | None) -> tuple[ControlKey, EndTransactionMarker | None]:
     """The key of a control record and, for ABORT/COMMIT, its end-transaction marker (the value of
     the other control types is not read). Raises CorruptRecordError."""
     ckey = decode_control_key(key)
@@ -103,10 +103,10 @@ class ControlBatchRecord(NamedTuple):
 
     offset: int
     key: ControlKey
-    marker: Optional[EndTransactionMarker]  # ABORT/COMMIT only
+    marker: EndTransactionMarker | None  # ABORT/COMMIT only
 
 
-def read_control_batch(buf, pos: int, header: v2.BatchHeader) -> Optional[ControlBatchRecord]:
+def read_control_batch(buf, pos: int, header: v2.BatchHeader) -> ControlBatchRecord | None:
     """The first record of the control batch at ``pos`` (None when it holds none: the broker ignores
     it). Raises CorruptBatchError when the record or its key (or marker) does not decode."""
     for rec in v2.iter_records(buf, pos, header):
@@ -170,7 +170,7 @@ VOTERS_RECORD = Message(
 )
 
 # control type -> (message, the label DumpLogSegments prints before its JSON)
-KRAFT_CONTROL_MESSAGES: Dict[ControlRecordType, Tuple[Message, str]] = {
+KRAFT_CONTROL_MESSAGES: dict[ControlRecordType, tuple[Message, str]] = {
     ControlRecordType.LEADER_CHANGE: (LEADER_CHANGE_MESSAGE, "LeaderChange: "),
     ControlRecordType.SNAPSHOT_HEADER: (SNAPSHOT_HEADER_RECORD, "SnapshotHeader "),
     ControlRecordType.SNAPSHOT_FOOTER: (SNAPSHOT_FOOTER_RECORD, "SnapshotFooter "),
@@ -183,15 +183,15 @@ class ControlRecord(NamedTuple):
     """A control record decoded whole: its key, and the marker or the KRaft message it holds."""
 
     key: ControlKey
-    marker: Optional[EndTransactionMarker] = None  # ABORT/COMMIT
-    data: Optional[Dict[str, Any]] = None  # KRaft control messages
+    marker: EndTransactionMarker | None = None  # ABORT/COMMIT
+    data: dict[str, Any] | None = None  # KRaft control messages
 
     @property
     def type_name(self) -> str:
         return self.key.type_name
 
 
-def decode_control_record(key: Optional[bytes], value: Optional[bytes]) -> ControlRecord:
+def decode_control_record(key: bytes | None, value: bytes | None) -> ControlRecord:
     """A control record as ``DumpLogSegments`` reads it; raises CorruptRecordError (a null value of
     a KRaft message reads as empty)."""
     ckey, marker = read_control(key, value)
@@ -206,7 +206,7 @@ def decode_control_record(key: Optional[bytes], value: Optional[bytes]) -> Contr
     return ControlRecord(ckey, data=data)
 
 
-def format_control_record(key: Optional[bytes], value: Optional[bytes]) -> str:
+def format_control_record(key: bytes | None, value: bytes | None) -> str:
     """The text ``DumpLogSegments`` prints for a control record: ``endTxnMarker: COMMIT
     coordinatorEpoch: 0``, ``LeaderChange: {...}``, ``SnapshotHeader {...}``, ...,
     ``controlType: UNKNOWN(9)``. Kafka's tool aborts on a malformed control record: this raises

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Callable, Generic, Iterator, List, NamedTuple, Optional, Tuple, TypeVar, Union
+from typing import Generic, NamedTuple, TypeVar
+from collections.abc import Callable, Iterator
 
 from forensics.codec.zeros import NO_HOLES, Holes
 from forensics.errors import CorruptIndexError
@@ -81,7 +82,7 @@ class AbortedTxn(NamedTuple):
         return self.version >> 8
 
 
-IndexEntry = Union[OffsetPosition, TimestampOffset]
+IndexEntry = OffsetPosition | TimestampOffset
 E = TypeVar("E", OffsetPosition, TimestampOffset)  # the entries of one kind of index
 
 
@@ -98,10 +99,10 @@ class IndexScan(Generic[E]):
     ``trailing_bytes``: bytes after the last whole entry.
     """
 
-    entries: Tuple[E, ...]
+    entries: tuple[E, ...]
     entry_count: int
-    stop_position: Optional[int]
-    zero_tail_start: Optional[int]
+    stop_position: int | None
+    zero_tail_start: int | None
     all_zero: bool
     trailing_bytes: int
 
@@ -118,15 +119,15 @@ class TxnIndexScan:
     ``positions``: the byte position of each entry; ``hole_runs``: ``(start, end)`` byte ranges of
     whole entries inside a sparse file's holes, not decoded (zeros, never read)."""
 
-    entries: Tuple[AbortedTxn, ...]
-    unsupported_version_positions: Tuple[int, ...]
-    non_increasing_positions: Tuple[int, ...]
+    entries: tuple[AbortedTxn, ...]
+    unsupported_version_positions: tuple[int, ...]
+    non_increasing_positions: tuple[int, ...]
     trailing_bytes: int
-    positions: Tuple[int, ...] = ()
-    hole_runs: Tuple[Tuple[int, int], ...] = ()
+    positions: tuple[int, ...] = ()
+    hole_runs: tuple[tuple[int, int], ...] = ()
 
 
-def is_zero(buf, start: int, end: Optional[int] = None) -> bool:
+def is_zero(buf, start: int, end: int | None = None) -> bool:
     """True when ``buf[start:end]`` holds only zero bytes (chunked, no whole-file copy)."""
     end = len(buf) if end is None else end
     view = memoryview(buf)
@@ -139,8 +140,8 @@ def is_zero(buf, start: int, end: Optional[int] = None) -> bool:
     return True
 
 
-def _iter_entries(buf, st: struct.Struct, rel_index: int, make: Callable[[Tuple[int, ...]], E]
-                  ) -> Iterator[Tuple[int, E]]:
+def _iter_entries(buf, st: struct.Struct, rel_index: int, make: Callable[[tuple[int, ...]], E]
+                  ) -> Iterator[tuple[int, E]]:
     """(byte position, entry) under DumpLogSegments' stop rule; the stop entry is not yielded."""
     size = st.size
     count = len(buf) // size
@@ -151,7 +152,7 @@ def _iter_entries(buf, st: struct.Struct, rel_index: int, make: Callable[[Tuple[
         yield i * size, make(fields)
 
 
-def _scan(buf, st: struct.Struct, rel_index: int, make: Callable[[Tuple[int, ...]], E], holes: Holes) -> IndexScan[E]:
+def _scan(buf, st: struct.Struct, rel_index: int, make: Callable[[tuple[int, ...]], E], holes: Holes) -> IndexScan[E]:
     size = st.size
     entries = [e for _, e in _iter_entries(buf, st, rel_index, make)]
     count = len(buf) // size
@@ -164,11 +165,11 @@ def _scan(buf, st: struct.Struct, rel_index: int, make: Callable[[Tuple[int, ...
     return IndexScan(tuple(entries), count, stop, zero_tail, all_zero, len(buf) % size)
 
 
-def _offset_entry(base_offset: int) -> Callable[[Tuple[int, ...]], OffsetPosition]:
+def _offset_entry(base_offset: int) -> Callable[[tuple[int, ...]], OffsetPosition]:
     return lambda f: OffsetPosition(base_offset + f[0], f[1])
 
 
-def _time_entry(base_offset: int) -> Callable[[Tuple[int, ...]], TimestampOffset]:
+def _time_entry(base_offset: int) -> Callable[[tuple[int, ...]], TimestampOffset]:
     return lambda f: TimestampOffset(f[0], base_offset + f[1])
 
 
@@ -194,7 +195,7 @@ def scan_time_index(buf, base_offset: int, holes: Holes = NO_HOLES) -> TimeIndex
     return _scan(buf, TIME_INDEX_ENTRY, 1, _time_entry(base_offset), holes)
 
 
-def _last_entry(buf, st: struct.Struct, rel_index: int) -> Optional[int]:
+def _last_entry(buf, st: struct.Struct, rel_index: int) -> int | None:
     """The index of the last entry before DumpLogSegments' stop entry (the first entry after entry 0
     whose relative offset is 0), found by bisection: a preallocated index of millions of zero entries is
     touched in a few pages only. None for an empty index."""
@@ -211,13 +212,13 @@ def _last_entry(buf, st: struct.Struct, rel_index: int) -> Optional[int]:
     return lo - 1
 
 
-def last_offset_entry(buf, base_offset: int) -> Optional[OffsetPosition]:
+def last_offset_entry(buf, base_offset: int) -> OffsetPosition | None:
     """The last ``.index`` entry (by the stop rule); entries are written in offset order."""
     i = _last_entry(buf, OFFSET_INDEX_ENTRY, 0)
     return None if i is None else _offset_entry(base_offset)(OFFSET_INDEX_ENTRY.unpack_from(buf, i * OFFSET_INDEX_ENTRY.size))
 
 
-def last_time_entry(buf, base_offset: int) -> Optional[TimestampOffset]:
+def last_time_entry(buf, base_offset: int) -> TimestampOffset | None:
     """The last ``.timeindex`` entry (by the stop rule)."""
     i = _last_entry(buf, TIME_INDEX_ENTRY, 1)
     return None if i is None else _time_entry(base_offset)(TIME_INDEX_ENTRY.unpack_from(buf, i * TIME_INDEX_ENTRY.size))
@@ -231,7 +232,7 @@ def iter_txn_index(buf) -> Iterator[AbortedTxn]:
         yield AbortedTxn(*ABORTED_TXN_ENTRY.unpack_from(buf, i * size))
 
 
-def _entry_runs_in_holes(count: int, size: int, holes: Holes) -> Tuple[Tuple[int, int], ...]:
+def _entry_runs_in_holes(count: int, size: int, holes: Holes) -> tuple[tuple[int, int], ...]:
     """``(first, stop)`` entry numbers of the whole entries lying inside holes."""
     runs = []
     for a, b in holes.ranges:
@@ -247,7 +248,7 @@ def scan_txn_index(buf, holes: Holes = NO_HOLES) -> TxnIndexScan:
     size = ABORTED_TXN_ENTRY.size
     count = len(buf) // size
     runs = _entry_runs_in_holes(count, size, holes)
-    numbers: List[int] = []
+    numbers: list[int] = []
     i = 0
     for first, stop in runs + ((count, count),):
         numbers.extend(range(i, first))
@@ -262,7 +263,7 @@ def scan_txn_index(buf, holes: Holes = NO_HOLES) -> TxnIndexScan:
                         tuple((a * size, b * size) for a, b in runs))
 
 
-def txn_index_findings(scan: TxnIndexScan, path: str, file_size: int) -> Tuple[Finding, ...]:
+def txn_index_findings(scan: TxnIndexScan, path: str, file_size: int) -> tuple[Finding, ...]:
     """The damage a :class:`TxnIndexScan` found, as findings with byte ranges."""
     size = ABORTED_TXN_ENTRY.size
     out = [Finding(FindingKind.CORRUPT_INDEX, "aborted-transaction entry with an unsupported version "
@@ -297,7 +298,7 @@ def format_aborted_txn(entry: AbortedTxn) -> str:
     )
 
 
-def offset_index_dump_lines(buf, base_offset: int, file_label: str) -> Tuple[str, ...]:
+def offset_index_dump_lines(buf, base_offset: int, file_label: str) -> tuple[str, ...]:
     """The lines DumpLogSegments prints for an ``.index`` after ``Dumping <file>``.
 
     ``<file_label> is empty.`` when the file holds no whole entry. Assumes the ``.log`` has a
@@ -310,13 +311,13 @@ def offset_index_dump_lines(buf, base_offset: int, file_label: str) -> Tuple[str
     return tuple(format_offset_position(e) for e in iter_offset_index(buf, base_offset))
 
 
-def time_index_dump_lines(buf, base_offset: int) -> Tuple[str, ...]:
+def time_index_dump_lines(buf, base_offset: int) -> tuple[str, ...]:
     """The lines DumpLogSegments prints for a ``.timeindex`` (nothing at all when it is empty;
     its mismatch reports go to stderr and are not emulated here)."""
     return tuple(format_timestamp_offset(e) for e in iter_time_index(buf, base_offset))
 
 
-def txn_index_dump_lines(buf) -> Tuple[str, ...]:
+def txn_index_dump_lines(buf) -> tuple[str, ...]:
     """The lines DumpLogSegments prints for a ``.txnindex``. Kafka collects all entries before
     printing, so one entry with an unsupported version means no line at all and a failed tool:
     raised here as :class:`CorruptIndexError` at that entry's position."""

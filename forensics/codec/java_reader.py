@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import struct as _struct
-from typing import Any, Optional
+from typing import Any
 
 from forensics.errors import CorruptInputError
 
@@ -28,7 +28,7 @@ class SchemaReadError(CorruptInputError):
     ``java_class``/``java_message`` describe the exception Kafka would have thrown.
     """
 
-    def __init__(self, java_class: str, java_message: Optional[str], *, position: Optional[int] = None) -> None:
+    def __init__(self, java_class: str, java_message: str | None, *, position: int | None = None) -> None:
         super().__init__(java_message if java_message is not None else java_class, position=position)
         self.java_class = java_class
         self.java_message = java_message
@@ -97,7 +97,7 @@ def _java_malformed(b, i: int) -> int:
 class JavaReader:
     """Mirrors ``ByteBufferAccessor`` over ``buf[pos:end]``."""
 
-    def __init__(self, buf: bytes, pos: int = 0, end: Optional[int] = None) -> None:
+    def __init__(self, buf: bytes, pos: int = 0, end: int | None = None) -> None:
         self.buf = buf
         self.pos = pos
         self.end = len(buf) if end is None else end

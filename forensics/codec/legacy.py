@@ -10,7 +10,8 @@ wrapper uses LogAppendTime. Legacy entries never carry producer ids, epochs or s
 from __future__ import annotations
 
 import struct
-from typing import Any, List, NamedTuple, Optional, Sequence, cast
+from collections.abc import Sequence
+from typing import Any, NamedTuple, cast
 
 from forensics.codec.batch import RecordTuple
 from forensics.codec.compression import decompress
@@ -64,8 +65,8 @@ class LegacyRecord(NamedTuple):
     magic: int
     attributes: int
     timestamp: int  # effective timestamp (wrapper rules applied for inner v1 messages)
-    key: Optional[bytes]
-    value: Optional[bytes]
+    key: bytes | None
+    value: bytes | None
     is_valid: bool  # stored CRC-32 matches the computed one
     position: int  # byte position of the entry (inside the decompressed set for inner messages)
 
@@ -94,7 +95,7 @@ class LegacyRecord(NamedTuple):
         return self.offset
 
 
-def decode_entry(buf, pos: int, end: Optional[int] = None) -> LegacyRecord:
+def decode_entry(buf, pos: int, end: int | None = None) -> LegacyRecord:
     """Decode the legacy entry at ``pos`` (prefix, CRC check, key and value)."""
     if end is None:
         end = len(buf)
@@ -155,7 +156,7 @@ def deep_tuples(buf, pos: int) -> Sequence[RecordTuple]:
     return record_tuples(decode_entry(buf, pos))
 
 
-def inner_records(wrapper: LegacyRecord) -> List[LegacyRecord]:
+def inner_records(wrapper: LegacyRecord) -> list[LegacyRecord]:
     """Decompress a wrapper message and return its inner messages with absolute offsets."""
     return _inner(wrapper, False)
 
@@ -172,7 +173,7 @@ def _inner(wrapper: LegacyRecord, plain: bool) -> list:
         fast = native.legacy_inner(data, wrapper, plain)
         if fast is not None:
             return fast
-    inner: List[LegacyRecord] = []
+    inner: list[LegacyRecord] = []
     p, end = 0, len(data)
     while end - p >= LOG_OVERHEAD:
         size = _INT32.unpack_from(data, p + 8)[0]

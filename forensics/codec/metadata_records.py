@@ -25,7 +25,7 @@ ids.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any
 
 from forensics.codec.metadata_schemas import METADATA_MESSAGES, METADATA_RECORD_TYPES
 from forensics.codec.metadata_typed import (  # re-exported: the typed records of this decoder
@@ -97,7 +97,7 @@ class CorruptMetadataRecordError(CorruptInputError):
     ``kafka_message`` is the exception message Kafka prints after ``skipping. ``.
     """
 
-    def __init__(self, kafka_message: str, *, position: Optional[int] = None, offset: Optional[int] = None) -> None:
+    def __init__(self, kafka_message: str, *, position: int | None = None, offset: int | None = None) -> None:
         super().__init__(kafka_message, position=position, offset=offset)
         self.kafka_message = kafka_message
 
@@ -110,10 +110,10 @@ class MetadataRecord:
     api_key: int
     type_name: str  # e.g. PARTITION_RECORD
     version: int
-    data: Dict[str, Any]
+    data: dict[str, Any]
 
     @property
-    def typed(self) -> Optional[TypedMetadata]:
+    def typed(self) -> TypedMetadata | None:
         """The typed record, None for the types no fold reads (configs, ACLs, quotas, ...)."""
         return typed_record(self.api_key, self.data)
 
@@ -133,7 +133,7 @@ def _read_short_uvarint(r: JavaReader, entity: str) -> int:
     return val - 0x10000 if val & 0x8000 else val
 
 
-def decode_metadata_record(value: Optional[bytes]) -> MetadataRecord:
+def decode_metadata_record(value: bytes | None) -> MetadataRecord:
     """Deserialize like ``MetadataRecordSerde.read`` (frame, api key, version, message,
     no trailing bytes). Raises :class:`CorruptMetadataRecordError`."""
     if value is None:
@@ -174,7 +174,7 @@ def decode_metadata_record(value: Optional[bytes]) -> MetadataRecord:
     return MetadataRecord(api_key, METADATA_RECORD_TYPES[api_key], version, data)
 
 
-def format_metadata_record(value: Optional[bytes], offset: int) -> str:
+def format_metadata_record(value: bytes | None, offset: int) -> str:
     """``ClusterMetadataLogMessageParser``: the text after `` payload: ``."""
     try:
         rec = decode_metadata_record(value)

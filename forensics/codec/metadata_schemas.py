@@ -7,7 +7,6 @@ them.
 
 from __future__ import annotations
 
-from typing import Dict
 
 from forensics.codec.schema import F, Message, S, parse_versions
 
@@ -162,5 +161,5 @@ def _snake_upper(name: str) -> str:
     return "".join(out)
 
 
-METADATA_MESSAGES: Dict[int, Message] = {m.api_key: m for m in _METADATA_LIST}
-METADATA_RECORD_TYPES: Dict[int, str] = {k: _snake_upper(m.name) for k, m in METADATA_MESSAGES.items()}
+METADATA_MESSAGES: dict[int, Message] = {m.api_key: m for m in _METADATA_LIST}
+METADATA_RECORD_TYPES: dict[int, str] = {k: _snake_upper(m.name) for k, m in METADATA_MESSAGES.items()}

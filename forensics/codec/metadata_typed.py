@@ -10,12 +10,13 @@ Kafka's ``PartitionRegistration`` (the state a ``PartitionRecord`` creates, and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple, Union
+from typing import Any, NamedTuple
 
 from forensics.codec.java_reader import uuid_from_string
 
-Ids = Tuple[int, ...]
+Ids = tuple[int, ...]
 NO_LEADER = -1  # PartitionRecord.leader / PartitionChangeRecord.leader: the partition has no leader
 NO_LEADER_CHANGE = -2  # PartitionChangeRecord.leader: the record does not change the leader
 
@@ -26,7 +27,7 @@ DIRECTORY_LOST = "AAAAAAAAAAAAAAAAAAAAAg"  # Uuid(0, 2): its log dir went offlin
 _DIRECTORY_NAMES = {DIRECTORY_MIGRATING: "MIGRATING", DIRECTORY_UNASSIGNED: "UNASSIGNED", DIRECTORY_LOST: "LOST"}
 
 
-def reserved_directory(directory_id: str) -> Optional[str]:
+def reserved_directory(directory_id: str) -> str | None:
     """``DirectoryId.reserved``: the name of a reserved directory id (``MIGRATING``, ``UNASSIGNED``,
     ``LOST``, or ``RESERVED(n)`` for the other ids below 100), None for a real log dir's id."""
     name = _DIRECTORY_NAMES.get(directory_id)
@@ -71,12 +72,12 @@ class PartitionRecord:
     leader: int
     leader_epoch: int
     partition_epoch: int
-    directories: Tuple[str, ...] = ()  # v1+: the directory id of each replica, in replica order
+    directories: tuple[str, ...] = ()  # v1+: the directory id of each replica, in replica order
     removing_replicas: Ids = ()
     adding_replicas: Ids = ()
     leader_recovery_state: int = 0  # 0 RECOVERED, 1 RECOVERING (after an unclean election)
-    elr: Optional[Ids] = None  # v2+ eligibleLeaderReplicas (KIP-966); None: not in the record
-    last_known_elr: Optional[Ids] = None  # v2+ lastKnownElr
+    elr: Ids | None = None  # v2+ eligibleLeaderReplicas (KIP-966); None: not in the record
+    last_known_elr: Ids | None = None  # v2+ lastKnownElr
 
 
 @dataclass(frozen=True)
@@ -91,14 +92,14 @@ class PartitionChangeRecord:
     topic_id: str
     partition_id: int
     leader: int
-    isr: Optional[Ids]
-    replicas: Optional[Ids]
-    directories: Optional[Tuple[str, ...]] = None  # v1+
-    removing_replicas: Optional[Ids] = None
-    adding_replicas: Optional[Ids] = None
+    isr: Ids | None
+    replicas: Ids | None
+    directories: tuple[str, ...] | None = None  # v1+
+    removing_replicas: Ids | None = None
+    adding_replicas: Ids | None = None
     leader_recovery_state: int = -1
-    elr: Optional[Ids] = None  # v2+
-    last_known_elr: Optional[Ids] = None  # v2+
+    elr: Ids | None = None  # v2+
+    last_known_elr: Ids | None = None  # v2+
 
     @property
     def leader_changed(self) -> bool:
@@ -106,7 +107,7 @@ class PartitionChangeRecord:
         return self.leader != NO_LEADER_CHANGE
 
 
-def _default_to_migrating(directories: Tuple[str, ...], replicas: int) -> Tuple[str, ...]:
+def _default_to_migrating(directories: tuple[str, ...], replicas: int) -> tuple[str, ...]:
     """``PartitionRegistration.defaultToMigrating``: no directories, or only MIGRATING ones, read as
     MIGRATING for every replica."""
     if all(d == DIRECTORY_MIGRATING for d in directories):
@@ -114,7 +115,7 @@ def _default_to_migrating(directories: Tuple[str, ...], replicas: int) -> Tuple[
     return directories
 
 
-def _checked(replicas: Ids, directories: Tuple[str, ...]) -> Tuple[str, ...]:
+def _checked(replicas: Ids, directories: tuple[str, ...]) -> tuple[str, ...]:
     """``PartitionRegistration``'s constructor: one directory per replica (or none)."""
     if directories and len(directories) != len(replicas):
         raise ValueError(f"{len(directories)} directories for {len(replicas)} replicas")
@@ -219,12 +220,12 @@ class BrokerRegistrationRecord:
     broker_epoch: int
     incarnation_id: str
     fenced: bool
-    log_dirs: Tuple[str, ...] = ()  # v3+: the directory id of each online log dir (KIP-858)
-    rack: Optional[str] = None
+    log_dirs: tuple[str, ...] = ()  # v3+: the directory id of each online log dir (KIP-858)
+    rack: str | None = None
     in_controlled_shutdown: bool = False  # v1+
     is_migrating_zk_broker: bool = False  # v2+
-    listeners: Tuple[Endpoint, ...] = ()
-    features: Tuple[FeatureRange, ...] = ()  # what the broker's software supports
+    listeners: tuple[Endpoint, ...] = ()
+    features: tuple[FeatureRange, ...] = ()  # what the broker's software supports
 
 
 @dataclass(frozen=True)
@@ -248,7 +249,7 @@ class BrokerRegistrationChangeRecord:
     broker_epoch: int
     fenced: int  # -1 unfenced, 1 fenced, 0 unchanged
     in_controlled_shutdown: int  # 1 entered controlled shutdown, 0 unchanged
-    log_dirs: Tuple[str, ...] = ()  # v2+: the new log dirs (empty: unchanged)
+    log_dirs: tuple[str, ...] = ()  # v2+: the new log dirs (empty: unchanged)
 
 
 @dataclass(frozen=True)
@@ -257,31 +258,31 @@ class ControllerRegistrationRecord:
 
     controller_id: int
     incarnation_id: str
-    listeners: Tuple[Endpoint, ...] = ()
-    features: Tuple[FeatureRange, ...] = ()
+    listeners: tuple[Endpoint, ...] = ()
+    features: tuple[FeatureRange, ...] = ()
 
 
-TypedMetadata = Union[
-    PartitionRecord, PartitionChangeRecord, TopicRecord, RemoveTopicRecord, ClearElrRecord, ProducerIdsRecord,
-    FeatureLevelRecord, BrokerRegistrationRecord, UnregisterBrokerRecord, FenceBrokerRecord,
-    BrokerRegistrationChangeRecord, ControllerRegistrationRecord,
-]
+TypedMetadata = (
+    PartitionRecord | PartitionChangeRecord | TopicRecord | RemoveTopicRecord | ClearElrRecord | ProducerIdsRecord
+    | FeatureLevelRecord | BrokerRegistrationRecord | UnregisterBrokerRecord | FenceBrokerRecord
+    | BrokerRegistrationChangeRecord | ControllerRegistrationRecord
+)
 
 
-def _ids(value: Optional[list]) -> Optional[Ids]:
+def _ids(value: list | None) -> Ids | None:
     return None if value is None else tuple(value)
 
 
-def _endpoints(items: list) -> Tuple[Endpoint, ...]:
+def _endpoints(items: list) -> tuple[Endpoint, ...]:
     return tuple(Endpoint(e["name"], e["host"], e["port"], e["securityProtocol"]) for e in items)
 
 
-def _features(items: list) -> Tuple[FeatureRange, ...]:
+def _features(items: list) -> tuple[FeatureRange, ...]:
     return tuple(FeatureRange(f["name"], f["minSupportedVersion"], f["maxSupportedVersion"]) for f in items)
 
 
 # MetadataRecordType api key -> the typed record of its decoded fields
-_TYPED: Dict[int, Callable[[Dict[str, Any]], TypedMetadata]] = {
+_TYPED: dict[int, Callable[[dict[str, Any]], TypedMetadata]] = {
     0: lambda d: BrokerRegistrationRecord(
         d["brokerId"], d["brokerEpoch"], d["incarnationId"], d["fenced"], tuple(d["logDirs"]), d["rack"],
         d["inControlledShutdown"], d["isMigratingZkBroker"], _endpoints(d["endPoints"]), _features(d["features"])),
@@ -309,7 +310,7 @@ _TYPED: Dict[int, Callable[[Dict[str, Any]], TypedMetadata]] = {
 }
 
 
-def typed_record(api_key: int, data: Dict[str, Any]) -> Optional[TypedMetadata]:
+def typed_record(api_key: int, data: dict[str, Any]) -> TypedMetadata | None:
     """The typed record of a decoded record of type ``api_key``; None for the types no fold reads
     (configs, ACLs, quotas, ...)."""
     make = _TYPED.get(api_key)

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import struct as _struct
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from forensics.codec.java_reader import JavaReader, SchemaReadError
 from forensics.codec.offsets_schemas import (
@@ -80,7 +80,7 @@ class CorruptCoordinatorRecordError(CorruptInputError):
     ``Error at offset O, skipping. ``).
     """
 
-    def __init__(self, kafka_message: str, *, position: Optional[int] = None, offset: Optional[int] = None) -> None:
+    def __init__(self, kafka_message: str, *, position: int | None = None, offset: int | None = None) -> None:
         super().__init__(kafka_message, position=position, offset=offset)
         self.kafka_message = kafka_message
 
@@ -88,7 +88,7 @@ class CorruptCoordinatorRecordError(CorruptInputError):
 class UnknownCoordinatorRecordTypeError(CorruptCoordinatorRecordError):
     """The key's record type is not one this decoder (or Kafka) knows."""
 
-    def __init__(self, record_type: int, *, offset: Optional[int] = None) -> None:
+    def __init__(self, record_type: int, *, offset: int | None = None) -> None:
         super().__init__(f"Found an unknown record type {record_type}", position=0, offset=offset)
         self.record_type = record_type
 
@@ -102,22 +102,22 @@ class CoordinatorRecord:
 
     record_type: int
     key_name: str
-    key: Dict[str, Any]
-    value_version: Optional[int]  # None for a tombstone
-    value: Optional[Dict[str, Any]]
+    key: dict[str, Any]
+    value_version: int | None  # None for a tombstone
+    value: dict[str, Any] | None
 
     @property
     def is_tombstone(self) -> bool:
         return self.value is None
 
 
-def _read_version(buf: bytes, name: str) -> Tuple[int, int]:
+def _read_version(buf: bytes, name: str) -> tuple[int, int]:
     if len(buf) < 2:
         raise CorruptCoordinatorRecordError(f"Could not read version from {name}'s buffer.", position=0)
     return _struct.unpack_from(">h", buf, 0)[0], 2
 
 
-def _read_part(msg: Message, buf: bytes, version: int, name: str) -> Dict[str, Any]:
+def _read_part(msg: Message, buf: bytes, version: int, name: str) -> dict[str, Any]:
     try:
         return read_message(msg, JavaReader(buf, 2), version)
     except SchemaReadError as exc:
@@ -128,7 +128,7 @@ def _read_part(msg: Message, buf: bytes, version: int, name: str) -> Dict[str, A
         ) from None
 
 
-def decode_offsets_record(key: Optional[bytes], value: Optional[bytes]) -> CoordinatorRecord:
+def decode_offsets_record(key: bytes | None, value: bytes | None) -> CoordinatorRecord:
     """Deserialize like ``GroupCoordinatorRecordSerde.deserialize`` (Kafka 4.1).
 
     Raises :class:`UnknownCoordinatorRecordTypeError` for record types not handled,
@@ -164,19 +164,19 @@ class OffsetCommit:
     group: str
     topic: str
     partition: int
-    value_version: Optional[int]
-    offset: Optional[int]
-    leader_epoch: Optional[int]  # -1 when not recorded
-    metadata: Optional[str]
-    commit_timestamp: Optional[int]
-    expire_timestamp: Optional[int]  # only value version 1 carries it; else -1
+    value_version: int | None
+    offset: int | None
+    leader_epoch: int | None  # -1 when not recorded
+    metadata: str | None
+    commit_timestamp: int | None
+    expire_timestamp: int | None  # only value version 1 carries it; else -1
 
     @property
     def is_tombstone(self) -> bool:
         return self.value_version is None
 
 
-def decode_offset_commit(key: Optional[bytes], value: Optional[bytes]) -> Optional[OffsetCommit]:
+def decode_offset_commit(key: bytes | None, value: bytes | None) -> OffsetCommit | None:
     """Typed offset commit, or None when the key is another (or an unknown) record type.
 
     Corrupt keys/values raise :class:`CorruptCoordinatorRecordError`.
@@ -206,7 +206,7 @@ def decode_offset_commit(key: Optional[bytes], value: Optional[bytes]) -> Option
 @dataclass(frozen=True)
 class GroupMember:
     member_id: str
-    group_instance_id: Optional[str]
+    group_instance_id: str | None
     client_id: str
     client_host: str
     rebalance_timeout: int
@@ -220,20 +220,20 @@ class GroupMetadata:
     """A classic group's state (record type 2); fields are None for a tombstone."""
 
     group: str
-    value_version: Optional[int]
-    protocol_type: Optional[str]
-    generation: Optional[int]
-    protocol: Optional[str]
-    leader: Optional[str]
-    current_state_timestamp: Optional[int]
-    members: Tuple[GroupMember, ...]
+    value_version: int | None
+    protocol_type: str | None
+    generation: int | None
+    protocol: str | None
+    leader: str | None
+    current_state_timestamp: int | None
+    members: tuple[GroupMember, ...]
 
     @property
     def is_tombstone(self) -> bool:
         return self.value_version is None
 
 
-def decode_group_metadata(key: Optional[bytes], value: Optional[bytes]) -> Optional[GroupMetadata]:
+def decode_group_metadata(key: bytes | None, value: bytes | None) -> GroupMetadata | None:
     """Typed classic-group metadata, or None when the key is another record type."""
     try:
         rec = decode_offsets_record(key, value)
@@ -261,7 +261,7 @@ def decode_group_metadata(key: Optional[bytes], value: Optional[bytes]) -> Optio
 # --------------------------------------------------------------------------- text
 
 
-def _embedded_protocol_json(msg: Message, raw: bytes) -> Optional[str]:
+def _embedded_protocol_json(msg: Message, raw: bytes) -> str | None:
     """DumpLogSegments' ``replace``: version-prefixed consumer protocol bytes to JSON,
     or None to keep the base64 bytes (any RuntimeException is swallowed by Kafka)."""
     try:
@@ -273,11 +273,11 @@ def _embedded_protocol_json(msg: Message, raw: bytes) -> Optional[str]:
         return None
 
 
-def _group_metadata_json(msg: Message, data: Dict[str, Any], version: int) -> str:
+def _group_metadata_json(msg: Message, data: dict[str, Any], version: int) -> str:
     if data.get("protocolType") != CONSUMER_PROTOCOL_TYPE:
         return write_json(msg, data, version)
     patched = dict(data)
-    members: List[Dict[str, Any]] = []
+    members: list[dict[str, Any]] = []
     for m in data.get("members") or []:
         pm = dict(m)
         sub = _embedded_protocol_json(CONSUMER_PROTOCOL_SUBSCRIPTION, m["subscription"])
@@ -291,7 +291,7 @@ def _group_metadata_json(msg: Message, data: Dict[str, Any], version: int) -> st
     return write_json(msg, patched, version)
 
 
-def format_offsets_record(key: Optional[bytes], value: Optional[bytes], offset: int) -> Tuple[str, Optional[str]]:
+def format_offsets_record(key: bytes | None, value: bytes | None, offset: int) -> tuple[str, str | None]:
     """``OffsetsMessageParser.parse``: (key text, payload text or None).
 
     The payload is None exactly when Kafka prints no `` payload:`` part.
@@ -322,7 +322,7 @@ def format_offsets_record(key: Optional[bytes], value: Optional[bytes], offset: 
         return f"Error at offset {offset}, skipping. {exc.java_message}", None
 
 
-def format_offsets_key(key: Optional[bytes], offset: int) -> str:
+def format_offsets_key(key: bytes | None, offset: int) -> str:
     """The key text alone (what Kafka prints after `` key: `` for a tombstone).
 
     Kafka replaces the whole key text by ``Error at offset ...`` when the *value* is
@@ -330,12 +330,12 @@ def format_offsets_key(key: Optional[bytes], offset: int) -> str:
     return format_offsets_record(key, None, offset)[0]
 
 
-def format_offsets_value(key: Optional[bytes], value: Optional[bytes], offset: int) -> Optional[str]:
+def format_offsets_value(key: bytes | None, value: bytes | None, offset: int) -> str | None:
     """The text after `` payload: ``, or None when Kafka prints no payload."""
     return format_offsets_record(key, value, offset)[1]
 
 
-def format_offsets_line_suffix(key: Optional[bytes], value: Optional[bytes], offset: int) -> str:
+def format_offsets_line_suffix(key: bytes | None, value: bytes | None, offset: int) -> str:
     """`` key: K payload: V`` exactly as DumpLogSegments appends it to a record line."""
     key_text, value_text = format_offsets_record(key, value, offset)
     out = " key: " + key_text

@@ -8,8 +8,6 @@ From ``group-coordinator/src/main/resources/common/message/*.json`` and
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
-
 from forensics.codec.schema import F, Message, S, parse_versions
 
 
@@ -44,7 +42,7 @@ _MEMBER_METADATA = S(
 _CG_TOPIC_PARTITIONS = S("TopicPartitions", [F("topicId", "uuid"), F("partitions", "[]int32")])
 
 # record type -> (key message, value message)
-RECORDS: Dict[int, Tuple[Message, Message]] = {
+RECORDS: dict[int, tuple[Message, Message]] = {
     0: (
         _key("LegacyOffsetCommitKey", 0, F("group", "string"), F("topic", "string"), F("partition", "int32")),
         Message("LegacyOffsetCommitValue", parse_versions("0"), None, _offset_commit_value_fields(), api_key=0),
@@ -186,7 +184,7 @@ RECORDS: Dict[int, Tuple[Message, Message]] = {
     ),
 }
 
-RECORD_TYPE_NAMES: Dict[int, str] = {t: km.name[: -len("Key")] for t, (km, _) in RECORDS.items()}
+RECORD_TYPE_NAMES: dict[int, str] = {t: km.name[: -len("Key")] for t, (km, _) in RECORDS.items()}
 
 CONSUMER_PROTOCOL_SUBSCRIPTION = Message(
     "ConsumerProtocolSubscription",
@@ -224,6 +222,6 @@ CONSUMER_PROTOCOL_ASSIGNMENT = Message(
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
 
-def record_schemas(record_type: int) -> Optional[Tuple[Message, Message]]:
+def record_schemas(record_type: int) -> tuple[Message, Message] | None:
     """(key message, value message) for a record type, None when unknown."""
     return RECORDS.get(record_type)

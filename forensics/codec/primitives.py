@@ -12,7 +12,6 @@ Mirrors ``clients/src/main/java/org/apache/kafka/common/utils/ByteUtils.java`` a
 from __future__ import annotations
 
 import struct
-from typing import List, Optional, Tuple, Type
 
 from forensics.errors import CorruptInputError
 
@@ -29,8 +28,8 @@ _INT64 = struct.Struct(">q")
 
 
 def read_uvarint(
-    buf, pos: int, end: int, max_bytes: int = 5, error: Type[CorruptInputError] = CorruptInputError
-) -> Tuple[int, int]:
+    buf, pos: int, end: int, max_bytes: int = 5, error: type[CorruptInputError] = CorruptInputError
+) -> tuple[int, int]:
     """Unsigned LEB128. ``max_bytes`` 5 for int32-sized values, 10 for int64."""
     value = 0
     shift = 0
@@ -46,7 +45,7 @@ def read_uvarint(
     raise error(f"varint longer than {max_bytes} bytes", position=pos - 1)
 
 
-def read_varint(buf, pos: int, end: int, error: Type[CorruptInputError] = CorruptInputError) -> Tuple[int, int]:
+def read_varint(buf, pos: int, end: int, error: type[CorruptInputError] = CorruptInputError) -> tuple[int, int]:
     """Zig-zag int32 varint (record fields)."""
     u, pos = read_uvarint(buf, pos, end, 5, error)
     if u > 0xFFFFFFFF:
@@ -54,7 +53,7 @@ def read_varint(buf, pos: int, end: int, error: Type[CorruptInputError] = Corrup
     return (u >> 1) ^ -(u & 1), pos
 
 
-def read_varlong(buf, pos: int, end: int, error: Type[CorruptInputError] = CorruptInputError) -> Tuple[int, int]:
+def read_varlong(buf, pos: int, end: int, error: type[CorruptInputError] = CorruptInputError) -> tuple[int, int]:
     """Zig-zag int64 varlong (record timestamp delta)."""
     u, pos = read_uvarint(buf, pos, end, 10, error)
     if u > 0xFFFFFFFFFFFFFFFF:
@@ -82,43 +81,43 @@ def encode_varlong(value: int) -> bytes:
     return encode_uvarint(((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF)
 
 
-def _fixed(st: struct.Struct, buf, pos: int, end: int, error: Type[CorruptInputError], what: str) -> Tuple[int, int]:
+def _fixed(st: struct.Struct, buf, pos: int, end: int, error: type[CorruptInputError], what: str) -> tuple[int, int]:
     if pos + st.size > end:
         raise error(f"{what} runs past the end of its buffer", position=pos)
     return st.unpack_from(buf, pos)[0], pos + st.size
 
 
-def read_int8(buf, pos: int, end: int, error: Type[CorruptInputError] = CorruptInputError) -> Tuple[int, int]:
+def read_int8(buf, pos: int, end: int, error: type[CorruptInputError] = CorruptInputError) -> tuple[int, int]:
     return _fixed(_INT8, buf, pos, end, error, "int8")
 
 
-def read_int16(buf, pos: int, end: int, error: Type[CorruptInputError] = CorruptInputError) -> Tuple[int, int]:
+def read_int16(buf, pos: int, end: int, error: type[CorruptInputError] = CorruptInputError) -> tuple[int, int]:
     return _fixed(_INT16, buf, pos, end, error, "int16")
 
 
-def read_int32(buf, pos: int, end: int, error: Type[CorruptInputError] = CorruptInputError) -> Tuple[int, int]:
+def read_int32(buf, pos: int, end: int, error: type[CorruptInputError] = CorruptInputError) -> tuple[int, int]:
     return _fixed(_INT32, buf, pos, end, error, "int32")
 
 
-def read_uint32(buf, pos: int, end: int, error: Type[CorruptInputError] = CorruptInputError) -> Tuple[int, int]:
+def read_uint32(buf, pos: int, end: int, error: type[CorruptInputError] = CorruptInputError) -> tuple[int, int]:
     return _fixed(_UINT32, buf, pos, end, error, "uint32")
 
 
-def read_int64(buf, pos: int, end: int, error: Type[CorruptInputError] = CorruptInputError) -> Tuple[int, int]:
+def read_int64(buf, pos: int, end: int, error: type[CorruptInputError] = CorruptInputError) -> tuple[int, int]:
     return _fixed(_INT64, buf, pos, end, error, "int64")
 
 
 def read_bytes(
-    buf, pos: int, end: int, length: int, error: Type[CorruptInputError] = CorruptInputError
-) -> Tuple[bytes, int]:
+    buf, pos: int, end: int, length: int, error: type[CorruptInputError] = CorruptInputError
+) -> tuple[bytes, int]:
     if length < 0 or pos + length > end:
         raise error(f"field of {length} bytes runs past the end of its buffer", position=pos)
     return bytes(buf[pos : pos + length]), pos + length
 
 
 def read_string16(
-    buf, pos: int, end: int, error: Type[CorruptInputError] = CorruptInputError
-) -> Tuple[Optional[str], int]:
+    buf, pos: int, end: int, error: type[CorruptInputError] = CorruptInputError
+) -> tuple[str | None, int]:
     """Non-flexible nullable string: int16 length (-1 = null) + UTF-8."""
     length, pos = read_int16(buf, pos, end, error)
     if length == -1:
@@ -130,8 +129,8 @@ def read_string16(
 
 
 def read_compact_string(
-    buf, pos: int, end: int, error: Type[CorruptInputError] = CorruptInputError
-) -> Tuple[Optional[str], int]:
+    buf, pos: int, end: int, error: type[CorruptInputError] = CorruptInputError
+) -> tuple[str | None, int]:
     """Flexible nullable string: uvarint(len + 1) (0 = null) + UTF-8."""
     n, pos = read_uvarint(buf, pos, end, 5, error)
     if n == 0:
@@ -141,21 +140,21 @@ def read_compact_string(
 
 
 def read_compact_array_len(
-    buf, pos: int, end: int, error: Type[CorruptInputError] = CorruptInputError
-) -> Tuple[int, int]:
+    buf, pos: int, end: int, error: type[CorruptInputError] = CorruptInputError
+) -> tuple[int, int]:
     """Flexible array length: uvarint(count + 1), 0 = null (returned as -1)."""
     n, pos = read_uvarint(buf, pos, end, 5, error)
     return n - 1, pos
 
 
 def read_tagged_fields(
-    buf, pos: int, end: int, error: Type[CorruptInputError] = CorruptInputError
-) -> Tuple[List[Tuple[int, bytes]], int]:
+    buf, pos: int, end: int, error: type[CorruptInputError] = CorruptInputError
+) -> tuple[list[tuple[int, bytes]], int]:
     """A tagged-field section: uvarint count, then (uvarint tag, uvarint size, data)."""
     count, pos = read_uvarint(buf, pos, end, 5, error)
     if count > end - pos:
         raise error(f"tagged field count {count} exceeds remaining bytes", position=pos)
-    fields: List[Tuple[int, bytes]] = []
+    fields: list[tuple[int, bytes]] = []
     for _ in range(count):
         tag, pos = read_uvarint(buf, pos, end, 5, error)
         size, pos = read_uvarint(buf, pos, end, 5, error)
@@ -164,7 +163,7 @@ def read_tagged_fields(
     return fields, pos
 
 
-def _utf8(raw: bytes, pos: int, error: Type[CorruptInputError]) -> str:
+def _utf8(raw: bytes, pos: int, error: type[CorruptInputError]) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -32,9 +32,10 @@ for exceptions without a message such as ``BufferUnderflowException``) and whose
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field as _dc_field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 
 from forensics.codec.java_reader import (
     RUNTIME,
@@ -47,13 +48,13 @@ from forensics.codec.java_reader import (
 
 MAX_VERSION = 0x7FFF
 
-Versions = Optional[Tuple[int, int]]  # inclusive (lowest, highest); None = no versions
+Versions = tuple[int, int] | None  # inclusive (lowest, highest); None = no versions
 
 
 # --------------------------------------------------------------------------- versions
 
 
-def parse_versions(text: Optional[str]) -> Versions:
+def parse_versions(text: str | None) -> Versions:
     """``"0+"``, ``"3"``, ``"0-4"`` or ``"none"`` (also ``None``) as in the JSON specs."""
     if text is None or text == "none" or text == "":
         return None
@@ -91,7 +92,7 @@ def subtract(a: Versions, b: Versions) -> Versions:
     return a  # two ranges: the generator falls back to the original range
 
 
-def cond(version: int, containing: Versions, possible: Versions) -> Tuple[bool, Versions]:
+def cond(version: int, containing: Versions, possible: Versions) -> tuple[bool, Versions]:
     """Evaluate ``VersionConditional.forVersions(containing, possible)`` at ``version``.
 
     Returns (member, versions handed to the taken branch).
@@ -128,10 +129,10 @@ class Field:
     versions: Versions
     nullable: Versions = None
     tagged: Versions = None
-    tag: Optional[int] = None
+    tag: int | None = None
     default: Any = _NO_DEFAULT  # spec default; "null" means null
     ignorable: bool = False
-    struct: Optional["Struct"] = None
+    struct: Struct | None = None
     zero_copy: bool = False
     flexible: Any = _NO_DEFAULT  # field-level flexibleVersions override
 
@@ -175,10 +176,10 @@ class Field:
 class Struct:
     name: str  # Java class name, used in "Can't read version V of <name>"
     versions: Versions
-    fields: List[Field]
+    fields: list[Field]
     parent: Versions = None  # filled in by Message (StructRegistry.parentVersions)
 
-    def default_data(self) -> Dict[str, Any]:
+    def default_data(self) -> dict[str, Any]:
         return {f.name: f.default_value() for f in self.fields}
 
 
@@ -187,7 +188,7 @@ class Message:
     name: str
     valid: Versions
     flexible: Versions
-    fields: List[Field]
+    fields: list[Field]
     api_key: int = -1
     common: Sequence[Struct] = ()
     struct: Struct = _dc_field(init=False)
@@ -222,12 +223,12 @@ def F(
     type: str,
     versions: str = "0+",
     *,
-    nullable: Optional[str] = None,
-    tagged: Optional[str] = None,
-    tag: Optional[int] = None,
+    nullable: str | None = None,
+    tagged: str | None = None,
+    tag: int | None = None,
     default: Any = _NO_DEFAULT,
     ignorable: bool = False,
-    struct: Optional[Struct] = None,
+    struct: Struct | None = None,
     zero_copy: bool = False,
 ) -> Field:
     """Shorthand used by the schema tables."""
@@ -245,7 +246,7 @@ def F(
     )
 
 
-def S(name: str, fields: List[Field], versions: str = "0+") -> Struct:
+def S(name: str, fields: list[Field], versions: str = "0+") -> Struct:
     """An inline struct (its versions are replaced by the owning field's) or, when
     listed in ``Message.common``, a common struct with its own versions."""
     return Struct(name, parse_versions(versions), fields)
@@ -254,17 +255,17 @@ def S(name: str, fields: List[Field], versions: str = "0+") -> Struct:
 # --------------------------------------------------------------------------- decoding
 
 
-def read_message(msg: Message, reader: JavaReader, version: int) -> Dict[str, Any]:
+def read_message(msg: Message, reader: JavaReader, version: int) -> dict[str, Any]:
     """``msg.read(readable, version)``; returns field name -> value (schema order)."""
     return _read_struct(msg, msg.struct, reader, version)
 
 
-def _read_struct(msg: Message, st: Struct, r: JavaReader, v: int) -> Dict[str, Any]:
+def _read_struct(msg: Message, st: Struct, r: JavaReader, v: int) -> dict[str, Any]:
     ok, _ = cond(v, st.parent, st.versions)
     if not ok:
         raise SchemaReadError(UNSUPPORTED_VERSION, f"Can't read version {v} of {st.name}", position=r.pos)
     cur = intersect(st.parent, st.versions)
-    out: Dict[str, Any] = {}
+    out: dict[str, Any] = {}
     for f in st.fields:
         mandatory = subtract(f.versions, f.tagged)
         ok, present = cond(v, mandatory, cur)
@@ -378,7 +379,7 @@ def _read_variable(
             position=start,
         )
     elem = t[2:]
-    items: List[Any] = []
+    items: list[Any] = []
     for _ in range(length):
         if elem in ("string", "bytes"):
             items.append(_read_variable(msg, f, elem, name + " element", None, r, v, possible, flexible))

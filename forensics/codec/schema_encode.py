@@ -5,13 +5,13 @@ fixtures' encoder, the inverse of :func:`forensics.codec.schema.read_message`.
 from __future__ import annotations
 
 import struct as _struct
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from forensics.codec.java_reader import uuid_from_string
 from forensics.codec.primitives import encode_uvarint
 from forensics.codec.schema import PRIMITIVES, Field, Message, Struct, Versions, cond, field_flexible, intersect
 
-def encode_message(msg: Message, version: int, data: Optional[Dict[str, Any]] = None) -> bytes:
+def encode_message(msg: Message, version: int, data: dict[str, Any] | None = None) -> bytes:
     """Serialize like ``msg.write(writable, cache, version)``; for tests and fixtures.
 
     Missing fields take their defaults. Tagged fields are written when non-default.
@@ -25,9 +25,9 @@ def _uvarint(value: int) -> bytes:
     return encode_uvarint(value & 0xFFFFFFFF)
 
 
-def _encode_struct(msg: Message, st: Struct, data: Dict[str, Any], v: int, out: bytearray) -> None:
+def _encode_struct(msg: Message, st: Struct, data: dict[str, Any], v: int, out: bytearray) -> None:
     cur = intersect(st.parent, st.versions)
-    tagged_parts: List[Tuple[int, bytes]] = []
+    tagged_parts: list[tuple[int, bytes]] = []
     for f in st.fields:
         value = data.get(f.name, f.default_value())
         ok, present = cond(v, f.versions, cur)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import math
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 from forensics.codec.java_reader import UNSUPPORTED_VERSION, SchemaReadError
 from forensics.codec.schema import PRIMITIVES, Field, Message, Struct, cond, intersect
@@ -50,7 +50,7 @@ def java_double(d: float) -> str:
     return f"{sign}{mant}E{exp}"
 
 
-def _shortest_digits(a: float) -> Tuple[str, int]:
+def _shortest_digits(a: float) -> tuple[str, int]:
     r = repr(a)
     if "e" in r:
         m, e = r.split("e")
@@ -80,17 +80,17 @@ def _json_primitive(t: str, value: Any) -> str:
     return str(int(value))
 
 
-def write_json(msg: Message, data: Dict[str, Any], version: int) -> str:
+def write_json(msg: Message, data: dict[str, Any], version: int) -> str:
     """``XJsonConverter.write(message, version).toString()``."""
     return _write_struct(msg.struct, data, version)
 
 
-def _write_struct(st: Struct, data: Dict[str, Any], v: int) -> str:
+def _write_struct(st: Struct, data: dict[str, Any], v: int) -> str:
     ok, _ = cond(v, st.versions, st.parent)
     if not ok:
         raise SchemaReadError(UNSUPPORTED_VERSION, f"Can't write version {v} of {st.name}")
     cur = intersect(st.parent, st.versions)
-    parts: List[str] = []
+    parts: list[str] = []
     for f in st.fields:
         value = data.get(f.name, f.default_value())
         ok, present = cond(v, f.versions, cur)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import NamedTuple, Optional, Tuple
+from typing import NamedTuple
 
 from forensics.codec.crc import crc32c
 from forensics.codec.primitives import INT32_MAX
@@ -96,13 +96,13 @@ class ProducerStateEntry:
     producer_epoch: int
     coordinator_epoch: int
     last_timestamp: int
-    current_txn_first_offset: Optional[int]
-    batch_metadata: Optional[BatchMetadata]
+    current_txn_first_offset: int | None
+    batch_metadata: BatchMetadata | None
     raw: ProducerEntry
     position: int
 
     @classmethod
-    def from_raw(cls, raw: ProducerEntry, position: int) -> "ProducerStateEntry":
+    def from_raw(cls, raw: ProducerEntry, position: int) -> ProducerStateEntry:
         batch = None
         if raw.last_offset >= 0:
             batch = BatchMetadata(raw.last_sequence, raw.last_offset, raw.offset_delta, raw.timestamp)
@@ -117,7 +117,7 @@ class ProducerSnapshot:
     version: int
     crc: int
     computed_crc: int
-    entries: Tuple[ProducerStateEntry, ...]
+    entries: tuple[ProducerStateEntry, ...]
     trailing_bytes: int = 0
 
     @property
@@ -172,7 +172,7 @@ def decode_snapshot(buf, *, verify_crc: bool = True) -> ProducerSnapshot:
     return ProducerSnapshot(version, crc, computed, tuple(entries), size - pos - needed)
 
 
-def format_optional_long(value: Optional[int]) -> str:
+def format_optional_long(value: int | None) -> str:
     """Java's ``OptionalLong.toString``."""
     return "OptionalLong.empty" if value is None else f"OptionalLong[{value}]"
 

@@ -10,12 +10,13 @@ fields are dropped); integers follow ``Integer.parseInt``/``Long.parseLong``.
 from __future__ import annotations
 
 import re
-from typing import Iterator, List, NamedTuple, Optional, Union
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from forensics.codec.primitives import INT32_MAX, INT32_MIN
 from forensics.errors import CorruptCheckpointError
 
-Content = Union[bytes, bytearray, memoryview, str]
+Content = bytes | bytearray | memoryview | str
 
 LINE_END = re.compile(rb"\r\n|\r|\n")
 JAVA_WS = re.compile(r"[ \t\n\x0b\f\r]+")  # java.util.regex \s (ASCII only)
@@ -28,7 +29,7 @@ class Line(NamedTuple):
     text: str
 
 
-def corrupt(path: Optional[str], position: Optional[int], message: str) -> CorruptCheckpointError:
+def corrupt(path: str | None, position: int | None, message: str) -> CorruptCheckpointError:
     return CorruptCheckpointError(message, path=path, position=position)
 
 
@@ -36,14 +37,14 @@ def as_bytes(data: Content) -> bytes:
     return data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
 
 
-def decode_text(raw: bytes, path: Optional[str], base: int) -> str:
+def decode_text(raw: bytes, path: str | None, base: int) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise corrupt(path, base + e.start, f"not valid UTF-8 ({e.reason})") from None
 
 
-def text_lines(data: Content, path: Optional[str]) -> Iterator[Line]:
+def text_lines(data: Content, path: str | None) -> Iterator[Line]:
     """Yield lines as ``BufferedReader.readLine`` would, with their byte positions."""
     raw = as_bytes(data)
     pos = 0
@@ -56,14 +57,14 @@ def text_lines(data: Content, path: Optional[str]) -> Iterator[Line]:
         pos = m.end() if m else len(raw)
 
 
-def java_split(pattern: "re.Pattern[str]", text: str) -> List[str]:
+def java_split(pattern: re.Pattern[str], text: str) -> list[str]:
     parts = pattern.split(text)
     while len(parts) > 1 and parts[-1] == "":
         parts.pop()
     return parts
 
 
-def java_int(text: str, lo: int, hi: int) -> Optional[int]:
+def java_int(text: str, lo: int, hi: int) -> int | None:
     """``Integer.parseInt``/``Long.parseLong`` (ASCII digits, optional sign, in range)."""
     if not JAVA_INT.match(text):
         return None
@@ -71,7 +72,7 @@ def java_int(text: str, lo: int, hi: int) -> Optional[int]:
     return value if lo <= value <= hi else None
 
 
-def line_int(line: Line, path: Optional[str], what: str) -> int:
+def line_int(line: Line, path: str | None, what: str) -> int:
     value = java_int(line.text, INT32_MIN, INT32_MAX)
     if value is None:
         raise corrupt(path, line.position, f"line {line.number}: malformed {what} {line.text[:80]!r}")

@@ -19,9 +19,10 @@ Error positions are byte positions inside the buffer given, plus ``base_position
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Callable, List, NamedTuple, Optional, Tuple, TypeVar, Union
+from typing import NamedTuple, TypeVar
 
 from forensics.codec.java_reader import java_string
 from forensics.codec.primitives import (
@@ -88,7 +89,7 @@ class PartitionsSchema(NamedTuple):
     """One element of ``TransactionPartitions``: a topic and its partition ids."""
 
     topic: str
-    partition_ids: Tuple[int, ...]
+    partition_ids: tuple[int, ...]
 
 
 class TaggedField(NamedTuple):
@@ -111,16 +112,16 @@ class TransactionLogValue:
     producer_id: int
     producer_epoch: int
     transaction_timeout_ms: int
-    status: Union[TransactionStatus, int]
-    partitions: Optional[Tuple[PartitionsSchema, ...]]
+    status: TransactionStatus | int
+    partitions: tuple[PartitionsSchema, ...] | None
     last_update_timestamp_ms: int
     start_timestamp_ms: int
     previous_producer_id: int = -1
     next_producer_id: int = -1
     client_transaction_version: int = 0
     next_producer_epoch: int = -1
-    unknown_tags: Tuple[TaggedField, ...] = ()
-    partition_unknown_tags: Tuple[Tuple[int, TaggedField], ...] = ()
+    unknown_tags: tuple[TaggedField, ...] = ()
+    partition_unknown_tags: tuple[tuple[int, TaggedField], ...] = ()
     utf8_replaced: bool = False
     trailing_bytes: int = 0
 
@@ -152,20 +153,20 @@ def _signed32(u: int) -> int:
     return u - 0x1_0000_0000 if u & 0x8000_0000 else u
 
 
-def _read_len_uvarint(buf, pos: int, end: int) -> Tuple[int, int]:
+def _read_len_uvarint(buf, pos: int, end: int) -> tuple[int, int]:
     """Kafka's ``readUnsignedVarint() - 1`` in Java int arithmetic (0 -> -1 = null)."""
     u, pos = read_uvarint(buf, pos, end, 5, _E)
     return _signed32(_signed32(u) - 1), pos
 
 
-def _decode_utf8(raw: bytes) -> Tuple[str, bool]:
+def _decode_utf8(raw: bytes) -> tuple[str, bool]:
     try:
         return raw.decode("utf-8"), False
     except UnicodeDecodeError:
         return java_string(raw), True
 
 
-def _read_string(buf, pos: int, end: int, flexible: bool, name: str) -> Tuple[str, bool, int]:
+def _read_string(buf, pos: int, end: int, flexible: bool, name: str) -> tuple[str, bool, int]:
     start = pos
     if flexible:
         length, pos = _read_len_uvarint(buf, pos, end)
@@ -180,7 +181,7 @@ def _read_string(buf, pos: int, end: int, flexible: bool, name: str) -> Tuple[st
     return text, replaced, pos
 
 
-def _read_array_len(buf, pos: int, end: int, flexible: bool) -> Tuple[int, int]:
+def _read_array_len(buf, pos: int, end: int, flexible: bool) -> tuple[int, int]:
     if flexible:
         return _read_len_uvarint(buf, pos, end)
     return read_int32(buf, pos, end, _E)
@@ -194,13 +195,13 @@ def _check_array_len(n: int, pos: int, end: int, start: int) -> None:
         )
 
 
-def _read_tag_section(buf, pos: int, end: int) -> Tuple[List[Tuple[TaggedField, int]], int]:
+def _read_tag_section(buf, pos: int, end: int) -> tuple[list[tuple[TaggedField, int]], int]:
     """A tagged-field section as (field, byte position of its tag) pairs."""
     start = pos
     count, pos = read_uvarint(buf, pos, end, 5, _E)
     if count > end - pos:
         raise _E(f"tagged field count {count} exceeds remaining bytes", position=start)
-    fields: List[Tuple[TaggedField, int]] = []
+    fields: list[tuple[TaggedField, int]] = []
     for _ in range(count):
         at = pos
         tag, pos = read_uvarint(buf, pos, end, 5, _E)
@@ -210,14 +211,14 @@ def _read_tag_section(buf, pos: int, end: int) -> Tuple[List[Tuple[TaggedField, 
     return fields, pos
 
 
-def decode_key(buf, *, base_position: int = 0) -> Union[TransactionLogKey, UnknownTransactionLogKey]:
+def decode_key(buf, *, base_position: int = 0) -> TransactionLogKey | UnknownTransactionLogKey:
     """Decode a record key. An int16 prefix other than 0 gives :class:`UnknownTransactionLogKey`
     (not an error: Kafka skips those records); a short or malformed key raises
     :class:`CorruptTransactionLogError`."""
     return _rebased(lambda: _decode_key(buf), base_position)
 
 
-def _decode_key(buf) -> Union[TransactionLogKey, UnknownTransactionLogKey]:
+def _decode_key(buf) -> TransactionLogKey | UnknownTransactionLogKey:
     if buf is None:
         raise _E("transaction log record has a null key", position=0)
     end = len(buf)
@@ -228,7 +229,7 @@ def _decode_key(buf) -> Union[TransactionLogKey, UnknownTransactionLogKey]:
     return TransactionLogKey(txn_id, version, replaced, end - pos)
 
 
-def decode_value(buf, *, base_position: int = 0, shared: Optional[dict] = None) -> Optional[TransactionLogValue]:
+def decode_value(buf, *, base_position: int = 0, shared: dict | None = None) -> TransactionLogValue | None:
     """Decode a record value; ``None`` (a null value) is a tombstone and returns ``None``.
     An empty buffer is NOT a tombstone (Kafka's null is length -1) and raises. ``shared``: a dict
     the caller keeps across values, so that equal partition lists are one object (a transaction's
@@ -244,8 +245,8 @@ def _read_partitions(buf, pos: int, end: int, flexible: bool):
     if count < 0:
         return None, (), False, pos
     _check_array_len(count, pos, end, start)
-    items: List[PartitionsSchema] = []
-    elem_tags: List[Tuple[int, TaggedField]] = []
+    items: list[PartitionsSchema] = []
+    elem_tags: list[tuple[int, TaggedField]] = []
     any_replaced = False
     for index in range(count):
         topic, replaced, pos = _read_string(buf, pos, end, flexible, "topic")
@@ -273,7 +274,7 @@ _KNOWN_TAGS = {
 }
 
 
-def _decode_value(buf, shared: Optional[dict] = None) -> TransactionLogValue:
+def _decode_value(buf, shared: dict | None = None) -> TransactionLogValue:
     end = len(buf)
     version, pos = read_int16(buf, 0, end, _E)
     if version not in VALUE_VERSIONS:
@@ -290,13 +291,13 @@ def _decode_value(buf, shared: Optional[dict] = None) -> TransactionLogValue:
     start_ts, pos = read_int64(buf, pos, end, _E)
     tagged = {"previous_producer_id": -1, "next_producer_id": -1, "client_transaction_version": 0,
               "next_producer_epoch": -1}
-    unknown: List[TaggedField] = []
+    unknown: list[TaggedField] = []
     if flexible:
         fields, pos = _read_tag_section(buf, pos, end)
         for field, at in fields:
             _apply_tag(field, tagged, unknown, at)
     try:
-        status: Union[TransactionStatus, int] = TransactionStatus(status_raw)
+        status: TransactionStatus | int = TransactionStatus(status_raw)
     except ValueError:
         status = status_raw
     return TransactionLogValue(
@@ -316,7 +317,7 @@ def _decode_value(buf, shared: Optional[dict] = None) -> TransactionLogValue:
     )
 
 
-def _apply_tag(field: TaggedField, tagged: dict, unknown: List[TaggedField], at: int) -> None:
+def _apply_tag(field: TaggedField, tagged: dict, unknown: list[TaggedField], at: int) -> None:
     known = _KNOWN_TAGS.get(field.tag)
     if known is not None:
         name, size = known

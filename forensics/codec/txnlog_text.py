@@ -6,7 +6,7 @@ record (Kafka 4.1 ``DumpLogSegments.TransactionLogMessageParser``): the key and 
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Tuple
+from collections.abc import Callable
 
 from forensics.codec.schema_json import json_string
 from forensics.codec.txnlog import (
@@ -25,7 +25,7 @@ def format_key_json(key: TransactionLogKey) -> str:
     return '{"type":"%d","data":{"transactionalId":%s}}' % (key.version, json_string(key.transactional_id))
 
 
-def _partitions_json(parts: Optional[Tuple[PartitionsSchema, ...]]) -> str:
+def _partitions_json(parts: tuple[PartitionsSchema, ...] | None) -> str:
     if parts is None:
         return "null"
     items = (
@@ -35,7 +35,7 @@ def _partitions_json(parts: Optional[Tuple[PartitionsSchema, ...]]) -> str:
     return "[" + ",".join(items) + "]"
 
 
-def format_value_json(value: Optional[TransactionLogValue]) -> str:
+def format_value_json(value: TransactionLogValue | None) -> str:
     """The ``payload:`` text of DumpLogSegments 4.1 (``<DELETE>`` for a tombstone).
 
     Field order is the schema's declaration order (so tags 0/1 sit between producerId and
@@ -62,7 +62,7 @@ def format_value_json(value: Optional[TransactionLogValue]) -> str:
     return "".join(out)
 
 
-def format_record_key_and_value(key, value, offset: int) -> Tuple[str, Optional[str]]:
+def format_record_key_and_value(key, value, offset: int) -> tuple[str, str | None]:
     """What ``DumpLogSegments --transaction-log-decoder`` prints after ``key:`` and ``payload:``
     for one record (``None`` = no payload part), including its skip messages:
 

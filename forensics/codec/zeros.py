@@ -14,7 +14,7 @@ from __future__ import annotations
 import mmap
 import re
 from bisect import bisect_right
-from typing import Iterator, Optional, Sequence, Tuple
+from collections.abc import Iterator, Sequence
 
 _NONZERO = re.compile(rb"[^\x00]")
 _CHUNK = 16 << 20  # zeros compared a chunk at a time; a mapped chunk's pages are released once read
@@ -26,8 +26,8 @@ class Holes:
 
     __slots__ = ("ranges", "_ends")
 
-    def __init__(self, ranges: Sequence[Tuple[int, int]] = ()) -> None:
-        self.ranges: Tuple[Tuple[int, int], ...] = tuple((a, b) for a, b in ranges if b > a)
+    def __init__(self, ranges: Sequence[tuple[int, int]] = ()) -> None:
+        self.ranges: tuple[tuple[int, int], ...] = tuple((a, b) for a, b in ranges if b > a)
         self._ends = [b for _, b in self.ranges]
 
     def __bool__(self) -> bool:
@@ -38,7 +38,7 @@ class Holes:
         """Bytes inside holes."""
         return sum(b - a for a, b in self.ranges)
 
-    def data_pieces(self, start: int, end: int) -> Iterator[Tuple[int, int]]:
+    def data_pieces(self, start: int, end: int) -> Iterator[tuple[int, int]]:
         """The parts of ``[start, end)`` outside every hole, in order."""
         ranges = self.ranges
         i = bisect_right(self._ends, start)  # the first hole that ends after start
@@ -52,7 +52,7 @@ class Holes:
             yield pos, stop
             pos = stop
 
-    def next_nonzero(self, buf, start: int, end: int) -> Optional[int]:
+    def next_nonzero(self, buf, start: int, end: int) -> int | None:
         """Position of the first non-zero byte in ``buf[start:end]``, or None; holes are not read."""
         view = memoryview(buf)
         for a, b in self.data_pieces(start, min(end, len(view))):

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
 
 from forensics.codec.zeros import Holes
 from forensics.errors import ForensicsError
@@ -40,12 +41,12 @@ _ZEROS = bytes(CHUNK)
 
 class FileDigest(NamedTuple):
     path: str
-    size: Optional[int]
-    mtime_ns: Optional[int]
-    sha256: Optional[str]
-    error: Optional[str] = None  # why it could not be hashed (then size/mtime/sha256 may be None)
+    size: int | None
+    mtime_ns: int | None
+    sha256: str | None
+    error: str | None = None  # why it could not be hashed (then size/mtime/sha256 may be None)
     changed_while_read: bool = False
-    sparse_sha256: Optional[str] = None  # the sparse digest, for a file with more holes than SPARSE_HASH_LIMIT
+    sparse_sha256: str | None = None  # the sparse digest, for a file with more holes than SPARSE_HASH_LIMIT
 
 
 class FileStat(NamedTuple):
@@ -53,7 +54,7 @@ class FileStat(NamedTuple):
     mtime_ns: int
 
 
-def stat_file(path: str) -> Optional[FileStat]:
+def stat_file(path: str) -> FileStat | None:
     """Size and modification time (following symlinks), or None if the file cannot be stat-ed."""
     try:
         st = os.stat(path)
@@ -75,7 +76,7 @@ def _read_to_end(fd: int) -> str:
     return h.hexdigest()
 
 
-def _pieces(size: int, holes: Holes) -> Iterator[Tuple[int, int, bool]]:
+def _pieces(size: int, holes: Holes) -> Iterator[tuple[int, int, bool]]:
     """``(start, end, is_hole)`` covering ``[0, size)`` in order."""
     pos = 0
     for a, b in holes.data_pieces(0, size):
@@ -138,7 +139,7 @@ def hash_file(path: str, follow: bool = True, form: str = "auto") -> FileDigest:
         os.close(fd)
 
 
-def hash_many(requests: Sequence[Tuple[str, bool, str]], workers: Optional[int] = None) -> List[FileDigest]:
+def hash_many(requests: Sequence[tuple[str, bool, str]], workers: int | None = None) -> list[FileDigest]:
     """:func:`hash_file` of each ``(path, follow, form)``, in order, several at once."""
     if not requests:
         return []
@@ -149,7 +150,7 @@ def hash_many(requests: Sequence[Tuple[str, bool, str]], workers: Optional[int] 
         return list(pool.map(lambda r: hash_file(*r), requests))
 
 
-def hash_files(paths: Sequence[str], workers: Optional[int] = None, follow: bool = True) -> List[FileDigest]:
+def hash_files(paths: Sequence[str], workers: int | None = None, follow: bool = True) -> list[FileDigest]:
     """Digests in the order of ``paths``."""
     return hash_many([(p, follow, "auto") for p in paths], workers)
 

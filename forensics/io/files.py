@@ -22,7 +22,6 @@ import os
 import stat
 import struct
 import sys
-from typing import Optional, Tuple, Union
 
 from forensics.codec.zeros import NO_HOLES, Holes
 from forensics.errors import InputError
@@ -32,7 +31,7 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
-Buffer = Union[mmap.mmap, bytes]
+Buffer = mmap.mmap | bytes
 
 WHOLE_FILE_LIMIT = 1 << 30  # the most a file decoded whole (snapshot, index, txn index, manifest) may hold
 
@@ -52,7 +51,7 @@ class EvidenceError(InputError):
     """An evidence file could not be opened or read. ``strerror`` is the system's reason when the
     system refused (then the file is unreadable), None when we refused (its type or size)."""
 
-    def __init__(self, message: str, path: str, strerror: Optional[str] = None) -> None:
+    def __init__(self, message: str, path: str, strerror: str | None = None) -> None:
         super().__init__(message, path=path)
         self.strerror = strerror
 
@@ -77,7 +76,7 @@ def _os_error(exc: OSError, path: str, follow: bool) -> EvidenceError:
     return EvidenceError(exc.strerror or str(exc), path, exc.strerror or type(exc).__name__)
 
 
-def open_evidence(path: str, follow: bool = True) -> Tuple[int, os.stat_result]:
+def open_evidence(path: str, follow: bool = True) -> tuple[int, os.stat_result]:
     """A read-only descriptor of the regular file at ``path`` and its ``fstat``; EvidenceError (one
     clear line) when it cannot be opened or is not a regular file. ``follow=False``: a symlink at
     ``path`` itself is refused (``O_NOFOLLOW``). The caller closes the descriptor."""
@@ -153,7 +152,7 @@ class MappedFile:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._mmap: Optional[mmap.mmap] = None
+        self._mmap: mmap.mmap | None = None
         fd, st = open_evidence(path)
         try:
             self.size = st.st_size
@@ -186,7 +185,7 @@ class MappedFile:
             self._mmap = None
             self.data = b""
 
-    def __enter__(self) -> "MappedFile":
+    def __enter__(self) -> MappedFile:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -219,7 +218,7 @@ def read_small_file(path: str, limit: int = 16 * 1024 * 1024) -> bytes:
         os.close(fd)
 
 
-def lock_holder(path: str) -> Optional[int]:
+def lock_holder(path: str) -> int | None:
     """The pid of a process holding a lock on the file at ``path`` (Kafka's ``LogManager`` holds its log
     dirs' ``.lock`` with ``FileChannel.tryLock``, an ``fcntl`` lock on Linux), 0 when none does, None when
     it cannot be told (not Linux, not a regular file, cannot be opened). Asks with ``F_GETLK`` on a

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 import struct
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Iterator, List, Literal, NamedTuple, Optional, Sequence, Tuple, \
-    TypeVar, Union, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypeVar, cast, overload
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from forensics.codec import batch as v2
 from forensics.codec import legacy
@@ -42,8 +42,8 @@ class Frame(NamedTuple):
     magic: int
     base_offset: int  # v2: baseOffset; legacy: the entry's (last) offset
     last_offset: int
-    crc_ok: Optional[bool]  # None when the CRC was not verified
-    header: Optional[BatchHeader] = None  # the v2 header, when the scanner was asked for headers
+    crc_ok: bool | None  # None when the CRC was not verified
+    header: BatchHeader | None = None  # the v2 header, when the scanner was asked for headers
 
     @property
     def end(self) -> int:
@@ -72,14 +72,14 @@ if TYPE_CHECKING:
 else:
     V2Frame = LegacyFrame = Frame
 
-HeadedFrame = Union[V2Frame, LegacyFrame]  # a frame of a scanner asked for headers
+HeadedFrame = V2Frame | LegacyFrame  # a frame of a scanner asked for headers
 F_co = TypeVar("F_co", bound=Frame, covariant=True)  # the frames a scanner yields: HeadedFrame or Frame
 
 if native is not None:
     native.init_frames(Frame, BatchHeader)
 
 # FrameScanner.folded's fold: (buf, pos, end, verify_crc, base_offset, next_offset) -> (pos, next_offset, valid_bytes)
-Fold = Callable[..., Tuple[int, Optional[int], int]]
+Fold = Callable[..., tuple[int, int | None, int]]
 
 _NATIVE_CHUNK = 256  # frames per call into the accelerator: few calls, few objects alive at once
 # record tuples per call (whole entries up to at least this many): the objects of a run are made,
@@ -96,7 +96,7 @@ def _legacy_crc_ok(buf, pos: int, size: int) -> bool:
     return crc32(memoryview(buf)[pos + MAGIC_OFFSET : pos + size]) == legacy.CRC.unpack_from(buf, pos + legacy.CRC_OFFSET)[0]
 
 
-def _make_frame(buf, pos: int, offset: int, size: int, magic: int, crc: Optional[bool], headers: bool) -> Frame:
+def _make_frame(buf, pos: int, offset: int, size: int, magic: int, crc: bool | None, headers: bool) -> Frame:
     if magic != 2:
         return Frame(pos, size, magic, offset, offset, crc)
     last = offset + v2.LAST_OFFSET_DELTA.unpack_from(buf, pos + v2.LAST_OFFSET_DELTA_OFFSET)[0]
@@ -113,7 +113,7 @@ def with_header(buf, frame: Frame) -> HeadedFrame:
     return cast(HeadedFrame, frame)
 
 
-def _int64(value: Optional[int]) -> bool:
+def _int64(value: int | None) -> bool:
     """Can the accelerator take this offset? (Damaged offsets near the int64 limits make the next
     expected offset overflow it; a file name may carry a base offset beyond it.)"""
     return value is None or -(1 << 63) <= value < (1 << 63)
@@ -132,17 +132,17 @@ class FrameScanner(Generic[F_co]):
     """
 
     @overload
-    def __init__(self: FrameScanner[HeadedFrame], buf, path: str, *, start: int = ..., end: Optional[int] = ...,
-                 verify_crc: bool = ..., base_offset: Optional[int] = ..., headers: Literal[True],
+    def __init__(self: FrameScanner[HeadedFrame], buf, path: str, *, start: int = ..., end: int | None = ...,
+                 verify_crc: bool = ..., base_offset: int | None = ..., headers: Literal[True],
                  holes: Holes = ...) -> None: ...
 
     @overload
-    def __init__(self: FrameScanner[Frame], buf, path: str, *, start: int = ..., end: Optional[int] = ...,
-                 verify_crc: bool = ..., base_offset: Optional[int] = ..., headers: bool = ...,
+    def __init__(self: FrameScanner[Frame], buf, path: str, *, start: int = ..., end: int | None = ...,
+                 verify_crc: bool = ..., base_offset: int | None = ..., headers: bool = ...,
                  holes: Holes = ...) -> None: ...
 
-    def __init__(self, buf, path: str, *, start: int = 0, end: Optional[int] = None, verify_crc: bool = True,
-                 base_offset: Optional[int] = None, headers: bool = False, holes: Holes = NO_HOLES) -> None:
+    def __init__(self, buf, path: str, *, start: int = 0, end: int | None = None, verify_crc: bool = True,
+                 base_offset: int | None = None, headers: bool = False, holes: Holes = NO_HOLES) -> None:
         self.buf = buf
         self.holes = holes
         self.path = path
@@ -151,10 +151,10 @@ class FrameScanner(Generic[F_co]):
         self.verify_crc = verify_crc
         self.headers = headers  # decode each v2 header into Frame.header (one pass, no second unpack)
         self.base_offset = base_offset
-        self.findings: List[Finding] = []
+        self.findings: list[Finding] = []
         self.valid_bytes = 0  # bytes covered by yielded frames
-        self.first_invalid_position: Optional[int] = None  # where Kafka's reader would stop
-        self._next_offset: Optional[int] = None
+        self.first_invalid_position: int | None = None  # where Kafka's reader would stop
+        self._next_offset: int | None = None
 
     def __iter__(self) -> Iterator[F_co]:
         # the frames of _runs() one by one: a C-level loop over each run (a generator resumed per
@@ -191,12 +191,12 @@ class FrameScanner(Generic[F_co]):
         return legacy.deep_tuples(self.buf, frame.position)
 
     @overload
-    def _runs(self, records: Literal[False], fold: Optional[Fold] = ...) -> Iterator[Sequence[F_co]]: ...
+    def _runs(self, records: Literal[False], fold: Fold | None = ...) -> Iterator[Sequence[F_co]]: ...
 
     @overload
     def _runs(self, records: Literal[True], fold: None = ...) -> Iterator[Iterable[RecordTuple]]: ...
 
-    def _runs(self, records: bool, fold: Optional[Fold] = None) -> Iterator[Iterable[Any]]:
+    def _runs(self, records: bool, fold: Fold | None = None) -> Iterator[Iterable[Any]]:
         """The frames in order, as runs: up to _NATIVE_CHUNK healthy ones framed by the accelerator
         at once, or one framed (or skipped, with findings) by the rules below. ``records``: each
         run's record tuples instead of its frames (about _NATIVE_RECORDS per run). ``fold``: healthy
@@ -323,7 +323,7 @@ class FrameScanner(Generic[F_co]):
 
     # -- resync -----------------------------------------------------------------------------
 
-    def _resync(self, pos: int) -> Optional[int]:
+    def _resync(self, pos: int) -> int | None:
         """The next position >= pos where an entry frames correctly, its checksum verifies and its
         offsets fit the segment. Every magic is searched for: legacy entries may follow v2 ones
         (appends down-converted after a message format downgrade)."""

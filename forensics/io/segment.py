@@ -22,7 +22,8 @@ rule, and the error; :meth:`SegmentWalk.finding` is the finding about one frame.
 
 from __future__ import annotations
 
-from typing import Generic, Iterator, List, Literal, Optional, Sequence, Tuple, Union, cast, overload
+from typing import Generic, Literal, cast, overload
+from collections.abc import Iterator, Sequence
 
 from forensics.codec import batch as v2
 from forensics.errors import ForensicsError
@@ -42,14 +43,14 @@ class SegmentWalk(Generic[F_co]):
     __slots__ = ("path", "file", "buf", "size", "scanner")
 
     @overload
-    def __init__(self: SegmentWalk[HeadedFrame], path: str, *, start: int = ..., end: Optional[int] = ...,
-                 base_offset: Optional[int] = ..., verify_crc: bool = ..., headers: Literal[True] = ...) -> None: ...
+    def __init__(self: SegmentWalk[HeadedFrame], path: str, *, start: int = ..., end: int | None = ...,
+                 base_offset: int | None = ..., verify_crc: bool = ..., headers: Literal[True] = ...) -> None: ...
 
     @overload
-    def __init__(self: SegmentWalk[Frame], path: str, *, start: int = ..., end: Optional[int] = ...,
-                 base_offset: Optional[int] = ..., verify_crc: bool = ..., headers: bool) -> None: ...
+    def __init__(self: SegmentWalk[Frame], path: str, *, start: int = ..., end: int | None = ...,
+                 base_offset: int | None = ..., verify_crc: bool = ..., headers: bool) -> None: ...
 
-    def __init__(self, path: str, *, start: int = 0, end: Optional[int] = None, base_offset: Optional[int] = None,
+    def __init__(self, path: str, *, start: int = 0, end: int | None = None, base_offset: int | None = None,
                  verify_crc: bool = True, headers: bool = True) -> None:
         self.path = path
         self.file = MappedFile(path)
@@ -60,19 +61,19 @@ class SegmentWalk(Generic[F_co]):
             self.buf, path, start=start, end=end, verify_crc=verify_crc, base_offset=base_offset, headers=headers,
             holes=self.file.holes))
 
-    def __enter__(self) -> "SegmentWalk[F_co]":
+    def __enter__(self) -> SegmentWalk[F_co]:
         return self
 
     def __exit__(self, *exc) -> None:
         self.file.close()
 
     @property
-    def findings(self) -> List[Finding]:
+    def findings(self) -> list[Finding]:
         """The framing findings so far (damaged regions, checksums, offsets)."""
         return self.scanner.findings
 
     @property
-    def first_invalid_position(self) -> Optional[int]:
+    def first_invalid_position(self) -> int | None:
         """Where Kafka's own reader would stop (None: nowhere)."""
         return self.scanner.first_invalid_position
 
@@ -94,7 +95,7 @@ class SegmentWalk(Generic[F_co]):
             if frame.magic == 2 and frame.crc_ok is not False:
                 yield frame
 
-    def items(self) -> Iterator[Union[F_co, Finding]]:
+    def items(self) -> Iterator[F_co | Finding]:
         findings = self.scanner.findings
         emitted = 0
         for frame in self.scanner:
@@ -104,7 +105,7 @@ class SegmentWalk(Generic[F_co]):
             yield frame
         yield from findings[emitted:]
 
-    def runs(self) -> Iterator[Union[Sequence[F_co], Finding]]:
+    def runs(self) -> Iterator[Sequence[F_co] | Finding]:
         """:meth:`items` with the frames in the scanner's runs (:meth:`FrameScanner.runs`): each
         finding where the damage is, between runs of consecutive frames (a writer of many small
         batches takes a run at once)."""
@@ -117,10 +118,10 @@ class SegmentWalk(Generic[F_co]):
             yield run
         yield from findings[emitted:]
 
-    def records(self, frame: V2Frame) -> Tuple[List[v2.Record], Optional[ForensicsError]]:
+    def records(self, frame: V2Frame) -> tuple[list[v2.Record], ForensicsError | None]:
         """The records of the v2 batch ``frame`` (decompressed): all of them, or those before the
         first that breaks a rule and the error."""
-        records: List[v2.Record] = []
+        records: list[v2.Record] = []
         try:
             records.extend(v2.iter_records(self.buf, frame.position, frame.header))  # keeps those before an error
         except ForensicsError as exc:
@@ -130,7 +131,7 @@ class SegmentWalk(Generic[F_co]):
     def finding(self, frame: Frame, message: str, kind: FindingKind = FindingKind.CORRUPT_BATCH) -> Finding:
         return Finding(kind, message, self.path, frame.position, frame.end, frame.base_offset, frame.last_offset)
 
-    def frame_at(self, position: int) -> Optional[Frame]:
+    def frame_at(self, position: int) -> Frame | None:
         """The entry that frames at ``position`` (its checksum not checked), None when none does
         (an index entry is checked against its log this way)."""
         if position >= self.size:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from collections.abc import Sequence
 
 from forensics.errors import InputError
 from forensics.findings import Finding, FindingKind
@@ -30,16 +30,16 @@ NO_KAFKA = "no Kafka log directory, partition directory or file found"
 # --------------------------------------------------------------------------- topic names
 
 
-def resolve_truncated_topics(partitions: Sequence[PartitionDir]) -> Dict[str, str]:
+def resolve_truncated_topics(partitions: Sequence[PartitionDir]) -> dict[str, str]:
     """topic id -> topic name, from directories whose names are never truncated."""
-    names: Dict[str, str] = {}
+    names: dict[str, str] = {}
     for p in partitions:
         if p.topic_id and p.name_topic and p.status in (PartitionStatus.LIVE, PartitionStatus.FUTURE):
             names.setdefault(p.topic_id, p.name_topic)
     return names
 
 
-def with_topic(p: PartitionDir, names: Dict[str, str]) -> PartitionDir:
+def with_topic(p: PartitionDir, names: dict[str, str]) -> PartitionDir:
     if p.status not in (PartitionStatus.DELETE, PartitionStatus.STRAY) or not p.topic_id:
         return p
     full = names.get(p.topic_id)
@@ -51,16 +51,16 @@ def with_topic(p: PartitionDir, names: Dict[str, str]) -> PartitionDir:
 # --------------------------------------------------------------------------- one broker id, several disks
 
 
-def _live(d: LogDir) -> Set[Tuple[str, int]]:
+def _live(d: LogDir) -> set[tuple[str, int]]:
     return {(p.topic, p.partition) for p in d.partitions
             if p.status is PartitionStatus.LIVE and p.topic is not None and p.partition is not None}
 
 
-def _names(tps: Set[Tuple[str, int]], limit: int = 3) -> str:
+def _names(tps: set[tuple[str, int]], limit: int = 3) -> str:
     return first_few([f"{t}-{p}" for t, p in sorted(tps)], limit)
 
 
-def _same_broker_id(node: int, dirs: Sequence[LogDir]) -> Optional[Finding]:
+def _same_broker_id(node: int, dirs: Sequence[LogDir]) -> Finding | None:
     """One finding for log dirs that share a broker id but are not one broker's JBOD dirs."""
     clusters = sorted({d.cluster_id for d in dirs if d.cluster_id is not None})
     first, others = dirs[0], ", ".join(d.path for d in dirs[1:])
@@ -69,7 +69,7 @@ def _same_broker_id(node: int, dirs: Sequence[LogDir]) -> Optional[Finding]:
                        f"broker id {node} is claimed by log dirs of {len(clusters)} clusters "
                        f"({', '.join(clusters)}): {first.path} and {others}; they are analysed as separate "
                        "replicas, told apart by log dir", path=first.path)
-    shared: Set[Tuple[str, int]] = set()
+    shared: set[tuple[str, int]] = set()
     for i, a in enumerate(dirs):
         for b in dirs[i + 1:]:
             shared |= _live(a) & _live(b)
@@ -82,12 +82,12 @@ def _same_broker_id(node: int, dirs: Sequence[LogDir]) -> Optional[Finding]:
                    "told apart by log dir", path=first.path)
 
 
-def duplicate_brokers(log_dirs: Sequence[LogDir]) -> List[Finding]:
+def duplicate_brokers(log_dirs: Sequence[LogDir]) -> list[Finding]:
     """Same node id AND same directory id in two log dirs = a copy of one disk (or a cloned
     disk). Same node id with different directory ids is JBOD and fine, unless the log dirs hold
     the same live partitions or belong to different clusters (then, or without directory ids,
     they are two disks claiming one broker id)."""
-    by_node: Dict[int, List[LogDir]] = {}
+    by_node: dict[int, list[LogDir]] = {}
     for d in log_dirs:
         if d.broker_id is not None:
             by_node.setdefault(d.broker_id, []).append(d)
@@ -95,7 +95,7 @@ def duplicate_brokers(log_dirs: Sequence[LogDir]) -> List[Finding]:
     for node, dirs in by_node.items():
         if len(dirs) < 2:
             continue
-        copies: Dict[str, List[LogDir]] = {}
+        copies: dict[str, list[LogDir]] = {}
         for d in dirs:
             if d.directory_id is not None:
                 copies.setdefault(d.directory_id, []).append(d)

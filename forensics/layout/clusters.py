@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from collections.abc import Sequence
 
 from forensics.codec import broker_files as bf
 from forensics.errors import UsageError
@@ -52,14 +52,14 @@ class Selection:
     """The inventory to analyse (one cluster, one copy per broker) and what was left out."""
 
     inventory: Inventory
-    cluster_id: Optional[str]  # None: the inputs name no cluster
-    notes: Tuple[str, ...]  # one line each, for stderr
+    cluster_id: str | None  # None: the inputs name no cluster
+    notes: tuple[str, ...]  # one line each, for stderr
 
 
 # -- which cluster ---------------------------------------------------------------------------------
 
 
-def _log_dir_cluster(d: LogDir) -> Optional[str]:
+def _log_dir_cluster(d: LogDir) -> str | None:
     if d.cluster_id is not None:
         return d.cluster_id
     for p in d.partitions:
@@ -68,7 +68,7 @@ def _log_dir_cluster(d: LogDir) -> Optional[str]:
     return None
 
 
-def _parent_cluster(path: str, levels: int, read: Dict[str, Optional[str]]) -> Optional[str]:
+def _parent_cluster(path: str, levels: int, read: dict[str, str | None]) -> str | None:
     """``cluster.id`` of the log dir ``levels`` directories above ``path``, if it has a meta.properties
     (``read``: the answers so far, by log dir: each is read once)."""
     parent = os.path.abspath(path)
@@ -81,7 +81,7 @@ def _parent_cluster(path: str, levels: int, read: Dict[str, Optional[str]]) -> O
     return read[parent]
 
 
-def _topic_ids(partitions: Sequence[PartitionDir]) -> Dict[str, str]:
+def _topic_ids(partitions: Sequence[PartitionDir]) -> dict[str, str]:
     """topic name -> topic id (live and future copies; the KRaft metadata log's fixed id excluded)."""
     return {p.topic: p.topic_id for p in partitions
             if p.topic and p.topic_id and p.topic != CLUSTER_METADATA_TOPIC
@@ -94,17 +94,17 @@ class _Item:
 
     path: str
     kind: str  # "log dir", "partition dir", "file"
-    cluster: Optional[str]
-    topics: Dict[str, str]  # topic name -> topic id
-    log_dir: Optional[LogDir] = None
-    partition: Optional[PartitionDir] = None
-    loose: Optional[LooseFile] = None
+    cluster: str | None
+    topics: dict[str, str]  # topic name -> topic id
+    log_dir: LogDir | None = None
+    partition: PartitionDir | None = None
+    loose: LooseFile | None = None
 
 
-def _items(inv: Inventory) -> List[_Item]:
+def _items(inv: Inventory) -> list[_Item]:
     items = [_Item(d.path, "log dir", _log_dir_cluster(d), _topic_ids(d.partitions), log_dir=d)
              for d in inv.log_dirs]
-    read: Dict[str, Optional[str]] = {}
+    read: dict[str, str | None] = {}
     items += [_Item(p.path, "partition dir", _parent_cluster(p.path, 1, read), _topic_ids([p]), partition=p)
               for p in inv.partitions]
     items += [_Item(f.path, "file", _parent_cluster(f.path, 2, read), {}, loose=f) for f in inv.loose_files]
@@ -115,7 +115,7 @@ def _names(topics: Sequence[str]) -> str:
     return first_few(topics, SHOWN)
 
 
-def _infer(item: _Item, known: Dict[str, Dict[str, str]]) -> Tuple[Optional[str], Finding]:
+def _infer(item: _Item, known: dict[str, dict[str, str]]) -> tuple[str | None, Finding]:
     """The cluster of an item that names none, and the finding that says how it was decided.
     ``known``: cluster id -> (topic name -> topic id) of the items that name their cluster."""
     what = f"this {item.kind} has no cluster.id (no meta.properties naming one)"
@@ -136,8 +136,8 @@ def _infer(item: _Item, known: Dict[str, Dict[str, str]]) -> Tuple[Optional[str]
     return None, Finding(FindingKind.NO_CLUSTER_ID, f"{what}; {why}: of an unknown cluster", item.path)
 
 
-def _assign(items: List[_Item]) -> List[Finding]:
-    known: Dict[str, Dict[str, str]] = {}
+def _assign(items: list[_Item]) -> list[Finding]:
+    known: dict[str, dict[str, str]] = {}
     for item in items:
         if item.cluster is not None:
             known.setdefault(item.cluster, {}).update(item.topics)
@@ -169,19 +169,19 @@ def _short(paths: Sequence[str], everything: Sequence[str]) -> str:
     return first_few([name(p) for p in paths], SHOWN)
 
 
-def _group_text(cluster: Optional[str], paths: Sequence[str], everything: Sequence[str]) -> str:
+def _group_text(cluster: str | None, paths: Sequence[str], everything: Sequence[str]) -> str:
     name = cluster if cluster is not None else "unknown cluster"
     return f"{name} ({_short(paths, everything)})"
 
 
-def _groups(items: Sequence[_Item]) -> Dict[Optional[str], List[_Item]]:
-    groups: Dict[Optional[str], List[_Item]] = {}
+def _groups(items: Sequence[_Item]) -> dict[str | None, list[_Item]]:
+    groups: dict[str | None, list[_Item]] = {}
     for item in items:
         groups.setdefault(item.cluster, []).append(item)
     return dict(sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or "")))
 
 
-def _choose(groups: Dict[Optional[str], List[_Item]], cluster_id: Optional[str]) -> Tuple[Optional[str], List[str]]:
+def _choose(groups: dict[str | None, list[_Item]], cluster_id: str | None) -> tuple[str | None, list[str]]:
     everything = [i.path for items in groups.values() for i in items]
     listing = ", ".join(_group_text(c, [i.path for i in items], everything) for c, items in groups.items())
     if cluster_id is None:
@@ -204,12 +204,12 @@ def _choose(groups: Dict[Optional[str], List[_Item]], cluster_id: Optional[str])
 # -- copies of one broker --------------------------------------------------------------------------
 
 
-def _live(d: LogDir) -> Dict[Tuple[str, int], PartitionDir]:
+def _live(d: LogDir) -> dict[tuple[str, int], PartitionDir]:
     return {(p.topic, p.partition): p for p in d.partitions
             if p.status is PartitionStatus.LIVE and p.topic is not None and p.partition is not None}
 
 
-def _progress(d: LogDir, p: PartitionDir) -> Tuple[int, int, int, int, int]:
+def _progress(d: LogDir, p: PartitionDir) -> tuple[int, int, int, int, int]:
     """How far a replica got, from its checkpoints and file sizes (compared as a tuple)."""
     tp = p.topic_partition
     epoch = p.leader_epochs[-1].epoch if p.leader_epochs else -1
@@ -223,21 +223,21 @@ def _progress(d: LogDir, p: PartitionDir) -> Tuple[int, int, int, int, int]:
 _FIELDS = ("leader epoch", "high watermark", "recovery point", "last segment base offset", "log bytes")
 
 
-def _ahead(a: LogDir, b: LogDir, shared: Sequence[Tuple[str, int]]) -> List[Tuple[str, int]]:
+def _ahead(a: LogDir, b: LogDir, shared: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
     la, lb = _live(a), _live(b)
     return [tp for tp in shared if _progress(a, la[tp]) > _progress(b, lb[tp])]
 
 
-def _why(a: LogDir, b: LogDir, tp: Tuple[str, int]) -> str:
+def _why(a: LogDir, b: LogDir, tp: tuple[str, int]) -> str:
     pa, pb = _progress(a, _live(a)[tp]), _progress(b, _live(b)[tp])
     i = next(i for i in range(len(pa)) if pa[i] != pb[i])
     return f"{tp[0]}-{tp[1]} {_FIELDS[i]} {pa[i]} vs {pb[i]}"
 
 
-def _copies(dirs: Sequence[LogDir]) -> List[List[LogDir]]:
+def _copies(dirs: Sequence[LogDir]) -> list[list[LogDir]]:
     """Groups of log dirs that claim one broker id and share live partitions (connected)."""
-    groups: List[List[LogDir]] = []
-    by_broker: Dict[int, List[LogDir]] = {}
+    groups: list[list[LogDir]] = []
+    by_broker: dict[int, list[LogDir]] = {}
     for d in dirs:
         if d.broker_id is not None:
             by_broker.setdefault(d.broker_id, []).append(d)
@@ -257,7 +257,7 @@ def _copies(dirs: Sequence[LogDir]) -> List[List[LogDir]]:
     return groups
 
 
-def _newest(group: Sequence[LogDir], cluster: Optional[str]) -> Tuple[LogDir, str]:
+def _newest(group: Sequence[LogDir], cluster: str | None) -> tuple[LogDir, str]:
     """The copy to use and the note saying why; UsageError when no copy is ahead of all others."""
     broker = f"broker {group[0].broker_id}" + (f" of cluster {cluster}" if cluster else "")
     ordered = list(group)  # in the order given: of identical copies, the first is used
@@ -282,14 +282,14 @@ def _newest(group: Sequence[LogDir], cluster: Optional[str]) -> Tuple[LogDir, st
 # -- the selection ---------------------------------------------------------------------------------
 
 
-def select_cluster(inv: Inventory, cluster_id: Optional[str] = None) -> Selection:
+def select_cluster(inv: Inventory, cluster_id: str | None = None) -> Selection:
     """The inventory of one cluster, one copy per broker (see the module docstring)."""
     items = _items(inv)
     findings = _assign(items)
     chosen_cluster, notes = _choose(_groups(items), cluster_id)
     kept = [i for i in items if i.cluster == chosen_cluster]
     dirs = [i.log_dir for i in kept if i.log_dir is not None]
-    left: Set[str] = set()
+    left: set[str] = set()
     for group in _copies(dirs):
         use, note = _newest(group, chosen_cluster)
         notes.append(note)

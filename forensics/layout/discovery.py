@@ -29,7 +29,7 @@ import dataclasses
 import errno
 import os
 from types import MappingProxyType
-from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from collections.abc import Mapping, Sequence
 
 from forensics.codec import broker_files as bf
 from forensics.codec import checkpoints as cp
@@ -85,19 +85,19 @@ def _has_root_marker(entries: Sequence[DirEntry]) -> bool:
 
 
 class _Walker:
-    def __init__(self, max_depth: int, swap_next_offset: Optional[SwapNextOffset], roots: Sequence[str]) -> None:
+    def __init__(self, max_depth: int, swap_next_offset: SwapNextOffset | None, roots: Sequence[str]) -> None:
         self.max_depth = max_depth
         self.roots = roots  # the inputs: a symlink found below them that leaves them is not followed
         self.swap_next_offset = swap_next_offset
-        self.visited: Set[str] = set()
-        self.listings: Dict[str, Tuple[Optional[List[DirEntry]], List[Finding]]] = {}
-        self.findings: List[Finding] = []
-        self.log_dirs: List[LogDir] = []
-        self.partitions: Dict[str, PartitionDir] = {}  # loose partition dirs by real path
-        self.loose: List[LooseFile] = []
+        self.visited: set[str] = set()
+        self.listings: dict[str, tuple[list[DirEntry] | None, list[Finding]]] = {}
+        self.findings: list[Finding] = []
+        self.log_dirs: list[LogDir] = []
+        self.partitions: dict[str, PartitionDir] = {}  # loose partition dirs by real path
+        self.loose: list[LooseFile] = []
 
     # -- listing with memo, so deciding "is this a log dir?" costs no second listing
-    def listing(self, path: str, findings: List[Finding]) -> Optional[List[DirEntry]]:
+    def listing(self, path: str, findings: list[Finding]) -> list[DirEntry] | None:
         """Entries of ``path``; listing problems are appended to ``findings``."""
         real = os.path.realpath(path)
         if real not in self.listings:
@@ -116,7 +116,7 @@ class _Walker:
         findings.extend(errors)
         return entries
 
-    def enter(self, path: str, findings: List[Finding]) -> bool:
+    def enter(self, path: str, findings: list[Finding]) -> bool:
         """Mark a real directory visited; False (and a finding) if it already was."""
         real = os.path.realpath(path)
         if real in self.visited:
@@ -171,7 +171,7 @@ class _Walker:
         """Classify ``path``; returns True if any Kafka content was found at or below it."""
         if not self.enter(path, self.findings):
             return True
-        errors: List[Finding] = []
+        errors: list[Finding] = []
         entries = self.listing(path, errors)
         if entries is None:
             self.findings.extend(errors)
@@ -201,8 +201,8 @@ class _Walker:
         return False
 
     def scan_log_dir(self, path: str, entries: Sequence[DirEntry], listing_findings: Sequence[Finding]) -> LogDir:
-        findings: List[Finding] = list(listing_findings)
-        partitions: List[PartitionDir] = []
+        findings: list[Finding] = list(listing_findings)
+        partitions: list[PartitionDir] = []
         for e in entries:
             if e.kind != "dir":
                 continue
@@ -219,7 +219,7 @@ class _Walker:
                 continue
             if self.partitions.pop(os.path.realpath(e.path), None) is None and not self.enter(e.path, findings):
                 continue  # (a partition dir given on its own before its log dir is claimed here)
-            errors: List[Finding] = []
+            errors: list[Finding] = []
             child = self.listing(e.path, errors)
             if child is None:
                 findings.extend(errors)
@@ -229,12 +229,12 @@ class _Walker:
         return dataclasses.replace(log_dir, partitions=tuple(partitions), findings=tuple(findings))
 
 
-def _scan_root_files(path: str, entries: Sequence[DirEntry], findings: List[Finding]) -> LogDir:
-    meta: Optional[bf.MetaProperties] = None
-    clean: Optional[bf.CleanShutdown] = None
-    bootstrap: Optional[str] = None
-    lock_pid: Optional[int] = None
-    offsets: Dict[str, Mapping[TopicPartition, int]] = {}
+def _scan_root_files(path: str, entries: Sequence[DirEntry], findings: list[Finding]) -> LogDir:
+    meta: bf.MetaProperties | None = None
+    clean: bf.CleanShutdown | None = None
+    bootstrap: str | None = None
+    lock_pid: int | None = None
+    offsets: dict[str, Mapping[TopicPartition, int]] = {}
     for e in entries:
         if e.kind == "dir":
             continue
@@ -297,7 +297,7 @@ def discover(
     paths: Sequence[str],
     *,
     max_depth: int = DEFAULT_MAX_DEPTH,
-    swap_next_offset: Optional[SwapNextOffset] = None,
+    swap_next_offset: SwapNextOffset | None = None,
     allow_empty: bool = False,
 ) -> Inventory:
     """Inventory of every Kafka log dir, partition dir and file found at ``paths``.

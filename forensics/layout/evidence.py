@@ -11,7 +11,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import TYPE_CHECKING, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from forensics.errors import InputError, UsageError
 from forensics.findings import Finding, FindingKind
@@ -39,16 +40,16 @@ def unreadable(path: str, err: OSError, what: str = "cannot read") -> Finding:
     return Finding(FindingKind.UNREADABLE_FILE, f"{what}: {reason}", path=path)
 
 
-def list_dir(path: str) -> Tuple[Optional[List[DirEntry]], List[Finding]]:
+def list_dir(path: str) -> tuple[list[DirEntry] | None, list[Finding]]:
     """Entries of ``path`` sorted by name (symlinks followed for the type), or ``None`` and
     an UNREADABLE_FILE finding when the directory cannot be listed."""
-    findings: List[Finding] = []
+    findings: list[Finding] = []
     try:
         with os.scandir(path) as it:
             raw = sorted(it, key=lambda e: e.name)
     except OSError as err:
         return None, [unreadable(path, err, "cannot list directory")]
-    entries: List[DirEntry] = []
+    entries: list[DirEntry] = []
     for e in raw:
         try:
             is_link = e.is_symlink()
@@ -86,7 +87,7 @@ def is_log_dir(path: str) -> bool:
     return any(os.path.lexists(os.path.join(path, name)) for name in LOG_DIR_MARKERS)
 
 
-def evidence_zones(given: str) -> List[Tuple[str, str]]:
+def evidence_zones(given: str) -> list[tuple[str, str]]:
     """Where nothing of ours may be written because of the input ``given``: ``(real path, why)``.
     The input itself; for a file, the directory holding it; and the broker log dir at or just above
     that directory (or above a directory given), so that an output beside a segment or a partition dir
@@ -129,7 +130,7 @@ def check_output_path(target: str, inputs: Sequence[str], option: str) -> None:
     require_parent_dir(target, option)
 
 
-def outside_evidence(e: DirEntry, roots: Sequence[str]) -> Optional[Finding]:
+def outside_evidence(e: DirEntry, roots: Sequence[str]) -> Finding | None:
     """The finding for a symlink found inside the evidence whose target leaves every input root
     (``roots``: the inputs as given; a symlink given as an input is followed: the user chose it).
     Such a link is never followed, for the analysis and the manifest alike: a partition dir linked
@@ -149,7 +150,7 @@ def outside_evidence(e: DirEntry, roots: Sequence[str]) -> Optional[Finding]:
 KERNEL_FS_TYPES = frozenset({"proc", "sysfs", "devtmpfs", "devpts", "debugfs", "tracefs", "securityfs", "cgroup",
                              "cgroup2", "configfs", "efivarfs", "bpf", "pstore", "fusectl", "mqueue", "binfmt_misc",
                              "autofs", "rpc_pipefs", "nsfs", "selinuxfs"})
-_KERNEL_DEVICES: List[int] = []
+_KERNEL_DEVICES: list[int] = []
 
 
 def kernel_fs_devices() -> frozenset:
@@ -188,12 +189,12 @@ BROKER_TIME_FILES = ("recovery-point-offset-checkpoint", "replication-offset-che
                      "log-start-offset-checkpoint", "cleaner-offset-checkpoint", ".kafka_cleanshutdown")
 
 
-def broker_file_times(log_dir: str) -> List[Tuple[int, str]]:
+def broker_file_times(log_dir: str) -> list[tuple[int, str]]:
     """(mtime in epoch ms, path) of the broker-written files of a log dir that exist."""
     return modification_times(os.path.join(log_dir, name) for name in BROKER_TIME_FILES)
 
 
-def modification_times(paths: Iterable[str]) -> List[Tuple[int, str]]:
+def modification_times(paths: Iterable[str]) -> list[tuple[int, str]]:
     """(mtime in epoch ms, path) of those of ``paths`` that are regular files."""
     out = []
     for path in paths:
@@ -206,11 +207,11 @@ def modification_times(paths: Iterable[str]) -> List[Tuple[int, str]]:
     return out
 
 
-def input_file_times(inventory: Inventory) -> List[Tuple[int, str]]:
+def input_file_times(inventory: Inventory) -> list[tuple[int, str]]:
     """The file times the incident clock compares its record time with (see analysis/clock.py): the
     broker-written files of every log dir (its segments when it has none of them), the segments of
     partition dirs given outside one, and single files given."""
-    out: List[Tuple[int, str]] = []
+    out: list[tuple[int, str]] = []
     for d in inventory.log_dirs:
         out += broker_file_times(d.path) or modification_times(s.log for p in d.partitions for s in p.segments
                                                                if s.log)
@@ -218,7 +219,7 @@ def input_file_times(inventory: Inventory) -> List[Tuple[int, str]]:
     return out + modification_times(f.path for f in inventory.loose_files)
 
 
-def changed_segments(inventory: Inventory) -> List[Tuple[str, Optional[int], Optional[int]]]:
+def changed_segments(inventory: Inventory) -> list[tuple[str, int | None, int | None]]:
     """(path, size when listed, size now: None when gone) of every segment whose size changed since the
     inventory was made: a broker writing, rolling or deleting it while we read (``stat`` only)."""
     out = []
@@ -227,7 +228,7 @@ def changed_segments(inventory: Inventory) -> List[Tuple[str, Optional[int], Opt
             if s.log is None:
                 continue
             try:
-                now: Optional[int] = os.stat(s.log).st_size
+                now: int | None = os.stat(s.log).st_size
             except OSError:
                 now = None
             if now != s.log_size:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Dict, List, NamedTuple, Optional, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from forensics.layout.evidence import on_kernel_fs, under
 from forensics.layout.inventory import Inventory
@@ -34,8 +35,8 @@ class EvidenceEntry(NamedTuple):
     kind: str  # its role: "log dir", "partition dir", "directory", "log-dir file", "partition file",
     # "file given", "other file" (a symlink or special file takes the role of a file where it lies)
     type: str = "file"  # "dir", "file", "symlink", "fifo", "socket", "char-device", "block-device", "other"
-    target: Optional[str] = None  # a symlink's target, as stored in the link
-    error: Optional[str] = None  # a directory that could not be listed: why
+    target: str | None = None  # a symlink's target, as stored in the link
+    error: str | None = None  # a directory that could not be listed: why
     given: bool = False  # the input itself (followed if it is a symlink)
 
 
@@ -60,7 +61,7 @@ def roles_of(inventory: Inventory) -> Roles:
                  frozenset(os.path.realpath(p.path) for _, p in inventory.all_partitions()))
 
 
-def distinct_inputs(paths: Sequence[str]) -> List[str]:
+def distinct_inputs(paths: Sequence[str]) -> list[str]:
     """The inputs in the order given, without those lying inside another one (or equal to an
     earlier one): each real entry is recorded once, under the widest input that reaches it."""
     real = [os.path.realpath(p) for p in paths]
@@ -71,7 +72,7 @@ def distinct_inputs(paths: Sequence[str]) -> List[str]:
 KERNEL_FS = "on a kernel file system (/proc, /sys, /dev), not evidence: not read"
 
 
-def _stat(path: str, follow: bool) -> Optional[os.stat_result]:
+def _stat(path: str, follow: bool) -> os.stat_result | None:
     try:
         return os.stat(path) if follow else os.lstat(path)
     except OSError:
@@ -92,7 +93,7 @@ def _entry(path: str, st: os.stat_result, role: str, dir_role: str, given: bool 
     return EvidenceEntry(path, dir_role, kind, target, error, given)
 
 
-def _walk_dir(top: str, role: str, roles: Roles, out: List[EvidenceEntry]) -> None:
+def _walk_dir(top: str, role: str, roles: Roles, out: list[EvidenceEntry]) -> None:
     stack = [(top, role)]
     while stack:
         path, dir_role = stack.pop()
@@ -114,7 +115,7 @@ def _walk_dir(top: str, role: str, roles: Roles, out: List[EvidenceEntry]) -> No
                 stack.append((child.path, child_role))
 
 
-def entry_at(path: str, kind: str, given: bool) -> Optional[EvidenceEntry]:
+def entry_at(path: str, kind: str, given: bool) -> EvidenceEntry | None:
     """The entry at ``path`` as it is now (``given``: an input, followed if a symlink), or None."""
     st = _stat(path, given)
     if st is None:
@@ -122,11 +123,11 @@ def entry_at(path: str, kind: str, given: bool) -> Optional[EvidenceEntry]:
     return _entry(path, st, kind, kind, given)
 
 
-def evidence_tree(inputs: Sequence[str], roles: Roles = NO_ROLES) -> List[EvidenceEntry]:
+def evidence_tree(inputs: Sequence[str], roles: Roles = NO_ROLES) -> list[EvidenceEntry]:
     """Every entry under ``inputs`` (each input and everything below it), sorted by path; symlinks
     below an input are entries, never followed; nothing on a kernel file system is entered. An
     input that does not exist is left out (the command has already said so)."""
-    out: List[EvidenceEntry] = []
+    out: list[EvidenceEntry] = []
     for given in distinct_inputs(list(inputs)):
         st = _stat(given, True)
         if st is None:
@@ -139,9 +140,9 @@ def evidence_tree(inputs: Sequence[str], roles: Roles = NO_ROLES) -> List[Eviden
     return sorted(_unique(out), key=lambda f: f.path)
 
 
-def _unique(entries: List[EvidenceEntry]) -> List[EvidenceEntry]:
+def _unique(entries: list[EvidenceEntry]) -> list[EvidenceEntry]:
     """Each path once (a directory that could not be listed keeps the entry saying why)."""
-    seen: Dict[str, EvidenceEntry] = {}
+    seen: dict[str, EvidenceEntry] = {}
     for e in entries:
         if e.path not in seen or e.error is not None:
             seen[e.path] = e._replace(given=e.given or seen[e.path].given) if e.path in seen else e

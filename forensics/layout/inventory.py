@@ -7,9 +7,9 @@ typed records of :mod:`forensics.codec.checkpoints`. Nothing here holds an open 
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Iterator, Mapping, Optional, Tuple
 
 from forensics.codec.broker_files import CleanShutdown, MetaProperties, QuorumState
 from forensics.codec.checkpoints import EpochEntry
@@ -29,11 +29,11 @@ class SegmentFiles:
     """
 
     base_offset: int
-    log: Optional[str]
-    index: Optional[str] = None
-    timeindex: Optional[str] = None
-    txnindex: Optional[str] = None
-    log_size: Optional[int] = None
+    log: str | None
+    index: str | None = None
+    timeindex: str | None = None
+    txnindex: str | None = None
+    log_size: int | None = None
     swapped_in: bool = False  # the .log comes from a ``.log.swap`` the broker would rename
 
 
@@ -60,26 +60,26 @@ class KraftSnapshotFile:
 class PartitionDir:
     path: str
     name: str
-    topic: Optional[str]  # best topic name: resolved through topic_id for -delete/-stray
-    partition: Optional[int]  # None only for a directory given directly whose name does not parse
+    topic: str | None  # best topic name: resolved through topic_id for -delete/-stray
+    partition: int | None  # None only for a directory given directly whose name does not parse
     status: PartitionStatus
-    uuid_suffix: Optional[str]
-    name_topic: Optional[str]  # topic as parsed from the directory name (may be truncated)
-    topic_id: Optional[str]  # partition.metadata, base64url
-    leader_epochs: Tuple[EpochEntry, ...]
-    segments: Tuple[SegmentFiles, ...]  # EFFECTIVE set, sorted by base offset
-    snapshots: Tuple[SnapshotFile, ...]  # effective, sorted by offset
-    kraft_checkpoints: Tuple[KraftSnapshotFile, ...]
-    deleted_files: Tuple[str, ...]  # *.deleted: old data, not part of the log
-    cleaned_files: Tuple[str, ...]  # *.cleaned: ignored by the broker
-    swap_files: Tuple[str, ...]  # every *.swap found (valid ones are in ``segments``)
-    replaced_files: Tuple[str, ...] = ()  # non-temp files the broker would delete: covered by a swap
-    orphan_indexes: Tuple[SegmentFiles, ...] = ()  # index files without a .log
-    quorum_state: Optional[QuorumState] = None  # __cluster_metadata-0 only
-    findings: Tuple[Finding, ...] = ()
+    uuid_suffix: str | None
+    name_topic: str | None  # topic as parsed from the directory name (may be truncated)
+    topic_id: str | None  # partition.metadata, base64url
+    leader_epochs: tuple[EpochEntry, ...]
+    segments: tuple[SegmentFiles, ...]  # EFFECTIVE set, sorted by base offset
+    snapshots: tuple[SnapshotFile, ...]  # effective, sorted by offset
+    kraft_checkpoints: tuple[KraftSnapshotFile, ...]
+    deleted_files: tuple[str, ...]  # *.deleted: old data, not part of the log
+    cleaned_files: tuple[str, ...]  # *.cleaned: ignored by the broker
+    swap_files: tuple[str, ...]  # every *.swap found (valid ones are in ``segments``)
+    replaced_files: tuple[str, ...] = ()  # non-temp files the broker would delete: covered by a swap
+    orphan_indexes: tuple[SegmentFiles, ...] = ()  # index files without a .log
+    quorum_state: QuorumState | None = None  # __cluster_metadata-0 only
+    findings: tuple[Finding, ...] = ()
 
     @property
-    def topic_partition(self) -> Optional[TopicPartition]:
+    def topic_partition(self) -> TopicPartition | None:
         if self.topic is None or self.partition is None:
             return None
         return TopicPartition(self.topic, self.partition)
@@ -93,28 +93,28 @@ class PartitionDir:
 @dataclass(frozen=True, slots=True)
 class LogDir:
     path: str
-    meta: Optional[MetaProperties]
-    clean_shutdown: Optional[CleanShutdown]  # None: no .kafka_cleanshutdown (unclean or running)
+    meta: MetaProperties | None
+    clean_shutdown: CleanShutdown | None  # None: no .kafka_cleanshutdown (unclean or running)
     recovery_points: Mapping[TopicPartition, int] = field(default_factory=lambda: _EMPTY)
     high_watermarks: Mapping[TopicPartition, int] = field(default_factory=lambda: _EMPTY)
     log_start_offsets: Mapping[TopicPartition, int] = field(default_factory=lambda: _EMPTY)
     cleaner_offsets: Mapping[TopicPartition, int] = field(default_factory=lambda: _EMPTY)
-    partitions: Tuple[PartitionDir, ...] = ()
-    bootstrap_checkpoint: Optional[str] = None  # KRaft bootstrap.checkpoint (binary records)
-    lock_pid: Optional[int] = None  # a process holding .lock (a running broker); 0 free; None: no .lock / unknown
-    findings: Tuple[Finding, ...] = ()
+    partitions: tuple[PartitionDir, ...] = ()
+    bootstrap_checkpoint: str | None = None  # KRaft bootstrap.checkpoint (binary records)
+    lock_pid: int | None = None  # a process holding .lock (a running broker); 0 free; None: no .lock / unknown
+    findings: tuple[Finding, ...] = ()
 
     @property
-    def broker_id(self) -> Optional[int]:
+    def broker_id(self) -> int | None:
         """``node.id`` (KRaft) or ``broker.id`` (ZooKeeper) from meta.properties."""
         return self.meta.node_id if self.meta is not None else None
 
     @property
-    def directory_id(self) -> Optional[str]:
+    def directory_id(self) -> str | None:
         return self.meta.directory_id if self.meta is not None else None
 
     @property
-    def cluster_id(self) -> Optional[str]:
+    def cluster_id(self) -> str | None:
         return self.meta.cluster_id if self.meta is not None else None
 
     @property
@@ -123,7 +123,7 @@ class LogDir:
 
     def partition(
         self, topic: str, partition: int, status: PartitionStatus = PartitionStatus.LIVE
-    ) -> Optional[PartitionDir]:
+    ) -> PartitionDir | None:
         for p in self.partitions:
             if p.topic == topic and p.partition == partition and p.status is status:
                 return p
@@ -136,19 +136,19 @@ class LooseFile:
 
     path: str
     kind: FileKind
-    offset: Optional[int]  # from the name, when it starts with digits
-    temp_suffix: Optional[str]  # ".deleted", ".swap", ... when present
+    offset: int | None  # from the name, when it starts with digits
+    temp_suffix: str | None  # ".deleted", ".swap", ... when present
     size: int
 
 
 @dataclass(frozen=True, slots=True)
 class Inventory:
-    log_dirs: Tuple[LogDir, ...]
-    loose_files: Tuple[LooseFile, ...]
-    findings: Tuple[Finding, ...]  # inventory-level: duplicate brokers, symlink loops, non-Kafka inputs
-    partitions: Tuple[PartitionDir, ...] = ()  # partition dirs given directly, outside any log dir
+    log_dirs: tuple[LogDir, ...]
+    loose_files: tuple[LooseFile, ...]
+    findings: tuple[Finding, ...]  # inventory-level: duplicate brokers, symlink loops, non-Kafka inputs
+    partitions: tuple[PartitionDir, ...] = ()  # partition dirs given directly, outside any log dir
 
-    def all_partitions(self) -> Iterator[Tuple[Optional[LogDir], PartitionDir]]:
+    def all_partitions(self) -> Iterator[tuple[LogDir | None, PartitionDir]]:
         for log_dir in self.log_dirs:
             for p in log_dir.partitions:
                 yield log_dir, p

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from enum import Enum
-from typing import NamedTuple, Optional, Tuple
+from typing import NamedTuple
 
 
 class PartitionStatus(str, Enum):
@@ -105,26 +105,26 @@ class FileName(NamedTuple):
     offset), KRaft epoch and temporary suffix."""
 
     kind: FileKind
-    offset: Optional[int] = None
-    epoch: Optional[int] = None
-    temp: Optional[TempSuffix] = None
+    offset: int | None = None
+    epoch: int | None = None
+    temp: TempSuffix | None = None
 
 
 class PartitionDirName(NamedTuple):
     topic: str  # as written in the name; may be truncated for -delete/-stray (KAFKA-15605)
     partition: int
     status: PartitionStatus
-    uuid_suffix: Optional[str]  # the 32-hex unique id of suffixed dirs
+    uuid_suffix: str | None  # the 32-hex unique id of suffixed dirs
 
 
-def _int32(text: str) -> Optional[int]:
+def _int32(text: str) -> int | None:
     if not re.fullmatch(r"[+-]?[0-9]+", text):
         return None
     value = int(text)
     return value if -(2**31) <= value < 2**31 else None
 
 
-def parse_partition_dir_name(name: str) -> Optional[PartitionDirName]:
+def parse_partition_dir_name(name: str) -> PartitionDirName | None:
     """``LocalLog.parseTopicPartitionName``; ``None`` where Kafka would throw."""
     if not name or "-" not in name:
         return None
@@ -144,7 +144,7 @@ def parse_partition_dir_name(name: str) -> Optional[PartitionDirName]:
     return PartitionDirName(topic, partition, status, uuid_suffix)
 
 
-def classify_file_name(name: str) -> Optional[FileName]:
+def classify_file_name(name: str) -> FileName | None:
     """Classify a file found inside a log dir or partition dir; ``None`` if unknown."""
     m = _OFFSET_FILE.match(name)
     if m:
@@ -164,14 +164,14 @@ def classify_file_name(name: str) -> Optional[FileName]:
     return None
 
 
-def kraft_snapshot_id(name: str) -> Optional[Tuple[int, int]]:
+def kraft_snapshot_id(name: str) -> tuple[int, int] | None:
     """``Snapshots.parse``: (end offset, epoch) of a KRaft snapshot's file name; None for any other
     name (a ``.deleted`` or partial snapshot too)."""
     m = _KRAFT_SNAPSHOT.match(name)
     return (int(m.group(1)), int(m.group(2))) if m is not None and not m.group(3) else None
 
 
-def classify_loose_file(name: str) -> Optional[FileName]:
+def classify_loose_file(name: str) -> FileName | None:
     """Classify a file given directly by the user: like :func:`classify_file_name`, but a
     segment/index/snapshot suffix is enough (the offset is ``None`` when the name does not
     start with digits, e.g. a renamed copy)."""
@@ -187,7 +187,7 @@ def classify_loose_file(name: str) -> Optional[FileName]:
     return None
 
 
-def kind_of_suffix(suffix: str) -> Optional[FileKind]:
+def kind_of_suffix(suffix: str) -> FileKind | None:
     """The offset-named kind a file name's last suffix (``.log``, ``.index``, ``.timeindex``,
     ``.txnindex``, ``.snapshot``) names; None for any other."""
     return _SUFFIX_KINDS.get(suffix[1:]) if suffix.startswith(".") else None

@@ -8,7 +8,8 @@ read, through :func:`read_text_file`; segment, index and snapshot files are list
 from __future__ import annotations
 
 import os
-from typing import Callable, List, Optional, Sequence, TypeVar
+from typing import TypeVar
+from collections.abc import Callable, Sequence
 
 from forensics.codec import broker_files as bf
 from forensics.codec import checkpoints as cp
@@ -34,7 +35,7 @@ _T = TypeVar("_T")
 # --------------------------------------------------------------------------- text files
 
 
-def read_text_file(path: str, parser: Callable[[bytes, str], _T], findings: List[Finding]) -> Optional[_T]:
+def read_text_file(path: str, parser: Callable[[bytes, str], _T], findings: list[Finding]) -> _T | None:
     """Read and parse one small text file; failures become findings and return None."""
     try:
         data = read_small_file(path, evidence.MAX_TEXT_BYTES)
@@ -74,14 +75,14 @@ def special_file(e: DirEntry, kafka_name: bool) -> Finding:
 class _Listing:
     """The entries of one partition directory, sorted by kind as they are read (findings in order)."""
 
-    def __init__(self, findings: List[Finding]) -> None:
+    def __init__(self, findings: list[Finding]) -> None:
         self.findings = findings
-        self.offset_files: List[NamedFile] = []
-        self.kraft: List[KraftSnapshotFile] = []
-        self.kraft_deleted: List[str] = []
-        self.epochs: Optional[cp.LeaderEpochCheckpoint] = None
-        self.metadata: Optional[cp.PartitionMetadata] = None
-        self.quorum: Optional[bf.QuorumState] = None
+        self.offset_files: list[NamedFile] = []
+        self.kraft: list[KraftSnapshotFile] = []
+        self.kraft_deleted: list[str] = []
+        self.epochs: cp.LeaderEpochCheckpoint | None = None
+        self.metadata: cp.PartitionMetadata | None = None
+        self.quorum: bf.QuorumState | None = None
 
     def add(self, e: DirEntry) -> None:
         findings = self.findings
@@ -122,7 +123,7 @@ class _Listing:
 def scan_partition_dir(
     path: str,
     entries: Sequence[DirEntry],
-    swap_next_offset: Optional[SwapNextOffset] = None,
+    swap_next_offset: SwapNextOffset | None = None,
     listing_findings: Sequence[Finding] = (),
 ) -> PartitionDir:
     """Build a :class:`PartitionDir` from an already listed directory

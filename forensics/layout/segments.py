@@ -35,7 +35,8 @@ read record bytes. So:
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
+from typing import NamedTuple
+from collections.abc import Callable, Iterable
 
 from forensics.errors import ForensicsError
 from forensics.findings import Finding, FindingKind
@@ -50,7 +51,7 @@ from forensics.layout.names import (
 from forensics.layout.inventory import SegmentFiles, SnapshotFile
 from forensics.model import first_few
 
-SwapNextOffset = Callable[[str], Optional[int]]
+SwapNextOffset = Callable[[str], int | None]
 """Given the path of a ``.log.swap`` file, its nextOffset (last offset + 1), or None."""
 
 
@@ -68,14 +69,14 @@ class NamedFile(NamedTuple):
 
 
 class Resolution(NamedTuple):
-    segments: Tuple[SegmentFiles, ...]
-    orphan_indexes: Tuple[SegmentFiles, ...]
-    snapshots: Tuple[SnapshotFile, ...]
-    deleted_files: Tuple[str, ...]
-    cleaned_files: Tuple[str, ...]
-    swap_files: Tuple[str, ...]
-    replaced_files: Tuple[str, ...]
-    findings: Tuple[Finding, ...]
+    segments: tuple[SegmentFiles, ...]
+    orphan_indexes: tuple[SegmentFiles, ...]
+    snapshots: tuple[SnapshotFile, ...]
+    deleted_files: tuple[str, ...]
+    cleaned_files: tuple[str, ...]
+    swap_files: tuple[str, ...]
+    replaced_files: tuple[str, ...]
+    findings: tuple[Finding, ...]
 
 
 class _SwapRange(NamedTuple):
@@ -91,7 +92,7 @@ def _offsets_text(offsets: Iterable[int], limit: int = 10) -> str:
     return first_few([str(v) for v in sorted(offsets)], limit)
 
 
-def _next_offset(swap: NamedFile, resolver: Optional[SwapNextOffset], findings: List[Finding]) -> Optional[int]:
+def _next_offset(swap: NamedFile, resolver: SwapNextOffset | None, findings: list[Finding]) -> int | None:
     if resolver is not None:
         try:
             value = resolver(swap.path)
@@ -106,7 +107,7 @@ def _next_offset(swap: NamedFile, resolver: Optional[SwapNextOffset], findings: 
     return None
 
 
-def _swap_range(log_swaps: List[NamedFile], resolver: Optional[SwapNextOffset], findings: List[Finding]) -> _SwapRange:
+def _swap_range(log_swaps: list[NamedFile], resolver: SwapNextOffset | None, findings: list[Finding]) -> _SwapRange:
     low = min(s.offset for s in log_swaps)
     high, exact = low, True
     for swap in log_swaps:
@@ -118,8 +119,8 @@ def _swap_range(log_swaps: List[NamedFile], resolver: Optional[SwapNextOffset], 
     return _SwapRange(low, high, exact)
 
 
-def _split_by_suffix(files: Iterable[NamedFile]) -> Dict[Optional[TempSuffix], List[NamedFile]]:
-    buckets: Dict[Optional[TempSuffix], List[NamedFile]] = {
+def _split_by_suffix(files: Iterable[NamedFile]) -> dict[TempSuffix | None, list[NamedFile]]:
+    buckets: dict[TempSuffix | None, list[NamedFile]] = {
         None: [],
         TempSuffix.DELETED: [],
         TempSuffix.CLEANED: [],
@@ -131,7 +132,7 @@ def _split_by_suffix(files: Iterable[NamedFile]) -> Dict[Optional[TempSuffix], L
     return buckets
 
 
-def _valid_swaps(swaps: List[NamedFile], cleaned: List[NamedFile], findings: List[Finding]) -> List[NamedFile]:
+def _valid_swaps(swaps: list[NamedFile], cleaned: list[NamedFile], findings: list[Finding]) -> list[NamedFile]:
     """``removeTempFilesAndCollectSwapFiles``: swaps at or above the smallest .cleaned
     offset belong to an incomplete split and are discarded."""
     min_cleaned = min((f.offset for f in cleaned), default=None)
@@ -145,10 +146,10 @@ def _valid_swaps(swaps: List[NamedFile], cleaned: List[NamedFile], findings: Lis
     return valid
 
 
-def resolve_segments(files: Iterable[NamedFile], swap_next_offset: Optional[SwapNextOffset] = None) -> Resolution:
+def resolve_segments(files: Iterable[NamedFile], swap_next_offset: SwapNextOffset | None = None) -> Resolution:
     """Effective segments and snapshots of one partition dir from its offset-named files
     (kinds log/index/timeindex/txnindex/snapshot, any temp suffix)."""
-    findings: List[Finding] = []
+    findings: list[Finding] = []
     buckets = _split_by_suffix(files)
     normal, swaps = buckets[None], buckets[TempSuffix.SWAP]
     deleted, cleaned = buckets[TempSuffix.DELETED], buckets[TempSuffix.CLEANED]
@@ -160,7 +161,7 @@ def resolve_segments(files: Iterable[NamedFile], swap_next_offset: Optional[Swap
         findings.append(Finding(FindingKind.CLEANED_FILE, message, path=f.path, first_offset=f.offset))
     valid = _valid_swaps(swaps, cleaned, findings)
 
-    replaced: List[str] = []
+    replaced: list[str] = []
     log_swaps = [f for f in valid if f.parsed.kind is FileKind.LOG]
     if log_swaps:
         rng = _swap_range(log_swaps, swap_next_offset, findings)
@@ -169,7 +170,7 @@ def resolve_segments(files: Iterable[NamedFile], swap_next_offset: Optional[Swap
         normal = [f for f in normal if f.offset not in rng]
         findings.append(_swap_finding(log_swaps, rng, covered, normal))
 
-    by_name: Dict[Tuple[FileKind, int], NamedFile] = {(f.parsed.kind, f.offset): f for f in normal}
+    by_name: dict[tuple[FileKind, int], NamedFile] = {(f.parsed.kind, f.offset): f for f in normal}
     swapped_logs = set()
     for f in valid:  # third pass: rename, replacing a same-named file
         key = (f.parsed.kind, f.offset)
@@ -192,7 +193,7 @@ def resolve_segments(files: Iterable[NamedFile], swap_next_offset: Optional[Swap
 
 
 def _swap_finding(
-    log_swaps: List[NamedFile], rng: _SwapRange, covered: List[NamedFile], kept: List[NamedFile]
+    log_swaps: list[NamedFile], rng: _SwapRange, covered: list[NamedFile], kept: list[NamedFile]
 ) -> Finding:
     covered_bases = _offsets_text(f.offset for f in covered if f.parsed.kind is FileKind.LOG) or "none"
     swap_bases = _offsets_text(s.offset for s in log_swaps)
@@ -213,18 +214,18 @@ def _swap_finding(
 
 
 def _group(
-    files: Iterable[NamedFile], swapped_logs: Set[int], findings: List[Finding]
-) -> Tuple[Tuple[SegmentFiles, ...], Tuple[SegmentFiles, ...], Tuple[SnapshotFile, ...]]:
+    files: Iterable[NamedFile], swapped_logs: set[int], findings: list[Finding]
+) -> tuple[tuple[SegmentFiles, ...], tuple[SegmentFiles, ...], tuple[SnapshotFile, ...]]:
     """Group surviving files by offset into segments, orphan index groups and snapshots."""
-    per_offset: Dict[int, Dict[FileKind, NamedFile]] = {}
-    snapshots: List[SnapshotFile] = []
+    per_offset: dict[int, dict[FileKind, NamedFile]] = {}
+    snapshots: list[SnapshotFile] = []
     for f in files:
         if f.parsed.kind is FileKind.SNAPSHOT:
             snapshots.append(SnapshotFile(f.offset, f.path, f.entry.size))
         else:
             per_offset.setdefault(f.offset, {})[f.parsed.kind] = f
-    segments: List[SegmentFiles] = []
-    orphans: List[SegmentFiles] = []
+    segments: list[SegmentFiles] = []
+    orphans: list[SegmentFiles] = []
     for offset in sorted(per_offset):
         group = per_offset[offset]
         paths = {kind: f.path for kind, f in group.items()}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional, Tuple
+from collections.abc import Iterator
 
 from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus
 from forensics.model import TRANSACTION_STATE_TOPIC
@@ -12,7 +12,7 @@ from forensics.state.inputs import PartitionInputs, TxnStateInputs
 EMPTY_RESULT = ReplicaResult((), (), (), (), (), ())
 
 
-def live_partitions(inventory: Inventory) -> Iterator[Tuple[Optional[LogDir], PartitionDir]]:
+def live_partitions(inventory: Inventory) -> Iterator[tuple[LogDir | None, PartitionDir]]:
     """Partition replicas the broker would load (not ``-delete``/``-stray``/``-future`` copies)."""
     for log_dir, p in inventory.all_partitions():
         if p.status is PartitionStatus.LIVE and p.topic_partition is not None:
@@ -23,7 +23,7 @@ def is_txn_state(p: PartitionDir) -> bool:
     return p.topic == TRANSACTION_STATE_TOPIC
 
 
-def _checkpoints(log_dir: Optional[LogDir], p: PartitionDir) -> Tuple[Optional[int], Optional[int], Optional[int]]:
+def _checkpoints(log_dir: LogDir | None, p: PartitionDir) -> tuple[int | None, int | None, int | None]:
     tp = p.topic_partition
     start = log_dir.log_start_offsets.get(tp) if log_dir is not None and tp is not None else None
     hw = log_dir.high_watermarks.get(tp) if log_dir is not None and tp is not None else None
@@ -31,7 +31,7 @@ def _checkpoints(log_dir: Optional[LogDir], p: PartitionDir) -> Tuple[Optional[i
     return start, hw, epoch
 
 
-def partition_inputs(log_dir: Optional[LogDir], p: PartitionDir, r: ReplicaResult) -> PartitionInputs:
+def partition_inputs(log_dir: LogDir | None, p: PartitionDir, r: ReplicaResult) -> PartitionInputs:
     """A data-partition replica: its segments' events, snapshots and txn indexes, with its checkpoints."""
     start, hw, epoch = _checkpoints(log_dir, p)
     tp = p.topic_partition
@@ -43,7 +43,7 @@ def partition_inputs(log_dir: Optional[LogDir], p: PartitionDir, r: ReplicaResul
                            log_dir.cleaner_offsets.get(tp) if log_dir is not None else None, tuple(p.leader_epochs))
 
 
-def txn_state_inputs(log_dir: Optional[LogDir], p: PartitionDir, r: ReplicaResult) -> TxnStateInputs:
+def txn_state_inputs(log_dir: LogDir | None, p: PartitionDir, r: ReplicaResult) -> TxnStateInputs:
     """A ``__transaction_state`` replica: its records, with its checkpoints."""
     start, hw, epoch = _checkpoints(log_dir, p)
     return TxnStateInputs(p.path, p.partition if p.partition is not None else -1,

@@ -18,7 +18,8 @@ after damage make the image incomplete, each with a ``metadata_incomplete`` find
 
 from __future__ import annotations
 
-from typing import AbstractSet, List, NamedTuple, Optional, Tuple
+from collections.abc import Set as AbstractSet
+from typing import NamedTuple
 
 from forensics.codec.batch import Record
 from forensics.codec.control import ControlRecordType, decode_control_key, decode_control_record
@@ -37,12 +38,12 @@ class _Reading(NamedTuple):
     """What to read of the chosen replica: a snapshot (or none), the log from ``start`` on, and why
     that misses part of the history (None: it does not)."""
 
-    snapshot: Optional[KraftSnapshotFile]
+    snapshot: KraftSnapshotFile | None
     start: int
-    missing: Optional[str] = None
+    missing: str | None = None
 
 
-def metadata_copies(inventory: Inventory) -> List[PartitionDir]:
+def metadata_copies(inventory: Inventory) -> list[PartitionDir]:
     """The live ``__cluster_metadata-0`` replicas among the inputs, in inventory order."""
     return [p for _, p in inventory.all_partitions()
             if p.topic == CLUSTER_METADATA_TOPIC and p.status is PartitionStatus.LIVE]
@@ -74,7 +75,7 @@ def copy_tip(p: PartitionDir) -> MetadataCopy:
 # -- snapshots ---------------------------------------------------------------------------------------------
 
 
-def _control_type(walk: SegmentWalk[HeadedFrame], frame: V2Frame) -> Tuple[Optional[int], Optional[Record]]:
+def _control_type(walk: SegmentWalk[HeadedFrame], frame: V2Frame) -> tuple[int | None, Record | None]:
     """The type of the first control record of a control batch, and the record."""
     records, _ = walk.records(frame)
     if not records:
@@ -85,7 +86,7 @@ def _control_type(walk: SegmentWalk[HeadedFrame], frame: V2Frame) -> Tuple[Optio
         return None, None
 
 
-def snapshot_problem(path: str) -> Tuple[Optional[str], int]:
+def snapshot_problem(path: str) -> tuple[str | None, int]:
     """Why the snapshot at ``path`` cannot be read whole (None: it can), and its header's
     ``lastContainedLogTimestamp`` (-1 when unknown). Batch checksums are verified; records not decoded."""
     try:
@@ -118,15 +119,15 @@ def snapshot_problem(path: str) -> Tuple[Optional[str], int]:
     return None, timestamp
 
 
-def _choose(p: PartitionDir, until: Optional[int], notes: List[Finding]) -> Tuple[_Reading, int]:
+def _choose(p: PartitionDir, until: int | None, notes: list[Finding]) -> tuple[_Reading, int]:
     """The reading of replica ``p`` that covers the most history, and the snapshot's header timestamp.
 
     In order: the newest valid snapshot the log continues, the log from offset 0, the newest valid
     snapshot the log does not continue, the newest damaged snapshot, the log from its first offset."""
     logs = [s for s in p.segments if s.log is not None]
     log_start = logs[0].base_offset if logs else None
-    valid: List[Tuple[KraftSnapshotFile, int]] = []
-    damaged: List[Tuple[KraftSnapshotFile, int]] = []
+    valid: list[tuple[KraftSnapshotFile, int]] = []
+    damaged: list[tuple[KraftSnapshotFile, int]] = []
     for snap in sorted(p.kraft_checkpoints, key=lambda c: (c.end_offset, c.epoch), reverse=True):
         if until is not None and snap.end_offset > until + 1:
             continue
@@ -153,17 +154,17 @@ def _choose(p: PartitionDir, until: Optional[int], notes: List[Finding]) -> Tupl
 
 
 class _Reader:
-    def __init__(self, until: Optional[int], wanted: Optional[AbstractSet[int]]) -> None:
+    def __init__(self, until: int | None, wanted: AbstractSet[int] | None) -> None:
         self.until, self.wanted = until, wanted
         self.replay = ClusterReplay()
-        self.files: List[MetadataFile] = []
+        self.files: list[MetadataFile] = []
         self.complete = True
 
-    def incomplete(self, message: str, path: Optional[str] = None, position: Optional[int] = None) -> None:
+    def incomplete(self, message: str, path: str | None = None, position: int | None = None) -> None:
         self.complete = False
         self.replay.note(Finding(FindingKind.METADATA_INCOMPLETE, message, path, position))
 
-    def batch(self, walk: SegmentWalk[HeadedFrame], frame: V2Frame, log: bool, start: int = 0) -> Tuple[int, Optional[int], Optional[int]]:
+    def batch(self, walk: SegmentWalk[HeadedFrame], frame: V2Frame, log: bool, start: int = 0) -> tuple[int, int | None, int | None]:
         """Fold the records of one data batch (of the log: those from offset ``start`` up to ``until``);
         (records folded, first and last log offset folded). A type outside ``wanted`` is not decoded
         (``value[1]``: the api key, one byte below 128)."""
@@ -230,7 +231,7 @@ class _Reader:
                 return
             expected = after
 
-    def segment(self, path: str, base: int, start: int, expected: int) -> Optional[int]:
+    def segment(self, path: str, base: int, start: int, expected: int) -> int | None:
         """Fold one segment; the offset the next one should begin with, None when it ends in damage
         (nothing after it is read)."""
         n, first, last = 0, None, None
@@ -288,8 +289,8 @@ EVIDENCE_RECORD_TYPES = frozenset({
 })
 
 
-def read_cluster_image(inventory: Inventory, *, until_offset: Optional[int] = None,
-                       record_types: Optional[AbstractSet[int]] = None) -> ClusterImage:
+def read_cluster_image(inventory: Inventory, *, until_offset: int | None = None,
+                       record_types: AbstractSet[int] | None = None) -> ClusterImage:
     """The cluster image of ``inventory``'s KRaft metadata (an empty image when it has none).
 
     ``until_offset``: the image as of that log offset (records above it are not folded; a snapshot
@@ -304,7 +305,7 @@ def read_cluster_image(inventory: Inventory, *, until_offset: Optional[int] = No
                                    copies=tuple(tips))
     best = max(range(len(copies)), key=lambda i: (tips[i].epoch, tips[i].end_offset, -i))
     p = copies[best]
-    notes: List[Finding] = []
+    notes: list[Finding] = []
     reading, snapshot_ts = _choose(p, until_offset, notes)
     for f in notes:
         reader.replay.note(f)

@@ -10,7 +10,8 @@ import os
 import sys
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable, Dict, NamedTuple, Optional, Protocol, Sequence, Tuple
+from typing import Any, NamedTuple, Protocol
+from collections.abc import Callable, Sequence
 
 from forensics.model import Progress
 from forensics.pipeline.java import (  # noqa: F401
@@ -36,8 +37,8 @@ class EngineName(str, Enum):
 class Executor(Protocol):
     name: str
 
-    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
-            consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, Any]:
+    def run(self, units: Sequence[WorkUnit], progress: Progress | None = None,
+            consume: Callable[[str, ReplicaResult], Any] | None = None) -> dict[str, Any]:
         """Each replica's results by key, or ``consume(key, results)`` of them (called once per replica,
         as soon as they are read, so that a caller keeps what it needs and not what was read)."""
         ...
@@ -47,12 +48,12 @@ class Reuse:
     """An executor that returns results computed already: one job reads the disks once for both the
     scan and the state report (the union of what each plans; ``export``), ``name`` the engine's that ran it."""
 
-    def __init__(self, results: Dict[str, ReplicaResult], name: str) -> None:
+    def __init__(self, results: dict[str, ReplicaResult], name: str) -> None:
         self.results = results
         self.name = name
 
-    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
-            consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, ReplicaResult]:
+    def run(self, units: Sequence[WorkUnit], progress: Progress | None = None,
+            consume: Callable[[str, ReplicaResult], Any] | None = None) -> dict[str, ReplicaResult]:
         return self.results  # shared by two reports: given as read (assemble_state folds what it needs)
 
 
@@ -102,7 +103,7 @@ IN_PROCESS = {Workload.read: Cost(0.0, 0.37, 0.0), Workload.export: Cost(0.0, 0.
 SPARK = {Workload.read: Cost(7.8, 0.50, 0.0), Workload.export: Cost(8.2, 6.8, 0.0)}
 
 
-def spark_from_bytes(workload: Workload, cores: int) -> Optional[int]:
+def spark_from_bytes(workload: Workload, cores: int) -> int | None:
     """The log bytes from which Spark ``local[cores]`` finishes ``workload`` sooner than the
     in-process engine on ``cores`` processes, by the model above; None: at no size (Spark starts
     later and costs no less per GiB on these cores)."""
@@ -116,10 +117,10 @@ def spark_from_bytes(workload: Workload, cores: int) -> Optional[int]:
 @dataclass(frozen=True)
 class EngineSpec:
     name: EngineName = EngineName.local
-    master: Optional[str] = None  # None: local[*,4] (or what spark-submit configured)
-    conf: Tuple[Tuple[str, str], ...] = ()
+    master: str | None = None  # None: local[*,4] (or what spark-submit configured)
+    conf: tuple[tuple[str, str], ...] = ()
     given: str = ""  # a forced name: how it was given ("--engine local", "KAFKA_FORENSICS_ENGINE=spark")
-    jobs: Optional[int] = None  # in-process worker processes (--jobs); None: one per core, none on small inputs
+    jobs: int | None = None  # in-process worker processes (--jobs); None: one per core, none on small inputs
     workload: Workload = Workload.read
 
 
@@ -138,13 +139,13 @@ class Chosen(NamedTuple):
     why: Why
     given: str = ""  # Why.given: how (EngineSpec.given); Why.no_spark: why Spark cannot run
     input_bytes: int = 0
-    master: Optional[str] = None  # spark: the master asked for (None: the default one)
+    master: str | None = None  # spark: the master asked for (None: the default one)
     processes: int = 1  # local: the worker processes the job runs on (1: this process alone)
-    threshold: Optional[int] = None  # auto: the log bytes from which Spark runs here (None: never)
+    threshold: int | None = None  # auto: the log bytes from which Spark runs here (None: never)
 
 
-def choose_engine(spec: EngineSpec, input_bytes: int, cores: Optional[int] = None,
-                  spark_ok: Callable[[], Tuple[bool, str]] = lambda: spark_available()) -> Chosen:
+def choose_engine(spec: EngineSpec, input_bytes: int, cores: int | None = None,
+                  spark_ok: Callable[[], tuple[bool, str]] = lambda: spark_available()) -> Chosen:
     """The engine for ``spec`` reading ``input_bytes`` of log data: a forced name as given; ``auto``
     is Spark whenever --master or --conf says how to run it, else in-process on one core or below
     :func:`spark_from_bytes` of the workload on these cores (at any size where it gives none), Spark
@@ -176,7 +177,7 @@ class _Told:
 
     def __init__(self, executor: Executor, chosen: Chosen, tell: Callable[[Chosen], None]) -> None:
         self._executor, self._tell = executor, tell
-        self._chosen: Optional[Chosen] = chosen  # None once told
+        self._chosen: Chosen | None = chosen  # None once told
         self.name = executor.name
 
     def announce(self, units: Sequence[WorkUnit]) -> None:
@@ -187,8 +188,8 @@ class _Told:
             self._tell(self._chosen._replace(processes=processes(units)) if processes is not None else self._chosen)
             self._chosen = None
 
-    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
-            consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, Any]:
+    def run(self, units: Sequence[WorkUnit], progress: Progress | None = None,
+            consume: Callable[[str, ReplicaResult], Any] | None = None) -> dict[str, Any]:
         self.announce(units)
         return self._executor.run(units, progress, consume)
 

@@ -17,7 +17,7 @@ the evidence's.
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Optional, Sequence
+from collections.abc import Sequence
 
 from forensics.model import Progress
 from forensics.pipeline.export_rows import (
@@ -90,7 +90,7 @@ class ParquetWriter:
 
     engine = "spark"
 
-    def __init__(self, out: str, master: Optional[str], conf: Conf) -> None:
+    def __init__(self, out: str, master: str | None, conf: Conf) -> None:
         self.out = out
         self.master, self.conf = master, conf
 
@@ -98,13 +98,13 @@ class ParquetWriter:
     def session(self):
         return SESSION.get(self.master, self.conf)  # the analysis job's, started by then
 
-    def write_batches(self, segments: Sequence[WorkUnit], contexts: Dict[str, Context],
-                      progress: Optional[Progress] = None) -> int:
+    def write_batches(self, segments: Sequence[WorkUnit], contexts: dict[str, Context],
+                      progress: Progress | None = None) -> int:
         """The ``batches`` table, made and written on the executors; its row count."""
         session = self.session
         sc = session.sparkContext
         done, count = sc.accumulator(0), sc.accumulator(0)
-        bins: List[List[Item]] = balance([Item((u,), u.size, True) for u in segments], sc.defaultParallelism)
+        bins: list[list[Item]] = balance([Item((u,), u.size, True) for u in segments], sc.defaultParallelism)
         shared = sc.broadcast(contexts)
         try:
             rdd = sc.parallelize(bins or [[]], max(1, len(bins))).mapPartitions(
@@ -122,7 +122,7 @@ class ParquetWriter:
         run_job(lambda: frame.coalesce(1).write.parquet(_uri(os.path.join(self.out, table.name))), done, None)
         return len(rows)
 
-    def files(self, table: Table) -> List[str]:
+    def files(self, table: Table) -> list[str]:
         """The Parquet files Spark wrote for ``table`` (what a reader reads; ``_export.json`` lists them)."""
         names = os.listdir(os.path.join(self.out, table.name))
         return sorted(n for n in names if n.startswith("part-") and n.endswith(".parquet"))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from itertools import islice
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from forensics.errors import UsageError
 from forensics.model import Progress
@@ -59,7 +59,7 @@ def arrow_schema(table: Table):
     return pa.schema([pa.field(c.name, arrow_type(c), c.nullable) for c in table.columns])
 
 
-def _groups(rows: Iterable[tuple], size: int) -> Iterator[List[tuple]]:
+def _groups(rows: Iterable[tuple], size: int) -> Iterator[list[tuple]]:
     it = iter(rows)
     while True:
         group = list(islice(it, size))
@@ -73,13 +73,13 @@ class LocalParquet:
 
     engine = "local"
 
-    def __init__(self, out: str, row_group_rows: Optional[int] = None) -> None:
+    def __init__(self, out: str, row_group_rows: int | None = None) -> None:
         self.out = out
         self.row_group_rows = row_group_rows or ROW_GROUP_ROWS
         self.pa = pyarrow()
 
-    def write_batches(self, segments: Sequence[WorkUnit], contexts: Dict[str, Context],
-                      progress: Optional[Progress] = None) -> int:
+    def write_batches(self, segments: Sequence[WorkUnit], contexts: dict[str, Context],
+                      progress: Progress | None = None) -> int:
         """The ``batches`` table, segment after segment in the order given; its row count."""
         def rows() -> Iterator[tuple]:
             for u in segments:
@@ -103,5 +103,5 @@ class LocalParquet:
                 count += len(group)
         return count
 
-    def files(self, table: Table) -> List[str]:
+    def files(self, table: Table) -> list[str]:
         return [PART_FILE]

@@ -16,8 +16,9 @@ control batch), so a table of any size never passes through the driver.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator, NamedTuple, Optional, Tuple
+from typing import NamedTuple
 
 from forensics.codec import legacy
 from forensics.codec.compression import codec_name
@@ -35,7 +36,7 @@ class Column(NamedTuple):
     nullable: bool = True
 
     @property
-    def element(self) -> Tuple[str, bool]:
+    def element(self) -> tuple[str, bool]:
         """The simple type and whether the column is an array of it (its elements never null):
         ``array<short>`` is ``("short", True)``."""
         if self.type.startswith("array<") and self.type.endswith(">"):
@@ -45,14 +46,14 @@ class Column(NamedTuple):
 
 class Table(NamedTuple):
     name: str
-    columns: Tuple[Column, ...]
+    columns: tuple[Column, ...]
 
     @property
-    def names(self) -> Tuple[str, ...]:
+    def names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
 
 
-def _cols(spec: str) -> Tuple[Column, ...]:
+def _cols(spec: str) -> tuple[Column, ...]:
     """``"name type, name type!"``: ``!`` marks a column that is never null."""
     out = []
     for item in spec.split(","):
@@ -89,20 +90,20 @@ class PartitionRow(JsonRow):
     the state views' partition row (:func:`forensics.report.state.partition_state_rows`)."""
 
     replica_path: str = field(metadata=column(export="string"))
-    log_dir: Optional[str] = field(metadata=column(export="string"))
-    broker_id: Optional[int] = field(metadata=column(export="int"))
+    log_dir: str | None = field(metadata=column(export="string"))
+    broker_id: int | None = field(metadata=column(export="int"))
     topic: str = field(metadata=column(export="string"))
     partition: int = field(metadata=column(export="int"))
     log_start_offset: int = field(metadata=column(export="long!"))
     log_end_offset: int = field(metadata=column(export="long!"))
-    high_watermark: Optional[int] = field(metadata=column(export="long"))  # None: not known (no checkpoint names it)
-    first_unstable_offset: Optional[int] = field(metadata=column(export="long"))
+    high_watermark: int | None = field(metadata=column(export="long"))  # None: not known (no checkpoint names it)
+    first_unstable_offset: int | None = field(metadata=column(export="long"))
     last_stable_offset: int = field(metadata=column(export="long!"))
-    leader_epoch: Optional[int] = field(metadata=column(export="int"))
+    leader_epoch: int | None = field(metadata=column(export="int"))
     open_transactions: int = field(metadata=column(export="int!"))
     producers: int = field(metadata=column(export="int!"))
-    max_timestamp: Optional[int] = field(metadata=column(export="long"))
-    snapshot_path: Optional[str] = field(metadata=column(export="string"))
+    max_timestamp: int | None = field(metadata=column(export="long"))
+    snapshot_path: str | None = field(metadata=column(export="string"))
 
 
 PARTITIONS = Table("partitions", _cols(", ".join(f"{name} {typ}" for name, typ in export_columns(PartitionRow))))
@@ -129,12 +130,12 @@ SCHEMA_VERSION = 1
 
 SEGMENT_KINDS = (UnitKind.EVENTS, UnitKind.TXNLOG, UnitKind.STATS)  # the units whose segments are batches rows
 
-Context = Tuple[Optional[str], Optional[str], Optional[int], Optional[str], Optional[int], Optional[str]]
+Context = tuple[str | None, str | None, int | None, str | None, int | None, str | None]
 NO_CONTEXT: Context = (None, None, None, None, None, None)  # a single file given on the command line
 
 
 
-def _control(buf, frame: V2Frame) -> Tuple[Optional[str], Optional[int]]:
+def _control(buf, frame: V2Frame) -> tuple[str | None, int | None]:
     """The control record type of a control batch (and the coordinator epoch of an end-transaction
     marker); (None, None) when its record does not decode (the findings table says why)."""
     try:
@@ -167,7 +168,7 @@ def _legacy_row(head: tuple, buf, frame: Frame) -> tuple:
         None, None, None, None, None, None)
 
 
-def batch_rows(path: str, base_offset: Optional[int], context: Context) -> Iterator[tuple]:
+def batch_rows(path: str, base_offset: int | None, context: Context) -> Iterator[tuple]:
     """One :data:`BATCHES` row per frame of the segment at ``path``. A file that cannot be opened
     gives no row (its ``unreadable_file`` finding is in the findings table)."""
     try:

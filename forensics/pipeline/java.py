@@ -12,7 +12,6 @@ import re
 import shutil
 import subprocess
 from functools import lru_cache
-from typing import Optional, Tuple
 
 from forensics.errors import ForensicsError
 from forensics.exit_codes import EXIT_SPARK
@@ -21,7 +20,7 @@ MIN_JAVA = 17  # Spark 4 runs on Java 17 and later
 NO_PYSPARK = "PySpark is not installed (install it with: pip install pyspark)"
 
 
-def _java_major(version_output: str) -> Optional[int]:
+def _java_major(version_output: str) -> int | None:
     """``openjdk version "17.0.15"`` -> 17; ``java version "1.8.0_392"`` -> 8."""
     m = re.search(r'version "(\d+)(?:\.(\d+))?', version_output)
     if m is None:
@@ -31,7 +30,7 @@ def _java_major(version_output: str) -> Optional[int]:
 
 
 @lru_cache(maxsize=1)
-def java_runtime() -> Optional[str]:
+def java_runtime() -> str | None:
     """The ``java`` Spark would start (``JAVA_HOME`` first, then ``PATH``), if it runs and is recent
     enough."""
     home = os.environ.get("JAVA_HOME")
@@ -58,7 +57,7 @@ def pyspark_installed() -> bool:
         return False
 
 
-def spark_available() -> Tuple[bool, str]:
+def spark_available() -> tuple[bool, str]:
     """Whether ``--engine spark`` can run here, and why not (what is missing, and how to get it)."""
     no_java = f"no Java runtime found (Spark needs Java {MIN_JAVA} or later: install one or set JAVA_HOME)"
     if not pyspark_installed():

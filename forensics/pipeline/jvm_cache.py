@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
-from typing import List, Optional
 
 ENV = "KAFKA_FORENSICS_SPARK_CDS"
 MAX_ARCHIVES = 2  # one per Java runtime and PySpark install; each is 110-170 MB
@@ -47,15 +46,15 @@ class CdsPlan:
     to at exit, to be published)."""
 
     option: str = ""
-    archive: Optional[str] = None
+    archive: str | None = None
     using: bool = False
-    temp: Optional[str] = None
+    temp: str | None = None
 
 
 OFF = CdsPlan()
 
 
-def _cache_dir() -> Optional[str]:
+def _cache_dir() -> str | None:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     path = os.path.join(base, "kafka-forensics")
     try:
@@ -77,7 +76,7 @@ def _archive_name(java: str) -> str:
     return f"{PREFIX}{hashlib.sha256(key.encode()).hexdigest()[:16]}{SUFFIX}"
 
 
-def plan(java: Optional[str]) -> CdsPlan:
+def plan(java: str | None) -> CdsPlan:
     """Map the archive when there is a valid one, else dump one at exit to a file of our own."""
     if java is None or os.environ.get(ENV, "1") == "0":
         return OFF
@@ -96,7 +95,7 @@ def plan(java: Optional[str]) -> CdsPlan:
     return CdsPlan(f"-XX:ArchiveClassesAtExit={temp}", archive, temp=temp)
 
 
-def cds_option(java: Optional[str]) -> str:
+def cds_option(java: str | None) -> str:
     """The JVM option of :func:`plan` alone."""
     return plan(java).option
 
@@ -112,7 +111,7 @@ def valid(archive: str) -> bool:
         return False
 
 
-def publish(p: CdsPlan, jvm_status: Optional[int]) -> bool:
+def publish(p: CdsPlan, jvm_status: int | None) -> bool:
     """After the JVM that dumped ``p.temp`` has exited: move the archive into place if it is
     whole (the JVM exited normally, the file is a dynamic archive) and no other run published
     first, write its record and prune the cache. Whatever fails, the temporary file goes."""
@@ -150,7 +149,7 @@ def discard(archive: str) -> None:
     _remove(archive)
 
 
-def prune(cache: str, keep: int = MAX_ARCHIVES) -> List[str]:
+def prune(cache: str, keep: int = MAX_ARCHIVES) -> list[str]:
     """Keep the ``keep`` most recently used archives; remove the others and the temporary files
     of runs no longer alive. Returns what was removed."""
     try:

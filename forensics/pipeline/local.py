@@ -7,7 +7,8 @@ from __future__ import annotations
 import gc
 import time
 from contextlib import closing, contextmanager
-from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple
+from typing import Any
+from collections.abc import Callable, Iterator, Sequence
 
 from forensics.model import Progress
 from forensics.pipeline.stats import engine_stats
@@ -28,11 +29,11 @@ class LocalExecutor:
 
     name = "local"
 
-    def __init__(self, jobs: int = 1, forced: bool = False, min_task_bytes: Optional[int] = None) -> None:
+    def __init__(self, jobs: int = 1, forced: bool = False, min_task_bytes: int | None = None) -> None:
         self.jobs = max(1, jobs)
         self.forced = forced
         self.min_task_bytes = min_task_bytes  # None: the pool's own (tests cut fixtures finer)
-        self.stats: Dict[str, object] = {}
+        self.stats: dict[str, object] = {}
 
     def processes(self, units: Sequence[WorkUnit]) -> int:
         """The worker processes a run of ``units`` uses (1: none, the units run in this process)."""
@@ -52,8 +53,8 @@ class LocalExecutor:
         floor = self.min_task_bytes if self.min_task_bytes is not None else UNIT_COST if self.forced else None
         return schedule(units, workers, floor)
 
-    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
-            consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, Any]:
+    def run(self, units: Sequence[WorkUnit], progress: Progress | None = None,
+            consume: Callable[[str, ReplicaResult], Any] | None = None) -> dict[str, Any]:
         """Each replica's finalized results, or what ``consume(key, results)`` makes of them, called as
         soon as the replica's last unit ran (the plan lists units replica by replica): what was read
         of one replica is dropped before the next is read. Over a pool, the same calls in the same
@@ -72,14 +73,14 @@ class LocalExecutor:
         return results
 
     @staticmethod
-    def _run_pool(tasks: list, workers: int, progress: Optional[Progress],
-                  consume: Optional[Callable[[str, ReplicaResult], Any]]) -> Optional[Tuple[Dict[str, Any], int, int]]:
+    def _run_pool(tasks: list, workers: int, progress: Progress | None,
+                  consume: Callable[[str, ReplicaResult], Any] | None) -> tuple[dict[str, Any], int, int] | None:
         """The pool's run (None when the system refuses to fork: the caller runs in this process)."""
         from forensics.pipeline.pool import merge_parts, run_tasks, start, stop
 
         pool: list = []
-        parts: Dict[str, list] = {}
-        results: Dict[str, Any] = {}
+        parts: dict[str, list] = {}
+        results: dict[str, Any] = {}
         sent = 0
         try:
             try:
@@ -101,11 +102,11 @@ class LocalExecutor:
         return {key: results[key] for key in order}, len(tasks), sent
 
     @staticmethod
-    def _run(units: Sequence[WorkUnit], progress: Optional[Progress],
-             consume: Optional[Callable[[str, ReplicaResult], Any]]) -> Dict[str, Any]:
+    def _run(units: Sequence[WorkUnit], progress: Progress | None,
+             consume: Callable[[str, ReplicaResult], Any] | None) -> dict[str, Any]:
         last = {u.key: i for i, u in enumerate(units)}
-        groups: Dict[str, list] = {}
-        results: Dict[str, Any] = {}
+        groups: dict[str, list] = {}
+        results: dict[str, Any] = {}
         for i, u in enumerate(units):
             groups.setdefault(u.key, []).append(part_of(run_unit(u)))
             if progress is not None:

@@ -14,7 +14,8 @@ segment) are exactly those of a whole-segment pass.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
 
 from forensics.findings import Finding
 from forensics.pipeline.units import (
@@ -33,20 +34,20 @@ from forensics.state.inputs import (
 
 
 class ReplicaParts(NamedTuple):
-    pieces: Tuple[SegmentPiece, ...]  # sorted by (base offset, byte start)
-    snapshots: Tuple[SnapshotRead, ...]  # sorted by offset
-    txn_indexes: Tuple[TxnIndexRead, ...]  # sorted by segment base offset
+    pieces: tuple[SegmentPiece, ...]  # sorted by (base offset, byte start)
+    snapshots: tuple[SnapshotRead, ...]  # sorted by offset
+    txn_indexes: tuple[TxnIndexRead, ...]  # sorted by segment base offset
 
 
 class ReplicaResult(NamedTuple):
     """A replica's finalized results: one entry per segment, in offset order."""
 
-    summaries: Tuple[SegmentSummary, ...]
-    events: Tuple[SegmentEvents, ...]
-    txnlog: Tuple[TxnLogSegment, ...]
-    snapshots: Tuple[SnapshotRead, ...]
-    txn_entries: Tuple[AbortedTxnEntry, ...]
-    txn_findings: Tuple[Finding, ...]
+    summaries: tuple[SegmentSummary, ...]
+    events: tuple[SegmentEvents, ...]
+    txnlog: tuple[TxnLogSegment, ...]
+    snapshots: tuple[SnapshotRead, ...]
+    txn_entries: tuple[AbortedTxnEntry, ...]
+    txn_findings: tuple[Finding, ...]
 
 
 EMPTY = ReplicaParts((), (), ())
@@ -88,9 +89,9 @@ def merge(a: ReplicaParts, b: ReplicaParts) -> ReplicaParts:
 
 
 def merge_all(parts: Iterable[ReplicaParts]) -> ReplicaParts:
-    pieces: List[SegmentPiece] = []
-    snapshots: List[SnapshotRead] = []
-    indexes: List[TxnIndexRead] = []
+    pieces: list[SegmentPiece] = []
+    snapshots: list[SnapshotRead] = []
+    indexes: list[TxnIndexRead] = []
     for p in parts:
         pieces.extend(p.pieces)
         snapshots.extend(p.snapshots)
@@ -113,7 +114,7 @@ def _seams_hold(ranges: Sequence[SegmentPiece]) -> bool:
     return ranges[0].unit.start == 0 and ranges[-1].unit.end is None and ranges[-1].clean
 
 
-def _next_offset(p: SegmentPiece) -> Optional[int]:
+def _next_offset(p: SegmentPiece) -> int | None:
     if p.events is not None:
         return p.events.next_offset
     if p.txnlog is not None:
@@ -123,11 +124,11 @@ def _next_offset(p: SegmentPiece) -> Optional[int]:
     return None
 
 
-def _opt_max(values: Iterable[Optional[int]]) -> Optional[int]:
+def _opt_max(values: Iterable[int | None]) -> int | None:
     return max((v for v in values if v is not None), default=None)
 
 
-def _opt_min(values: Iterable[Optional[int]]) -> Optional[int]:
+def _opt_min(values: Iterable[int | None]) -> int | None:
     return min((v for v in values if v is not None), default=None)
 
 
@@ -163,9 +164,9 @@ def _join(ranges: Sequence[SegmentPiece]) -> SegmentPiece:
     return SegmentPiece(unit, first.file_size, summary, events, None, first.first_base_offset, True)
 
 
-def _segments(pieces: Sequence[SegmentPiece]) -> List[SegmentPiece]:
-    out: List[SegmentPiece] = []
-    group: List[SegmentPiece] = []
+def _segments(pieces: Sequence[SegmentPiece]) -> list[SegmentPiece]:
+    out: list[SegmentPiece] = []
+    group: list[SegmentPiece] = []
     for p in pieces:
         if group and p.unit.path != group[0].unit.path:
             out.append(_join(group))

@@ -8,9 +8,10 @@ assembles the analysis inputs from the inventory (:mod:`forensics.pipeline.assem
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
 
 from forensics.codec.indexes import iter_offset_index
 from forensics.errors import ForensicsError
@@ -39,12 +40,12 @@ class WorkUnit(NamedTuple):
     kind: UnitKind
     key: str  # the replica it belongs to (partition dir path; a loose file's own path)
     path: str
-    base_offset: Optional[int]  # of the segment (from its name); a snapshot's offset
+    base_offset: int | None  # of the segment (from its name); a snapshot's offset
     start: int = 0  # byte range [start, end) of the file this unit reads
-    end: Optional[int] = None  # None: to the end of the file
+    end: int | None = None  # None: to the end of the file
     size: int = 0  # bytes this unit reads (progress, balancing)
     stats: bool = False  # also the header statistics ``scan`` reports
-    cuts: Tuple[int, ...] = ()  # snapshot offsets: event runs never straddle one
+    cuts: tuple[int, ...] = ()  # snapshot offsets: event runs never straddle one
 
     @property
     def whole(self) -> bool:
@@ -60,15 +61,15 @@ class Scope:
     coordinator: bool = True  # __transaction_state records
     non_live: bool = False  # -delete/-stray/-future copies and internal logs (statistics only)
     metadata_tail: bool = False  # statistics of __cluster_metadata's newest segment (the incident clock)
-    select: Optional[Callable[[Optional[LogDir], PartitionDir], bool]] = None  # data partitions to rebuild
+    select: Callable[[LogDir | None, PartitionDir], bool] | None = None  # data partitions to rebuild
     split_bytes: int = DEFAULT_SPLIT_BYTES
 
-    def selects(self, log_dir: Optional[LogDir], p: PartitionDir) -> bool:
+    def selects(self, log_dir: LogDir | None, p: PartitionDir) -> bool:
         """Is ``p`` one of the data partitions to rebuild (``select``; None: every one)?"""
         return self.select is None or self.select(log_dir, p)
 
 
-def _kind(p: PartitionDir, scope: Scope, log_dir: Optional[LogDir]) -> Optional[UnitKind]:
+def _kind(p: PartitionDir, scope: Scope, log_dir: LogDir | None) -> UnitKind | None:
     live = p.status is PartitionStatus.LIVE and p.topic_partition is not None
     if live and p.topic == TRANSACTION_STATE_TOPIC:
         if scope.coordinator:
@@ -81,7 +82,7 @@ def _kind(p: PartitionDir, scope: Scope, log_dir: Optional[LogDir]) -> Optional[
     return UnitKind.STATS if scope.stats and (live or scope.non_live) else None
 
 
-def split_points(s: SegmentFiles, split_bytes: int) -> List[int]:
+def split_points(s: SegmentFiles, split_bytes: int) -> list[int]:
     """Byte positions where batches start, about ``split_bytes`` apart, taken from the segment's
     offset index (Kafka's ``.index`` maps offsets to the positions of their batches). Without a
     usable index the segment is one range. A wrong position cannot change a result: a range that
@@ -93,7 +94,7 @@ def split_points(s: SegmentFiles, split_bytes: int) -> List[int]:
         data = read_small_file(s.index, WHOLE_FILE_LIMIT)
     except ForensicsError:
         return []
-    points: List[int] = []
+    points: list[int] = []
     target = split_bytes
     try:
         for entry in iter_offset_index(data, s.base_offset):
@@ -107,7 +108,7 @@ def split_points(s: SegmentFiles, split_bytes: int) -> List[int]:
     return [p for p in points if 0 < p < size]
 
 
-def _segment_units(key: str, s: SegmentFiles, kind: UnitKind, scope: Scope, cuts: Tuple[int, ...]
+def _segment_units(key: str, s: SegmentFiles, kind: UnitKind, scope: Scope, cuts: tuple[int, ...]
                    ) -> Iterator[WorkUnit]:
     size = s.log_size or 0
     if s.log is None:
@@ -122,7 +123,7 @@ def _segment_units(key: str, s: SegmentFiles, kind: UnitKind, scope: Scope, cuts
                        scope.stats, cuts)
 
 
-def partition_units(log_dir: Optional[LogDir], p: PartitionDir, scope: Scope) -> Iterator[WorkUnit]:
+def partition_units(log_dir: LogDir | None, p: PartitionDir, scope: Scope) -> Iterator[WorkUnit]:
     kind = _kind(p, scope, log_dir)
     if kind is None:
         return
@@ -143,9 +144,9 @@ def partition_units(log_dir: Optional[LogDir], p: PartitionDir, scope: Scope) ->
             yield WorkUnit(UnitKind.SNAPSHOT, key, f.path, f.offset)  # size 0: progress counts .log bytes
 
 
-def plan(inventory: Inventory, scope: Scope) -> List[WorkUnit]:
+def plan(inventory: Inventory, scope: Scope) -> list[WorkUnit]:
     """Every unit the command needs, replica by replica, in offset order."""
-    units: List[WorkUnit] = []
+    units: list[WorkUnit] = []
     for log_dir, p in inventory.all_partitions():
         units.extend(partition_units(log_dir, p, scope))
     if scope.stats:

@@ -37,7 +37,8 @@ import signal
 import socket
 import sys
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Dict, Generator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, NamedTuple
+from collections.abc import Callable, Generator, Sequence
 
 from forensics.errors import ForensicsError
 from forensics.exit_codes import EXIT_INTERNAL
@@ -59,12 +60,12 @@ class Piece(NamedTuple):
     (their parts merged in the worker; ``last``: the replica's last piece)."""
 
     key: str
-    units: Tuple[WorkUnit, ...]
+    units: tuple[WorkUnit, ...]
     whole: bool
     last: bool
 
 
-Task = Tuple[Piece, ...]
+Task = tuple[Piece, ...]
 
 
 class PoolError(ForensicsError):
@@ -83,27 +84,27 @@ def cost(units: Sequence[WorkUnit]) -> int:
     return sum(u.size for u in units) + UNIT_COST * len(units)
 
 
-def _replicas(units: Sequence[WorkUnit]) -> List[Tuple[str, List[WorkUnit]]]:
-    groups: Dict[str, List[WorkUnit]] = {}
+def _replicas(units: Sequence[WorkUnit]) -> list[tuple[str, list[WorkUnit]]]:
+    groups: dict[str, list[WorkUnit]] = {}
     for u in units:
         groups.setdefault(u.key, []).append(u)
     return list(groups.items())
 
 
-def schedule(units: Sequence[WorkUnit], workers: int, min_task_bytes: Optional[int] = None) -> List[Task]:
+def schedule(units: Sequence[WorkUnit], workers: int, min_task_bytes: int | None = None) -> list[Task]:
     """The tasks of ``units`` in plan order (see the module's docstring); ``min_task_bytes``: the
     smallest task (default :data:`MIN_TASK_BYTES`)."""
     floor = MIN_TASK_BYTES if min_task_bytes is None else min_task_bytes
     remaining = cost(units)
-    tasks: List[Task] = []
-    current: List[Piece] = []
+    tasks: list[Task] = []
+    current: list[Piece] = []
     load = count = 0
 
     def target() -> int:
         return min(MAX_TASK_BYTES, max(floor, remaining // (4 * max(1, workers))))
 
-    def pieces(key: str, group: List[WorkUnit]) -> List[Piece]:
-        runs: List[List[WorkUnit]] = [[]]
+    def pieces(key: str, group: list[WorkUnit]) -> list[Piece]:
+        runs: list[list[WorkUnit]] = [[]]
         if cost(group) > target():
             for u in group:
                 run = runs[-1]
@@ -134,9 +135,9 @@ def schedule(units: Sequence[WorkUnit], workers: int, min_task_bytes: Optional[i
 # -- the worker ----------------------------------------------------------------------------------------
 
 
-def run_task(task: Task) -> List[Any]:
+def run_task(task: Task) -> list[Any]:
     """What a worker returns for one task: per piece, the finalized replica (whole) or its merged parts."""
-    out: List[Any] = []
+    out: list[Any] = []
     for piece in task:
         merged = merge_all(part_of(run_unit(u)) for u in piece.units)
         out.append(finalize(merged) if piece.whole else merged)
@@ -216,10 +217,10 @@ class _Worker:
 
     def __init__(self, pid: int, conn: Connection) -> None:
         self.pid, self.conn = pid, conn
-        self.out: List[int] = []  # indexes of the tasks sent and not answered, oldest first
+        self.out: list[int] = []  # indexes of the tasks sent and not answered, oldest first
 
 
-def _start(n: int, workers: List[_Worker]) -> None:
+def _start(n: int, workers: list[_Worker]) -> None:
     for stream in (sys.stdout, sys.stderr):  # nothing buffered is copied into a child
         try:
             stream.flush()
@@ -292,7 +293,7 @@ def _raise_failure(blob: bytes) -> None:
     raise type(name, (Exception,), {})(text)
 
 
-def start(workers: int, pool: List[_Worker]) -> None:
+def start(workers: int, pool: list[_Worker]) -> None:
     """Fork ``workers`` processes into ``pool`` (raises OSError when the system refuses: the caller runs
     in-process). Each is in ``pool`` as soon as it is forked, so that the caller's :func:`stop` ends it
     however the start ends (a Ctrl-C held back during the forks lands as they end)."""
@@ -304,12 +305,12 @@ def stop(pool: Sequence[_Worker]) -> None:
     _stop(pool, kill=True)
 
 
-def run_tasks(pool: List[_Worker], tasks: Sequence[Task], progress: Optional[Callable[[int], None]] = None
-              ) -> Generator[Tuple[Task, List[Any], int], None, None]:
+def run_tasks(pool: list[_Worker], tasks: Sequence[Task], progress: Callable[[int], None] | None = None
+              ) -> Generator[tuple[Task, list[Any], int], None, None]:
     """Each task with its results and the bytes they took on the way back, in the order of
     ``tasks``, computed by the workers of ``pool`` (:func:`start`; stopped however the iteration
     ends: killed when it ends early, by an error, Ctrl-C or ``close()``)."""
-    done: Dict[int, bytes] = {}
+    done: dict[int, bytes] = {}
     sent = taken = 0
     window = WINDOW * len(pool)
     clean = False
@@ -357,7 +358,7 @@ def _feed(pool: Sequence[_Worker], tasks: Sequence[Task], sent: int, limit: int)
     return sent
 
 
-def merge_parts(parts: Dict[str, List[ReplicaParts]], piece: Piece, value: Any):
+def merge_parts(parts: dict[str, list[ReplicaParts]], piece: Piece, value: Any):
     """The finalized replica once ``piece`` completes it (None while pieces of it are still to come)."""
     if piece.whole:
         return value

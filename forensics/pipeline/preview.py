@@ -12,8 +12,8 @@ opened read-only, one at a time; damage met here is returned as findings.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from forensics.codec import batch as v2
 from forensics.codec.offsets import decode_offset_commit
@@ -32,28 +32,28 @@ class DiscardedData:
 
     producer_id: int
     first_offset: int
-    last_offset: Optional[int]  # last offset of its last data batch (None: no data batch found)
+    last_offset: int | None  # last offset of its last data batch (None: no data batch found)
     batches: int
     records: int
     bytes: int
-    first_timestamp: Optional[int]  # the first record's timestamp
-    last_timestamp: Optional[int]  # the last batch's max timestamp
-    keys: Tuple[Optional[builtins.bytes], ...]  # (the field above shadows the type) the first few distinct record keys, in offset order
-    segments: Tuple[str, ...]  # the segment files that hold them
-    findings: Tuple[Finding, ...] = ()
+    first_timestamp: int | None  # the first record's timestamp
+    last_timestamp: int | None  # the last batch's max timestamp
+    keys: tuple[builtins.bytes | None, ...]  # (the field above shadows the type) the first few distinct record keys, in offset order
+    segments: tuple[str, ...]  # the segment files that hold them
+    findings: tuple[Finding, ...] = ()
 
 
 class _Tally:
     def __init__(self) -> None:
         self.batches = self.records = self.bytes = 0
-        self.last_offset: Optional[int] = None
-        self.first_ts: Optional[int] = None
-        self.last_ts: Optional[int] = None
-        self.keys: List[Optional[bytes]] = []
-        self.segments: List[str] = []
-        self.last: Optional[Tuple[str, int]] = None  # where the newest batch is (path, position)
+        self.last_offset: int | None = None
+        self.first_ts: int | None = None
+        self.last_ts: int | None = None
+        self.keys: list[bytes | None] = []
+        self.segments: list[str] = []
+        self.last: tuple[str, int] | None = None  # where the newest batch is (path, position)
 
-    def add(self, walk: SegmentWalk[HeadedFrame], frame: V2Frame, findings: List[Finding], floor: int = 0) -> None:
+    def add(self, walk: SegmentWalk[HeadedFrame], frame: V2Frame, findings: list[Finding], floor: int = 0) -> None:
         """Count one batch; ``floor``: the log start offset: records below it are gone already (a batch
         straddling it counts its records from there on)."""
         h, path = frame.header, walk.path
@@ -77,7 +77,7 @@ class _Tally:
                     self.keys.append(rec.key)
 
 
-def _records(walk: SegmentWalk[HeadedFrame], frame: V2Frame, findings: List[Finding]) -> List[v2.Record]:
+def _records(walk: SegmentWalk[HeadedFrame], frame: V2Frame, findings: list[Finding]) -> list[v2.Record]:
     """The batch's records; none when one of them does not decode (the finding says why)."""
     records, error = walk.records(frame)
     if error is None:
@@ -86,8 +86,8 @@ def _records(walk: SegmentWalk[HeadedFrame], frame: V2Frame, findings: List[Find
     return []
 
 
-def discarded_data(segments: Sequence[Tuple[str, int]], producer_id: int, first_offset: int,
-                   last_offset: Optional[int], first_batch: Optional[Tuple[str, int]] = None,
+def discarded_data(segments: Sequence[tuple[str, int]], producer_id: int, first_offset: int,
+                   last_offset: int | None, first_batch: tuple[str, int] | None = None,
                    log_start: int = 0) -> DiscardedData:
     """Count the producer's transactional data batches with offsets in [first_offset, last_offset]
     (to the log end when None) in ``segments`` ((path, base offset) in offset order), from the log
@@ -115,7 +115,7 @@ def discarded_data(segments: Sequence[Tuple[str, int]], producer_id: int, first_
                          tally.first_ts, tally.last_ts, tuple(tally.keys), tuple(tally.segments), tuple(findings))
 
 
-def _scan(walk: SegmentWalk[HeadedFrame], pid: int, first: int, stop, tally: _Tally, findings: List[Finding],
+def _scan(walk: SegmentWalk[HeadedFrame], pid: int, first: int, stop, tally: _Tally, findings: list[Finding],
           floor: int = 0) -> None:
     for frame in walk.batches():
         if frame.base_offset < first:
@@ -134,16 +134,16 @@ def _scan(walk: SegmentWalk[HeadedFrame], pid: int, first: int, stop, tally: _Ta
 class CommittedOffset:
     group: str
     offset: int
-    commit_timestamp: Optional[int]
+    commit_timestamp: int | None
 
 
 def committed_offsets(segments: Iterable[str], wanted: Iterable[TopicPartition]
-                      ) -> Tuple[Dict[TopicPartition, Dict[str, CommittedOffset]], Tuple[Finding, ...]]:
+                      ) -> tuple[dict[TopicPartition, dict[str, CommittedOffset]], tuple[Finding, ...]]:
     """The newest committed offset of every group for the ``wanted`` partitions, from
     ``__consumer_offsets`` segment files given in offset order (tombstones delete)."""
     want = set(wanted)
-    out: Dict[TopicPartition, Dict[str, CommittedOffset]] = {tp: {} for tp in want}
-    findings: List[Finding] = []
+    out: dict[TopicPartition, dict[str, CommittedOffset]] = {tp: {} for tp in want}
+    findings: list[Finding] = []
     for path in segments:
         try:
             walk = SegmentWalk(path)
@@ -155,7 +155,7 @@ def committed_offsets(segments: Iterable[str], wanted: Iterable[TopicPartition]
     return out, tuple(findings)
 
 
-def _fold_commits(walk: SegmentWalk[HeadedFrame], want, out, findings: List[Finding]) -> None:
+def _fold_commits(walk: SegmentWalk[HeadedFrame], want, out, findings: list[Finding]) -> None:
     for frame in walk.batches():
         if frame.header.is_control:
             continue

@@ -23,16 +23,10 @@ import threading
 import time
 from typing import (
     Any,
-    Callable,
-    Dict,
-    Iterator,
-    List,
     NamedTuple,
-    Optional,
-    Sequence,
-    Tuple,
     TypeVar,
 )
+from collections.abc import Callable, Iterator, Sequence
 
 from forensics.model import Progress
 from forensics.pipeline.stats import engine_stats
@@ -55,18 +49,18 @@ T = TypeVar("T")
 class Item(NamedTuple):
     """What one task slot gets: a whole small replica, or one unit of a large replica."""
 
-    units: Tuple[WorkUnit, ...]
+    units: tuple[WorkUnit, ...]
     size: int
     whole: bool  # every unit of its replica: the task finalizes it
 
 
-def items(units: Sequence[WorkUnit], slice_bytes: int = _SLICE_BYTES) -> List[Item]:
+def items(units: Sequence[WorkUnit], slice_bytes: int = _SLICE_BYTES) -> list[Item]:
     """Small replicas stay whole (finalized in their task, no shuffle); a replica larger than a
     slice is cut into its units, read in parallel and merged afterwards."""
-    groups: Dict[str, List[WorkUnit]] = {}
+    groups: dict[str, list[WorkUnit]] = {}
     for u in units:
         groups.setdefault(u.key, []).append(u)
-    out: List[Item] = []
+    out: list[Item] = []
     for group in groups.values():
         size = sum(u.size for u in group)
         if size <= slice_bytes:
@@ -84,7 +78,7 @@ def _warm_workers(sc) -> None:
     sc.parallelize([[]] * slots, slots).mapPartitions(_task(done, sent, os.getcwd())).collect()
 
 
-def balance(work: Sequence[Item], slots: int, slice_bytes: int = _SLICE_BYTES) -> List[List[Item]]:
+def balance(work: Sequence[Item], slots: int, slice_bytes: int = _SLICE_BYTES) -> list[list[Item]]:
     """Bins of decreasing size (guided self-scheduling): each takes about half of what remains
     divided by the slots, down to ``slice_bytes`` / 4. Spark launches them in order on whichever
     core is free, so the big ones start first and the last ones are small: the cores finish
@@ -94,7 +88,7 @@ def balance(work: Sequence[Item], slots: int, slice_bytes: int = _SLICE_BYTES) -
     todo = sorted(work, key=lambda i: (-i.size, i.units[0].key, i.units[0].path, i.units[0].start))
     remaining = sum(i.size for i in todo)
     floor = max(1, slice_bytes // 4)
-    bins: List[List[Item]] = []
+    bins: list[list[Item]] = []
     lo, hi = 0, len(todo)  # todo[lo:hi] is still to place, largest first
     while lo < hi:
         target = max(remaining // (2 * max(1, slots)), floor)
@@ -131,7 +125,7 @@ def _task(done, sent, cwd: str):
     on the driver), then its items. A file the driver saw but this executor cannot is an error, not
     a finding: the evidence is not mounted at the same path on every node. Whole replicas leave
     finalized; units of large replicas leave as parts, merged on the driver."""
-    def run_bin(bin_items: Iterator[List[Item]]):
+    def run_bin(bin_items: Iterator[list[Item]]):
         if os.path.isdir(cwd):
             os.chdir(cwd)
         for bin_ in bin_items:
@@ -171,13 +165,13 @@ def job_error(exc: BaseException) -> str:
     return (lines[0] if lines else type(exc).__name__)[:300]
 
 
-def _assemble(collected: List[tuple], consume: Optional[Callable[[str, ReplicaResult], Any]] = None
-              ) -> Dict[str, Any]:
+def _assemble(collected: list[tuple], consume: Callable[[str, ReplicaResult], Any] | None = None
+              ) -> dict[str, Any]:
     """Finalized replicas as they are; the parts of large replicas merged (associatively, in any
     order) and finalized here. With ``consume``, each replica is unpickled, handed over and dropped
     in turn (``collected`` is emptied as it goes), never all at once."""
-    results: Dict[str, Any] = {}
-    parts: Dict[str, List[ReplicaParts]] = {}
+    results: dict[str, Any] = {}
+    parts: dict[str, list[ReplicaParts]] = {}
     for i, (whole, key, blob) in enumerate(collected):
         collected[i] = None  # type: ignore[call-overload]  # dropped once read (the list empties as it goes)
         value = pickle.loads(blob)
@@ -196,20 +190,20 @@ def _assemble(collected: List[tuple], consume: Optional[Callable[[str, ReplicaRe
 class SparkExecutor:
     name = "spark"
 
-    def __init__(self, master: Optional[str] = None, conf: Conf = (), slice_bytes: int = _SLICE_BYTES) -> None:
+    def __init__(self, master: str | None = None, conf: Conf = (), slice_bytes: int = _SLICE_BYTES) -> None:
         self.master = master
         self.conf = conf
         self.slice_bytes = slice_bytes
-        self.stats: Dict[str, object] = {}
+        self.stats: dict[str, object] = {}
 
-    def run(self, units: Sequence[WorkUnit], progress: Optional[Progress] = None,
-            consume: Optional[Callable[[str, ReplicaResult], Any]] = None) -> Dict[str, Any]:
+    def run(self, units: Sequence[WorkUnit], progress: Progress | None = None,
+            consume: Callable[[str, ReplicaResult], Any] | None = None) -> dict[str, Any]:
         session = SESSION.get(self.master, self.conf, _warm_workers)
         sc = session.sparkContext
         started = time.perf_counter()
         done, sent = sc.accumulator(0), sc.accumulator(0)
         bins = balance(items(units, self.slice_bytes), sc.defaultParallelism, self.slice_bytes)
-        results: Dict[str, ReplicaResult] = {}
+        results: dict[str, ReplicaResult] = {}
         if bins:
             rdd = sc.parallelize(bins, len(bins)).mapPartitions(_task(done, sent, os.getcwd()))
             results = _assemble(list(self._collect(rdd, done, progress)), consume)
@@ -217,15 +211,15 @@ class SparkExecutor:
                                   sent.value, SESSION.startup_seconds)
         return results
 
-    def _collect(self, rdd, done, progress: Optional[Progress]):
+    def _collect(self, rdd, done, progress: Progress | None):
         return run_job(rdd.collect, done, progress)
 
 
-def run_job(action: Callable[[], T], done, progress: Optional[Progress]) -> T:
+def run_job(action: Callable[[], T], done, progress: Progress | None) -> T:
     """Run a Spark action in a thread, reporting ``done`` (an accumulator of bytes read) as it grows;
     Ctrl-C cancels the job (then the CLI says "interrupted"); a failed job is one line naming
     Spark's log."""
-    box: Dict[str, Any] = {}
+    box: dict[str, Any] = {}
 
     def work() -> None:
         try:

@@ -23,8 +23,9 @@ import tempfile
 import threading
 import time
 import traceback
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING
 
 from forensics.errors import ForensicsError
 from forensics.exit_codes import EXIT_SPARK
@@ -34,7 +35,7 @@ from forensics.pipeline.java import java_runtime
 if TYPE_CHECKING:  # (imported when a session starts: see above)
     from pyspark.sql import SparkSession
 
-Conf = Tuple[Tuple[str, str], ...]
+Conf = tuple[tuple[str, str], ...]
 # A failed task is tried this many times before the job fails: Spark's own default on a cluster
 # (spark.task.maxFailures). Local mode ignores that setting and fails the job at the first failed
 # task, unless the master says otherwise (local[N,F]): the default master does, so a Python worker
@@ -69,15 +70,15 @@ class _Session:
     """One SparkSession per process (Spark allows one SparkContext), remade when master or conf change."""
 
     def __init__(self) -> None:
-        self.key: Optional[tuple] = None
-        self.session: Optional[SparkSession] = None
-        self.workdir: Optional[str] = None
+        self.key: tuple | None = None
+        self.session: SparkSession | None = None
+        self.workdir: str | None = None
         self.startup_seconds = 0.0
-        self._children_before: Set[int] = set()
+        self._children_before: set[int] = set()
         self.keep_log = False  # after a failure: the message points at the log, which must stay
         self.cds = jvm_cache.OFF  # what the driver JVM this process started does with the archive
 
-    def get(self, master: Optional[str], conf: Conf, warm: Callable[[object], None] = lambda sc: None):
+    def get(self, master: str | None, conf: Conf, warm: Callable[[object], None] = lambda sc: None):
         """The session for ``master`` and ``conf``; ``warm(sparkContext)`` runs once, as part of
         the start-up."""
         key = (master, conf)
@@ -95,7 +96,7 @@ class _Session:
         self.startup_seconds = time.perf_counter() - started
         return session
 
-    def _start(self, master: Optional[str], conf: Conf, workdir: str) -> SparkSession:
+    def _start(self, master: str | None, conf: Conf, workdir: str) -> SparkSession:
         """Build the session; a driver JVM that crashes while it maps the cached archive (a damaged
         one: truncated archives are refused before, see :mod:`~forensics.pipeline.jvm_cache`)
         costs the archive, one warning line on stderr and a second start without it. A start that
@@ -176,7 +177,7 @@ class _Session:
         (when it dumps a new class-data-sharing archive, until that is written; then publish it),
         so that no JVM outlives the command. After Ctrl-C (``interrupted``, or one while stopping
         or waiting) the JVM is killed instead, and its half-written archive removed."""
-        status: Optional[int] = None
+        status: int | None = None
         try:
             try:
                 self.stop()
@@ -196,9 +197,9 @@ class _Session:
         return SparkError(f"{message} (Spark's log: {self.log_file})")
 
 
-def _process_parents() -> Dict[int, int]:
+def _process_parents() -> dict[int, int]:
     """Every process's parent, from Linux ``/proc`` (elsewhere: none found)."""
-    parents: Dict[int, int] = {}
+    parents: dict[int, int] = {}
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -215,12 +216,12 @@ def _process_parents() -> Dict[int, int]:
     return parents
 
 
-def _children() -> Set[int]:
+def _children() -> set[int]:
     me = os.getpid()
     return {pid for pid, parent in _process_parents().items() if parent == me}
 
 
-def _started_since(before: Set[int]) -> Set[int]:
+def _started_since(before: set[int]) -> set[int]:
     """The processes started since ``before`` (our children then): our new children (spark-submit's
     shell, later the JVM it becomes) and all their descendants (the launcher JVM it runs first)."""
     parents = _process_parents()
@@ -234,7 +235,7 @@ def _started_since(before: Set[int]) -> Set[int]:
     return found
 
 
-def _end_started_processes(before: Set[int], grace: float = 5.0) -> None:
+def _end_started_processes(before: set[int], grace: float = 5.0) -> None:
     """Spark still starting when we stop (Ctrl-C during start-up) has not yet begun to watch its
     pipe to us: its shell and JVMs would live on and write into the scratch directory after we
     removed it. End them, politely first; the shell may fork again meanwhile, so look again."""
@@ -260,7 +261,7 @@ def _end_started_processes(before: Set[int], grace: float = 5.0) -> None:
 
 
 SESSION = _Session()
-_AT_EXIT: List[bool] = []  # [True] once the exit hook is registered
+_AT_EXIT: list[bool] = []  # [True] once the exit hook is registered
 
 
 def _close_at_exit() -> None:
@@ -274,7 +275,7 @@ def _close_at_exit() -> None:
 JVM_EXIT_SECONDS = 600  # a JVM writing a class-data-sharing archive on a busy machine takes a while
 
 
-def _end_driver_jvm(kill: bool = False) -> Optional[int]:
+def _end_driver_jvm(kill: bool = False) -> int | None:
     """End the Py4J gateway JVM this process launched (not spark-submit's): closing its stdin
     makes it exit (PySpark's ``PythonGatewayServer`` exits at EOF), dumping a pending archive on
     the way; wait for it (``kill``: kill it). Its exit status, or None when there was none."""
@@ -301,7 +302,7 @@ def _end_driver_jvm(kill: bool = False) -> Optional[int]:
         raise
 
 
-def _defaults(workdir: str, cds_option: str = "") -> Dict[str, str]:
+def _defaults(workdir: str, cds_option: str = "") -> dict[str, str]:
     """Spark settings of a session; ``cds_option``: the driver JVM's class-data-sharing option
     (only for a JVM this process starts)."""
     log4j = os.path.join(workdir, "log4j2.properties")
@@ -346,7 +347,7 @@ def _console_to(path: str) -> Iterator[None]:
         os.close(fd)
 
 
-def _build(master: Optional[str], conf: Conf, workdir: str, cds_option: str = "") -> SparkSession:
+def _build(master: str | None, conf: Conf, workdir: str, cds_option: str = "") -> SparkSession:
     from pyspark.sql import SparkSession
 
     settings = _defaults(workdir, cds_option)

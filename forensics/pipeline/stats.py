@@ -4,13 +4,13 @@ module that both executors import (the engine imports the executors, never the o
 from __future__ import annotations
 
 import time
-from typing import Dict, Optional, Sequence
+from collections.abc import Sequence
 
 from forensics.pipeline.plan import WorkUnit
 
 
-def engine_stats(engine: str, master: Optional[str], units: Sequence[WorkUnit], tasks: int, slots: int,
-                 started: float, bytes_to_driver: int = 0, startup_seconds: float = 0.0) -> Dict[str, object]:
+def engine_stats(engine: str, master: str | None, units: Sequence[WorkUnit], tasks: int, slots: int,
+                 started: float, bytes_to_driver: int = 0, startup_seconds: float = 0.0) -> dict[str, object]:
     """What an executor did, with the same keys for both (``KAFKA_FORENSICS_STATS``, benchmarks).
     ``started``: ``time.perf_counter()`` when the job began."""
     return {"engine": engine, "master": master, "units": len(units), "tasks": tasks, "slots": slots,

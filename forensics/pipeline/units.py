@@ -18,7 +18,7 @@ piece (tests/pipeline/test_fold.py).
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Dict, List, NamedTuple, Optional, Tuple, Union, cast
+from typing import NamedTuple, cast
 
 from forensics.codec import batch as v2
 from forensics.codec import legacy
@@ -59,20 +59,20 @@ class SegmentPiece(NamedTuple):
 
     unit: WorkUnit
     file_size: int
-    summary: Optional[SegmentSummary]  # header statistics (when asked)
-    events: Optional[SegmentEvents]  # data segments
-    txnlog: Optional[TxnLogSegment]  # __transaction_state segments
-    first_base_offset: Optional[int]  # of the range's first frame (to check the seam with the range before)
+    summary: SegmentSummary | None  # header statistics (when asked)
+    events: SegmentEvents | None  # data segments
+    txnlog: TxnLogSegment | None  # __transaction_state segments
+    first_base_offset: int | None  # of the range's first frame (to check the seam with the range before)
     clean: bool  # framed from start to end with no finding: may be joined with its neighbours
 
 
 class TxnIndexRead(NamedTuple):
     unit: WorkUnit
-    entries: Tuple[AbortedTxnEntry, ...]
-    findings: Tuple[Finding, ...]
+    entries: tuple[AbortedTxnEntry, ...]
+    findings: tuple[Finding, ...]
 
 
-UnitResult = Union[SegmentPiece, SnapshotRead, TxnIndexRead]
+UnitResult = SegmentPiece | SnapshotRead | TxnIndexRead
 
 
 # -- header statistics (scan) ------------------------------------------------------------------
@@ -97,12 +97,12 @@ class _Stats:
 
     def __init__(self) -> None:
         self.batches = self.records = self.tx = self.ctl = self.invalid = 0
-        self.first: Optional[int] = None
-        self.last: Optional[int] = None
-        self.max_ts: Optional[int] = None
+        self.first: int | None = None
+        self.last: int | None = None
+        self.max_ts: int | None = None
         self.magics: set = set()
         self.codecs: set = set()
-        self.miscounted: List[V2Frame] = []  # checksum-valid v2 batches declaring more records than they hold
+        self.miscounted: list[V2Frame] = []  # checksum-valid v2 batches declaring more records than they hold
 
     def add(self, buf, frame: HeadedFrame) -> None:
         self.batches += 1
@@ -146,7 +146,7 @@ class _Stats:
         self.last = last if self.last is None else max(self.last, last)
         self.max_ts = max_ts if self.max_ts is None else max(self.max_ts, max_ts)
 
-    def summary(self, path: str, base: Optional[int], size: int, findings: Tuple[Finding, ...]) -> SegmentSummary:
+    def summary(self, path: str, base: int | None, size: int, findings: tuple[Finding, ...]) -> SegmentSummary:
         base_offset = base if base is not None else (self.first or 0)
         findings += tuple(_miscounted(path, f) for f in self.miscounted)
         return SegmentSummary(path, base_offset, size, self.batches, self.records, self.first, self.last,
@@ -170,10 +170,10 @@ class _Runs:
     """Producer events of a range in order; consecutive batches of one producer with the same
     epoch, transactional flag and snapshot bucket become one run (see :class:`DataBatch`)."""
 
-    def __init__(self, cuts: Tuple[int, ...]) -> None:
+    def __init__(self, cuts: tuple[int, ...]) -> None:
         self.cuts = cuts
-        self.events: List[Union[Marker, list, DataBatch]] = []  # a run's list until freeze()
-        self.open: Dict[int, Tuple[tuple, list]] = {}  # pid -> (run key, run fields)
+        self.events: list[Marker | list | DataBatch] = []  # a run's list until freeze()
+        self.open: dict[int, tuple[tuple, list]] = {}  # pid -> (run key, run fields)
         self.txn_open: set = set()  # pids whose transaction this range saw open (no marker since)
 
     def data(self, h: v2.BatchHeader, pos: int) -> None:
@@ -229,7 +229,7 @@ class _Runs:
         """Damage: nothing joins across it (the broker's reader stops at the first invalid batch)."""
         self.open.clear()
 
-    def freeze(self) -> Tuple[ProducerEvent, ...]:
+    def freeze(self) -> tuple[ProducerEvent, ...]:
         """The events as tuples, each run's list replaced where it stands (so that the lists and the
         tuples of a large range are never all alive at once)."""
         events, self.open = self.events, {}
@@ -237,10 +237,10 @@ class _Runs:
             if not isinstance(ev, Marker):
                 events[i] = DataBatch(*ev[:11]) if ev[11] == 1 else DataBatch(*ev)
         self.events = []
-        return tuple(cast(List[ProducerEvent], events))  # no list left: each became its DataBatch
+        return tuple(cast(list[ProducerEvent], events))  # no list left: each became its DataBatch
 
 
-def _marker(buf, pos: int, h: v2.BatchHeader) -> Optional[Marker]:
+def _marker(buf, pos: int, h: v2.BatchHeader) -> Marker | None:
     """The end-transaction marker of a control batch, or None for other control records."""
     control = read_control_batch(buf, pos, h)
     if control is None or control.marker is None:
@@ -253,8 +253,8 @@ def _marker(buf, pos: int, h: v2.BatchHeader) -> Optional[Marker]:
 # -- __transaction_state records -------------------------------------------------------------------
 
 
-def _txn_record(rec, h: v2.BatchHeader, pos: int, path: str, out: List[TxnLogRecord],
-                findings: List[Finding], names: Dict) -> None:
+def _txn_record(rec, h: v2.BatchHeader, pos: int, path: str, out: list[TxnLogRecord],
+                findings: list[Finding], names: dict) -> None:
     """Decode one record into ``out`` (each transactional id's text and each partition list kept once,
     in ``names``: an id has a record per state it goes through)."""
     try:
@@ -289,13 +289,13 @@ class _Reader:
         self.u, self.walk, self.buf, self.path = u, walk, walk.buf, u.path
         self.stats = _Stats() if u.stats else None
         self.runs = _Runs(u.cuts) if u.kind is UnitKind.EVENTS else None
-        self.records: Optional[List[TxnLogRecord]] = [] if u.kind is UnitKind.TXNLOG else None
-        self.names: Dict = {}  # transactional ids and partition lists, each once
-        self.findings: List[Finding] = []  # decoding findings (the walk keeps the framing ones)
+        self.records: list[TxnLogRecord] | None = [] if u.kind is UnitKind.TXNLOG else None
+        self.names: dict = {}  # transactional ids and partition lists, each once
+        self.findings: list[Finding] = []  # decoding findings (the walk keeps the framing ones)
         self.valid = 0
-        self.next_offset: Optional[int] = None
-        self.max_ts: Optional[int] = None
-        self.first_base: Optional[int] = None
+        self.next_offset: int | None = None
+        self.max_ts: int | None = None
+        self.first_base: int | None = None
         self.seen = 0  # the framing findings the runs were broken at
 
     def read(self) -> None:
@@ -331,7 +331,7 @@ class _Reader:
             if self.runs is not None:
                 self.runs.break_all()
 
-    def _fold(self, buf, pos: int, end: int, verify: bool, base: Optional[int], next_offset: Optional[int]):
+    def _fold(self, buf, pos: int, end: int, verify: bool, base: int | None, next_offset: int | None):
         """What :meth:`read` does with each frame, for the healthy batches ``native.fold`` takes from
         ``pos`` on (SegmentWalk.folded's fold)."""
         assert native is not None  # read() folds only with the accelerator
@@ -367,7 +367,7 @@ class _Reader:
         if marker is not None:
             runs.marker(marker)
 
-    def _txnlog(self, out: List[TxnLogRecord], frame: V2Frame, h: v2.BatchHeader) -> None:
+    def _txnlog(self, out: list[TxnLogRecord], frame: V2Frame, h: v2.BatchHeader) -> None:
         records, error = self.walk.records(frame)
         for rec in records:
             _txn_record(rec, h, frame.position, self.path, out, self.findings, self.names)
@@ -428,7 +428,7 @@ def read_snapshot(path: str, offset: int) -> SnapshotRead:
     return SnapshotRead(path, offset, snap, ())
 
 
-def read_txn_index(path: str) -> Tuple[Tuple[AbortedTxnEntry, ...], Tuple[Finding, ...]]:
+def read_txn_index(path: str) -> tuple[tuple[AbortedTxnEntry, ...], tuple[Finding, ...]]:
     """Entries of a ``.txnindex`` with their byte positions; damage becomes findings."""
     try:
         mf = MappedFile(path)
@@ -456,14 +456,14 @@ def run_unit(u: WorkUnit) -> UnitResult:
 # -- single-file conveniences (tests, dump-style callers) ----------------------------------------------
 
 
-def producer_events(path: str, base_offset: Optional[int] = None) -> SegmentEvents:
+def producer_events(path: str, base_offset: int | None = None) -> SegmentEvents:
     """Producer events of one whole segment."""
     piece = read_segment(WorkUnit(UnitKind.EVENTS, path, path, base_offset))
     assert piece.events is not None
     return piece.events
 
 
-def txn_log_records(path: str, base_offset: Optional[int] = None) -> TxnLogSegment:
+def txn_log_records(path: str, base_offset: int | None = None) -> TxnLogSegment:
     """Every ``__transaction_state`` record of one whole segment, keys and values decoded."""
     piece = read_segment(WorkUnit(UnitKind.TXNLOG, path, path, base_offset))
     assert piece.txnlog is not None

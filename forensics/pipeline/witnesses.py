@@ -10,11 +10,11 @@ read-only, through the one evidence opener.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 import os
 from bisect import bisect_right
-from typing import Sequence
+from collections.abc import Sequence
 
 from forensics.codec.checkpoints import EpochEntry
 from forensics.codec.indexes import last_offset_entry, last_time_entry
@@ -32,7 +32,7 @@ class Reach(NamedTuple):
     what: str  # "offset index", "time index"
 
 
-def index_reach(p: PartitionDir) -> Optional[Reach]:
+def index_reach(p: PartitionDir) -> Reach | None:
     """The furthest offset the last segment's indexes say the log held (None: no index, none that reads, or
     only an entry at the segment's base offset: it cannot be told from a preallocated index's zeros)."""
     segments = [s for s in p.segments if s.log is not None]
@@ -57,7 +57,7 @@ def index_reach(p: PartitionDir) -> Optional[Reach]:
 _CRC_AT = 17  # a v2 batch: baseOffset 8, batchLength 4, partitionLeaderEpoch 4, magic 1, then the CRC-32C
 
 
-def batch_crc(path: str, position: int) -> Optional[int]:
+def batch_crc(path: str, position: int) -> int | None:
     """The CRC-32C a v2 batch at byte ``position`` of ``path`` carries (None: no v2 batch header there, or
     the file does not read). The CRC covers everything but the batch's offset and leader epoch: two batches
     with one CRC hold the same records."""
@@ -81,12 +81,12 @@ class EpochMismatch(NamedTuple):
 
     offset: int  # the first offset of the batch that counts (its base, or the log start inside it)
     batch_epoch: int
-    expected: Optional[int]  # None: no entry starts at or below the offset
+    expected: int | None  # None: no entry starts at or below the offset
     path: str
     position: int
 
 
-def epoch_mismatch(segments: Sequence[str], entries: Sequence[EpochEntry], log_start: int) -> Optional[EpochMismatch]:
+def epoch_mismatch(segments: Sequence[str], entries: Sequence[EpochEntry], log_start: int) -> EpochMismatch | None:
     """The first v2 batch at or above ``log_start`` whose partition leader epoch is not the epoch the
     checkpoint's entries give its offset (``LeaderEpochFileCache.epochForOffset``: the entry with the largest
     start at or below it), or inside which an entry starts (entries start at a batch, but for the log start).

@@ -4,7 +4,8 @@ the rows carry the arguments, reasons and evidence, this module only lays them o
 from __future__ import annotations
 
 import textwrap
-from typing import Any, List, Mapping, Optional, Sequence, TextIO
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
 
 from forensics.render.counts import count
 from forensics.render.live_guard import guard_call, guard_functions
@@ -29,7 +30,7 @@ def _comment_block(lines: Sequence[str]) -> str:
     return "".join(comment(line, "#   ") for line in lines)
 
 
-def _preview_lines(p: AbortPreview) -> List[str]:
+def _preview_lines(p: AbortPreview) -> list[str]:
     """What the abort discards and frees (``abortPreview`` of a row)."""
     keys = p.keys if isinstance(p.keys, str) else ", ".join("null" if k is None else repr(k) for k in p.keys)
     if p.batches:
@@ -54,11 +55,11 @@ def _preview_lines(p: AbortPreview) -> List[str]:
     return lines
 
 
-def _known(value: Optional[int]) -> str:
+def _known(value: int | None) -> str:
     return "unknown" if value is None else str(value)
 
 
-def _evidence_lines(row: HangingRow) -> List[str]:
+def _evidence_lines(row: HangingRow) -> list[str]:
     ev = row.evidence or {}
     lines = [f"partition dir: {ev.get('partitionDir')} (broker {_known(ev.get('brokerId'))})"]
     first = ev.get("firstBatch")
@@ -101,7 +102,7 @@ _MAIN = ("\nmain() {\n"
          "if [ \"${1:-}\" != end-of-script ]; then echo 'incomplete script: nothing run' >&2; exit 2; fi\n")
 
 
-def _forms(r: HangingRow, armed: bool, bootstrap: str, command_config: Optional[str]) -> str:
+def _forms(r: HangingRow, armed: bool, bootstrap: str, command_config: str | None) -> str:
     """The abort command forms of a row: the active one (``activeForm``) first, armed when the row is,
     right after its live guard; every other one commented, each under the versions it works on."""
     forms = r.abort_forms or {}
@@ -136,7 +137,7 @@ def _transactional_id(r: HangingRow) -> str:
     return f"transactional id: {txid}"
 
 
-def _row(r: HangingRow, bootstrap: str, command_config: Optional[str]) -> str:
+def _row(r: HangingRow, bootstrap: str, command_config: str | None) -> str:
     out = comment(f"{r.topic}-{r.partition} producer {r.producer_id} epoch {r.producer_epoch} "
                   f"from offset {r.start_offset}: {verdict_heading(r)}")
     out += _comment_block([f"reason: {r.reason}", _transactional_id(r), _last_write(r)])
@@ -156,9 +157,9 @@ def _row(r: HangingRow, bootstrap: str, command_config: Optional[str]) -> str:
 
 
 def render_abort_script(rows: Sequence[HangingRow], out: TextIO, *, as_of: str, inputs: Sequence[str],
-                        manifest: Optional[Mapping[str, Any]] = None, warnings: Sequence[str] = (),
-                        bootstrap: str = "<bootstrap-server>", command_config: Optional[str] = None,
-                        brokers: Optional[str] = None, selection: Optional[Chosen] = None) -> None:
+                        manifest: Mapping[str, Any] | None = None, warnings: Sequence[str] = (),
+                        bootstrap: str = "<bootstrap-server>", command_config: str | None = None,
+                        brokers: str | None = None, selection: Chosen | None = None) -> None:
     """The script; ``selection``: the ``--topic``, ``--partition``, ``--broker-id`` given (said in a comment:
     the other partitions' transactions are not in it)."""
     text = "#!/bin/sh\n# kafka-forensics abort-commands: REVIEW BEFORE RUNNING. Nothing here has been run.\n"

@@ -3,13 +3,11 @@ about it (every command's stderr and tables, the abort script, the report)."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from forensics.analysis.clock import AsOf, FileTimes
 from forensics.render.time_text import duration, stamp
 
 
-def file_times_note(when: AsOf) -> Optional[str]:
+def file_times_note(when: AsOf) -> str | None:
     """One line when the file times were ignored: copy times, or older than every record."""
     gap = when.file_offset_ms
     if gap is None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Dict, Iterable, Optional, TextIO
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 from forensics.codec.batch import BatchHeader, Record
 from forensics.codec.compression import codec_name
@@ -26,7 +27,7 @@ from forensics.report.dump_rows import (
 )
 
 
-def _bytes(data: Optional[bytes]) -> Optional[str]:
+def _bytes(data: bytes | None) -> str | None:
     """Bytes as UTF-8 text when they are valid UTF-8, else as base64 with a prefix."""
     if data is None:
         return None
@@ -36,7 +37,7 @@ def _bytes(data: Optional[bytes]) -> Optional[str]:
         return "base64:" + base64.b64encode(data).decode("ascii")
 
 
-def batch_obj(row: BatchRow) -> Dict[str, Any]:
+def batch_obj(row: BatchRow) -> dict[str, Any]:
     f, h = row.frame, row.header
     if isinstance(h, BatchHeader):  # a v2 batch (magic 2); a legacy entry's header is its LegacyRecord
         return {
@@ -56,9 +57,9 @@ def batch_obj(row: BatchRow) -> Dict[str, Any]:
     }
 
 
-def record_obj(row: RecordRow) -> Dict[str, Any]:
+def record_obj(row: RecordRow) -> dict[str, Any]:
     r = row.record
-    obj: Dict[str, Any] = {
+    obj: dict[str, Any] = {
         "type": "record", "batchPosition": row.batch.frame.position, "offset": r.offset,
         "timestamp": r.timestamp, "keySize": r.key_size, "valueSize": r.value_size,
     }
@@ -77,7 +78,7 @@ def record_obj(row: RecordRow) -> Dict[str, Any]:
     return obj
 
 
-def _entry_obj(row: EntryRow) -> Dict[str, Any]:
+def _entry_obj(row: EntryRow) -> dict[str, Any]:
     entry = row.entry
     data = entry._asdict() if hasattr(entry, "_asdict") else {
         k: getattr(entry, k) for k in getattr(entry, "__slots__", ()) if not k.startswith("_")
@@ -85,7 +86,7 @@ def _entry_obj(row: EntryRow) -> Dict[str, Any]:
     return {"type": row.kind, **{k: (v.name if hasattr(v, "name") else v) for k, v in data.items()}}
 
 
-def row_obj(row) -> Dict[str, Any]:
+def row_obj(row) -> dict[str, Any]:
     t = type(row)
     if t is RecordRow:
         return record_obj(row)

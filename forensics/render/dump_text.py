@@ -8,7 +8,8 @@ line each, shown through :func:`~forensics.render.terminal_text.term`.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, TextIO
+from collections.abc import Iterable
+from typing import TextIO
 
 from forensics.codec.batch import (
     COMPRESSION_MASK,
@@ -104,8 +105,8 @@ def data_record_lines(row: DataRecords, skip_metadata: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _line(r, ts_label: str, magic: int, control: Optional[str], key_text: Optional[str],
-          payload_text: Optional[str], skip_metadata: bool) -> str:
+def _line(r, ts_label: str, magic: int, control: str | None, key_text: str | None,
+          payload_text: str | None, skip_metadata: bool) -> str:
     line = ""
     prefix = "| "
     if not skip_metadata:

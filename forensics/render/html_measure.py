@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import html
 import unicodedata
-from typing import List
 
 from forensics.render.html_text import esc
 
@@ -47,12 +46,12 @@ def text_width(text: str, size: float = FONT_SIZE) -> float:
     return sum(_em(c) for c in shown(text)) * size * _SLACK
 
 
-def wrap(text: str, width: float, size: float = FONT_SIZE) -> List[str]:
+def wrap(text: str, width: float, size: float = FONT_SIZE) -> list[str]:
     """``text`` as shown, in lines no wider than ``width``, broken after a separator (``-_. /:``)
     in the line's second half (not leaving a last line shorter than ``MIN_TAIL`` where another
     separator allows), else anywhere; joined back they give the shown text unchanged."""
     text = shown(text)
-    lines: List[str] = []
+    lines: list[str] = []
     while text:
         end, used = 0, 0.0
         while end < len(text) and used + _em(text[end]) * size * _SLACK <= width:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import Iterable, List, Optional, Sequence, TextIO, Tuple
+from typing import TextIO
+from collections.abc import Iterable, Sequence
 
 from forensics.findings import Finding
 from forensics.render.clock_text import file_times_note
@@ -79,12 +80,12 @@ def _only(inc: Incident, what: str) -> str:
     return f'<p class="muted">{esc(what)} of {esc(selection_words(inc.selection))} only (see the top).</p>'
 
 
-def _kv(pairs: Iterable[Tuple[str, str]], cls: str = "kv") -> str:
+def _kv(pairs: Iterable[tuple[str, str]], cls: str = "kv") -> str:
     rows = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in pairs)
     return f'<dl class="{cls}">{rows}</dl>' if rows else ""
 
 
-def _value(f: Field, as_of: Optional[int]) -> str:
+def _value(f: Field, as_of: int | None) -> str:
     """A field's value as escaped HTML: what a missing value means, never a bare null."""
     if f.value is None or f.value == ():
         return f'<span class="unknown">{esc(f.none)}</span>'
@@ -95,7 +96,7 @@ def _value(f: Field, as_of: Optional[int]) -> str:
     return ("<br>" if f.kind == LINES else ", ").join(f'<span class="mono">{esc(i)}</span>' for i in items)
 
 
-def _fields(fields: Sequence[Field], as_of: Optional[int]) -> str:
+def _fields(fields: Sequence[Field], as_of: int | None) -> str:
     """Labelled facts; the row's JSON key is the label's tooltip (to match find-hanging --format json)."""
     rows = "".join(f'<dt title="{esc(f.key)}">{esc(f.label or f.key)}</dt><dd>{_value(f, as_of)}</dd>'
                    for f in fields)
@@ -198,7 +199,7 @@ def _summary(inc: Incident) -> str:
     return f'<section id="summary"><h2>Summary</h2><div class="cards">{"".join(cards)}</div></section>'
 
 
-def _transaction(t: OpenTransaction, as_of: Optional[int]) -> str:
+def _transaction(t: OpenTransaction, as_of: int | None) -> str:
     who = f" · transactional id <q>{esc(t.transactional_id)}</q>" if t.transactional_id is not None else ""
     parts = [f'<article class="txn tone-{esc(t.tone)}"><h3>{esc(t.topic)}-{esc(t.partition)} · producer '
              f'{esc(t.producer_id)}{who}{_badge(t.verdict, t.tone)}</h3>',
@@ -245,7 +246,7 @@ def _transactions(inc: Incident) -> str:
 
 
 def _timeline_table(t: Timeline) -> str:
-    rows: List[Sequence[str]] = [
+    rows: list[Sequence[str]] = [
         (esc(iso(e.time_ms)), "coordinator", esc(f"offset {e.offset}"), esc(e.state),
          esc(f"coordinator epoch {e.coordinator_epoch}; producer {e.producer_id} epoch {e.producer_epoch}; "
              f"partitions {', '.join(e.partitions) or 'none'}")) for e in t.coordinator]
@@ -264,7 +265,7 @@ def _timeline_table(t: Timeline) -> str:
     return _table(("time (UTC)", "lane", "where", "state / outcome", "details"), rows)
 
 
-def _timeline(t: Timeline, index: int, as_of: Optional[int]) -> str:
+def _timeline(t: Timeline, index: int, as_of: int | None) -> str:
     tones = ["idle", "open", "prepare", "commit", "abort", "dead", "hanging"]
     state = f" · coordinator state now: {t.state}" if t.state else ""
     if t.coordinator_partition is not None:
@@ -300,7 +301,7 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def _lso_row(i: LsoLag, as_of: Optional[int]) -> Sequence[str]:
+def _lso_row(i: LsoLag, as_of: int | None) -> Sequence[str]:
     hw = f"{i.high_watermark}" + ("" if i.high_watermark_known else " (log end: no checkpoint)")
     pinned = (f"producer {i.pinned_by} from offset {i.pinned_offset}, since {moment(i.pinned_since_ms, as_of)}"
               if i.pinned_by is not None else "")

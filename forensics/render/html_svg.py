@@ -10,7 +10,7 @@ viewBox, so the picture scales with the page and keeps them whole. Coordinates a
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 from forensics.render.html_measure import LINE_H, text_width, wrap
 from forensics.render.html_style import tone_colour
@@ -55,7 +55,7 @@ class _Labels:
     label: the name in bold (one ``<text class="lane">``, a ``<tspan>`` per line, so its text is
     the whole name), then an optional note line below it."""
 
-    def __init__(self, labels: Sequence[Tuple[str, str]]) -> None:
+    def __init__(self, labels: Sequence[tuple[str, str]]) -> None:
         self.lines = [wrap(name, MAX_LABEL_W - LABEL_PAD) for name, _ in labels]
         self.notes = [note for _, note in labels]
         widest = max((text_width(t) for lines, note in zip(self.lines, self.notes, strict=True)
@@ -65,7 +65,7 @@ class _Labels:
     def height(self, k: int) -> float:
         return (len(self.lines[k]) + bool(self.notes[k])) * LINE_H
 
-    def draw(self, k: int, centre: float) -> List[str]:
+    def draw(self, k: int, centre: float) -> list[str]:
         x, y = self.width - 8, centre - self.height(k) / 2 + LINE_H - 3
         spans = "".join(f'<tspan x="{_n(x)}" y="{_n(y + i * LINE_H)}">{esc(t)}</tspan>'
                         for i, t in enumerate(self.lines[k]))
@@ -87,14 +87,14 @@ def _lso_note(i: LsoLag) -> str:
     return note
 
 
-def lso_drawn(items: Sequence[LsoLag]) -> List[LsoLag]:
+def lso_drawn(items: Sequence[LsoLag]) -> list[LsoLag]:
     """The partitions the chart is about: those with lag (high watermark above the LSO) or an open
     transaction, the largest lags first."""
     return sorted((i for i in items if i.lag_offsets > 0 or i.open_transactions),
                   key=lambda i: (-i.lag_offsets, i.topic, i.partition))
 
 
-def lso_bars(items: Sequence[LsoLag], limit: int = MAX_BARS) -> Tuple[str, int]:
+def lso_bars(items: Sequence[LsoLag], limit: int = MAX_BARS) -> tuple[str, int]:
     """A horizontal bar per partition with lag or an open transaction (the largest lags first, at
     most ``limit``): high watermark minus LSO in offsets, with the time lag beside it. Returns
     (svg, partitions with lag left out); no svg ("") when none lags."""
@@ -135,7 +135,7 @@ RIGHT_W, AXIS_H, LANE_H, BAR_H = 110, 30, 34, 20
 class _Scale:
     """Time to x: the timeline's range, padded 3% each side, over the plot area (``x0`` to ``x1``)."""
 
-    def __init__(self, start: Optional[int], end: Optional[int], x0: float) -> None:
+    def __init__(self, start: int | None, end: int | None, x0: float) -> None:
         lo, hi = (start or 0), (end or 0)
         if hi <= lo:
             lo, hi = lo - 500, hi + 500
@@ -143,17 +143,17 @@ class _Scale:
         self.lo, self.hi = lo - pad, hi + pad
         self.x0, self.x1 = x0, WIDTH - RIGHT_W
 
-    def x(self, t: Optional[int], default: Optional[float] = None) -> float:
+    def x(self, t: int | None, default: float | None = None) -> float:
         if t is None or t < 0:
             return self.x0 if default is None else default
         return self.x0 + (t - self.lo) / (self.hi - self.lo) * (self.x1 - self.x0)
 
-    def ticks(self, n: int = 5) -> List[Tuple[float, int]]:
+    def ticks(self, n: int = 5) -> list[tuple[float, int]]:
         step = (self.hi - self.lo) / n
         return [(self.x(int(self.lo + step * k)), int(self.lo + step * k)) for k in range(n + 1)]
 
 
-def _coordinator_lane(events: Sequence[CoordinatorEvent], s: _Scale, y: float) -> List[str]:
+def _coordinator_lane(events: Sequence[CoordinatorEvent], s: _Scale, y: float) -> list[str]:
     out = []
     for k, e in enumerate(events):
         x = s.x(e.time_ms)
@@ -170,7 +170,7 @@ def _coordinator_lane(events: Sequence[CoordinatorEvent], s: _Scale, y: float) -
     return out
 
 
-def _span_shapes(p: SpanEvent, s: _Scale, y: float) -> List[str]:
+def _span_shapes(p: SpanEvent, s: _Scale, y: float) -> list[str]:
     if p.first_time_ms is None and p.marker_time_ms is None and p.last_time_ms is None:
         return []  # no time to place it by (listed in the table below the picture)
     x = s.x(p.first_time_ms, s.x0)
@@ -195,7 +195,7 @@ def _span_shapes(p: SpanEvent, s: _Scale, y: float) -> List[str]:
     return out
 
 
-def _named_marks(events: Sequence[CoordinatorEvent], name: str, s: _Scale, y: float) -> List[str]:
+def _named_marks(events: Sequence[CoordinatorEvent], name: str, s: _Scale, y: float) -> list[str]:
     """A dot on the lane at each coordinator record whose partition set lists the lane's partition."""
     out = []
     for e in events:

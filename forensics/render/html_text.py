@@ -11,7 +11,6 @@ around it.
 from __future__ import annotations
 
 import html
-from typing import Optional
 
 from forensics.render.size_text import exact_size
 from forensics.render.terminal_text import ESCAPES
@@ -28,7 +27,7 @@ def esc(value: object) -> str:
     return html.escape(text.translate(_INVISIBLE), quote=True)
 
 
-def value_text(value: object, kind: str = "", as_of: Optional[int] = None) -> str:
+def value_text(value: object, kind: str = "", as_of: int | None = None) -> str:
     """A row's value as text (not escaped): times with their epoch ms and age, durations and sizes
     as people read them, yes/no for booleans. Lists and missing values are the caller's."""
     if isinstance(value, bool):

@@ -19,7 +19,8 @@ and ``find-hanging`` (the order of the partitions the tool asked) keep ours.
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, List, Mapping, Optional, Sequence, TypeVar
+from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from forensics.columns import kafka_columns
 
@@ -55,12 +56,12 @@ def topic_partition_hash(topic: str, partition: int) -> int:
     return _int32(31 * _int32(31 + partition) + java_string_hash(topic))
 
 
-def java_hash_order(items: Iterable[T], hash_of: Callable[[T], int]) -> List[T]:
+def java_hash_order(items: Iterable[T], hash_of: Callable[[T], int]) -> list[T]:
     """The iteration order of a ``java.util.HashMap`` (or ``HashSet``) into which ``items`` were put in
     this order: by bucket (``(h ^ h >>> 16) & (capacity - 1)``), then insertion order; capacity 16,
     doubled past 0.75 full or when a bucket reaches 9 entries below capacity 64 (``treeifyBin``)."""
     capacity, size = 16, 0
-    buckets: List[List[Any]] = [[] for _ in range(capacity)]
+    buckets: list[list[Any]] = [[] for _ in range(capacity)]
 
     def resize() -> None:
         nonlocal capacity, buckets
@@ -88,7 +89,7 @@ def _value(attr: str, absent: str = "None") -> Callable[[Any], str]:
     return lambda row: absent if getattr(row, attr) is None else plain(getattr(row, attr))
 
 
-def declared_layout(kind: type, order: Optional[Callable[[Sequence[Any]], Sequence[Any]]] = None,
+def declared_layout(kind: type, order: Callable[[Sequence[Any]], Sequence[Any]] | None = None,
                     cells: Mapping[str, Callable[[Any], str]] = MappingProxyType({})) -> KafkaLayout:
     """The Kafka tool table a row kind declares (:func:`forensics.columns.kafka_columns`): each column's
     value as the tool writes it, or ``cells``' text for a header named there; ``order``: the tool's row
@@ -108,7 +109,7 @@ def _partition_set(row: DescribeRow) -> str:
     return ",".join(java_hash_order(names, lambda n: topic_partition_hash(*_split(n))))
 
 
-def _producer_order(rows: Sequence[ProducerRow]) -> List[ProducerRow]:
+def _producer_order(rows: Sequence[ProducerRow]) -> list[ProducerRow]:
     """The broker's ``HashMap<Long, ProducerStateEntry>`` of the partition, as describe-producers lists it."""
     return java_hash_order(rows, lambda r: java_long_hash(r.producer_id or 0))
 

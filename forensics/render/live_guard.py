@@ -27,7 +27,8 @@ unreachable, unsupported API, unreadable copy; also one line on stderr). Values 
 from __future__ import annotations
 
 import shlex
-from typing import Any, List, Mapping, Optional, Tuple
+from collections.abc import Mapping
+from typing import Any
 
 FRESH_COPY_VAR = "KF_FRESH_COPY"
 TOOL_VAR = "KAFKA_TRANSACTIONS"  # the kafka-transactions tool the guard runs: a path, or a name on PATH
@@ -160,13 +161,13 @@ def guard_functions() -> str:
     return _HEADER + _FUNCTION
 
 
-def guard_values(row: Mapping[str, Any]) -> List[Tuple[str, str]]:
+def guard_values(row: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(describe-producers column, the disk copy's value) pairs the guard compares; ProducerId first."""
     pairs = [("ProducerId", row["producerId"])] + [(col, row.get(key)) for col, key in GUARD_COLUMNS]
     return [(col, "None" if value is None else str(value)) for col, value in pairs]
 
 
-def guard_call(row: Mapping[str, Any], bootstrap: str, command_config: Optional[str] = None) -> str:
+def guard_call(row: Mapping[str, Any], bootstrap: str, command_config: str | None = None) -> str:
     """The line that runs ``kf_guard`` for one abort row and stops the script when it refuses."""
     args = [GUARD, "--bootstrap-server", bootstrap]
     if command_config:

@@ -10,7 +10,7 @@ removed, renamed or retyped, a changed meaning or a new value of a closed set (a
 
 from __future__ import annotations
 
-from typing import Any, Dict, NamedTuple
+from typing import Any, NamedTuple
 
 
 class MachineFormat(NamedTuple):
@@ -24,7 +24,7 @@ class MachineFormat(NamedTuple):
         """``kafka-forensics-find-hanging``: the ``format`` key's value."""
         return f"kafka-forensics-{self.command}"
 
-    def header(self) -> Dict[str, Any]:
+    def header(self) -> dict[str, Any]:
         """The keys every document of this output starts with (and a JSONL stream's first line)."""
         return {"format": self.name, "formatVersion": self.version}
 

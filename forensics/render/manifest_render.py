@@ -9,7 +9,8 @@ ends with ``manifestDigest``, the SHA-256 of its canonical content (see
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Sequence, TextIO
+from collections.abc import Sequence
+from typing import Any, TextIO
 
 from forensics.render.counts import count
 from forensics.render.machine_format import VERIFY_MANIFEST
@@ -28,16 +29,16 @@ from forensics.report.manifest import (
 from forensics.report.manifest_verify import Verification
 
 
-def _iso_ms(ms: Optional[int]) -> Optional[str]:
+def _iso_ms(ms: int | None) -> str | None:
     return None if ms is None else iso(ms)
 
 
-def _iso_ns(ns: Optional[int]) -> Optional[str]:
+def _iso_ns(ns: int | None) -> str | None:
     return None if ns is None else iso_ns(ns)
 
 
-def _entry_obj(e: ManifestEntry) -> Dict[str, Any]:
-    obj: Dict[str, Any] = {**name_fields("path", e.path), **name_fields("absolutePath", e.absolute_path),
+def _entry_obj(e: ManifestEntry) -> dict[str, Any]:
+    obj: dict[str, Any] = {**name_fields("path", e.path), **name_fields("absolutePath", e.absolute_path),
                            "kind": e.kind, "type": e.type}
     if e.is_file:
         obj.update({"size": e.size, "mtimeNs": e.mtime_ns, "mtime": _iso_ns(e.mtime_ns), "sha256": e.sha256})
@@ -52,18 +53,18 @@ def _entry_obj(e: ManifestEntry) -> Dict[str, Any]:
     return obj
 
 
-def _names(key: str, names: Sequence[str]) -> Dict[str, Any]:
+def _names(key: str, names: Sequence[str]) -> dict[str, Any]:
     """A list of names, plus ``key + "Bytes"`` (base64 or null per name) when one is not UTF-8."""
     fields = [name_fields(key, n) for n in names]
-    out: Dict[str, Any] = {key: [f[key] for f in fields]}
+    out: dict[str, Any] = {key: [f[key] for f in fields]}
     if any(key + "Bytes" in f for f in fields):
         out[key + "Bytes"] = [f.get(key + "Bytes") for f in fields]
     return out
 
 
-def manifest_document(m: Manifest) -> Dict[str, Any]:
+def manifest_document(m: Manifest) -> dict[str, Any]:
     s = summarize(m)
-    doc: Dict[str, Any] = {
+    doc: dict[str, Any] = {
         "manifestVersion": MANIFEST_VERSION,
         "tool": {"name": "kafka-forensics", "version": m.tool_version},
         "run": {
@@ -103,7 +104,7 @@ def render_verification(rows: Sequence[Verification], manifest_sha256: str, reco
     added since), then only the differences (every entry with ``verbose``)."""
     bad = sum(1 for r in rows if r.status != "ok")
     if fmt == "json":
-        entries: List[Dict[str, Any]] = [{**name_fields("path", r.path), "status": r.status,
+        entries: list[dict[str, Any]] = [{**name_fields("path", r.path), "status": r.status,
                                           "detail": name_text(detail_text(r))} for r in rows]
         json.dump({**VERIFY_MANIFEST.header(), "manifestSha256": manifest_sha256, "entries": entries, "differences": bad}, out, indent=2)
         out.write("\n")

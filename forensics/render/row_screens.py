@@ -9,8 +9,9 @@ prints every line whole.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from operator import attrgetter
-from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, NamedTuple
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -45,14 +46,14 @@ def key(name: str, text: Callable[[Any], str] = dash) -> Callable[[Any], str]:
     return cell
 
 
-def print_rows(console: Console, title: Optional[str], fields: Sequence[Field], rows: Sequence[Any],
-               width: Optional[int]) -> None:
+def print_rows(console: Console, title: str | None, fields: Sequence[Field], rows: Sequence[Any],
+               width: int | None) -> None:
     """The table of ``rows`` fitted to ``width`` (columns left out to fit are named under it)."""
     cells = [[term(f.text(r)) for f in fields] for r in rows]
     print_fitted(console, None if title is None else term(title), [f.column for f in fields], cells, width, floors=True)
 
 
-def print_notes(console: Console, notes: Sequence[Tuple[str, Sequence[str]]], width: Optional[int]) -> None:
+def print_notes(console: Console, notes: Sequence[tuple[str, Sequence[str]]], width: int | None) -> None:
     """Each row's long texts: a heading that names the row, then each text indented, folded at ``width``."""
     write = console.file.write
     for heading, texts in notes:
@@ -62,10 +63,10 @@ def print_notes(console: Console, notes: Sequence[Tuple[str, Sequence[str]]], wi
         write("".join(line + "\n" for line in lines))
 
 
-def print_record(console: Console, fields: Sequence[Tuple[str, str]], width: Optional[int]) -> None:
+def print_record(console: Console, fields: Sequence[tuple[str, str]], width: int | None) -> None:
     """One record as ``Name  value`` lines, the values aligned and folded under themselves."""
     pad = max((cell_len(name) for name, _ in fields), default=0) + 2
-    lines: List[str] = []
+    lines: list[str] = []
     for name, value in fields:
         head = name + " " * (pad - cell_len(name))
         lines += fold(term(value), width, head, " " * pad) if value else [name]

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import csv
 import json
-from typing import Any, Callable, Dict, Mapping, NamedTuple, Optional, Sequence, TextIO, Tuple
+from typing import Any, NamedTuple, TextIO
+from collections.abc import Callable, Mapping, Sequence
 
 from forensics.render.csv_text import csv_text
 from forensics.render.machine_format import MachineFormat
@@ -72,7 +73,7 @@ class KafkaLayout(NamedTuple):
     """What ``--format text`` prints of a command's rows: Kafka's columns, in the order Kafka's tool
     lists the rows (``order``)."""
 
-    columns: Tuple[KafkaColumn, ...]
+    columns: tuple[KafkaColumn, ...]
     order: Callable[[Sequence[Any]], Sequence[Any]] = lambda rows: rows
 
 
@@ -93,10 +94,10 @@ def kafka_table(rows: Sequence[Any], layout: KafkaLayout) -> str:
 
 
 def render_json(rows: Sequence[Mapping[str, Any]], out: TextIO, machine: MachineFormat,
-                manifest: Optional[Mapping[str, Any]] = None) -> None:
+                manifest: Mapping[str, Any] | None = None) -> None:
     """``{"format": ..., "formatVersion": N, "rows": [...]}`` (``rows`` an empty array when none), with
     ``"manifest": {...}`` before ``rows`` when given."""
-    doc: Dict[str, Any] = machine.header()
+    doc: dict[str, Any] = machine.header()
     if manifest is not None:
         doc["manifest"] = manifest
     doc["rows"] = list(rows)
@@ -105,7 +106,7 @@ def render_json(rows: Sequence[Mapping[str, Any]], out: TextIO, machine: Machine
 
 
 def render_jsonl(rows: Sequence[Mapping[str, Any]], out: TextIO, machine: MachineFormat,
-                 manifest: Optional[Mapping[str, Any]] = None) -> None:
+                 manifest: Mapping[str, Any] | None = None) -> None:
     """A first line ``{"format": ..., "formatVersion": N}``, then one row per line (the same objects as
     :func:`render_json`); with a manifest reference, a last line ``{"manifest": {...}}``."""
     out.write(json.dumps(machine.header()) + "\n")
@@ -124,7 +125,7 @@ def render_csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], out: T
 
 
 def render_rows(fmt: str, machine: MachineFormat, rows: Sequence[JsonRow], columns: Sequence[str], out: TextIO, *,
-                text: KafkaLayout, screen: Screen, manifest: Optional[Mapping[str, Any]] = None) -> None:
+                text: KafkaLayout, screen: Screen, manifest: Mapping[str, Any] | None = None) -> None:
     """Render ``rows`` in format ``fmt``: ``table`` is the command's ``screen`` for people, ``text`` Kafka's
     tool's table of them (``text``: its columns), ``csv`` the ``columns``, ``json``/``jsonl`` the command's
     ``machine`` output (its name and version, :mod:`forensics.render.machine_format`); ``manifest`` (path

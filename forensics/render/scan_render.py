@@ -13,7 +13,8 @@ line whole.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Sequence, TextIO
+from typing import Any, TextIO
+from collections.abc import Sequence
 
 from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.findings import Finding, total
@@ -27,7 +28,7 @@ from forensics.render.time_text import short_duration
 from forensics.report.scan import LogDirSummary, PartitionSummary, ScanReport, SegmentSummary, quiet_internal
 
 
-def _offsets(first: Optional[int], last: Optional[int]) -> str:
+def _offsets(first: int | None, last: int | None) -> str:
     return "-" if first is None else f"{first}..{last}"
 
 
@@ -63,7 +64,7 @@ _FINDINGS = (Column("Severity"), Column("Kind"), Column("Path", fold=True, path=
              Column("Bytes", drop=1), Column("Offsets", drop=2), Column("Message", fold=True, min_width=20))
 
 
-def _dir_cells(d: LogDirSummary, wide: bool) -> List[str]:
+def _dir_cells(d: LogDirSummary, wide: bool) -> list[str]:
     n = sum(total(p.all_findings()) for p in d.partitions) + total(d.findings)
     head = [_opt(d.broker_id)] + ([_opt(d.cluster_id), _opt(d.directory_id)] if wide else [])
     return head + [term(d.path) or "(partition dirs given directly)", "yes" if d.clean_shutdown else "no",
@@ -96,7 +97,7 @@ def _open(p: PartitionSummary) -> str:
             + (", late)" if p.late_transaction else ")"))
 
 
-def _part_cells(p: PartitionSummary, wide: bool) -> List[str]:
+def _part_cells(p: PartitionSummary, wide: bool) -> list[str]:
     ends = [_opt(p.log_start_offset), _opt(p.high_watermark), _opt(p.last_stable_offset),
             _opt(p.last_stable_offset_lag), _open(p)]
     if not wide:
@@ -106,19 +107,19 @@ def _part_cells(p: PartitionSummary, wide: bool) -> List[str]:
             + [_set(p.magics), _set(p.codecs), str(total(p.all_findings()))])
 
 
-def _loose_cells(s: SegmentSummary, wide: bool) -> List[str]:
+def _loose_cells(s: SegmentSummary, wide: bool) -> list[str]:
     return [term(s.path), _size(s.size, wide), str(s.batches), str(s.records), _offsets(s.first_offset, s.last_offset),
             _set(s.magics), _set(s.codecs), str(total(s.findings))]
 
 
-def _finding_cells(f: Finding) -> List[str]:
+def _finding_cells(f: Finding) -> list[str]:
     end = f.last_position if f.end_position is None else f.end_position
     return [f.level.value, f.kind.value, _opt(f.path), "-" if f.position is None else f"{f.position}..{_opt(end)}",
             "-" if f.first_offset is None else f"{f.first_offset}..{_opt(f.last_offset)}", term(f.message)]
 
 
 def _hidden_line(hidden: Sequence[PartitionSummary]) -> str:
-    topics: Dict[str, int] = {}
+    topics: dict[str, int] = {}
     for p in hidden:
         topics[p.topic or ""] = topics.get(p.topic or "", 0) + 1
     which = by_topic([(term(t), n) for t, n in topics.items()])
@@ -126,7 +127,7 @@ def _hidden_line(hidden: Sequence[PartitionSummary]) -> str:
             "or finding; --internal shows them")
 
 
-def render_scan_table(report: ScanReport, out: TextIO, version: Optional[BrokerVersionRange] = None, *,
+def render_scan_table(report: ScanReport, out: TextIO, version: BrokerVersionRange | None = None, *,
                       wide: bool = False, internal: bool = False, evidence: Sequence[str] = ()) -> None:
     """The tables of a scan: the default columns fitted to the screen, or every column (``wide``); the
     internal topics' partitions with nothing to look at (report/scan.quiet_internal) left out, said in
@@ -168,7 +169,7 @@ def evidence_heading(evidence: Sequence[str]) -> str:
     return "Evidence: every broker, log dir and partition the disk names is among the inputs"
 
 
-def _segment_obj(s: SegmentSummary) -> Dict[str, Any]:
+def _segment_obj(s: SegmentSummary) -> dict[str, Any]:
     return {
         "path": s.path, "baseOffset": s.base_offset, "bytes": s.size, "batches": s.batches, "records": s.records,
         "firstOffset": s.first_offset, "lastOffset": s.last_offset, "maxTimestamp": s.max_timestamp,
@@ -178,7 +179,7 @@ def _segment_obj(s: SegmentSummary) -> Dict[str, Any]:
     }
 
 
-def _partition_obj(p: PartitionSummary) -> Dict[str, Any]:
+def _partition_obj(p: PartitionSummary) -> dict[str, Any]:
     return {
         "brokerId": p.broker_id, "path": p.path, "topic": p.topic, "partition": p.partition, "status": p.status,
         "topicId": p.topic_id, "logStartOffset": p.log_start_offset, "highWatermark": p.high_watermark,
@@ -192,15 +193,15 @@ def _partition_obj(p: PartitionSummary) -> Dict[str, Any]:
     }
 
 
-def _findings(items: List[Finding]) -> List[Dict[str, Any]]:
+def _findings(items: list[Finding]) -> list[dict[str, Any]]:
     return [f.to_dict() for f in items]
 
 
-def render_scan_json(report: ScanReport, out: TextIO, manifest: Optional[Dict[str, Any]] = None,
-                     version: Optional[BrokerVersionRange] = None, evidence: Sequence[str] = ()) -> None:
+def render_scan_json(report: ScanReport, out: TextIO, manifest: dict[str, Any] | None = None,
+                     version: BrokerVersionRange | None = None, evidence: Sequence[str] = ()) -> None:
     """One JSON document (its name and version first: :data:`~forensics.render.machine_format.SCAN`); ``manifest``: path and digest of the evidence manifest, embedded when given;
     ``version``: the broker version range (``brokerVersion``), when given."""
-    obj: Dict[str, Any] = {
+    obj: dict[str, Any] = {
         **SCAN.header(),
         "inputs": list(report.inputs),
         "asOf": {"timeMs": report.as_of.time_ms, "source": report.as_of.source},

@@ -6,7 +6,7 @@ cluster."""
 from __future__ import annotations
 
 import shlex
-from typing import List, Optional, Protocol
+from typing import Protocol
 
 from forensics.render.counts import count
 from forensics.report.incident_model import Selection
@@ -16,18 +16,18 @@ class Chosen(Protocol):
     """A selection's options (a report's :class:`Selection`, a run's ``Filters``)."""
 
     @property
-    def topic(self) -> Optional[str]: ...
+    def topic(self) -> str | None: ...
 
     @property
-    def partition(self) -> Optional[int]: ...
+    def partition(self) -> int | None: ...
 
     @property
-    def broker_id(self) -> Optional[int]: ...
+    def broker_id(self) -> int | None: ...
 
 
 def selection_words(s: Chosen) -> str:
     """``topic 'orders', partition 0, the replicas on broker 1``."""
-    words: List[str] = []
+    words: list[str] = []
     if s.topic is not None:
         words.append(f"topic {s.topic!r}")
     if s.partition is not None:

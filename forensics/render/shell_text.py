@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import shlex
-from typing import Iterable
+from collections.abc import Iterable
 
 from forensics.render.terminal_text import has_control, term
 

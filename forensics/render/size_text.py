@@ -8,12 +8,10 @@ page. Binary units throughout (1 KiB = 1024 bytes), as ``du -h`` and ``ls -lh`` 
 
 from __future__ import annotations
 
-from typing import Optional
-
 _UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB")
 
 
-def size(n: Optional[float]) -> str:
+def size(n: float | None) -> str:
     """``812 bytes`` (``1 byte``), ``214.5 KiB``, ``2.0 GiB`` (one decimal from 1 KiB on); "unknown" for None."""
     if n is None:
         return "unknown"
@@ -26,7 +24,7 @@ def size(n: Optional[float]) -> str:
     return f"{n:.1f} {unit}"
 
 
-def exact_size(n: Optional[int]) -> str:
+def exact_size(n: int | None) -> str:
     """``214.5 KiB (219,613 bytes)``; below 1 KiB only the count (``812 bytes``); "unknown" for None."""
     if n is None or n < 1024:
         return size(n)

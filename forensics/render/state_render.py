@@ -4,7 +4,8 @@ and the lines under a find-hanging row of the table. ``--format text`` is Kafka'
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Union
+from typing import Any
+from collections.abc import Mapping
 
 from forensics.columns import csv_columns
 from forensics.report.rows import DescribeRow, HangingRow, ProducerRow, TransactionRow
@@ -16,7 +17,7 @@ DESCRIBE_TABLE = csv_columns(DescribeRow)
 HANGING_TABLE = csv_columns(HangingRow)
 
 
-def hanging_lines(row: HangingRow) -> List[str]:
+def hanging_lines(row: HangingRow) -> list[str]:
     """Under a find-hanging row: its last timestamp as people read it, and the reason."""
     ago = row.duration_ms
     when = f"last timestamp: {stamp(row.last_timestamp)}" + ("" if ago is None else f", {duration(ago)} "
@@ -24,7 +25,7 @@ def hanging_lines(row: HangingRow) -> List[str]:
     return [when, f"reason: {row.reason}"]
 
 
-def verdict_label(row: Union[HangingRow, Mapping[str, Any]]) -> str:
+def verdict_label(row: HangingRow | Mapping[str, Any]) -> str:
     """A find-hanging row's verdict as people read it: the verdict, and its state where that is another
     (``ongoing, overdue``: ``verdictState``), as :attr:`forensics.analysis.verdict_kinds.VerdictKind.label`.
     ``row``: the typed row, or its JSON object (as read back from ``--format json``)."""

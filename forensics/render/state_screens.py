@@ -15,7 +15,8 @@ the age in people's units (Kafka's Duration(min) in whole minutes); docs/cli.md 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, List, NamedTuple, Optional, Sequence, TextIO, Tuple
+from typing import Any, NamedTuple, TextIO
+from collections.abc import Sequence
 
 from forensics.render.row_screens import Field, dash, key, print_notes, print_record, print_rows
 from forensics.render.state_render import hanging_lines, verdict_heading, verdict_label
@@ -45,7 +46,7 @@ def _partition(row: Any) -> str:
     return f"{row.topic}-{row.partition}"
 
 
-def _width(out: TextIO, wide: bool) -> Optional[int]:
+def _width(out: TextIO, wide: bool) -> int | None:
     return None if wide else screen_width(out)
 
 
@@ -65,7 +66,7 @@ _HANGING_WIDE = (
     Field(Column("Verdict"), verdict_label), Field(Column("TransactionalId", fold=True), key("transactional_id")))
 
 
-def _hanging_note(row: HangingRow, brokers: bool) -> Tuple[str, List[str]]:
+def _hanging_note(row: HangingRow, brokers: bool) -> tuple[str, list[str]]:
     """Under the table, a row's long texts: which row, its verdict, its last timestamp, its reason; for a
     state of a verdict (overdue), what to check and do."""
     txid = row.transactional_id
@@ -137,7 +138,7 @@ def _ms(value: Any) -> str:
     return dash(value) if not isinstance(value, int) or value < 0 else f"{value} ({duration(value)})"
 
 
-def _record(row: DescribeRow) -> List[Tuple[str, str]]:
+def _record(row: DescribeRow) -> list[tuple[str, str]]:
     """kafka-transactions.sh describe's fields, one a line, its times as people read them."""
     return [("CoordinatorId", dash(row.coordinator_id)), ("TransactionalId", dash(row.transactional_id)),
             ("ProducerId", dash(row.producer_id)), ("ProducerEpoch", dash(row.producer_epoch)),

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import re
 import textwrap
-from typing import Dict, List, NamedTuple, Optional, Sequence, TextIO, Tuple
+from collections.abc import Sequence
+from typing import NamedTuple, TextIO
 
 from rich.cells import cell_len, chop_cells
 from rich.console import Console
@@ -33,7 +34,7 @@ class Column(NamedTuple):
     #                     the name alone is wider than the column
 
 
-def screen_width(out: TextIO) -> Optional[int]:
+def screen_width(out: TextIO) -> int | None:
     """The width to fit: ``COLUMNS`` when set (tests and documentation pin it), else the terminal's;
     None for a file or a pipe (every line whole)."""
     columns = os.environ.get("COLUMNS", "")
@@ -51,7 +52,7 @@ def _width(cols: Sequence[int], widths: Sequence[int]) -> int:
     return sum(widths[i] + 3 for i in cols) + 1
 
 
-def _natural(columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> List[int]:
+def _natural(columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> list[int]:
     return [max([cell_len(c.header)] + [cell_len(r[i]) for r in rows]) for i, c in enumerate(columns)]
 
 
@@ -61,14 +62,14 @@ def _floor(column: Column, natural: int) -> int:
     return min(natural, max(column.min_width, cell_len(column.header))) if column.fold else natural
 
 
-def fit(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: Optional[int]) -> Tuple[List[int], List[str]]:
+def fit(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None) -> tuple[list[int], list[str]]:
     """The indexes of the columns shown at ``width`` (None: all), and the headers left out."""
     shown = list(range(len(columns)))
     if width is None:
         return shown, []
     natural = _natural(columns, rows)
     narrow = [_floor(c, n) for n, c in zip(natural, columns)]
-    left_out: List[str] = []
+    left_out: list[str] = []
     for i in sorted((i for i, c in enumerate(columns) if c.drop), key=lambda i: -columns[i].drop):
         if _width(shown, narrow) <= width:
             break
@@ -78,7 +79,7 @@ def fit(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: Optiona
 
 
 def fold_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]], shown: Sequence[int],
-                width: Optional[int]) -> Dict[int, int]:
+                width: int | None) -> dict[int, int]:
     """The widths of the folding columns that must give way for the ``shown`` ones to fit ``width``:
     the widest first, one column at a time, none below its minimum (nor its header's width)."""
     natural = _natural(columns, rows)
@@ -94,8 +95,8 @@ def fold_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]], shown:
     return {i: w for i, w in widths.items() if w < natural[i]}
 
 
-def make_table(title: Optional[str], columns: Sequence[Column], rows: Sequence[Sequence[str]],
-               shown: Optional[Sequence[int]] = None, widths: Optional[Dict[int, int]] = None) -> Table:
+def make_table(title: str | None, columns: Sequence[Column], rows: Sequence[Sequence[str]],
+               shown: Sequence[int] | None = None, widths: dict[int, int] | None = None) -> Table:
     """A rich table of ``rows`` (text cells) with the ``shown`` columns: folding ones fold (at their
     ``widths`` where given, else where rich folds them), the others never wrap."""
     keep = list(range(len(columns))) if shown is None else list(shown)
@@ -118,7 +119,7 @@ class FitConsole(Console):
         raise BrokenPipeError
 
 
-def fit_console(out: TextIO, width: Optional[int]) -> Console:
+def fit_console(out: TextIO, width: int | None) -> Console:
     """A console onto ``out`` ``width`` columns wide (None: never folds), with markup, emoji codes and
     highlighting off (no text from the evidence is ever read as rich markup)."""
     return FitConsole(file=out, width=width or NO_LIMIT, highlight=False, soft_wrap=False, markup=False, emoji=False)
@@ -131,7 +132,7 @@ def fold_path(text: str, width: int) -> str:
     """``text`` as lines of at most ``width`` cells joined by newlines, each line ending after a '/'
     (or a space): ``/work/shared/`` ``real-kafka/4.1.0/`` ``kraft-tv2/data``; a name wider than a
     line alone is cut within it."""
-    lines: List[str] = []
+    lines: list[str] = []
     line = ""
     for piece in _PATH_PIECE.findall(text):
         if line and cell_len(line + piece.rstrip(" ")) > width:
@@ -146,7 +147,7 @@ def fold_path(text: str, width: int) -> str:
 
 
 def _fold_paths(console: Console, table: Table, columns: Sequence[Column], rows: Sequence[Sequence[str]],
-                shown: Sequence[int], widths: Optional[Dict[int, int]]) -> Optional[Tuple[List[List[str]], Dict[int, int]]]:
+                shown: Sequence[int], widths: dict[int, int] | None) -> tuple[list[list[str]], dict[int, int]] | None:
     """The rows with the cells of path columns folded at '/' to the widths rich gives those columns in
     ``table``, and the widths that keep them there; None when no path cell is wider than its column."""
     paths = [k for k, i in enumerate(shown) if columns[i].path]
@@ -168,8 +169,8 @@ def _fold_paths(console: Console, table: Table, columns: Sequence[Column], rows:
     return (folded, out) if out != (widths or {}) else None
 
 
-def print_fitted(console: Console, title: Optional[str], columns: Sequence[Column], rows: Sequence[Sequence[str]],
-                 width: Optional[int], floors: bool = False) -> None:
+def print_fitted(console: Console, title: str | None, columns: Sequence[Column], rows: Sequence[Sequence[str]],
+                 width: int | None, floors: bool = False) -> None:
     """The table of ``rows`` fitted to ``width`` (None: every column), and a line naming the columns
     left out to fit; ``floors``: no folding column narrower than its minimum (:func:`fold_widths`),
     else rich shares the width out. Path columns fold after a '/' (:func:`fold_path`)."""
@@ -184,7 +185,7 @@ def print_fitted(console: Console, title: Optional[str], columns: Sequence[Colum
         console.print(f"({', '.join(left_out)} left out to fit {width} columns: --wide shows every column)")
 
 
-def fold(text: str, width: Optional[int], indent: str = "", more: str = "") -> List[str]:
+def fold(text: str, width: int | None, indent: str = "", more: str = "") -> list[str]:
     """``text`` as lines of at most ``width`` columns (None: one line), the first after ``indent``,
     the next after ``more``; broken between words, a word longer than a line (a path) within it."""
     if width is None or cell_len(indent + text) <= width:

@@ -11,15 +11,13 @@ cell-width functions; in every other case it hands the table to rich.
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 from rich.box import Box
 from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 
 
-def _plain(console: Console, text: object) -> Optional[str]:
+def _plain(console: Console, text: object) -> str | None:
     """``text`` if rich would print it as is, on one line; else None."""
     if not isinstance(text, str) or not text.isprintable():
         return None
@@ -39,7 +37,7 @@ def _simple(table: Table) -> bool:
                     and c.ratio is None for c in table.columns))
 
 
-def _lines(table: Table, box: Box, cells: List[List[str]], widths: List[int], title: Optional[str]):
+def _lines(table: Table, box: Box, cells: list[list[str]], widths: list[int], title: str | None):
     inner = [w - 2 for w in widths]
     width = sum(widths) + len(widths) + 1
     if title is not None:
@@ -58,7 +56,7 @@ def _lines(table: Table, box: Box, cells: List[List[str]], widths: List[int], ti
 
 def print_table(console: Console, table: Table) -> None:
     """``console.print(table)``, byte for byte, written row by row where it is a plain grid."""
-    cells: List[List[str]] = []
+    cells: list[list[str]] = []
     title = _plain(console, table.title) if table.title else None
     fast = (console.color_system is None and not console.record and not console._buffer_index and _simple(table)
             and (title is not None or not table.title))

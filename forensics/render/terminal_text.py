@@ -24,7 +24,7 @@ written with ``ensure_ascii=False`` (:func:`json_text`: the same characters as `
 
 from __future__ import annotations
 
-from typing import Dict, Protocol, TextIO
+from typing import Protocol, TextIO
 
 _NAMED = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
 # bidi controls, zero-width and other invisible format characters, line and paragraph separators
@@ -32,15 +32,15 @@ _INVISIBLE = (0x061C, *range(0x200B, 0x2010), 0x2028, 0x2029, *range(0x202A, 0x2
               0xFEFF)
 
 
-def _escapes() -> Dict[int, str]:
-    table: Dict[int, str] = {c: _NAMED.get(c, f"\\x{c:02x}") for c in (*range(0x00, 0x20), 0x7F)}
+def _escapes() -> dict[int, str]:
+    table: dict[int, str] = {c: _NAMED.get(c, f"\\x{c:02x}") for c in (*range(0x00, 0x20), 0x7F)}
     table.update({c: f"\\u{c:04x}" for c in (*range(0x80, 0xA0), *_INVISIBLE)})
     table.update({c: f"\\x{c - 0xDC00:02x}" for c in range(0xDC80, 0xDD00)})  # surrogateescape'd bytes
     table.update({c: f"\\u{c:04x}" for c in range(0xD800, 0xE000) if c not in table})
     return table
 
 
-ESCAPES: Dict[int, str] = _escapes()  # code point -> its visible form (for str.translate)
+ESCAPES: dict[int, str] = _escapes()  # code point -> its visible form (for str.translate)
 
 
 def term(value: object) -> str:

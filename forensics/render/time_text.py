@@ -14,10 +14,9 @@ and report page. Inside the program a time is int epoch milliseconds; it becomes
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Optional
 
 
-def _iso(t: Optional[int], per_second: int, digits: int, unit: str) -> str:
+def _iso(t: int | None, per_second: int, digits: int, unit: str) -> str:
     if t is None or t < 0:
         return "unknown"
     try:
@@ -27,19 +26,19 @@ def _iso(t: Optional[int], per_second: int, digits: int, unit: str) -> str:
     return f"{whole.replace(tzinfo=None).isoformat(timespec='seconds')}.{t % per_second:0{digits}d}Z"
 
 
-def iso(ms: Optional[int]) -> str:
+def iso(ms: int | None) -> str:
     """Epoch milliseconds as ISO-8601 UTC with milliseconds; "unknown" for None or negative; the
     number with "ms" for a time no calendar holds."""
     return _iso(ms, 1000, 3, "ms")
 
 
-def iso_ns(ns: Optional[int]) -> str:
+def iso_ns(ns: int | None) -> str:
     """Epoch nanoseconds as ISO-8601 UTC with nanoseconds; "unknown" for None or negative; the number
     with "ns" for a time no calendar holds."""
     return _iso(ns, 1_000_000_000, 9, "ns")
 
 
-def stamp(ms: Optional[int], as_of: Optional[int] = None) -> str:
+def stamp(ms: int | None, as_of: int | None = None) -> str:
     """``2026-11-20T21:50:47.928Z (1795211447928)``: the ISO time with its epoch milliseconds, and with
     an as-of time its age (``... (1795211447928; 12.410 s before as-of)``); a value that is no time
     (None, negative: Kafka's -1) as it is."""
@@ -52,12 +51,12 @@ def stamp(ms: Optional[int], as_of: Optional[int] = None) -> str:
     return f"{text} ({ms}; {ago})" if ago else f"{text} ({ms})"
 
 
-def table_time(ms: Optional[int]) -> str:
+def table_time(ms: int | None) -> str:
     """A table cell: the ISO time; a value that is no time (None, negative: Kafka's -1) as it is."""
     return ("None" if ms is None else str(ms)) if ms is None or ms < 0 else iso(ms)
 
 
-def duration(ms: Optional[int]) -> str:
+def duration(ms: int | None) -> str:
     """``6.749 s``, ``3 min 20 s``, ``5 h 2 min``, ``324 d 1 h``."""
     if ms is None:
         return "unknown"
@@ -71,7 +70,7 @@ def duration(ms: Optional[int]) -> str:
     return f"{sign}{s} s"  # pragma: no cover - unreachable
 
 
-def short_duration(ms: Optional[int]) -> str:
+def short_duration(ms: int | None) -> str:
     """A duration for a table cell: ``4 d 19 h``, ``3 min 20 s``, ``12 s`` (whole seconds); "-" for None."""
     if ms is None:
         return "-"
@@ -80,7 +79,7 @@ def short_duration(ms: Optional[int]) -> str:
     return duration(ms)
 
 
-def age(ms: int, as_of: Optional[int]) -> str:
+def age(ms: int, as_of: int | None) -> str:
     """How far ``ms`` lies from the as-of time: ``4 d 19 h before as-of``; "" without an as-of time."""
     if as_of is None:
         return ""
@@ -89,7 +88,7 @@ def age(ms: int, as_of: Optional[int]) -> str:
     return f"{duration(abs(as_of - ms))} {'before' if ms < as_of else 'after'} as-of"
 
 
-def moment(ms: Optional[int], as_of: Optional[int] = None, epoch: bool = True) -> str:
+def moment(ms: int | None, as_of: int | None = None, epoch: bool = True) -> str:
     """A time as people read it: ISO-8601 UTC, with its epoch milliseconds (as Kafka's tools print
     it, so values can be matched) and its age at the as-of time:
     ``2026-11-20T21:50:47.928Z (1795211447928) · 12.410 s before as-of``."""

@@ -8,8 +8,6 @@ records print ``key``/``payload`` through the chosen decoder: UTF-8 strings by d
 
 from __future__ import annotations
 
-from typing import Optional
-
 from forensics.codec.batch import BatchHeader
 from forensics.codec.control import format_control_record
 from forensics.codec.java_reader import java_string
@@ -18,17 +16,17 @@ from forensics.report.dump_rows import BatchRow, DecodedText
 DECODERS = ("transaction-log", "offsets", "cluster-metadata")
 
 
-def string_text(data: Optional[bytes]) -> Optional[str]:
+def string_text(data: bytes | None) -> str | None:
     """Kafka's default ``StringDecoder`` (``new String(bytes, UTF_8)``): malformed UTF-8 replaced
     as Java replaces it (:func:`~forensics.codec.java_reader.java_string`); null stays null."""
     return None if data is None else java_string(data)
 
 
-def string_texts(key: Optional[bytes], value: Optional[bytes]) -> DecodedText:
+def string_texts(key: bytes | None, value: bytes | None) -> DecodedText:
     return DecodedText(None, string_text(key), string_text(value))
 
 
-def data_texts(key: Optional[bytes], value: Optional[bytes], offset: int, decoder: Optional[str]) -> DecodedText:
+def data_texts(key: bytes | None, value: bytes | None, offset: int, decoder: str | None) -> DecodedText:
     if decoder is None:
         return string_texts(key, value)
     if decoder == "transaction-log":
@@ -48,7 +46,7 @@ def data_texts(key: Optional[bytes], value: Optional[bytes], offset: int, decode
     raise ValueError(f"unknown decoder {decoder!r}")
 
 
-def record_texts(batch: BatchRow, record, decoder: Optional[str], print_contents: bool,
+def record_texts(batch: BatchRow, record, decoder: str | None, print_contents: bool,
                  skip_metadata: bool) -> DecodedText:
     header = batch.header
     is_control = isinstance(header, BatchHeader) and header.is_control  # a v2 batch's (magic 2) header

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional, Union
+from collections.abc import Iterable, Iterator
 
 from forensics.codec import batch as v2
 from forensics.codec import legacy
@@ -50,7 +50,7 @@ RUN_DECODERS = (None, "transaction-log", "offsets")  # the decoders a BatchRun i
 class DumpOptions:
     deep_iteration: bool = False
     print_data_log: bool = False
-    decoder: Optional[str] = None  # None | "transaction-log" | "offsets" | "cluster-metadata"
+    decoder: str | None = None  # None | "transaction-log" | "offsets" | "cluster-metadata"
     skip_record_metadata: bool = False
     max_bytes: int = INT32_MAX
     verify_crc: bool = True
@@ -81,7 +81,7 @@ def file_kind(path: str) -> str:
     return kind.value if kind is not None else "unknown"
 
 
-def offset_from_name(path: str) -> Optional[int]:
+def offset_from_name(path: str) -> int | None:
     head = os.path.basename(path).split(".")[0]
     return int(head) if head.isdigit() else None
 
@@ -193,7 +193,7 @@ def _entry_rows(walk: SegmentWalk, frame: LegacyFrame, options: DumpOptions) -> 
         yield FindingRow(_finding(exc, walk, frame))
 
 
-def _record_rows(row: BatchRow, records: Iterable[Union[Record, LegacyRecord]], options: DumpOptions
+def _record_rows(row: BatchRow, records: Iterable[Record | LegacyRecord], options: DumpOptions
                  ) -> Iterator[DumpRow]:
     """A RecordRow per record, its texts as the decoder writes them (a record that breaks a rule
     raises while iterating, after the good ones)."""

@@ -8,7 +8,7 @@ and add a finding.
 from __future__ import annotations
 
 import os
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 from forensics.codec import indexes, snapshot
 from forensics.codec.zeros import Holes
@@ -115,7 +115,7 @@ def _txn_index(buf, path: str, holes: Holes) -> Iterator[DumpRow]:
 
 
 def _snapshot(buf, path: str) -> Iterator[DumpRow]:
-    problem: Optional[CorruptSnapshotError] = None
+    problem: CorruptSnapshotError | None = None
     try:
         snap = snapshot.decode_snapshot(buf)
     except CorruptSnapshotError as exc:

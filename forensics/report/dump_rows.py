@@ -4,7 +4,8 @@ producer events, what the state folds read, are :mod:`forensics.state.events`.)"
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from forensics.codec.batch import BatchHeader, Record, RecordBlock
 from forensics.codec.legacy import LegacyRecord
@@ -32,20 +33,20 @@ class KraftSnapshotStart(NamedTuple):
 
 class BatchRow(NamedTuple):
     frame: Frame  # with its header when v2 (Frame.header set)
-    header: Union[BatchHeader, LegacyRecord]  # a v2 batch's (magic 2), a legacy entry's (magic 0 or 1)
+    header: BatchHeader | LegacyRecord  # a v2 batch's (magic 2), a legacy entry's (magic 0 or 1)
 
 
 class DecodedText(NamedTuple):
     """Kafka dump texts of one record: control text or key/payload as the chosen decoder prints them."""
 
-    control: Optional[str] = None
-    key: Optional[str] = None
-    payload: Optional[str] = None
+    control: str | None = None
+    key: str | None = None
+    payload: str | None = None
 
 
 class RecordRow(NamedTuple):
     batch: BatchRow
-    record: Union[Record, LegacyRecord]
+    record: Record | LegacyRecord
     text: DecodedText
 
 
@@ -56,7 +57,7 @@ class DataRecords(NamedTuple):
     turns it into one RecordRow per record for consumers that want them."""
 
     batch: BatchRow
-    records: Union[Sequence[Union[Record, LegacyRecord]], RecordBlock]  # a RecordBlock: v2 records' bytes, decoded on demand
+    records: Sequence[Record | LegacyRecord] | RecordBlock  # a RecordBlock: v2 records' bytes, decoded on demand
     print_contents: bool
 
 
@@ -67,11 +68,11 @@ class BatchRun(NamedTuple):
     accelerator the run). :func:`forensics.report.dump.frame_rows` gives the rows of one of its
     frames as a dump without runs has them (BatchRow, DataRecords or RecordRows, FindingRows)."""
 
-    walk: "SegmentWalk"  # open while the dump's rows are read
+    walk: SegmentWalk  # open while the dump's rows are read
     frames: Sequence[Frame]
     print_contents: bool
     skip_record_metadata: bool
-    decoder: Optional[str] = None  # None, "transaction-log" or "offsets" (DumpOptions.decoder)
+    decoder: str | None = None  # None, "transaction-log" or "offsets" (DumpOptions.decoder)
 
 
 class EntryRow(NamedTuple):
@@ -95,5 +96,6 @@ class FindingRow(NamedTuple):
     finding: Finding
 
 
-DumpRow = Union[FileStart, LogStart, KraftSnapshotStart, BatchRow, RecordRow, DataRecords, BatchRun, EntryRow, NoteRow,
-                TrailingBytes, FindingRow]
+DumpRow = (
+    FileStart | LogStart | KraftSnapshotStart | BatchRow | RecordRow | DataRecords | BatchRun | EntryRow | NoteRow | TrailingBytes | FindingRow
+)

@@ -5,7 +5,8 @@ there against what the disk says should be (:mod:`forensics.analysis.coverage`).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any
+from collections.abc import Sequence
 
 from forensics.analysis.clock import AsOf, FileTimes
 from forensics.analysis.contradictions import replica_epoch_disagreement
@@ -23,12 +24,12 @@ from forensics.report.state import StateReport
 
 
 def quiescence_of(report: StateReport, clock: AsOf, window_ms: int, changed: Sequence[ChangedFile] = (),
-                  copy_start_ms: Optional[int] = None, image: Any = None) -> Quiescence:
+                  copy_start_ms: int | None = None, image: Any = None) -> Quiescence:
     """The quiescence of a state report's evidence; ``clock``: the incident clock of the same inputs (whether
     the file times are real), ``changed``: the files that changed while the run read them, ``image``: the
     KRaft cluster image (each broker's newest registration)."""
-    dir_of: Dict[str, str] = {}
-    newest: Dict[str, Optional[int]] = {}
+    dir_of: dict[str, str] = {}
+    newest: dict[str, int | None] = {}
     for v in report.partitions:
         i = v.inputs
         dir_of[i.path] = i.log_dir
@@ -84,14 +85,14 @@ def coverage_of(inventory: Inventory, image: Any = None) -> Coverage:
     return replace(base, metadata_missing=tuple(kraft) if kraft and not has_metadata else ())
 
 
-def torn_logs(report: StateReport, coverage: Coverage) -> Tuple[TornLog, ...]:
+def torn_logs(report: StateReport, coverage: Coverage) -> tuple[TornLog, ...]:
     """The partitions whose log (the copy verdicts read: the likely leader's) ends below what its own
     checkpoints, leader epochs and snapshots say it held, and the coordinator partitions that do or that
     hold other partitions' records."""
     from forensics.report.hanging import leader_views
 
     extents = EvidenceExtents(report.inventory, coverage=coverage)
-    groups: Dict[TopicPartition, List[PartitionView]] = {}
+    groups: dict[TopicPartition, list[PartitionView]] = {}
     for r in report.partitions:
         groups.setdefault(r.topic_partition, []).append(r)
     out = []
@@ -114,7 +115,7 @@ def torn_logs(report: StateReport, coverage: Coverage) -> Tuple[TornLog, ...]:
     return tuple(out)
 
 
-def _replicas_disagree(view: PartitionView, replicas: Sequence[PartitionView]) -> Optional[Gap]:
+def _replicas_disagree(view: PartitionView, replicas: Sequence[PartitionView]) -> Gap | None:
     """The leader-epoch evidence the choice of ``view`` among ``replicas`` rests on, where it contradicts itself:
     replicas starting one epoch at different offsets, or (when another replica holds an open transaction the
     copy read does not: the choice decides the verdict) the copy read's batches against its checkpoint."""
@@ -129,7 +130,7 @@ def _replicas_disagree(view: PartitionView, replicas: Sequence[PartitionView]) -
 
 
 def evidence_model_of(report: StateReport, clock: AsOf, window_ms: int, changed: Sequence[ChangedFile] = (),
-                      copy_start_ms: Optional[int] = None, image: Any = None) -> EvidenceModel:
+                      copy_start_ms: int | None = None, image: Any = None) -> EvidenceModel:
     """The evidence model of a state rebuild (see :mod:`forensics.analysis.evidence_model`)."""
     coverage = coverage_of(report.inventory, image)
     return EvidenceModel(quiescence_of(report, clock, window_ms, changed, copy_start_ms, image), coverage,

@@ -5,8 +5,6 @@ is made on the executors there)."""
 
 from __future__ import annotations
 
-from typing import Dict, List
-
 from forensics.columns import export_values
 from forensics.findings import dedupe
 from forensics.pipeline.export_rows import Context
@@ -18,7 +16,7 @@ def _replica(v) -> tuple:
     return (v.inputs.path, v.inputs.log_dir or None, v.inputs.broker_id, tp.topic, tp.partition)
 
 
-def transaction_rows(report) -> List[tuple]:
+def transaction_rows(report) -> list[tuple]:
     """Per replica and producer, the transactions of the full history (or, for a producer it does not
     know, of the broker-equivalent fold: snapshot + replay), as ``describe-producers`` shows them."""
     rows = []
@@ -37,20 +35,20 @@ def transaction_rows(report) -> List[tuple]:
     return rows
 
 
-def producer_state_rows(report) -> List[tuple]:
+def producer_state_rows(report) -> list[tuple]:
     return [_replica(v) + (pid, e.producer_epoch, e.latest_coordinator_epoch, e.last_sequence, e.last_offset,
                            e.offset_delta, e.last_timestamp, e.current_txn_first_offset)
             for v in report.partitions for pid, e in sorted(v.entries.items())]
 
 
-def partition_rows(report) -> List[tuple]:
+def partition_rows(report) -> list[tuple]:
     """The ``partitions`` table: each replica's :func:`~forensics.report.state.partition_row`."""
     return [export_values(partition_row(v)) for v in report.partitions]
 
 
-def coordinator_rows(report) -> List[tuple]:
+def coordinator_rows(report) -> list[tuple]:
     """Every record of the ``__transaction_state`` replica each partition's coordinator loads."""
-    rows: List[tuple] = []
+    rows: list[tuple] = []
     for part, cp in sorted(report.coordinator.partitions.items()):
         entries = sorted(((tid, h) for tid, hs in cp.state.history.items() for h in hs), key=lambda e: e[1].offset)
         for tid, h in entries:
@@ -73,12 +71,12 @@ def all_findings(scan_report, state_report) -> list:
     return without_whole_file_regions(dedupe(scan_report.all_findings() + state_report.findings()))
 
 
-def finding_rows(findings) -> List[tuple]:
+def finding_rows(findings) -> list[tuple]:
     return [(f.kind.value, f.level.value, f.message, f.path, f.position, f.end_position, f.first_offset,
              f.last_offset, f.count, f.last_position) for f in findings]
 
 
-def contexts(inventory) -> Dict[str, Context]:
+def contexts(inventory) -> dict[str, Context]:
     """Per replica (partition directory): what each of its ``batches`` rows says about where it lies."""
     return {p.path: (p.path, log_dir.path if log_dir is not None and log_dir.path else None,
                      log_dir.broker_id if log_dir is not None else None, p.topic, p.partition, p.status.value)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from enum import Enum
 from types import MappingProxyType
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.analysis.clock import AsOf, given
@@ -49,20 +50,20 @@ COMMAND_FORMS = {
 START_OFFSET_FROM = (3, 0)  # brokers answering DescribeProducers for the --start-offset form
 
 
-def active_form(version: Optional[BrokerVersionRange]) -> str:
+def active_form(version: BrokerVersionRange | None) -> str:
     """The abort form a script arms: ``--start-offset`` where every broker is known to be 3.0 or newer (the
     tool then looks the producer up live), else the legacy form with the disk's values."""
     known = version.at_least(START_OFFSET_FROM) if version is not None else None
     return "abortArgsStartOffset" if known else "abortArgs"
 
 
-def leader_views(report: StateReport, topic: Optional[str] = None, partition: Optional[int] = None,
-                 broker_id: Optional[int] = None,
-                 leaders: Mapping[TopicPartition, Tuple[int, int]] = MappingProxyType({})):
+def leader_views(report: StateReport, topic: str | None = None, partition: int | None = None,
+                 broker_id: int | None = None,
+                 leaders: Mapping[TopicPartition, tuple[int, int]] = MappingProxyType({})):
     """One replica per partition: the one on ``broker_id`` if given, else the leader ``leaders`` names
     (``__cluster_metadata``'s: (broker, leader epoch)) where it is among them and no replica holds a newer
     leader epoch (then the metadata read is the older record), else the likely leader."""
-    groups: Dict[Tuple[str, int], list] = {}
+    groups: dict[tuple[str, int], list] = {}
     for v in selected_replicas(report, Filters(topic, partition, broker_id)):
         groups.setdefault((v.topic_partition.topic, v.topic_partition.partition), []).append(v)
     out = []
@@ -74,19 +75,19 @@ def leader_views(report: StateReport, topic: Optional[str] = None, partition: Op
     return out
 
 
-def selected_replicas(report: StateReport, selection: Filters) -> List[PartitionView]:
+def selected_replicas(report: StateReport, selection: Filters) -> list[PartitionView]:
     """The data partition replicas ``selection``'s topic, partition and broker id select."""
     return [v for v in report.partitions
             if selection.selects(v.topic_partition.topic, v.topic_partition.partition, v.inputs.broker_id)]
 
 
-def find_hanging(report: StateReport, *, as_of: Optional[int] = None, topic: Optional[str] = None,
-                 partition: Optional[int] = None, broker_id: Optional[int] = None,
+def find_hanging(report: StateReport, *, as_of: int | None = None, topic: str | None = None,
+                 partition: int | None = None, broker_id: int | None = None,
                  max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-                 time_text: Optional[Callable[[int, Optional[int]], str]] = None,
-                 evidence: Optional[EvidenceModel] = None, reach: Optional[Reach] = None,
-                 crc: Optional[BatchCrc] = None, epochs: Optional[EpochCheck] = None
-                 ) -> Tuple[List[Verdict], AsOf]:
+                 time_text: Callable[[int, int | None], str] | None = None,
+                 evidence: EvidenceModel | None = None, reach: Reach | None = None,
+                 crc: BatchCrc | None = None, epochs: EpochCheck | None = None
+                 ) -> tuple[list[Verdict], AsOf]:
     """The verdicts and the as-of time; ``time_text(ms, as_of_ms)`` writes the times the reasons name
     (the caller's renderer: render/time_text.stamp), else they show as epoch milliseconds; ``evidence``:
     how the evidence was left and what it lacks (:func:`forensics.report.evidence_facts.evidence_model_of`;
@@ -105,7 +106,7 @@ def find_hanging(report: StateReport, *, as_of: Optional[int] = None, topic: Opt
                     text), when
 
 
-def _abort_prefix(v: Verdict, bootstrap: str, command_config: Optional[str]) -> List[str]:
+def _abort_prefix(v: Verdict, bootstrap: str, command_config: str | None) -> list[str]:
     tp = v.view.topic_partition
     args = ["kafka-transactions.sh", "--bootstrap-server", bootstrap]
     if command_config:
@@ -114,7 +115,7 @@ def _abort_prefix(v: Verdict, bootstrap: str, command_config: Optional[str]) -> 
 
 
 def abort_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
-               command_config: Optional[str] = None) -> List[str]:
+               command_config: str | None = None) -> list[str]:
     """Legacy form (any broker >= 0.11 with a 3.x tool; a 4.x tool needs brokers >= 2.8)."""
     e = v.entry
     return _abort_prefix(v, bootstrap, command_config) + [
@@ -123,12 +124,12 @@ def abort_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
 
 
 def start_offset_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
-                      command_config: Optional[str] = None) -> List[str]:
+                      command_config: str | None = None) -> list[str]:
     """``--start-offset`` form (brokers 3.0+: the tool looks the producer up with DescribeProducers)."""
     return _abort_prefix(v, bootstrap, command_config) + ["--start-offset", str(v.start_offset)]
 
 
-def kafka_python_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER) -> List[str]:
+def kafka_python_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER) -> list[str]:
     """kafka-python's admin CLI (``python -m kafka.admin``), always with an explicit coordinator epoch:
     its default of -1 is rejected by a broker that already holds a coordinator epoch for the producer."""
     tp, e = v.view.topic_partition, v.entry
@@ -141,7 +142,7 @@ NO_COORDINATOR_WARNING = ("no __transaction_state partition among the inputs: ve
                           "on age alone, as Kafka's find-hanging; add the coordinators' disks.")
 
 
-def evidence_warnings(report: StateReport, evidence: Optional[EvidenceModel] = None) -> List[str]:
+def evidence_warnings(report: StateReport, evidence: EvidenceModel | None = None) -> list[str]:
     """What weakens every verdict of the run, said first by every output."""
     out = [] if report.coordinator.partitions else [NO_COORDINATOR_WARNING]
     brokers = {d.path: d.broker_id for d in report.inventory.log_dirs}
@@ -185,7 +186,7 @@ def _armed(v: Verdict, arm_unverifiable: bool, legal_topic: bool) -> bool:
         arm_unverifiable and arming is Arming.ON_REQUEST and not v.gaps and v.past_age_gate))
 
 
-def _not_armed_because(v: Verdict, arm_unverifiable: bool, legal_topic: bool) -> Optional[str]:
+def _not_armed_because(v: Verdict, arm_unverifiable: bool, legal_topic: bool) -> str | None:
     if not legal_topic:
         return ("the partition dir's topic name is not one Kafka allows (1-249 of a-z A-Z 0-9 . _ -): a forged or "
                 "damaged directory name")
@@ -201,7 +202,7 @@ def _not_armed_because(v: Verdict, arm_unverifiable: bool, legal_topic: bool) ->
     return v.verdict.unarmed
 
 
-def _why_not_armed(v: Verdict, armed: bool, arm_unverifiable: bool, legal_topic: bool) -> Optional[str]:
+def _why_not_armed(v: Verdict, armed: bool, arm_unverifiable: bool, legal_topic: bool) -> str | None:
     """``notArmedBecause``: why the row's abort is not armed (None when it is)."""
     if armed:
         return None
@@ -210,9 +211,9 @@ def _why_not_armed(v: Verdict, armed: bool, arm_unverifiable: bool, legal_topic:
     return _not_armed_because(v, arm_unverifiable, legal_topic)
 
 
-def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: Optional[str] = None,
-                arm_unverifiable: bool = False, version: Optional[BrokerVersionRange] = None, *,
-                as_of: Optional[AsOf] = None, preview: Any = ABSENT) -> HangingRow:
+def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: str | None = None,
+                arm_unverifiable: bool = False, version: BrokerVersionRange | None = None, *,
+                as_of: AsOf | None = None, preview: Any = ABSENT) -> HangingRow:
     """The row of verdict ``v``; ``as_of``: stated in the row (find-hanging); ``preview``: what its abort
     discards (:func:`forensics.report.preview.abort_preview`)."""
     tp = v.view.topic_partition

@@ -15,7 +15,8 @@ where it wrote nothing, or that are not among the inputs).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 from forensics import __version__
 from forensics.analysis.clock import AsOf
@@ -72,12 +73,12 @@ MAX_COORDINATOR_EVENTS = 200
 MAX_FINDINGS = 500
 
 def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf, *, inputs: Sequence[str],
-                   manifest: Optional[Tuple[str, str]] = None, scan: Optional[ScanReport] = None,
-                   rows: Optional[Sequence[HangingRow]] = None, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
-                   command_config: Optional[str] = None, max_timelines: int = MAX_TIMELINES,
-                   max_findings: int = MAX_FINDINGS, brokers: Optional[str] = None,
+                   manifest: tuple[str, str] | None = None, scan: ScanReport | None = None,
+                   rows: Sequence[HangingRow] | None = None, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
+                   command_config: str | None = None, max_timelines: int = MAX_TIMELINES,
+                   max_findings: int = MAX_FINDINGS, brokers: str | None = None,
                    selection: Filters = Filters(), whole: Sequence[Verdict] = (),
-                   warnings: Optional[Sequence[str]] = None) -> Incident:
+                   warnings: Sequence[str] | None = None) -> Incident:
     """The incident model. ``rows``: one row per verdict, in the verdicts' order (a
     :class:`~forensics.report.rows.HangingRow` as :func:`~forensics.report.hanging.hanging_row` builds it,
     its columns shown as declared; default: built here);
@@ -110,11 +111,11 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
 # -- summary ----------------------------------------------------------------------------------------
 
 
-def _counts(items: Iterable[str]) -> Tuple[Tuple[str, int], ...]:
+def _counts(items: Iterable[str]) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(Counter(items).items()))
 
 
-def _needing_a_person(verdicts: Sequence[Verdict]) -> Tuple[int, int, int]:
+def _needing_a_person(verdicts: Sequence[Verdict]) -> tuple[int, int, int]:
     """How many are proven hanging, unverifiable (armed only on request), and stuck, fenced or overdue."""
     unverifiable = [v.verdict.arming is Arming.ON_REQUEST for v in verdicts]
     return (sum(v.abortable for v in verdicts), sum(unverifiable),
@@ -122,7 +123,7 @@ def _needing_a_person(verdicts: Sequence[Verdict]) -> Tuple[int, int, int]:
 
 
 def _summary(report: StateReport, views: Sequence[PartitionView], replicas: int, verdicts: Sequence[Verdict],
-             findings: Sequence[Finding], scan: Optional[ScanReport], narrowed: bool = False) -> Summary:
+             findings: Sequence[Finding], scan: ScanReport | None, narrowed: bool = False) -> Summary:
     inv, coord = report.inventory, report.coordinator
     parts = [p for d in scan.log_dirs for p in d.partitions] if scan is not None else []
     hanging, unverifiable, attention = _needing_a_person(verdicts)
@@ -140,7 +141,7 @@ def _summary(report: StateReport, views: Sequence[PartitionView], replicas: int,
         not_counted=() if narrowed else without_producer_state(inv))
 
 
-def _judged(v: Verdict) -> Tuple[TopicPartition, Optional[int], int, int]:
+def _judged(v: Verdict) -> tuple[TopicPartition, int | None, int, int]:
     """Which open transaction a verdict is on, on which broker's replica."""
     return v.view.topic_partition, v.view.inputs.broker_id, v.entry.producer_id, v.start_offset
 
@@ -164,13 +165,13 @@ def _selection(report: StateReport, views: Sequence[PartitionView], verdicts: Se
 # -- LSO lag ----------------------------------------------------------------------------------------
 
 
-def _all_spans(view: PartitionView, pid: int) -> Tuple[TransactionSpan, ...]:
+def _all_spans(view: PartitionView, pid: int) -> tuple[TransactionSpan, ...]:
     """The producer's transactions on this replica: the full history's, else the broker-equivalent
     fold's (a producer known only from a snapshot)."""
     return view.history.spans.get(pid, ()) or view.broker.spans.get(pid, ())
 
 
-def pinning_span(view: PartitionView) -> Optional[TransactionSpan]:
+def pinning_span(view: PartitionView) -> TransactionSpan | None:
     """The transaction that holds the LSO back: the open (or not yet replicated) one with the lowest
     first offset, as ``UnifiedLog.lastStableOffset`` picks it."""
     if view.first_unstable_offset is None or view.first_unstable_offset >= view.high_watermark:
@@ -181,14 +182,14 @@ def pinning_span(view: PartitionView) -> Optional[TransactionSpan]:
     return min(candidates, key=lambda s: s.first_offset, default=None)
 
 
-def _lso_lags(views: Sequence[PartitionView], verdicts: Sequence[Verdict], as_of: Optional[int]
-              ) -> Tuple[LsoLag, ...]:
+def _lso_lags(views: Sequence[PartitionView], verdicts: Sequence[Verdict], as_of: int | None
+              ) -> tuple[LsoLag, ...]:
     open_txns = Counter(v.view.topic_partition for v in verdicts)
     hanging = {(v.view.topic_partition, v.entry.producer_id) for v in verdicts if v.abortable}
     return tuple(_lso_lag(view, hanging, as_of, open_txns[view.topic_partition]) for view in views)
 
 
-def _lso_lag(view: PartitionView, hanging: Set[Tuple[TopicPartition, int]], as_of: Optional[int],
+def _lso_lag(view: PartitionView, hanging: set[tuple[TopicPartition, int]], as_of: int | None,
              open_txns: int) -> LsoLag:
     tp = view.topic_partition
     span = pinning_span(view)
@@ -207,7 +208,7 @@ def _lso_lag(view: PartitionView, hanging: Set[Tuple[TopicPartition, int]], as_o
 # -- open transactions ------------------------------------------------------------------------------
 
 
-def _field(path: str, value: Any) -> List[Field]:
+def _field(path: str, value: Any) -> list[Field]:
     """One labelled field (forensics.report.incident_labels); none for a missing value that says nothing."""
     lab = label(path)
     if value is None and lab.skip_none:
@@ -218,7 +219,7 @@ def _field(path: str, value: Any) -> List[Field]:
     return [Field(path, value, lab.text, kind, lab.none)]
 
 
-def flatten(value: Any, prefix: str = "") -> List[Field]:
+def flatten(value: Any, prefix: str = "") -> list[Field]:
     """A nested JSON-able value as labelled ``Field`` lines keyed by their dotted path; a list of
     scalars is one field, a list of records one group of fields per item (``gaps[0].text``)."""
     if isinstance(value, dict) and value:
@@ -228,7 +229,7 @@ def flatten(value: Any, prefix: str = "") -> List[Field]:
     return _field(prefix, None if isinstance(value, dict) else value)
 
 
-def _commands(row: HangingRow) -> Tuple[List[CommandLine], List[FieldGroup]]:
+def _commands(row: HangingRow) -> tuple[list[CommandLine], list[FieldGroup]]:
     """The abort forms and any other top-level ``...Args`` list of strings are the command lines;
     every other column that is not shown elsewhere on the card is an extra: a nested record its own
     group, the rest one group at the end, labelled; nothing is dropped (a column the label table does
@@ -251,7 +252,7 @@ def _commands(row: HangingRow) -> Tuple[List[CommandLine], List[FieldGroup]]:
     return commands, groups
 
 
-def _facts(row: HangingRow) -> Tuple[Field, ...]:
+def _facts(row: HangingRow) -> tuple[Field, ...]:
     """The row's own facts, in the label table's order."""
     values = dict(row.json_items())
     return tuple(f for key, lab in LABELS.items() if lab.place == FACT and key in values for f in _field(key, values[key]))
@@ -272,7 +273,7 @@ def _transaction(v: Verdict, row: HangingRow) -> OpenTransaction:
 # -- timelines --------------------------------------------------------------------------------------
 
 
-def _producer_ids(v: TransactionIdView) -> Tuple[int, ...]:
+def _producer_ids(v: TransactionIdView) -> tuple[int, ...]:
     pids = {h.value.producer_id for h in v.history if h.value is not None}
     m = v.metadata
     if m is not None:
@@ -280,7 +281,7 @@ def _producer_ids(v: TransactionIdView) -> Tuple[int, ...]:
     return tuple(sorted(p for p in pids if p >= 0))
 
 
-def _named(h: HistoryEntry) -> Tuple[str, ...]:
+def _named(h: HistoryEntry) -> tuple[str, ...]:
     """The partitions (``topic-N``) a coordinator record names."""
     v = h.value
     return tuple(f"{t.topic}-{p}" for t in (v.partitions or ()) for p in t.partition_ids) if v is not None else ()
@@ -294,7 +295,7 @@ def _coordinator_event(h: HistoryEntry) -> CoordinatorEvent:
                             h.leader_epoch, parts)
 
 
-def _span_event(s: TransactionSpan, verdict: Optional[Verdict]) -> SpanEvent:
+def _span_event(s: TransactionSpan, verdict: Verdict | None) -> SpanEvent:
     tone = ((COMMIT if s.outcome == "COMMIT" else ABORT) if s.outcome is not None
             else verdict.verdict.tone if verdict is not None else OPEN)
     return SpanEvent(s.producer_id, s.first_offset, s.last_data_offset, s.first_timestamp, s.last_timestamp,
@@ -302,7 +303,7 @@ def _span_event(s: TransactionSpan, verdict: Optional[Verdict]) -> SpanEvent:
                      verdict.verdict.label if verdict is not None and s.is_open else None, tone)
 
 
-def _lane(view: PartitionView, pids: Sequence[int], open_verdicts: Dict[Tuple[str, int], Verdict]) -> Lane:
+def _lane(view: PartitionView, pids: Sequence[int], open_verdicts: dict[tuple[str, int], Verdict]) -> Lane:
     spans = sorted((s for pid in pids for s in _all_spans(view, pid)), key=lambda s: (s.first_offset, s.producer_id))
     closed = [i for i, s in enumerate(spans) if not s.is_open]
     keep = set(closed[-MAX_SPANS_PER_LANE:]) | {i for i, s in enumerate(spans) if s.is_open}
@@ -312,15 +313,15 @@ def _lane(view: PartitionView, pids: Sequence[int], open_verdicts: Dict[Tuple[st
     return Lane(name, view.inputs.broker_id, True, events, len(spans) - len(events))
 
 
-def _time_range(coordinator: Sequence[CoordinatorEvent], lanes: Sequence[Lane]) -> Tuple[Optional[int], Optional[int]]:
+def _time_range(coordinator: Sequence[CoordinatorEvent], lanes: Sequence[Lane]) -> tuple[int | None, int | None]:
     times = [c.time_ms for c in coordinator if c.time_ms >= 0]
     times += [t for lane in lanes for s in lane.spans for t in (s.first_time_ms, s.last_time_ms, s.marker_time_ms)
               if t is not None and t >= 0]
     return (min(times), max(times)) if times else (None, None)
 
 
-def _timeline(title: str, id_view: Optional[TransactionIdView], pids: Tuple[int, ...],
-              views: Sequence[PartitionView], verdicts: Sequence[Verdict], lanes_of: "_Lanes") -> Timeline:
+def _timeline(title: str, id_view: TransactionIdView | None, pids: tuple[int, ...],
+              views: Sequence[PartitionView], verdicts: Sequence[Verdict], lanes_of: _Lanes) -> Timeline:
     open_verdicts = {(str(v.view.topic_partition), v.entry.producer_id): v for v in verdicts}
     history = tuple(_coordinator_event(h) for h in (id_view.history if id_view is not None else ()))
     named = {p for c in history for p in c.partitions}
@@ -344,7 +345,7 @@ class _Lanes:
         self.topic_partition = Filters(selection.topic, selection.partition)  # an absent partition has no broker
         self.pids = {pid for v in views for pid in {*v.history.spans, *v.broker.spans} if _all_spans(v, pid)}
 
-    def absent(self, named: Iterable[str]) -> Set[str]:
+    def absent(self, named: Iterable[str]) -> set[str]:
         """The partitions of ``named`` not among the inputs, in the selection."""
         out = set()
         for name in named:
@@ -361,14 +362,14 @@ class _Lanes:
 
 
 def _timelines(report: StateReport, views: Sequence[PartitionView], verdicts: Sequence[Verdict],
-               limit: int, selection: Filters = Filters()) -> Tuple[Tuple[Timeline, ...], int, int]:
+               limit: int, selection: Filters = Filters()) -> tuple[tuple[Timeline, ...], int, int]:
     """One per transactional id, and one per producer id of an open transaction that no coordinator
     record names. Those with an abortable transaction come first, then those with any open one, then
     the rest, each by name; only the first ``limit`` are built. With a ``selection``, only those with a
     lane in it (the others counted: the third number)."""
     lanes_of = _Lanes(report, views, selection)
     ids = report.coordinator.ids
-    rank: Dict[Tuple[str, Any], int] = {}
+    rank: dict[tuple[str, Any], int] = {}
     for v in verdicts:
         key = ("id", v.transactional_id) if v.transactional_id in ids else ("pid", v.entry.producer_id)
         rank[key] = min(rank.get(key, 1), 0 if v.abortable else 1)
@@ -378,7 +379,7 @@ def _timelines(report: StateReport, views: Sequence[PartitionView], verdicts: Se
     keys += [k for k in rank if k[0] == "pid"]
     keys.sort(key=lambda k: (rank.get(k, 2), k[0] == "id", str(k[1]) if k[0] == "id" else f"{k[1]:020d}"))
 
-    def make(key: Tuple[str, Any]) -> Timeline:
+    def make(key: tuple[str, Any]) -> Timeline:
         if key[0] == "id":
             return _timeline(key[1], ids[key[1]], _producer_ids(ids[key[1]]), views, verdicts, lanes_of)
         return _timeline(f"producer id {key[1]}", None, (key[1],), views, verdicts, lanes_of)

@@ -12,7 +12,7 @@ of a real row has no entry here.
 from __future__ import annotations
 
 import re
-from typing import Dict, NamedTuple
+from typing import NamedTuple
 
 # kinds: how a value is shown
 TIME, DURATION, BYTES, LINES, QUOTED, PLAIN = "time", "duration", "bytes", "lines", "quoted", ""
@@ -35,7 +35,7 @@ def _elsewhere(text: str) -> Label:
 
 _NO_DATA = "unknown: no data batch of it among the inputs (known from the producer snapshot only)"
 
-LABELS: Dict[str, Label] = {
+LABELS: dict[str, Label] = {
     # -- the card's heading, badge, reason, advice and commands show these --------------------------------
     "topic": _elsewhere("topic"),
     "partition": _elsewhere("partition"),

@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple, Union
 
 from forensics.analysis.clock import AsOf
 from forensics.findings import Finding
 
-Scalar = Union[str, int, float, bool, None]
+Scalar = str | int | float | bool | None
 
 # Tones: what a picture's colour says; the renderer maps each to a colour and a legend entry.
 IDLE, OPEN, PREPARE, COMMIT, ABORT, DEAD, HANGING, UNVERIFIED, UNKNOWN = (
@@ -19,7 +18,7 @@ IDLE, OPEN, PREPARE, COMMIT, ABORT, DEAD, HANGING, UNVERIFIED, UNKNOWN = (
 @dataclass(frozen=True, slots=True)
 class Field:  # One fact of a row, flattened: ``evidence.openTransaction.firstOffset`` = 6.
     key: str  # its path in the row (find-hanging --format json)
-    value: Union[Scalar, Tuple[Scalar, ...]]  # a tuple: a list of scalars
+    value: Scalar | tuple[Scalar, ...]  # a tuple: a list of scalars
     label: str = ""  # what a person calls it (forensics.report.incident_labels)
     kind: str = ""  # how to show it: time (epoch ms), duration (ms), bytes, lines, quoted, or plain
     none: str = "unknown"  # what a missing value (or an empty list) means
@@ -33,19 +32,19 @@ class Field:  # One fact of a row, flattened: ``evidence.openTransaction.firstOf
 class FieldGroup:  # A nested record of a row (``abortPreview``), or the row's other keys (``key`` "").
     key: str
     label: str
-    fields: Tuple[Field, ...]
+    fields: tuple[Field, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class CommandLine:
     key: str  # the row key it came from (abortArgs, ...)
     label: str
-    argv: Tuple[str, ...]
+    argv: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Summary:
-    brokers: Tuple[Optional[int], ...]  # broker id of each log dir (None: no meta.properties)
+    brokers: tuple[int | None, ...]  # broker id of each log dir (None: no meta.properties)
     log_dirs: int
     topics: int
     partitions: int  # data partitions read (distinct topic-partitions)
@@ -57,31 +56,31 @@ class Summary:
     hanging: int  # proven hanging: the verdicts whose abort is armed
     unverifiable: int  # open transactions the evidence cannot decide (never armed by the report)
     attention: int  # stuck or fenced coordinators, ongoing long past their timeout
-    verdicts: Tuple[Tuple[str, int], ...]  # verdict -> count, every open transaction
+    verdicts: tuple[tuple[str, int], ...]  # verdict -> count, every open transaction
     findings: int
-    findings_by_severity: Tuple[Tuple[str, int], ...]
+    findings_by_severity: tuple[tuple[str, int], ...]
     log_bytes: int
-    segments: Optional[int] = None  # from a scan, when one was given
-    batches: Optional[int] = None
-    records: Optional[int] = None
-    not_counted: Tuple[Tuple[str, int], ...] = ()  # internal partitions among the inputs not in ``partitions``
+    segments: int | None = None  # from a scan, when one was given
+    batches: int | None = None
+    records: int | None = None
+    not_counted: tuple[tuple[str, int], ...] = ()  # internal partitions among the inputs not in ``partitions``
 
 
 @dataclass(frozen=True, slots=True)
 class LsoLag:
     topic: str
     partition: int
-    broker_id: Optional[int]
+    broker_id: int | None
     log_start_offset: int
     last_stable_offset: int
     high_watermark: int
     high_watermark_known: bool  # False: no checkpoint, the log end stands in
     log_end_offset: int
-    pinned_by: Optional[int]  # producer id of the transaction at the LSO
-    pinned_offset: Optional[int]  # its first offset (the first unstable offset)
-    pinned_since_ms: Optional[int]  # its first data batch's timestamp
-    lag_ms: Optional[int]  # newest batch timestamp of the partition minus pinned_since_ms
-    age_ms: Optional[int]  # as-of minus pinned_since_ms
+    pinned_by: int | None  # producer id of the transaction at the LSO
+    pinned_offset: int | None  # its first offset (the first unstable offset)
+    pinned_since_ms: int | None  # its first data batch's timestamp
+    lag_ms: int | None  # newest batch timestamp of the partition minus pinned_since_ms
+    age_ms: int | None  # as-of minus pinned_since_ms
     tone: str  # HANGING when the pinning transaction hangs, OPEN when the LSO lags, else IDLE
     open_transactions: int = 0  # open transactions on the partition (its verdicts)
 
@@ -94,26 +93,26 @@ class LsoLag:
 class OpenTransaction:  # One open transaction and its verdict, with evidence and the proposed commands.
     topic: str
     partition: int
-    broker_id: Optional[int]
+    broker_id: int | None
     producer_id: int
     producer_epoch: int
     coordinator_epoch: int
     start_offset: int
-    transactional_id: Optional[str]
+    transactional_id: str | None
     verdict: str
     reason: str
     abortable: bool  # proven hanging
     armed: bool  # its abort command is proposed for running (else shown, not armed)
-    not_armed_because: Optional[str]
-    advice: Tuple[str, ...]  # what to do when the answer is "do not abort"
-    last_timestamp_ms: Optional[int]
-    duration_ms: Optional[int]
+    not_armed_because: str | None
+    advice: tuple[str, ...]  # what to do when the answer is "do not abort"
+    last_timestamp_ms: int | None
+    duration_ms: int | None
     tone: str
-    evidence: Tuple[Field, ...]
-    commands: Tuple[CommandLine, ...]
-    extras: Tuple[FieldGroup, ...]  # any other row key (e.g. abortPreview), flattened
-    facts: Tuple[Field, ...] = ()  # the row's own facts (broker, offsets, epochs, times), labelled
-    active_form: Optional[str] = None  # the command form for these brokers (the key of one of ``commands``)
+    evidence: tuple[Field, ...]
+    commands: tuple[CommandLine, ...]
+    extras: tuple[FieldGroup, ...]  # any other row key (e.g. abortPreview), flattened
+    facts: tuple[Field, ...] = ()  # the row's own facts (broker, offsets, epochs, times), labelled
+    active_form: str | None = None  # the command form for these brokers (the key of one of ``commands``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,47 +121,47 @@ class CoordinatorEvent:  # One ``__transaction_state`` record of the id.
     offset: int
     state: str
     tone: str
-    producer_id: Optional[int]
-    producer_epoch: Optional[int]
+    producer_id: int | None
+    producer_epoch: int | None
     coordinator_epoch: int  # the batch's partitionLeaderEpoch
-    partitions: Tuple[str, ...]
+    partitions: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class SpanEvent:  # One transaction of the id on one partition: its data, then its marker (or none: open).
     producer_id: int
     first_offset: int
-    last_data_offset: Optional[int]
-    first_time_ms: Optional[int]
-    last_time_ms: Optional[int]
-    marker_offset: Optional[int]
-    marker_time_ms: Optional[int]
-    outcome: Optional[str]  # COMMIT | ABORT | None (open)
-    epochs: Tuple[int, ...]
-    verdict: Optional[str]  # of an open transaction
+    last_data_offset: int | None
+    first_time_ms: int | None
+    last_time_ms: int | None
+    marker_offset: int | None
+    marker_time_ms: int | None
+    outcome: str | None  # COMMIT | ABORT | None (open)
+    epochs: tuple[int, ...]
+    verdict: str | None  # of an open transaction
     tone: str
 
 
 @dataclass(frozen=True, slots=True)
 class Lane:
     name: str  # topic-partition
-    broker_id: Optional[int]
+    broker_id: int | None
     present: bool  # False: the coordinator named it, but it is not among the inputs
-    spans: Tuple[SpanEvent, ...]
+    spans: tuple[SpanEvent, ...]
     omitted: int = 0  # older closed transactions left out
 
 
 @dataclass(frozen=True, slots=True)
 class Timeline:
     title: str  # the transactional id, or "producer id N" when no coordinator record names it
-    transactional_id: Optional[str]
-    producer_ids: Tuple[int, ...]
-    coordinator_partition: Optional[int]
+    transactional_id: str | None
+    producer_ids: tuple[int, ...]
+    coordinator_partition: int | None
     state: str  # current coordinator state ("" when unknown)
-    coordinator: Tuple[CoordinatorEvent, ...]
-    lanes: Tuple[Lane, ...]
-    start_ms: Optional[int]  # time range of every known time of the timeline
-    end_ms: Optional[int]
+    coordinator: tuple[CoordinatorEvent, ...]
+    lanes: tuple[Lane, ...]
+    start_ms: int | None  # time range of every known time of the timeline
+    end_ms: int | None
     hanging: bool
     coordinator_omitted: int = 0
 
@@ -172,9 +171,9 @@ class Selection:
     """The part of the evidence a report with ``--topic``, ``--partition`` or ``--broker-id`` shows, and
     what it leaves out (counted as the report without them would count it)."""
 
-    topic: Optional[str]
-    partition: Optional[int]
-    broker_id: Optional[int]
+    topic: str | None
+    partition: int | None
+    broker_id: int | None
     partitions_left_out: int  # data partitions among the inputs with no replica in the selection
     topics_left_out: int  # topics with no partition in the selection
     open_left_out: int  # open transactions the report without the selection judges and this one does not
@@ -192,19 +191,19 @@ class Selection:
 @dataclass(frozen=True, slots=True)
 class Incident:
     tool_version: str
-    inputs: Tuple[str, ...]
-    manifest_path: Optional[str]
-    manifest_sha256: Optional[str]
-    as_of_ms: Optional[int]
+    inputs: tuple[str, ...]
+    manifest_path: str | None
+    manifest_sha256: str | None
+    as_of_ms: int | None
     as_of_source: str
     summary: Summary
-    lso: Tuple[LsoLag, ...]
-    transactions: Tuple[OpenTransaction, ...]  # abortable first
-    timelines: Tuple[Timeline, ...]
+    lso: tuple[LsoLag, ...]
+    transactions: tuple[OpenTransaction, ...]  # abortable first
+    timelines: tuple[Timeline, ...]
     timelines_omitted: int
-    findings: Tuple[Finding, ...]
+    findings: tuple[Finding, ...]
     findings_omitted: int
-    warnings: Tuple[str, ...] = ()  # shown first: what makes every verdict weaker (e.g. no coordinator data)
-    clock: Optional[AsOf] = None  # the as-of time with what the file times say about it
-    brokers: Optional[str] = None  # the brokers' version range, as one line
-    selection: Optional[Selection] = None  # None: every partition among the inputs
+    warnings: tuple[str, ...] = ()  # shown first: what makes every verdict weaker (e.g. no coordinator data)
+    clock: AsOf | None = None  # the as-of time with what the file times say about it
+    brokers: str | None = None  # the brokers' version range, as one line
+    selection: Selection | None = None  # None: every partition among the inputs

@@ -14,8 +14,9 @@ import base64
 import hashlib
 import json
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any
 
 from forensics.errors import InputError
 from forensics.exit_codes import EXIT_CORRUPT
@@ -37,20 +38,20 @@ class ManifestEntry:
     absolute_path: str
     kind: str  # role: log dir, partition dir, directory, log-dir file, partition file, file given, other file
     type: str = "file"  # dir, file, symlink, fifo, socket, char-device, block-device, other
-    size: Optional[int] = None
-    mtime_ns: Optional[int] = None
-    sha256: Optional[str] = None
-    error: Optional[str] = None  # a file that could not be hashed, a directory that could not be listed: why
+    size: int | None = None
+    mtime_ns: int | None = None
+    sha256: str | None = None
+    error: str | None = None  # a file that could not be hashed, a directory that could not be listed: why
     changed_during_run: bool = False
-    sparse_sha256: Optional[str] = None  # instead of sha256, for a file with more holes than SPARSE_HASH_LIMIT
-    target: Optional[str] = None  # a symlink's target
+    sparse_sha256: str | None = None  # instead of sha256, for a file with more holes than SPARSE_HASH_LIMIT
+    target: str | None = None  # a symlink's target
 
     @property
     def is_file(self) -> bool:
         return self.type == "file"
 
     @property
-    def digest(self) -> Optional[str]:
+    def digest(self) -> str | None:
         return self.sha256 if self.sparse_sha256 is None else self.sparse_sha256
 
 
@@ -58,20 +59,20 @@ class ManifestEntry:
 class Manifest:
     tool_version: str
     command: str
-    command_line: Tuple[str, ...]
+    command_line: tuple[str, ...]
     working_directory: str
     host: str
-    engine: Optional[str]
-    inputs: Tuple[str, ...]
+    engine: str | None
+    inputs: tuple[str, ...]
     started_ms: int
-    ended_ms: Optional[int]
-    as_of_ms: Optional[int]
-    as_of_source: Optional[str]
-    entries: Tuple[ManifestEntry, ...]
+    ended_ms: int | None
+    as_of_ms: int | None
+    as_of_source: str | None
+    entries: tuple[ManifestEntry, ...]
     version: int = MANIFEST_VERSION
 
     @property
-    def files(self) -> Tuple[ManifestEntry, ...]:
+    def files(self) -> tuple[ManifestEntry, ...]:
         """The regular files."""
         return tuple(e for e in self.entries if e.is_file)
 
@@ -99,7 +100,7 @@ def summarize(m: Manifest) -> Summary:
                    sum(1 for f in files if f.error is not None), sum(1 for f in files if f.changed_during_run))
 
 
-def entry_of(e: EvidenceEntry, d: Optional[FileDigest]) -> ManifestEntry:
+def entry_of(e: EvidenceEntry, d: FileDigest | None) -> ManifestEntry:
     """A manifest entry from a tree entry and, for a regular file, its digest."""
     if d is None:
         return ManifestEntry(e.path, os.path.abspath(e.path), e.kind, e.type, error=e.error, target=e.target)
@@ -107,11 +108,11 @@ def entry_of(e: EvidenceEntry, d: Optional[FileDigest]) -> ManifestEntry:
                          d.error, d.changed_while_read, d.sparse_sha256)
 
 
-def digest_entries(entries: Sequence[EvidenceEntry]) -> Tuple[ManifestEntry, ...]:
+def digest_entries(entries: Sequence[EvidenceEntry]) -> tuple[ManifestEntry, ...]:
     """Entries with every regular file hashed; a symlink below an input is never followed (only an
     input given as a symlink is), and nothing on a kernel file system is read."""
     files = [e for e in entries if e.type == "file" and e.error is None]
-    digests: Dict[str, FileDigest] = {}
+    digests: dict[str, FileDigest] = {}
     for follow in (True, False):
         group = [e.path for e in files if e.given == follow]
         digests.update(zip(group, hash_files(group, follow=follow)))
@@ -137,7 +138,7 @@ def _moved(e: ManifestEntry, given: bool) -> bool:
     return (st.st_size, st.st_mtime_ns) != (e.size, e.mtime_ns)
 
 
-def close_run(manifest: Manifest, ended_ms: int, as_of_ms: Optional[int], as_of_source: Optional[str]) -> Manifest:
+def close_run(manifest: Manifest, ended_ms: int, as_of_ms: int | None, as_of_source: str | None) -> Manifest:
     """End time and as-of; every file whose size or modification time moved since it was hashed is
     marked ``changed_during_run``."""
     entries = tuple(replace(e, changed_during_run=True) if _moved(e, e.path in manifest.inputs) else e
@@ -172,7 +173,7 @@ def name_text(name: str) -> str:
     return _name_bytes(name).decode("utf-8", "backslashreplace")
 
 
-def name_fields(key: str, name: str) -> Dict[str, str]:
+def name_fields(key: str, name: str) -> dict[str, str]:
     """``{key: text}``, plus ``{key + "Bytes": base64 of the name's bytes}`` when the name is not
     valid UTF-8: the text is for reading, the bytes are the faithful name."""
     if not any("\ud800" <= c <= "\udfff" for c in name):
@@ -180,7 +181,7 @@ def name_fields(key: str, name: str) -> Dict[str, str]:
     return {key: name_text(name), key + "Bytes": base64.b64encode(_name_bytes(name)).decode("ascii")}
 
 
-def name_from(obj: Mapping[str, Any], key: str) -> Optional[str]:
+def name_from(obj: Mapping[str, Any], key: str) -> str | None:
     """The name a :func:`name_fields` pair holds (its bytes when given), or None when absent."""
     raw = obj.get(key + "Bytes")
     if isinstance(raw, str):

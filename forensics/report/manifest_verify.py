@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any
+from collections.abc import Mapping, Sequence
 
 from forensics.io.digest import FileDigest, hash_many
 from forensics.layout.evidence_files import EvidenceEntry, distinct_inputs, entry_at, evidence_tree
@@ -39,7 +40,7 @@ class Verification:
     path: str  # where the entry is now (for "manifest": the manifest file)
     status: str  # ok, changed, missing, added, renamed, type-changed, unreadable, not-hashed, outside, manifest
     detail: str  # the differences but a moved modification time
-    mtimes: Optional[Tuple[Optional[int], Optional[int]]] = None  # a moved modification time: (now, recorded), epoch ns
+    mtimes: tuple[int | None, int | None] | None = None  # a moved modification time: (now, recorded), epoch ns
 
 
 # -- reading a manifest back ---------------------------------------------------------------------
@@ -54,7 +55,7 @@ def _field(obj: Mapping[str, Any], key: str, kind: type, where: str, optional: b
     return value
 
 
-def _name(obj: Mapping[str, Any], key: str, where: str, optional: bool = False) -> Optional[str]:
+def _name(obj: Mapping[str, Any], key: str, where: str, optional: bool = False) -> str | None:
     value = name_from(obj, key)
     if value is None and not optional:
         raise ManifestFormatError(f"{where}: field {key!r} is missing or not a str")
@@ -75,7 +76,7 @@ def _entry(f: Any, where: str, version: int) -> ManifestEntry:
         _name(f, "target", where, True))
 
 
-def _inputs(obj: Mapping[str, Any]) -> Tuple[str, ...]:
+def _inputs(obj: Mapping[str, Any]) -> tuple[str, ...]:
     names = obj.get("inputs") or []
     raw = obj.get("inputsBytes") or [None] * len(names)
     return tuple(name_from({"i": n, "iBytes": b}, "i") or str(n) for n, b in zip(names, raw))
@@ -99,7 +100,7 @@ def parse_manifest(obj: Any, path: str) -> Manifest:
         entries=entries, version=version)
 
 
-def manifest_checks(obj: Mapping[str, Any], m: Manifest, path: str) -> List[Verification]:
+def manifest_checks(obj: Mapping[str, Any], m: Manifest, path: str) -> list[Verification]:
     """The manifest against itself: its own digest, and its summary against its entries (version 2)."""
     if m.version < 2:
         return []
@@ -127,21 +128,21 @@ def manifest_checks(obj: Mapping[str, Any], m: Manifest, path: str) -> List[Veri
 # -- the evidence as it is now -------------------------------------------------------------------
 
 
-def _input_of(path: str, inputs: Sequence[str]) -> Optional[str]:
+def _input_of(path: str, inputs: Sequence[str]) -> str | None:
     """The (longest) input the recorded ``path`` lies under, as both were written; None: outside."""
     found = [i for i in inputs if path == i or path.startswith(i if i.endswith(os.sep) else i + os.sep)]
     return max(found, key=len) if found else None
 
 
-def _now(given: str, m: Manifest, base: Optional[str]) -> str:
+def _now(given: str, m: Manifest, base: str | None) -> str:
     """Where an input is now: relative inputs against ``base``, else against the recorded working directory."""
     return given if os.path.isabs(given) else os.path.join(base if base is not None else m.working_directory, given)
 
 
-Current = Dict[str, Tuple[str, EvidenceEntry]]  # recorded-style path -> (where it is now, the entry)
+Current = dict[str, tuple[str, EvidenceEntry]]  # recorded-style path -> (where it is now, the entry)
 
 
-def _current_tree(m: Manifest, base: Optional[str]) -> Current:
+def _current_tree(m: Manifest, base: str | None) -> Current:
     roots = [_now(i, m, base) for i in m.inputs]
     keep = set(distinct_inputs(roots))
     out: Current = {}
@@ -152,7 +153,7 @@ def _current_tree(m: Manifest, base: Optional[str]) -> Current:
     return out
 
 
-def _current_listed(m: Manifest, recorded: Mapping[str, ManifestEntry], base: Optional[str]) -> Current:
+def _current_listed(m: Manifest, recorded: Mapping[str, ManifestEntry], base: str | None) -> Current:
     """Version 1: only the entries the manifest lists, looked up where they are now."""
     out: Current = {}
     for key, e in recorded.items():
@@ -164,7 +165,7 @@ def _current_listed(m: Manifest, recorded: Mapping[str, ManifestEntry], base: Op
     return out
 
 
-def _digests(recorded: Mapping[str, ManifestEntry], current: Current) -> Dict[str, FileDigest]:
+def _digests(recorded: Mapping[str, ManifestEntry], current: Current) -> dict[str, FileDigest]:
     """The regular files to hash now: those recorded and still files (in the recorded form), and the
     added ones."""
     todo = []
@@ -182,7 +183,7 @@ def _digests(recorded: Mapping[str, ManifestEntry], current: Current) -> Dict[st
 # -- comparing -----------------------------------------------------------------------------------
 
 
-def _file_differences(rec: ManifestEntry, d: FileDigest) -> List[str]:
+def _file_differences(rec: ManifestEntry, d: FileDigest) -> list[str]:
     out = []
     if d.sha256 != rec.sha256:
         out.append(f"sha256 {d.sha256} (recorded {rec.sha256})")
@@ -193,7 +194,7 @@ def _file_differences(rec: ManifestEntry, d: FileDigest) -> List[str]:
     return out
 
 
-def _compare_file(rec: ManifestEntry, where: str, d: Optional[FileDigest]) -> Verification:
+def _compare_file(rec: ManifestEntry, where: str, d: FileDigest | None) -> Verification:
     if rec.error is not None:
         return Verification(where, "not-hashed", f"was not readable when recorded ({rec.error})")
     if d is None:
@@ -209,7 +210,7 @@ def _compare_file(rec: ManifestEntry, where: str, d: Optional[FileDigest]) -> Ve
     return Verification(where, "ok", f"{digest}{note}")
 
 
-def _compare(rec: ManifestEntry, where: str, now: EvidenceEntry, d: Optional[FileDigest]) -> Verification:
+def _compare(rec: ManifestEntry, where: str, now: EvidenceEntry, d: FileDigest | None) -> Verification:
     if rec.type != now.type:
         read = "" if now.type in ("file", "dir", "symlink") else ": not opened"
         return Verification(where, "type-changed", f"was a {_WORDS[rec.type]}, now a {_WORDS[now.type]}{read}")
@@ -224,15 +225,15 @@ def _compare(rec: ManifestEntry, where: str, now: EvidenceEntry, d: Optional[Fil
     return Verification(where, "ok", f"symlink to {now.target}" if now.type == "symlink" else _WORDS[now.type])
 
 
-def _same_content(rec: ManifestEntry, d: Optional[FileDigest]) -> bool:
+def _same_content(rec: ManifestEntry, d: FileDigest | None) -> bool:
     if d is None or d.error is not None or rec.error is not None or d.size != rec.size:
         return False
     return (rec.sha256 is not None and rec.sha256 == d.sha256) or (
         rec.sparse_sha256 is not None and rec.sparse_sha256 == d.sparse_sha256)
 
 
-def _gone_and_new(missing: List[Tuple[str, ManifestEntry]], added: List[Tuple[str, EvidenceEntry]],
-                  digests: Mapping[str, FileDigest], where_of) -> List[Verification]:
+def _gone_and_new(missing: list[tuple[str, ManifestEntry]], added: list[tuple[str, EvidenceEntry]],
+                  digests: Mapping[str, FileDigest], where_of) -> list[Verification]:
     """Missing and added entries; a removed file whose content reappears under a new path is one
     ``renamed`` row (content, not name, decides: the examiner sees where it went)."""
     rows = []
@@ -255,7 +256,7 @@ def _gone_and_new(missing: List[Tuple[str, ManifestEntry]], added: List[Tuple[st
     return rows
 
 
-def verify_manifest(m: Manifest, base: Optional[str] = None) -> List[Verification]:
+def verify_manifest(m: Manifest, base: str | None = None) -> list[Verification]:
     """Every entry of the manifest compared with the evidence as it is now (relative inputs against
     ``base`` when given, else the recorded working directory), and, for a version 2 manifest, every
     entry now under its inputs that it does not list. Sorted by path."""

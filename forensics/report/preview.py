@@ -9,7 +9,8 @@ as text (UTF-8, invalid bytes replaced) unless ``redact`` is set.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any
+from collections.abc import Sequence
 
 from forensics.analysis.hanging import Verdict
 from forensics.findings import Finding
@@ -36,10 +37,10 @@ class StuckGroup(JsonRow):
 
     group: str
     committed_offset: int
-    commit_timestamp: Optional[int]
+    commit_timestamp: int | None
 
 
-def lso_after_abort(v: Verdict) -> Tuple[int, Optional[BlockingTransaction]]:
+def lso_after_abort(v: Verdict) -> tuple[int, BlockingTransaction | None]:
     """The last stable offset once this transaction's abort marker is written: the first offset of
     the next open transaction of another producer, else the high watermark (which the marker itself
     then moves past). Returns (offset, the blocking transaction or None)."""
@@ -52,10 +53,10 @@ def lso_after_abort(v: Verdict) -> Tuple[int, Optional[BlockingTransaction]]:
     return hw, None
 
 
-def consumer_offsets_logs(inventory: Inventory) -> List[str]:
+def consumer_offsets_logs(inventory: Inventory) -> list[str]:
     """The ``.log`` files of one replica of each ``__consumer_offsets`` partition among the inputs
     (the replica with the most bytes), in partition and offset order."""
-    best: Dict[int, Tuple[int, List[str]]] = {}
+    best: dict[int, tuple[int, list[str]]] = {}
     for _, p in inventory.all_partitions():
         if p.topic != CONSUMER_OFFSETS_TOPIC or p.status is not PartitionStatus.LIVE or p.partition is None:
             continue
@@ -66,8 +67,8 @@ def consumer_offsets_logs(inventory: Inventory) -> List[str]:
     return [path for _, (_, logs) in sorted(best.items()) for path in logs]
 
 
-def stuck_at_lso(commits: Dict[TopicPartition, Dict[str, CommittedOffset]], lso: Dict[TopicPartition, int]
-                 ) -> Dict[TopicPartition, List[CommittedOffset]]:
+def stuck_at_lso(commits: dict[TopicPartition, dict[str, CommittedOffset]], lso: dict[TopicPartition, int]
+                 ) -> dict[TopicPartition, list[CommittedOffset]]:
     """Per partition, the groups whose committed offset sits at its LSO (``commits``: what
     :func:`~forensics.pipeline.preview.committed_offsets` read for those partitions)."""
     return {tp: sorted((c for c in groups.values() if c.offset == lso[tp]), key=lambda c: c.group)
@@ -79,23 +80,23 @@ class AbortPreview(JsonRow):
     """What aborting one open transaction discards on its partition, and what it frees."""
 
     first_offset: int
-    last_offset: Optional[int]
+    last_offset: int | None
     batches: int
     records: int
     bytes: int
-    first_timestamp: Optional[int]
-    last_timestamp: Optional[int]
+    first_timestamp: int | None
+    last_timestamp: int | None
     keys: Any  # the first distinct keys as text, or REDACTED
-    segments: List[str]
+    segments: list[str]
     last_stable_offset: int
     high_watermark: int
     lso_after_abort: int
-    next_blocking_transaction: Optional[BlockingTransaction]
-    stuck_consumer_groups: Optional[List[StuckGroup]]  # None: no __consumer_offsets among the inputs
-    findings: List[str]
+    next_blocking_transaction: BlockingTransaction | None
+    stuck_consumer_groups: list[StuckGroup] | None  # None: no __consumer_offsets among the inputs
+    findings: list[str]
 
 
-def abort_preview(v: Verdict, data: DiscardedData, stuck: Optional[Dict[TopicPartition, List[CommittedOffset]]],
+def abort_preview(v: Verdict, data: DiscardedData, stuck: dict[TopicPartition, list[CommittedOffset]] | None,
                   read_findings: Sequence[Finding] = (), redact: bool = False) -> AbortPreview:
     """What aborting ``v`` discards (``data``: its batches, read from the partition's segments) and frees
     (``stuck``: :func:`stuck_at_lso`, None without ``__consumer_offsets``; ``read_findings``: damage met

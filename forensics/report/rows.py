@@ -7,7 +7,7 @@ Built by keyword in :mod:`forensics.report.state`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from forensics.columns import ABSENT, JsonRow, column, derived
 from forensics.model import whole_minutes
@@ -20,18 +20,18 @@ class SpanRow(JsonRow):
     """One transaction of a producer on the partition (``--timeline``; JSON's ``transactions``)."""
 
     first_offset: int
-    last_data_offset: Optional[int]
-    marker_offset: Optional[int]
+    last_data_offset: int | None
+    marker_offset: int | None
     outcome: str  # COMMIT, ABORT, or OPEN
-    data_epochs: List[int]
-    marker_epoch: Optional[int]
-    coordinator_epoch: Optional[int]
+    data_epochs: list[int]
+    marker_epoch: int | None
+    coordinator_epoch: int | None
     batches: int
     records: int
     bytes: int
-    first_timestamp: Optional[int]
-    last_timestamp: Optional[int]
-    marker_timestamp: Optional[int]
+    first_timestamp: int | None
+    last_timestamp: int | None
+    marker_timestamp: int | None
     from_snapshot: bool
 
 
@@ -46,11 +46,11 @@ class ProducerRow(JsonRow):
     latest_coordinator_epoch: int = field(metadata=column(csv=3, kafka=(3, "LatestCoordinatorEpoch"), absent="-1"))
     last_sequence: int = field(metadata=column(csv=4, kafka=(4, "LastSequence")))
     last_timestamp: int = field(metadata=column(csv=5, kafka=(5, "LastTimestamp")))
-    current_transaction_start_offset: Optional[int] = field(
+    current_transaction_start_offset: int | None = field(
         metadata=column(csv=6, kafka=(6, "CurrentTransactionStartOffset")))
-    broker_id: Optional[int] = field(metadata=column(csv=8))
-    last_offset: Optional[int] = field(metadata=column(csv=7))
-    transactions: List[SpanRow]
+    broker_id: int | None = field(metadata=column(csv=8))
+    last_offset: int | None = field(metadata=column(csv=7))
+    transactions: list[SpanRow]
 
 
 # -- list and describe ---------------------------------------------------------------------------------
@@ -62,13 +62,13 @@ class TransactionRow(JsonRow):
 
     transactional_id: str = field(metadata=column(csv=1, kafka=(1, "TransactionalId")))
     coordinator: int = field(metadata=column(csv=2, kafka=(2, "Coordinator")))
-    producer_id: Optional[int] = field(metadata=column(csv=3, kafka=(3, "ProducerId")))
-    producer_epoch: Optional[int] = field(metadata=column(csv=5))
+    producer_id: int | None = field(metadata=column(csv=3, kafka=(3, "ProducerId")))
+    producer_epoch: int | None = field(metadata=column(csv=5))
     transaction_state: str = field(metadata=column(csv=4, kafka=(4, "TransactionState")))
-    transaction_timeout_ms: Optional[int] = field(metadata=column(csv=6))
-    current_transaction_start_time_ms: Optional[int]
-    topic_partitions: List[str] = field(metadata=column(csv=8))
-    last_update_time_ms: Optional[int] = field(metadata=column(csv=7))
+    transaction_timeout_ms: int | None = field(metadata=column(csv=6))
+    current_transaction_start_time_ms: int | None
+    topic_partitions: list[str] = field(metadata=column(csv=8))
+    last_update_time_ms: int | None = field(metadata=column(csv=7))
     coordinator_epoch: int
     transaction_state_partition: int
 
@@ -84,13 +84,13 @@ class HistoryRow(JsonRow):
     transaction_state: str
     path: str
     position: int
-    producer_id: Optional[int] = ABSENT
-    producer_epoch: Optional[int] = ABSENT
-    transaction_timeout_ms: Optional[int] = ABSENT
-    topic_partitions: List[str] = ABSENT
-    last_update_time_ms: Optional[int] = ABSENT
-    start_time_ms: Optional[int] = ABSENT
-    value_version: Optional[int] = ABSENT
+    producer_id: int | None = ABSENT
+    producer_epoch: int | None = ABSENT
+    transaction_timeout_ms: int | None = ABSENT
+    topic_partitions: list[str] = ABSENT
+    last_update_time_ms: int | None = ABSENT
+    start_time_ms: int | None = ABSENT
+    value_version: int | None = ABSENT
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,18 +100,18 @@ class DescribeRow(JsonRow):
 
     transactional_id: str = field(metadata=column(csv=2, kafka=(2, "TransactionalId")))
     coordinator: int
-    producer_id: Optional[int] = field(metadata=column(csv=3, kafka=(3, "ProducerId")))
-    producer_epoch: Optional[int] = field(metadata=column(csv=4, kafka=(4, "ProducerEpoch")))
+    producer_id: int | None = field(metadata=column(csv=3, kafka=(3, "ProducerId")))
+    producer_epoch: int | None = field(metadata=column(csv=4, kafka=(4, "ProducerEpoch")))
     transaction_state: str = field(metadata=column(csv=5, kafka=(5, "TransactionState")))
-    transaction_timeout_ms: Optional[int] = field(metadata=column(csv=6, kafka=(6, "TransactionTimeoutMs")))
-    current_transaction_start_time_ms: Optional[int] = field(
+    transaction_timeout_ms: int | None = field(metadata=column(csv=6, kafka=(6, "TransactionTimeoutMs")))
+    current_transaction_start_time_ms: int | None = field(
         metadata=column(csv=7, kafka=(7, "CurrentTransactionStartTimeMs")))
-    topic_partitions: List[str] = field(metadata=column(csv=9, kafka=(9, "TopicPartitions")))
-    last_update_time_ms: Optional[int]
+    topic_partitions: list[str] = field(metadata=column(csv=9, kafka=(9, "TopicPartitions")))
+    last_update_time_ms: int | None
     coordinator_epoch: int
     transaction_state_partition: int
-    transaction_duration_ms: Optional[int] = field(metadata=column(csv=8, kafka=(8, "TransactionDurationMs")))
-    history: List[HistoryRow]
+    transaction_duration_ms: int | None = field(metadata=column(csv=8, kafka=(8, "TransactionDurationMs")))
+    history: list[HistoryRow]
 
     @derived(after="transaction_state_partition", csv=1, kafka=(1, "CoordinatorId"))
     def coordinator_id(self) -> int:
@@ -136,46 +136,46 @@ class HangingRow(JsonRow):
     coordinator_epoch: int = field(metadata=column(csv=5, kafka=(5, "CoordinatorEpoch"), absent="-1"))
     start_offset: int = field(metadata=column(csv=6, kafka=(6, "StartOffset"), absent="-1"))
     last_timestamp: int = field(metadata=column(csv=7, kafka=(7, "LastTimestamp")))
-    duration_ms: Optional[int]  # as-of time minus the last timestamp; None: no timestamp
+    duration_ms: int | None  # as-of time minus the last timestamp; None: no timestamp
     verdict: str = field(metadata=column(csv=9))
     reason: str = field(metadata=column(csv=10))
-    transactional_id: Optional[str] = field(metadata=column(csv=11))
-    evidence: Dict[str, Any]
-    broker_id: Optional[int]
+    transactional_id: str | None = field(metadata=column(csv=11))
+    evidence: dict[str, Any]
+    broker_id: int | None
     last_sequence: int  # with lastTimestamp: what the live guard compares besides the epochs
     armed: bool
-    not_armed_because: Optional[str]
-    abort_forms: Optional[Dict[str, List[str]]]  # every abort command form, armed or not
-    active_form: Optional[str]
-    advice: List[str]
-    coordinator_partition: Optional[int]
-    overdue_ms: Optional[int]
+    not_armed_because: str | None
+    abort_forms: dict[str, list[str]] | None  # every abort command form, armed or not
+    active_form: str | None
+    advice: list[str]
+    coordinator_partition: int | None
+    overdue_ms: int | None
     verdict_state: str  # the verdict's kind: its verdict, or a state of it ("overdue" of "ongoing")
     as_of_ms: Any = ABSENT  # find-hanging's rows say their as-of time
     as_of_source: Any = ABSENT
     abort_preview: Any = ABSENT  # an AbortPreview, where one was computed (rows with abort forms)
 
-    def _armed_form(self, key: str) -> Optional[List[str]]:
+    def _armed_form(self, key: str) -> list[str] | None:
         return self.abort_forms[key] if self.armed and self.abort_forms else None
 
     @derived(after="transactional_id")
-    def abort_args(self) -> Optional[List[str]]:
+    def abort_args(self) -> list[str] | None:
         """The legacy form, where the abort is armed."""
         return self._armed_form("abortArgs")
 
     @derived(after="evidence")
-    def abort_args_start_offset(self) -> Optional[List[str]]:
+    def abort_args_start_offset(self) -> list[str] | None:
         return self._armed_form("abortArgsStartOffset")
 
     @derived(after="abort_args_start_offset")
-    def kafka_python_args(self) -> Optional[List[str]]:
+    def kafka_python_args(self) -> list[str] | None:
         return self._armed_form("kafkaPythonArgs")
 
     @derived(after="broker_id")
-    def duration_s(self) -> Optional[int]:
+    def duration_s(self) -> int | None:
         return self.duration_ms // 1000 if self.duration_ms is not None else None
 
     @derived(after="last_sequence", csv=8, kafka=(8, "Duration(min)"))
-    def duration_min(self) -> Optional[int]:
+    def duration_min(self) -> int | None:
         """Kafka's ``Duration(min)``: ``TimeUnit.MILLISECONDS.toMinutes``, whole minutes toward zero."""
         return whole_minutes(self.duration_ms) if self.duration_ms is not None else None

@@ -8,7 +8,7 @@ layout's checkpoints (log start offset, high watermark, topic id); every finding
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence
 
 from forensics.analysis.clock import AsOf, given, incident_clock, newest_per_file
 from forensics.analysis.filters import Filters
@@ -31,26 +31,26 @@ INTERNAL_TOPICS = (CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, CLUSTER_META
 @dataclass(frozen=True, slots=True)
 class PartitionSummary:
     log_dir: str
-    broker_id: Optional[int]
+    broker_id: int | None
     path: str
-    topic: Optional[str]
-    partition: Optional[int]
+    topic: str | None
+    partition: int | None
     status: str
-    topic_id: Optional[str]
-    log_start_offset: Optional[int]
-    high_watermark: Optional[int]
-    segments: Tuple[SegmentSummary, ...]
-    findings: Tuple[Finding, ...] = ()
-    last_stable_offset: Optional[int] = None  # None: not computed (no transactional data, or internal log)
+    topic_id: str | None
+    log_start_offset: int | None
+    high_watermark: int | None
+    segments: tuple[SegmentSummary, ...]
+    findings: tuple[Finding, ...] = ()
+    last_stable_offset: int | None = None  # None: not computed (no transactional data, or internal log)
     open_transactions: int = 0
-    state_findings: Tuple[Finding, ...] = ()  # producer-state anomalies (``ProducerAppendInfo``)
-    oldest_open_txn_start: Optional[int] = None  # first data timestamp of the oldest open transaction
-    oldest_open_txn_last_timestamp: Optional[int] = None  # its producer entry's lastTimestamp
-    max_active_txn_duration_ms: Optional[int] = None  # as-of minus oldest_open_txn_start
+    state_findings: tuple[Finding, ...] = ()  # producer-state anomalies (``ProducerAppendInfo``)
+    oldest_open_txn_start: int | None = None  # first data timestamp of the oldest open transaction
+    oldest_open_txn_last_timestamp: int | None = None  # its producer entry's lastTimestamp
+    max_active_txn_duration_ms: int | None = None  # as-of minus oldest_open_txn_start
     late_transaction: bool = False  # ``ProducerStateManager.hasLateTransaction``, against the as-of time
 
     @property
-    def last_stable_offset_lag(self) -> Optional[int]:
+    def last_stable_offset_lag(self) -> int | None:
         if self.high_watermark is None or self.last_stable_offset is None:
             return None
         return self.high_watermark - self.last_stable_offset
@@ -68,34 +68,34 @@ class PartitionSummary:
         return sum(s.records for s in self.segments)
 
     @property
-    def first_offset(self) -> Optional[int]:
+    def first_offset(self) -> int | None:
         return min((s.first_offset for s in self.segments if s.first_offset is not None), default=None)
 
     @property
-    def last_offset(self) -> Optional[int]:
+    def last_offset(self) -> int | None:
         return max((s.last_offset for s in self.segments if s.last_offset is not None), default=None)
 
     @property
-    def magics(self) -> FrozenSet[int]:
+    def magics(self) -> frozenset[int]:
         return frozenset().union(*(s.magics for s in self.segments))
 
     @property
-    def codecs(self) -> FrozenSet[str]:
+    def codecs(self) -> frozenset[str]:
         return frozenset().union(*(s.codecs for s in self.segments))
 
-    def all_findings(self) -> Tuple[Finding, ...]:
+    def all_findings(self) -> tuple[Finding, ...]:
         return self.findings + tuple(f for s in self.segments for f in s.findings) + self.state_findings
 
 
 @dataclass(frozen=True, slots=True)
 class LogDirSummary:
     path: str
-    broker_id: Optional[int]
-    cluster_id: Optional[str]
-    directory_id: Optional[str]
+    broker_id: int | None
+    cluster_id: str | None
+    directory_id: str | None
     clean_shutdown: bool
-    partitions: Tuple[PartitionSummary, ...]
-    findings: Tuple[Finding, ...] = ()
+    partitions: tuple[PartitionSummary, ...]
+    findings: tuple[Finding, ...] = ()
 
     @property
     def partitions_with_late_transactions(self) -> int:
@@ -105,14 +105,14 @@ class LogDirSummary:
 
 @dataclass(frozen=True, slots=True)
 class ScanReport:
-    inputs: Tuple[str, ...]
-    log_dirs: Tuple[LogDirSummary, ...]
-    loose_segments: Tuple[SegmentSummary, ...]
-    findings: Tuple[Finding, ...] = ()  # inventory-level findings
-    other_loose_files: Tuple[str, ...] = field(default=())
+    inputs: tuple[str, ...]
+    log_dirs: tuple[LogDirSummary, ...]
+    loose_segments: tuple[SegmentSummary, ...]
+    findings: tuple[Finding, ...] = ()  # inventory-level findings
+    other_loose_files: tuple[str, ...] = field(default=())
     as_of: AsOf = AsOf(None, "not computed")
 
-    def all_findings(self) -> List[Finding]:
+    def all_findings(self) -> list[Finding]:
         out = list(self.findings)
         for d in self.log_dirs:
             out.extend(d.findings)
@@ -126,7 +126,7 @@ class ScanReport:
         return sum(p.bytes for d in self.log_dirs for p in d.partitions) + sum(s.size for s in self.loose_segments)
 
 
-def _as_read(s: SegmentSummary, unreadable: FrozenSet[str]) -> SegmentSummary:
+def _as_read(s: SegmentSummary, unreadable: frozenset[str]) -> SegmentSummary:
     """A segment's findings as reported: a file discovery already named unreadable is not reported a
     second time by its reader; a file in which not one batch frames is not Kafka."""
     findings = tuple(f for f in s.findings if f.kind is not FindingKind.UNREADABLE_FILE or f.path not in unreadable)
@@ -134,7 +134,7 @@ def _as_read(s: SegmentSummary, unreadable: FrozenSet[str]) -> SegmentSummary:
     return s if findings == s.findings else replace(s, findings=findings)
 
 
-def _unreadable(findings) -> FrozenSet[str]:
+def _unreadable(findings) -> frozenset[str]:
     return frozenset(f.path for f in findings if f.kind is FindingKind.UNREADABLE_FILE and f.path)
 
 
@@ -164,7 +164,7 @@ def _partition(log_dir: LogDir, p: PartitionDir, r: ReplicaResult) -> PartitionS
                    oldest_open_txn_last_timestamp=last_ts)
 
 
-def _with_metrics(p: PartitionSummary, as_of: Optional[int], max_timeout_ms: int) -> PartitionSummary:
+def _with_metrics(p: PartitionSummary, as_of: int | None, max_timeout_ms: int) -> PartitionSummary:
     """MaxActiveTransactionDuration and hasLateTransaction (transaction.max.timeout.ms + 5 min), as of."""
     if as_of is None or p.oldest_open_txn_start is None:
         return p
@@ -173,7 +173,7 @@ def _with_metrics(p: PartitionSummary, as_of: Optional[int], max_timeout_ms: int
     return replace(p, max_active_txn_duration_ms=as_of - p.oldest_open_txn_start, late_transaction=late)
 
 
-def _end(segments: Sequence[SegmentSummary]) -> Optional[int]:
+def _end(segments: Sequence[SegmentSummary]) -> int | None:
     last = max((s.last_offset for s in segments if s.last_offset is not None), default=None)
     return last + 1 if last is not None else (segments[-1].base_offset if segments else None)
 
@@ -188,7 +188,7 @@ def total_log_bytes(inventory: Inventory) -> int:
     return total + sum(f.size for f in inventory.loose_files if f.kind.value == "log")
 
 
-def scan_clock(report: ScanReport, file_times: Sequence[Tuple[int, str]],
+def scan_clock(report: ScanReport, file_times: Sequence[tuple[int, str]],
                time_text: Callable[[int], str] = str) -> AsOf:
     """The incident clock of a scan (see analysis/clock.py): the newest batch timestamp of every segment
     scanned (``__transaction_state`` and ``__cluster_metadata`` included), checked against the inputs'
@@ -197,7 +197,7 @@ def scan_clock(report: ScanReport, file_times: Sequence[Tuple[int, str]],
     return incident_clock(newest_per_file((s.max_timestamp, s.path) for s in segs), file_times, time_text)
 
 
-def assemble_scan(paths: Sequence[str], inv: Inventory, results: Dict[str, ReplicaResult], as_of: Optional[int] = None,
+def assemble_scan(paths: Sequence[str], inv: Inventory, results: dict[str, ReplicaResult], as_of: int | None = None,
                   max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
                   time_text: Callable[[int], str] = str) -> ScanReport:
     """The scan report from what the executor read for ``plan(inv, SCAN_SCOPE)``, as of ``as_of`` (default:
@@ -212,7 +212,7 @@ def assemble_scan(paths: Sequence[str], inv: Inventory, results: Dict[str, Repli
 SCAN_SCOPE = Scope(stats=True, data=True, coordinator=False, non_live=True)
 
 
-def _scan(paths: Sequence[str], inv: Inventory, results: Dict[str, ReplicaResult]) -> ScanReport:
+def _scan(paths: Sequence[str], inv: Inventory, results: dict[str, ReplicaResult]) -> ScanReport:
     dirs = []
     for d in inv.log_dirs:
         parts = tuple(_partition(d, p, results.get(p.path, EMPTY_RESULT))
@@ -235,8 +235,8 @@ def _scan(paths: Sequence[str], inv: Inventory, results: Dict[str, ReplicaResult
     return ScanReport(tuple(paths), tuple(dirs), tuple(loose), tuple(inv.findings), tuple(other))
 
 
-def selected(report: ScanReport, topic: Optional[str] = None, partition: Optional[int] = None,
-             broker_id: Optional[int] = None) -> ScanReport:
+def selected(report: ScanReport, topic: str | None = None, partition: int | None = None,
+             broker_id: int | None = None) -> ScanReport:
     """The report's partitions of ``topic`` (and ``partition``) on ``broker_id`` (None: any); the
     segment files given alone stay only when no filter is given (they belong to no topic known)."""
     chosen = Filters(topic, partition, broker_id)
@@ -248,7 +248,7 @@ def selected(report: ScanReport, topic: Optional[str] = None, partition: Optiona
     return replace(report, log_dirs=dirs, loose_segments=())
 
 
-def without_producer_state(inventory: Inventory) -> Tuple[Tuple[str, int], ...]:
+def without_producer_state(inventory: Inventory) -> tuple[tuple[str, int], ...]:
     """The live partitions (distinct topic-partitions) among the inputs of the internal topics that hold
     no producer state (``__cluster_metadata``, ``__transaction_state``), by topic: those that scan
     counts and the report's and export's partition counts (data partitions, ``__consumer_offsets``

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Dict, Iterable, List, Optional, Pattern, Sequence, Set, Tuple, Union
+from typing import Any
+from re import Pattern
+from collections.abc import Callable, Iterable, Sequence
 
 from forensics.analysis.clock import AsOf, RecordTime, incident_clock, newest_per_file
 from forensics.analysis.coordinator import (
@@ -59,12 +61,12 @@ DEFAULT_TXN_STATE_PARTITIONS = 50  # transaction.state.log.num.partitions
 @dataclass(frozen=True, slots=True)
 class StateReport:
     inventory: Inventory
-    partitions: Tuple[PartitionView, ...]
+    partitions: tuple[PartitionView, ...]
     coordinator: CoordinatorView
-    notes: Tuple[Finding, ...] = ()  # about the inputs as a whole (e.g. single files the state ignores)
-    metadata: Tuple[SegmentSummary, ...] = ()  # newest __cluster_metadata segment of each replica (the clock)
+    notes: tuple[Finding, ...] = ()  # about the inputs as a whole (e.g. single files the state ignores)
+    metadata: tuple[SegmentSummary, ...] = ()  # newest __cluster_metadata segment of each replica (the clock)
 
-    def findings(self, partitions: Optional[Sequence[PartitionView]] = None) -> List[Finding]:
+    def findings(self, partitions: Sequence[PartitionView] | None = None) -> list[Finding]:
         """Every finding; ``partitions``: only those data partition replicas' (and their comparison), with
         every finding that is not about a data partition (inputs, log dirs, coordinators)."""
         chosen = self.partitions if partitions is None else partitions
@@ -77,17 +79,17 @@ class StateReport:
         out.extend(compare_replicas(chosen))
         return out
 
-    def with_evidence(self, findings: Iterable[Finding]) -> List[Finding]:
+    def with_evidence(self, findings: Iterable[Finding]) -> list[Finding]:
         """:meth:`evidence_findings`, then ``findings`` (a command's own), each once."""
         return without_whole_file_regions(dedupe(self.evidence_findings() + list(findings)))
 
-    def evidence_findings(self) -> List[Finding]:
+    def evidence_findings(self) -> list[Finding]:
         """What every command must show about the evidence it read, once each (see
         :data:`~forensics.findings.EVIDENCE_KINDS`): inputs that are not Kafka or cannot be read (the
         gap they leave), disks claiming one broker id, damaged bytes, a ``__transaction_state``
         partition count that does not fit the disk. Partitions the command did not read (``list``
         reads no data partition) are left to ``scan``."""
-        out: List[Finding] = list(self.notes) + list(self.inventory.findings)
+        out: list[Finding] = list(self.notes) + list(self.inventory.findings)
         for d in self.inventory.log_dirs:
             out.extend(d.findings)
         for v in self.partitions:  # the data partitions read (with their layout findings)
@@ -96,14 +98,14 @@ class StateReport:
         kept = [f for f in out if f.kind in EVIDENCE_KINDS]
         return without_whole_file_regions(dedupe(kept))
 
-    def replicas(self, topic: str, partition: int) -> List[PartitionView]:
+    def replicas(self, topic: str, partition: int) -> list[PartitionView]:
         return [p for p in self.partitions if p.topic_partition == (topic, partition)]
 
 
-def _as_read(findings: Sequence[Finding], segments: Iterable[Tuple[Sequence[Finding], int, int]]) -> List[Finding]:
+def _as_read(findings: Sequence[Finding], segments: Iterable[tuple[Sequence[Finding], int, int]]) -> list[Finding]:
     """``findings`` with the damage of a segment in which no batch frames (its segments given as
     (findings, size, valid batches)) reported as not Kafka."""
-    replaced: Dict[Finding, Finding] = {}
+    replaced: dict[Finding, Finding] = {}
     for seg_findings, size, batches in segments:
         for old, new in zip(seg_findings, not_kafka_segment(seg_findings, size, batches)):
             if new is not old:
@@ -111,18 +113,18 @@ def _as_read(findings: Sequence[Finding], segments: Iterable[Tuple[Sequence[Find
     return [replaced.get(f, f) for f in findings]
 
 
-def without_whole_file_regions(findings: List[Finding]) -> List[Finding]:
+def without_whole_file_regions(findings: list[Finding]) -> list[Finding]:
     """Drop the corrupt region a NOT_KAFKA finding of the same file and bytes replaces."""
     whole = {(f.path, f.position, f.end_position) for f in findings if f.kind is FindingKind.NOT_KAFKA}
     return [f for f in findings
             if f.kind is not FindingKind.CORRUPT_REGION or (f.path, f.position, f.end_position) not in whole]
 
 
-def _selector(topic: Optional[str], partition: Optional[int], broker_id: Optional[int]
-              ) -> Callable[[Optional[LogDir], PartitionDir], bool]:
+def _selector(topic: str | None, partition: int | None, broker_id: int | None
+              ) -> Callable[[LogDir | None, PartitionDir], bool]:
     chosen = Filters(topic, partition, broker_id)
 
-    def selected(log_dir: Optional[LogDir], p: PartitionDir) -> bool:
+    def selected(log_dir: LogDir | None, p: PartitionDir) -> bool:
         return chosen.selects(p.topic, p.partition, log_dir.broker_id if log_dir is not None else None)
     return selected
 
@@ -134,7 +136,7 @@ def _without_events(view: PartitionView) -> PartitionView:
     return replace(view, inputs=replace(view.inputs, segments=segments))
 
 
-def state_scope(topic: Optional[str] = None, partition: Optional[int] = None, broker_id: Optional[int] = None,
+def state_scope(topic: str | None = None, partition: int | None = None, broker_id: int | None = None,
                 data: bool = True) -> Scope:
     """What a state rebuild reads: the coordinator partitions, the newest ``__cluster_metadata`` segment
     (the clock) and, with ``data``, the data partitions matching the filters."""
@@ -174,9 +176,9 @@ class StateFolder:
         return r
 
 
-def assemble_state(inv: Inventory, results: Dict[str, Any], scope: Scope,
-                   partition_count: Optional[int] = None, folder: Optional[StateFolder] = None,
-                   metadata_count: Optional[int] = None) -> StateReport:
+def assemble_state(inv: Inventory, results: dict[str, Any], scope: Scope,
+                   partition_count: int | None = None, folder: StateFolder | None = None,
+                   metadata_count: int | None = None) -> StateReport:
     """Producer state (data partitions in ``scope``) and coordinator metadata, from what the executor
     read for ``plan(inv, scope)``: each replica's results as read, or as ``folder`` (the one given to
     the executor) made them already. ``partition_count``: ``__transaction_state``'s, as given
@@ -203,7 +205,7 @@ def assemble_state(inv: Inventory, results: Dict[str, Any], scope: Scope,
     return StateReport(inv, tuple(views), coordinator, notes, tuple(metadata))
 
 
-def loose_file_notes(inv: Inventory) -> Tuple[Finding, ...]:
+def loose_file_notes(inv: Inventory) -> tuple[Finding, ...]:
     """Producer and coordinator state live in partition directories: single files given alone are
     an input error, next to directories a finding (scan and dump read them)."""
     if not inv.loose_files:
@@ -224,7 +226,7 @@ GIVEN_COUNT = "--transaction-state-partitions"
 METADATA_COUNT = "__cluster_metadata"
 
 
-def _partition_count(replicas, given: Optional[int], metadata: Optional[int]) -> Tuple[int, List[Finding], str]:
+def _partition_count(replicas, given: int | None, metadata: int | None) -> tuple[int, list[Finding], str]:
     """The ``__transaction_state`` partition count, what the disk says against it, and where it comes from:
     as given, else as ``__cluster_metadata`` says (both proven), else inferred from what is present ("")."""
     if given is not None:
@@ -240,12 +242,12 @@ def _partition_count(replicas, given: Optional[int], metadata: Optional[int]) ->
     return count, found, ""
 
 
-def _misplaced(stored: Set[Tuple[str, int]], n: int) -> int:
+def _misplaced(stored: set[tuple[str, int]], n: int) -> int:
     return sum(transaction_partition_for(tid, n) != part for tid, part in stored)
 
 
-def txn_partition_count(replicas: Sequence[Union[TxnStateInputs, FoldedReplica]], given: Optional[int] = None,
-                        source: str = "--transaction-state-partitions") -> Tuple[int, List[Finding]]:
+def txn_partition_count(replicas: Sequence[TxnStateInputs | FoldedReplica], given: int | None = None,
+                        source: str = "--transaction-state-partitions") -> tuple[int, list[Finding]]:
     """The partition count of ``__transaction_state`` (0: no partition among the inputs) and what
     the disk says against it.
 
@@ -290,7 +292,7 @@ def newest_input_time(report: StateReport, time_text: Callable[[int], str] = str
     return incident_clock(clock_records(report), input_file_times(report.inventory), time_text)
 
 
-def clock_records(report: StateReport) -> List[RecordTime]:
+def clock_records(report: StateReport) -> list[RecordTime]:
     """Every file's newest record time: batch max timestamps of the data partitions read, of
     ``__transaction_state`` and of ``__cluster_metadata``, the coordinator values' txnLastUpdateTimestamp
     and the producer snapshots' lastTimestamp."""
@@ -304,7 +306,7 @@ def clock_records(report: StateReport) -> List[RecordTime]:
             + newest_per_file(snapshots, "producer lastTimestamp"))
 
 
-def preferred_replica(replicas: Sequence[PartitionView]) -> Optional[PartitionView]:
+def preferred_replica(replicas: Sequence[PartitionView]) -> PartitionView | None:
     """The replica a leader would most likely be: highest leader epoch, then longest log."""
     if not replicas:
         return None
@@ -323,7 +325,7 @@ def _span_row(s: TransactionSpan) -> SpanRow:
         from_snapshot=s.from_snapshot)
 
 
-def producer_rows(view: PartitionView) -> List[ProducerRow]:
+def producer_rows(view: PartitionView) -> list[ProducerRow]:
     tp = view.topic_partition
     rows = []
     for pid, e in view.entries.items():
@@ -337,7 +339,7 @@ def producer_rows(view: PartitionView) -> List[ProducerRow]:
     return rows
 
 
-def describe_producers_rows(rep: StateReport, topic: str, partition: int) -> List[ProducerRow]:
+def describe_producers_rows(rep: StateReport, topic: str, partition: int) -> list[ProducerRow]:
     view = preferred_replica(rep.replicas(topic, partition))
     return producer_rows(view) if view is not None else []
 
@@ -354,7 +356,7 @@ def partition_row(v: PartitionView) -> PartitionRow:
         max_timestamp=v.max_timestamp, snapshot_path=v.snapshot_used.path if v.snapshot_used is not None else None)
 
 
-def partition_state_rows(rep: StateReport) -> List[PartitionRow]:
+def partition_state_rows(rep: StateReport) -> list[PartitionRow]:
     return [partition_row(v) for v in rep.partitions]
 
 
@@ -373,7 +375,7 @@ def _history_row(h: HistoryEntry) -> HistoryRow:
         start_time_ms=v.start_timestamp_ms if v else ABSENT, value_version=v.version if v else ABSENT)
 
 
-def _transaction_columns(v: TransactionIdView) -> Dict[str, Any]:
+def _transaction_columns(v: TransactionIdView) -> dict[str, Any]:
     """The columns list and describe both show of an id, by field name (both rows take them as keywords)."""
     m = v.metadata
     return dict(transactional_id=v.transactional_id, coordinator=v.coordinator,
@@ -389,8 +391,8 @@ def transaction_row(v: TransactionIdView) -> TransactionRow:
     return TransactionRow(**_transaction_columns(v))
 
 
-def list_rows(rep: StateReport, state: Optional[str] = None, *, duration_ms: Optional[int] = None,
-              now_ms: Optional[int] = None, id_pattern: Optional[Pattern[str]] = None) -> List[TransactionRow]:
+def list_rows(rep: StateReport, state: str | None = None, *, duration_ms: int | None = None,
+              now_ms: int | None = None, id_pattern: Pattern[str] | None = None) -> list[TransactionRow]:
     """The ids ``list`` shows: those the coordinators hold (expired ids only with ``state`` Dead), then
     Kafka 4.1's filters as its coordinator applies them (TransactionStateManager.listTransactionStates):
     ``duration_ms`` >= 0, only ids whose transaction started more than that before ``now_ms`` (an id
@@ -410,13 +412,13 @@ def list_rows(rep: StateReport, state: Optional[str] = None, *, duration_ms: Opt
     return rows
 
 
-def _running_longer(v: TransactionIdView, duration_ms: int, now_ms: Optional[int]) -> bool:
+def _running_longer(v: TransactionIdView, duration_ms: int, now_ms: int | None) -> bool:
     """Kafka's ``now - txnStartTimestamp > filterDurationMs`` (an expired id has no metadata: Kafka
     never lists it)."""
     return v.metadata is not None and now_ms is not None and now_ms - v.metadata.start_ms > duration_ms
 
 
-def describe_rows(rep: StateReport, transactional_id: str, as_of: Optional[int] = None) -> List[DescribeRow]:
+def describe_rows(rep: StateReport, transactional_id: str, as_of: int | None = None) -> list[DescribeRow]:
     v = rep.coordinator.ids.get(transactional_id)
     if v is None:
         return []

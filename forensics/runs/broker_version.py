@@ -12,7 +12,7 @@ decode is left out: ``scan`` and ``dump`` report damage).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import FrozenSet, Optional, Tuple, TypedDict
+from typing import TypedDict
 
 from forensics.analysis.broker_version import (
     BrokerVersionRange,
@@ -61,7 +61,7 @@ def layout_facts(inv: Inventory) -> DiskFacts:
 # -- the KRaft metadata records that name versions --------------------------------------------------
 
 
-def kraft_versions(inv: Inventory) -> Tuple[Tuple[Tuple[str, int], ...], Tuple[Tuple[int, int], ...]]:
+def kraft_versions(inv: Inventory) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[int, int], ...]]:
     """The finalized feature levels and, per broker id, the highest metadata.version its newest
     registration says it supports: the cluster image of the inputs
     (:func:`~forensics.pipeline.cluster_metadata.read_cluster_image`), of only those two record types."""
@@ -77,8 +77,8 @@ def kraft_versions(inv: Inventory) -> Tuple[Tuple[Tuple[str, int], ...], Tuple[T
 class _ReadFacts(TypedDict, total=False):
     """The DiskFacts fields that what was read anyway gives."""
 
-    magics: FrozenSet[int]
-    txn_value_versions: FrozenSet[int]
+    magics: frozenset[int]
+    txn_value_versions: frozenset[int]
 
 
 def _read_facts(scan=None, state=None) -> _ReadFacts:
@@ -93,7 +93,7 @@ def _read_facts(scan=None, state=None) -> _ReadFacts:
 
 
 def broker_version_of(inventory: Inventory, *, scan=None, state=None,
-                      given: Optional[Version] = None) -> BrokerVersionRange:
+                      given: Version | None = None) -> BrokerVersionRange:
     """The broker version range of ``inventory``: inferred from the disks, or ``given``
     (``--broker-version X.Y``: the disks' own inference is kept in its evidence).
 

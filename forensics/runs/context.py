@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 from forensics.analysis.filters import Filters, check_filters
 from forensics.layout import Inventory
@@ -24,10 +24,10 @@ class Evidence:
     """What to read: the paths given, the cluster to analyse among them, and where to write the evidence
     manifest (the command line it records with it)."""
 
-    paths: Tuple[str, ...]
-    cluster_id: Optional[str] = None
-    manifest: Optional[str] = None
-    command_line: Tuple[str, ...] = ()
+    paths: tuple[str, ...]
+    cluster_id: str | None = None
+    manifest: str | None = None
+    command_line: tuple[str, ...] = ()
 
 
 @dataclass
@@ -38,9 +38,9 @@ class Opened:
     inventory: Inventory
     executor: Executor
     manifest: ManifestRun
-    stats: Dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
 
-    def run_units(self, units, label: str, listener: Listener, consume=None) -> Dict[str, Any]:
+    def run_units(self, units, label: str, listener: Listener, consume=None) -> dict[str, Any]:
         """Run ``units`` on the executor, with a progress bar over the inventory's log bytes;
         ``consume(key, results)``: what to keep of each replica, as it is read. The engine line first,
         then the bar."""
@@ -55,7 +55,7 @@ class Opened:
 
 
 def open_evidence(command: str, evidence: Evidence, engine: EngineChoice, listener: Listener,
-                  filters: Optional[Filters] = None) -> Opened:
+                  filters: Filters | None = None) -> Opened:
     """Start the manifest (refusing a manifest path in the evidence); discover the inputs, one cluster and
     one copy of each broker's log dir (:mod:`forensics.layout.clusters`; what was left out told as notes);
     check the filters against them (before anything is read); choose the executor (a warning when Spark

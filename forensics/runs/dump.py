@@ -7,8 +7,9 @@ never waits for its end. A file that cannot be read is told (one line) and the o
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterator, Optional, Tuple
+from typing import TYPE_CHECKING
 
 from forensics.errors import InputError
 from forensics.report.dump import DumpOptions, dump_file
@@ -23,17 +24,17 @@ Show = Callable[[Iterator[DumpRow]], int]  # renders one file's rows; the number
 
 @dataclass(frozen=True)
 class DumpRequest:
-    paths: Tuple[str, ...]
+    paths: tuple[str, ...]
     options: DumpOptions = DumpOptions()
-    manifest: Optional[str] = None  # the files named are recorded and hashed (a directory is not walked)
-    command_line: Tuple[str, ...] = ()
+    manifest: str | None = None  # the files named are recorded and hashed (a directory is not walked)
+    command_line: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class DumpResult:
     findings: int
     failed: int  # the exit code of the first file that could not be dumped (0: none)
-    manifest: Optional[ManifestWritten]
+    manifest: ManifestWritten | None
 
 
 def dump(req: DumpRequest, show: Show, listener: Listener = Quiet()) -> DumpResult:

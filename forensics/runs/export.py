@@ -18,7 +18,8 @@ import json
 import os
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any
+from collections.abc import Sequence
 
 from forensics import __version__
 from forensics.analysis.clock import AsOf
@@ -55,7 +56,7 @@ _SPARK_FILE = re.compile(r"\.?(?:part-[\w.-]+|_SUCCESS)(?:\.crc)?\Z")
 # -- the output directory -------------------------------------------------------------------------
 
 
-def check_out(out: str, inputs: Sequence[str], overwrite: bool, manifest: Optional[str] = None) -> None:
+def check_out(out: str, inputs: Sequence[str], overwrite: bool, manifest: str | None = None) -> None:
     """Refuse an output directory in or around the evidence, or one holding anything but a previous
     export (and that only with ``--overwrite``)."""
     check_outside_evidence(out, inputs, "--out")
@@ -75,7 +76,7 @@ def check_out(out: str, inputs: Sequence[str], overwrite: bool, manifest: Option
         previous_export(out)
 
 
-def previous_export(out: str) -> List[str]:
+def previous_export(out: str) -> list[str]:
     """The files of the previous export in ``out``, in the order to remove them (the tables its
     ``_export.json`` lists, then ``_export.json``); refuses (exit 2) anything it cannot identify
     as one: no readable ``_export.json`` of ours, an entry it does not list, a table directory
@@ -140,7 +141,7 @@ def _clear(out: str) -> None:
 # -- the command ----------------------------------------------------------------------------------
 
 
-def _analyse(paths: Sequence[str], opened: Opened, partitions: Optional[int], listener: Listener):
+def _analyse(paths: Sequence[str], opened: Opened, partitions: int | None, listener: Listener):
     """One job for everything the scan and the state report need; both built from its results."""
     inventory = opened.inventory
     scope = Scope(stats=True, data=True, coordinator=True, non_live=True)
@@ -164,12 +165,12 @@ def _writer(out: str, executor):
     return LocalParquet(out)
 
 
-def _write(out: str, inventory, state, findings, writer, listener: Listener) -> Dict[str, Tuple[int, List[str]]]:
+def _write(out: str, inventory, state, findings, writer, listener: Listener) -> dict[str, tuple[int, list[str]]]:
     """Every table: its row count and the files that hold it (in its directory)."""
     whole = Scope(stats=True, data=True, coordinator=True, non_live=True, split_bytes=1 << 62)
     segments = [u for u in plan(inventory, whole) if u.kind in SEGMENT_KINDS]
     _clear(out)
-    counts: Dict[str, int] = {}
+    counts: dict[str, int] = {}
     with listener.progress(sum(u.size for u in segments), f"writing batches ({writer.engine})") as advance:
         counts["batches"] = writer.write_batches(segments, contexts(inventory), advance)
     for table, rows in ((tables.TRANSACTIONS, transaction_rows(state)),
@@ -181,7 +182,7 @@ def _write(out: str, inventory, state, findings, writer, listener: Listener) -> 
     return {t.name: (counts[t.name], writer.files(t)) for t in TABLES}
 
 
-def _summary(out: str, paths: Sequence[str], written: Dict[str, Tuple[int, List[str]]], engine: str, as_of, ref,
+def _summary(out: str, paths: Sequence[str], written: dict[str, tuple[int, list[str]]], engine: str, as_of, ref,
              command_line) -> None:
     doc = {"format": EXPORT_FORMAT, "formatVersion": FORMAT_VERSION, "toolVersion": __version__,
            "engine": engine, "schemaVersion": SCHEMA_VERSION,
@@ -198,19 +199,19 @@ class ExportRequest:
     evidence: Evidence
     out: str
     overwrite: bool = False
-    partition_count: Optional[int] = None
+    partition_count: int | None = None
     engine: EngineChoice = EngineChoice(EngineName.auto)  # auto: as the other whole-disk commands choose
 
 
 @dataclass(frozen=True)
 class ExportResult:
-    counts: Dict[str, int]  # rows per table, in the order written
+    counts: dict[str, int]  # rows per table, in the order written
     as_of: AsOf
-    findings: Tuple[Finding, ...]  # what the scan and the state rebuild found, once each
-    manifest: Optional[ManifestWritten]
-    stats: Dict[str, Any]
+    findings: tuple[Finding, ...]  # what the scan and the state rebuild found, once each
+    manifest: ManifestWritten | None
+    stats: dict[str, Any]
     engine: str = EngineName.local.value  # the engine that wrote the tables: local or spark
-    not_counted: Tuple[Tuple[str, int], ...] = ()  # internal partitions with no row in ``partitions``, by topic
+    not_counted: tuple[tuple[str, int], ...] = ()  # internal partitions with no row in ``partitions``, by topic
 
 
 def export(req: ExportRequest, listener: Listener = Quiet()) -> ExportResult:

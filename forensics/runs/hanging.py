@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any
+from collections.abc import Callable, Sequence
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.clock import AsOf
@@ -52,16 +53,16 @@ class VerdictRequest:
 
     evidence: Evidence
     engine: EngineChoice = EngineChoice()
-    as_of: Optional[int] = None
+    as_of: int | None = None
     max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS
-    topic: Optional[str] = None
-    partition: Optional[int] = None
-    broker_id: Optional[int] = None
-    partition_count: Optional[int] = None
-    broker_version: Optional[Version] = None
+    topic: str | None = None
+    partition: int | None = None
+    broker_id: int | None = None
+    partition_count: int | None = None
+    broker_version: Version | None = None
     # how the verdicts' reasons write a time: time_text(ms, as_of_ms) (the caller's renderer); None: epoch ms
-    time_text: Optional[Callable[[int, Optional[int]], str]] = None
-    copy_start: Optional[int] = None  # when the copy began (--copy-start): no partition was copied before it
+    time_text: Callable[[int, int | None], str] | None = None
+    copy_start: int | None = None  # when the copy began (--copy-start): no partition was copied before it
 
     @property
     def selection(self) -> Filters:
@@ -75,10 +76,10 @@ class VerdictRun:
 
     as_of: AsOf
     version: BrokerVersionRange
-    evidence: Tuple[Finding, ...]  # what could not be read, or not as Kafka wrote it
-    warnings: Tuple[str, ...]  # what weakens every verdict (no coordinator among the inputs)
-    manifest: Optional[ManifestWritten]
-    stats: Dict[str, Any]
+    evidence: tuple[Finding, ...]  # what could not be read, or not as Kafka wrote it
+    warnings: tuple[str, ...]  # what weakens every verdict (no coordinator among the inputs)
+    manifest: ManifestWritten | None
+    stats: dict[str, Any]
 
 
 def _verdicts(command: str, req: VerdictRequest, listener: Listener, lean: bool = True):
@@ -127,11 +128,11 @@ class FindHangingRequest:
 
 @dataclass(frozen=True)
 class FindHangingResult:
-    rows: Tuple[HangingRow, ...]
-    hidden: Tuple[Verdict, ...]  # open transactions needing no one, left out without show_all
+    rows: tuple[HangingRow, ...]
+    hidden: tuple[Verdict, ...]  # open transactions needing no one, left out without show_all
     outcome: Outcome
     run: VerdictRun
-    unproven: Optional[str] = None  # why nothing hanging is no all-clear: what the evidence lacks
+    unproven: str | None = None  # why nothing hanging is no all-clear: what the evidence lacks
 
 
 def find_hanging(req: FindHangingRequest, listener: Listener = Quiet()) -> FindHangingResult:
@@ -151,7 +152,7 @@ def find_hanging(req: FindHangingRequest, listener: Listener = Quiet()) -> FindH
 
 
 def with_previews(verdicts: Sequence[Verdict], rows: Sequence[HangingRow], inventory: Inventory,
-                  redact: bool) -> List[HangingRow]:
+                  redact: bool) -> list[HangingRow]:
     """``rows`` (those of ``verdicts``, in their order), each one with abort forms with what its abort
     discards (read from ``inventory`` once, in the order of those rows)."""
     wanted = [i for i, r in enumerate(rows) if r.abort_forms]
@@ -171,11 +172,11 @@ class CommandsRequest:
 
     verdicts: VerdictRequest
     bootstrap: str = BOOTSTRAP_PLACEHOLDER
-    command_config: Optional[str] = None
+    command_config: str | None = None
     redact: bool = False
 
     def rows(self, verdicts, inventory: Inventory, version: BrokerVersionRange,
-             arm_unverifiable: bool = False) -> List[HangingRow]:
+             arm_unverifiable: bool = False) -> list[HangingRow]:
         """The rows of ``verdicts`` with their commands (armed or not) and what each abort discards."""
 
         rows = [hanging_row(v, self.bootstrap, self.command_config, arm_unverifiable, version) for v in verdicts]
@@ -192,7 +193,7 @@ class AbortRequest(CommandsRequest):
 
 @dataclass(frozen=True)
 class AbortResult:
-    rows: Tuple[HangingRow, ...]
+    rows: tuple[HangingRow, ...]
     run: VerdictRun
 
 
@@ -235,7 +236,7 @@ def incident_report(req: ReportRequest, listener: Listener = Quiet()) -> ReportR
     return ReportResult(incident, run)
 
 
-def _whole_cluster(rep: StateReport, req: VerdictRequest, when: AsOf, model: EvidenceModel) -> List[Verdict]:
+def _whole_cluster(rep: StateReport, req: VerdictRequest, when: AsOf, model: EvidenceModel) -> list[Verdict]:
     """The verdicts of every partition as the report without a selection judges them (to count those a
     selection leaves out)."""
     return verdicts_of(rep, as_of=when.time_ms, max_timeout_ms=req.max_timeout_ms, time_text=req.time_text,

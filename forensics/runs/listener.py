@@ -4,8 +4,9 @@ engine) so that a run reading single files (dump) loads neither."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, ContextManager, Iterator, Protocol
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Protocol
 
 from forensics.model import Progress
 
@@ -25,7 +26,7 @@ class Listener(Protocol):
     def engine(self, chosen: Chosen) -> None:
         """Which engine runs and why, as its first job starts."""
 
-    def progress(self, total: int, label: str) -> ContextManager[Progress]:
+    def progress(self, total: int, label: str) -> AbstractContextManager[Progress]:
         """A progress bar over ``total`` bytes; the context gives the function told each byte count read."""
 
 

@@ -15,7 +15,7 @@ import os
 import socket
 import time
 from dataclasses import dataclass, replace
-from typing import List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 from forensics import __version__
 from forensics.errors import InputError
@@ -45,7 +45,7 @@ class ManifestWritten:
     manifest: Manifest
 
     @property
-    def problems(self) -> Tuple[ManifestEntry, ...]:
+    def problems(self) -> tuple[ManifestEntry, ...]:
         """Entries not hashed, read or listed, or that changed while the run read them."""
         return tuple(f for f in self.manifest.entries if f.error is not None or f.changed_during_run)
 
@@ -53,7 +53,7 @@ class ManifestWritten:
 class ManifestRun:
     """What one run read, hashed; ``target=None`` makes every call a no-op."""
 
-    def __init__(self, target: Optional[str], command: str, inputs: Sequence[str], engine: Optional[str],
+    def __init__(self, target: str | None, command: str, inputs: Sequence[str], engine: str | None,
                  command_line: Sequence[str] = ()) -> None:
         self.target = target
         if target is None:
@@ -68,7 +68,7 @@ class ManifestRun:
         if self.target is not None:
             self.manifest = record_inputs(self.manifest, entries)
 
-    def record_inventory(self, inventory: Inventory, engine: Optional[str] = None) -> None:
+    def record_inventory(self, inventory: Inventory, engine: str | None = None) -> None:
         """Record the whole tree under the inputs, each entry with the role discovery gave it, and hash
         every regular file; ``engine``: the executor that will really run."""
         if self.target is not None:
@@ -81,7 +81,7 @@ class ManifestRun:
         if self.target is not None:
             self.record(evidence_tree([p for p in paths if not os.path.isdir(p)]))
 
-    def finish(self, as_of_ms: Optional[int] = None, as_of_source: Optional[str] = None) -> Optional[ManifestWritten]:
+    def finish(self, as_of_ms: int | None = None, as_of_source: str | None = None) -> ManifestWritten | None:
         """Write the manifest; its digest for the report (None without --manifest)."""
         if self.target is None:
             return None
@@ -116,7 +116,7 @@ def write_atomically(target: str, data: bytes, what: str = "the manifest") -> No
 class Verified:
     """The checks of a manifest against itself and the evidence, in order, and the manifest's digest."""
 
-    rows: Tuple[Verification, ...]
+    rows: tuple[Verification, ...]
     sha256: str
     version: int
     recorded: int  # the entries the manifest lists (version 1: its files)
@@ -126,7 +126,7 @@ class Verified:
         return any(r.status != "ok" for r in self.rows)
 
 
-def verify(manifest: str, base: Optional[str] = None) -> Verified:
+def verify(manifest: str, base: str | None = None) -> Verified:
     """Check a manifest and the evidence tree against each other: its own digest and summary, then every
     entry under its inputs (``base``: resolve its relative paths there instead)."""
     data = read_small_file(manifest, WHOLE_FILE_LIMIT)
@@ -135,5 +135,5 @@ def verify(manifest: str, base: Optional[str] = None) -> Verified:
     except (UnicodeDecodeError, ValueError) as exc:
         raise ManifestFormatError(f"not JSON: {exc}", path=manifest) from None
     recorded = parse_manifest(obj, manifest)
-    rows: List[Verification] = manifest_checks(obj, recorded, manifest) + verify_manifest(recorded, base)
+    rows: list[Verification] = manifest_checks(obj, recorded, manifest) + verify_manifest(recorded, base)
     return Verified(tuple(rows), hashlib.sha256(data).hexdigest(), recorded.version, len(recorded.entries))

@@ -3,7 +3,7 @@ executor, assemble the report), and the reads of the abort previews."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, Verdict
 from forensics.layout import Inventory
@@ -22,10 +22,10 @@ from forensics.state.inputs import SegmentSummary
 
 
 
-def load_state(paths: Sequence[str], *, topic: Optional[str] = None, partition: Optional[int] = None,
-               broker_id: Optional[int] = None, partition_count: Optional[int] = None,
-               data: bool = True, progress: Optional[Progress] = None,
-               inventory: Optional[Inventory] = None, executor: Optional[Executor] = None) -> StateReport:
+def load_state(paths: Sequence[str], *, topic: str | None = None, partition: int | None = None,
+               broker_id: int | None = None, partition_count: int | None = None,
+               data: bool = True, progress: Progress | None = None,
+               inventory: Inventory | None = None, executor: Executor | None = None) -> StateReport:
     """Rebuild producer state (data partitions matching the filters) and coordinator metadata."""
     inv = inventory if inventory is not None else discover(paths)
     loose_file_notes(inv)  # single files alone are refused before anything is read
@@ -34,16 +34,16 @@ def load_state(paths: Sequence[str], *, topic: Optional[str] = None, partition: 
     return assemble_state(inv, results, scope, partition_count)
 
 
-def scan(paths: Sequence[str], progress: Optional[Progress] = None, inventory: Optional[Inventory] = None,
-         as_of: Optional[int] = None, max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-         executor: Optional[Executor] = None) -> ScanReport:
+def scan(paths: Sequence[str], progress: Progress | None = None, inventory: Inventory | None = None,
+         as_of: int | None = None, max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+         executor: Executor | None = None) -> ScanReport:
     """The inventory of the disks: a header-only pass over every segment, rolled up per partition."""
     inv = inventory if inventory is not None else discover(paths)
     results = (executor or LocalExecutor()).run(plan(inv, SCAN_SCOPE), progress)
     return assemble_scan(paths, inv, results, as_of, max_timeout_ms)
 
 
-def previews(verdicts: Sequence[Verdict], inventory: Inventory, redact: bool = False) -> List[AbortPreview]:
+def previews(verdicts: Sequence[Verdict], inventory: Inventory, redact: bool = False) -> list[AbortPreview]:
     """What aborting each of ``verdicts`` discards (read from its partition's segments) and who waits
     behind it (the ``__consumer_offsets`` partitions among the inputs), in order."""
     if not verdicts:
@@ -61,7 +61,7 @@ def previews(verdicts: Sequence[Verdict], inventory: Inventory, redact: bool = F
 
 
 def _stuck_groups(inventory: Inventory, verdicts: Sequence[Verdict]
-                  ) -> Tuple[Optional[Dict[TopicPartition, List[CommittedOffset]]], Tuple]:
+                  ) -> tuple[dict[TopicPartition, list[CommittedOffset]] | None, tuple]:
     logs = consumer_offsets_logs(inventory)
     if not logs:
         return None, ()
@@ -70,7 +70,7 @@ def _stuck_groups(inventory: Inventory, verdicts: Sequence[Verdict]
     return stuck_at_lso(commits, lso), tuple(findings)
 
 
-def scan_segment(path: str, base_offset: Optional[int] = None, progress: Optional[Progress] = None) -> SegmentSummary:
+def scan_segment(path: str, base_offset: int | None = None, progress: Progress | None = None) -> SegmentSummary:
     """Header-only summary of one ``.log`` file (never raises on damaged content)."""
     piece = read_segment(WorkUnit(UnitKind.STATS, path, path, base_offset, stats=True))
     if progress is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.coverage import describe as describe_coverage
@@ -22,22 +22,22 @@ from forensics.runs.manifest import ManifestWritten
 class ScanRequest:
     evidence: Evidence
     engine: EngineChoice = EngineChoice()
-    as_of: Optional[int] = None  # None: the incident clock
-    broker_version: Optional[Version] = None  # None: what the disks show
-    topic: Optional[str] = None  # only this topic's partitions (checked against the inputs before reading)
-    partition: Optional[int] = None
-    broker_id: Optional[int] = None
+    as_of: int | None = None  # None: the incident clock
+    broker_version: Version | None = None  # None: what the disks show
+    topic: str | None = None  # only this topic's partitions (checked against the inputs before reading)
+    partition: int | None = None
+    broker_id: int | None = None
 
 
 @dataclass(frozen=True)
 class ScanResult:
     report: ScanReport  # its as_of is the run's
     version: BrokerVersionRange
-    manifest: Optional[ManifestWritten]
-    stats: Dict[str, Any]
+    manifest: ManifestWritten | None
+    stats: dict[str, Any]
     # what the disk says should exist and is not among the inputs (brokers, log dirs, partitions,
     # __cluster_metadata), one line each as find-hanging writes them; empty: nothing named is missing
-    evidence_gaps: Tuple[str, ...] = ()
+    evidence_gaps: tuple[str, ...] = ()
 
 
 def scan(req: ScanRequest, listener: Listener = Quiet()) -> ScanResult:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any
 
 from forensics.analysis.clock import AsOf, given
 from forensics.analysis.filters import Filters, canonical_state, check_filters, states_present
@@ -30,8 +30,8 @@ from forensics.runs.manifest import ManifestWritten
 
 
 
-def _rebuild(opened: Opened, listener: Listener, partition_count: Optional[int] = None,
-             history: Optional[str] = None, **scope) -> StateReport:
+def _rebuild(opened: Opened, listener: Listener, partition_count: int | None = None,
+             history: str | None = None, **scope) -> StateReport:
     """The state the scope asks for; the coordinator history of the id ``history`` alone (None: of no id:
     only describe prints one)."""
     loose_file_notes(opened.inventory)
@@ -46,12 +46,12 @@ class StateResult:
     """Rows of a state view, the as-of time (the incident clock, or the one given), the findings to show,
     the manifest written, the engine's statistics."""
 
-    rows: Tuple[Union[ProducerRow, TransactionRow, DescribeRow], ...]  # one kind per command
+    rows: tuple[ProducerRow | TransactionRow | DescribeRow, ...]  # one kind per command
     as_of: AsOf
-    findings: Tuple[Finding, ...]
-    manifest: Optional[ManifestWritten]
-    stats: Dict[str, Any]
-    note: Optional[str] = None  # list filters that matched nothing: what was asked, the states the evidence holds
+    findings: tuple[Finding, ...]
+    manifest: ManifestWritten | None
+    stats: dict[str, Any]
+    note: str | None = None  # list filters that matched nothing: what was asked, the states the evidence holds
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class ProducersRequest:
     evidence: Evidence
     topic: str
     partition: int
-    broker_id: Optional[int] = None  # None: the likely leader
+    broker_id: int | None = None  # None: the likely leader
     engine: EngineChoice = EngineChoice()
 
 
@@ -80,16 +80,16 @@ def describe_producers(req: ProducersRequest, listener: Listener = Quiet()) -> S
 @dataclass(frozen=True)
 class ListRequest:
     evidence: Evidence
-    state: Optional[str] = None  # only ids in this state (any case)
-    partition_count: Optional[int] = None
+    state: str | None = None  # only ids in this state (any case)
+    partition_count: int | None = None
     engine: EngineChoice = EngineChoice()
     # Kafka 4.1's list filters (kafka-transactions.sh list --duration-filter, --transactional-id-pattern)
-    duration_filter_ms: Optional[int] = None  # < 0: every id; else only those running longer, as of as_of
-    transactional_id_pattern: Optional[str] = None  # a regular expression each listed id matches whole
-    as_of: Optional[int] = None  # the "now" of the duration filter (default: the newest time on the inputs)
+    duration_filter_ms: int | None = None  # < 0: every id; else only those running longer, as of as_of
+    transactional_id_pattern: str | None = None  # a regular expression each listed id matches whole
+    as_of: int | None = None  # the "now" of the duration filter (default: the newest time on the inputs)
 
 
-def id_pattern(text: Optional[str]) -> Optional[re.Pattern]:
+def id_pattern(text: str | None) -> re.Pattern | None:
     """``--transactional-id-pattern``, compiled (None or empty: no filter, as Kafka's coordinator takes
     it); a pattern that does not compile is a usage error, checked before anything is read."""
     if not text:
@@ -128,8 +128,8 @@ def list_ids(req: ListRequest, listener: Listener = Quiet()) -> StateResult:
 class DescribeRequest:
     evidence: Evidence
     transactional_id: str
-    as_of: Optional[int] = None
-    partition_count: Optional[int] = None
+    as_of: int | None = None
+    partition_count: int | None = None
     engine: EngineChoice = EngineChoice()
 
 

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Iterator, Mapping, NamedTuple, Optional, Tuple
+from typing import NamedTuple
+from collections.abc import Iterator, Mapping
 
 from forensics.codec.metadata_typed import Endpoint, FeatureRange, Ids, PartitionRecord, reserved_directory
 from forensics.findings import Finding
 from forensics.model import TopicPartition
 
-_NO_BROKERS: Mapping[int, "BrokerRegistration"] = MappingProxyType({})
+_NO_BROKERS: Mapping[int, BrokerRegistration] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,16 +41,16 @@ class BrokerRegistration:
     broker_id: int
     epoch: int
     incarnation_id: str
-    log_dirs: Tuple[str, ...]
+    log_dirs: tuple[str, ...]
     fenced: bool
     in_controlled_shutdown: bool
-    rack: Optional[str] = None
-    listeners: Tuple[Endpoint, ...] = ()
-    supported_features: Tuple[FeatureRange, ...] = ()
+    rack: str | None = None
+    listeners: tuple[Endpoint, ...] = ()
+    supported_features: tuple[FeatureRange, ...] = ()
     is_migrating_zk_broker: bool = False
-    registered_offset: Optional[int] = None  # log offset of its RegisterBrokerRecord (None: from a snapshot)
+    registered_offset: int | None = None  # log offset of its RegisterBrokerRecord (None: from a snapshot)
 
-    def supported(self, feature: str) -> Optional[FeatureRange]:
+    def supported(self, feature: str) -> FeatureRange | None:
         """The range of ``feature`` the broker's software supports, as it registered (None: not named)."""
         return next((f for f in self.supported_features if f.name == feature), None)
 
@@ -60,8 +61,8 @@ class ControllerRegistration:
 
     controller_id: int
     incarnation_id: str
-    listeners: Tuple[Endpoint, ...] = ()
-    supported_features: Tuple[FeatureRange, ...] = ()
+    listeners: tuple[Endpoint, ...] = ()
+    supported_features: tuple[FeatureRange, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +75,7 @@ class PartitionState:
     registration: PartitionRecord
     last_leader: int = -1
     last_leader_epoch: int = -1
-    changed_offset: Optional[int] = None  # None: from a snapshot
+    changed_offset: int | None = None  # None: from a snapshot
 
     @property
     def topic_partition(self) -> TopicPartition:
@@ -110,7 +111,7 @@ class PartitionState:
         return self.registration.partition_epoch
 
     @property
-    def directories(self) -> Tuple[str, ...]:
+    def directories(self) -> tuple[str, ...]:
         """The directory id each replica is assigned to, in replica order (see :meth:`directory_name`)."""
         return self.registration.directories
 
@@ -122,7 +123,7 @@ class PartitionState:
     def last_known_elr(self) -> Ids:
         return self.registration.last_known_elr or ()
 
-    def directory_of(self, broker_id: int) -> Optional[str]:
+    def directory_of(self, broker_id: int) -> str | None:
         """The directory id ``broker_id``'s replica is assigned to (None: not a replica)."""
         for replica, directory in zip(self.replicas, self.directories):
             if replica == broker_id:
@@ -130,12 +131,12 @@ class PartitionState:
         return None
 
     @property
-    def leader_directory(self) -> Optional[str]:
+    def leader_directory(self) -> str | None:
         """The log dir of the leader's replica (of the last leader when there is none now)."""
         return self.directory_of(self.leader if self.leader >= 0 else self.last_leader)
 
     @staticmethod
-    def directory_name(directory_id: str) -> Optional[str]:
+    def directory_name(directory_id: str) -> str | None:
         """``MIGRATING`` / ``UNASSIGNED`` / ``LOST`` (``DirectoryId``'s reserved ids), None for a log dir."""
         return reserved_directory(directory_id)
 
@@ -157,8 +158,8 @@ class MetadataFile(NamedTuple):
     path: str
     role: str  # "bootstrap" (bootstrap.checkpoint), "snapshot" (<end>-<epoch>.checkpoint) or "segment" (.log)
     records: int  # records folded from it
-    first_offset: Optional[int] = None  # log offsets of the first and last record folded (segments only)
-    last_offset: Optional[int] = None
+    first_offset: int | None = None  # log offsets of the first and last record folded (segments only)
+    last_offset: int | None = None
 
 
 class MetadataCopy(NamedTuple):
@@ -184,48 +185,48 @@ class ClusterImage:
     controllers: Mapping[int, ControllerRegistration] = field(default_factory=lambda: MappingProxyType({}))
     topics: Mapping[str, TopicState] = field(default_factory=lambda: MappingProxyType({}))  # by name, sorted
     features: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))  # finalized levels
-    next_producer_id: Optional[int] = None  # ProducerIdsRecord: ids below it are handed out
-    newest_offset: Optional[int] = None  # log offset of the newest record folded (snapshot: its end offset - 1)
-    newest_timestamp: Optional[int] = None  # its batch's timestamp, epoch ms (snapshot: lastContainedLogTimestamp)
+    next_producer_id: int | None = None  # ProducerIdsRecord: ids below it are handed out
+    newest_offset: int | None = None  # log offset of the newest record folded (snapshot: its end offset - 1)
+    newest_timestamp: int | None = None  # its batch's timestamp, epoch ms (snapshot: lastContainedLogTimestamp)
     records: int = 0  # records folded
     unapplied: int = 0  # of those, records that did not decode or that Kafka's replay refuses
-    findings: Tuple[Finding, ...] = ()
+    findings: tuple[Finding, ...] = ()
     complete: bool = True
     origin: str = ""
-    files: Tuple[MetadataFile, ...] = ()
-    copy: Optional[MetadataCopy] = None
-    copies: Tuple[MetadataCopy, ...] = ()
+    files: tuple[MetadataFile, ...] = ()
+    copy: MetadataCopy | None = None
+    copies: tuple[MetadataCopy, ...] = ()
 
     @property
     def empty(self) -> bool:
         return self.records == 0
 
     @property
-    def metadata_version(self) -> Optional[int]:
+    def metadata_version(self) -> int | None:
         return self.features.get("metadata.version")
 
     def feature(self, name: str) -> int:
         """The finalized level of ``name``; 0 when none is (as ``kafka-features.sh describe`` prints it)."""
         return self.features.get(name, 0)
 
-    def topic_by_id(self, topic_id: str) -> Optional[TopicState]:
+    def topic_by_id(self, topic_id: str) -> TopicState | None:
         return next((t for t in self.topics.values() if t.topic_id == topic_id), None)
 
-    def partition(self, topic: str, partition: int) -> Optional[PartitionState]:
+    def partition(self, topic: str, partition: int) -> PartitionState | None:
         t = self.topics.get(topic)
         return None if t is None else t.partitions.get(partition)
 
-    def partition_count(self, topic: str) -> Optional[int]:
+    def partition_count(self, topic: str) -> int | None:
         """How many partitions ``topic`` has (None: no such topic in the image)."""
         t = self.topics.get(topic)
         return None if t is None else t.partition_count
 
-    def partitions(self, topic: Optional[str] = None) -> Iterator[PartitionState]:
+    def partitions(self, topic: str | None = None) -> Iterator[PartitionState]:
         """Every partition that should exist (of ``topic``), by topic name then partition."""
         for t in self.topics.values() if topic is None else [self.topics[topic]] if topic in self.topics else []:
             yield from t.partitions.values()
 
-    def replicas_on(self, broker_id: int, directory_id: Optional[str] = None) -> Iterator[PartitionState]:
+    def replicas_on(self, broker_id: int, directory_id: str | None = None) -> Iterator[PartitionState]:
         """The partitions with a replica on ``broker_id`` (assigned to ``directory_id``, when given)."""
         for p in self.partitions():
             d = p.directory_of(broker_id)
@@ -238,7 +239,7 @@ class ClusterImage:
             if (p.leader if p.leader >= 0 else p.last_leader) == broker_id:
                 yield p
 
-    def log_dirs(self) -> Tuple[Tuple[int, str], ...]:
+    def log_dirs(self) -> tuple[tuple[int, str], ...]:
         """(broker id, directory id) of every registered log dir."""
         return tuple((b.broker_id, d) for b in self.brokers.values() for d in b.log_dirs)
 

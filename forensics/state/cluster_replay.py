@@ -18,9 +18,10 @@ finalized level reads 0 either way), so what the log said stays visible.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Any, NamedTuple
 
 from forensics.codec.java_reader import uuid_from_string
 from forensics.codec.metadata_records import MetadataRecord
@@ -54,19 +55,19 @@ from forensics.state.cluster_image import (
 class MetadataEntry(NamedTuple):
     """One record of the metadata log (or of a snapshot) as read, decoded or not."""
 
-    offset: Optional[int]  # its log offset; None for a record of a snapshot or of bootstrap.checkpoint
+    offset: int | None  # its log offset; None for a record of a snapshot or of bootstrap.checkpoint
     timestamp: int  # its batch's timestamp (epoch ms)
-    record: Optional[MetadataRecord]  # None: it did not decode (``error`` says why)
-    path: Optional[str] = None
-    position: Optional[int] = None  # byte position of its batch in ``path``
-    error: Optional[str] = None
+    record: MetadataRecord | None  # None: it did not decode (``error`` says why)
+    path: str | None = None
+    position: int | None = None  # byte position of its batch in ``path``
+    error: str | None = None
 
 
 class _Refused(Exception):
     """Kafka's replay would throw: the record is not applied."""
 
 
-def _uuid_order(directory_id: str) -> Tuple[int, int, str]:
+def _uuid_order(directory_id: str) -> tuple[int, int, str]:
     """``Uuid.compareTo``: most then least significant bits, as signed longs."""
     try:
         raw = uuid_from_string(directory_id)
@@ -80,23 +81,23 @@ class _Topic:
 
     def __init__(self, name: str, topic_id: str) -> None:
         self.name, self.topic_id = name, topic_id
-        self.partitions: Dict[int, PartitionState] = {}
+        self.partitions: dict[int, PartitionState] = {}
 
 
 class ClusterReplay:
     """The fold: :meth:`apply` each entry in log order (snapshot records first), then :meth:`image`."""
 
     def __init__(self) -> None:
-        self.brokers: Dict[int, BrokerRegistration] = {}
-        self.controllers: Dict[int, ControllerRegistration] = {}
-        self.topics: Dict[str, _Topic] = {}  # by topic id, in creation order
-        self.features: Dict[str, int] = {}
-        self.next_producer_id: Optional[int] = None
-        self.newest_offset: Optional[int] = None
-        self.newest_timestamp: Optional[int] = None
+        self.brokers: dict[int, BrokerRegistration] = {}
+        self.controllers: dict[int, ControllerRegistration] = {}
+        self.topics: dict[str, _Topic] = {}  # by topic id, in creation order
+        self.features: dict[str, int] = {}
+        self.next_producer_id: int | None = None
+        self.newest_offset: int | None = None
+        self.newest_timestamp: int | None = None
         self.records = 0
         self.unapplied = 0  # records that did not decode or were refused
-        self.findings: List[Finding] = []
+        self.findings: list[Finding] = []
 
     # -- the fold ---------------------------------------------------------------------------------------
 
@@ -136,12 +137,12 @@ class ClusterReplay:
 
     # -- ClusterDelta -----------------------------------------------------------------------------------
 
-    def _register(self, r: BrokerRegistrationRecord, offset: Optional[int]) -> None:
+    def _register(self, r: BrokerRegistrationRecord, offset: int | None) -> None:
         self.brokers[r.broker_id] = BrokerRegistration(
             r.broker_id, r.broker_epoch, r.incarnation_id, tuple(sorted(r.log_dirs, key=_uuid_order)), r.fenced,
             r.in_controlled_shutdown, r.rack, r.listeners, r.features, r.is_migrating_zk_broker, offset)
 
-    def _unregister(self, r: UnregisterBrokerRecord, offset: Optional[int]) -> None:
+    def _unregister(self, r: UnregisterBrokerRecord, offset: int | None) -> None:
         self.brokers.pop(r.broker_id, None)
 
     def _broker(self, broker_id: int, epoch: int, action: str) -> BrokerRegistration:
@@ -153,11 +154,11 @@ class ClusterReplay:
             raise _Refused(f"cannot {action} broker {broker_id} at epoch {epoch}: its registered epoch is {b.epoch}")
         return b
 
-    def _fence(self, r: FenceBrokerRecord, offset: Optional[int]) -> None:
+    def _fence(self, r: FenceBrokerRecord, offset: int | None) -> None:
         b = self._broker(r.broker_id, r.broker_epoch, "fence" if r.fence else "unfence")
         self.brokers[r.broker_id] = replace(b, fenced=r.fence)
 
-    def _change_broker(self, r: BrokerRegistrationChangeRecord, offset: Optional[int]) -> None:
+    def _change_broker(self, r: BrokerRegistrationChangeRecord, offset: int | None) -> None:
         b = self._broker(r.broker_id, r.broker_epoch, "change")
         if r.fenced not in (-1, 0, 1):  # BrokerRegistrationFencingChange
             raise _Refused(f"unknown value for fenced: {r.fenced}")
@@ -168,13 +169,13 @@ class ClusterReplay:
             in_controlled_shutdown=b.in_controlled_shutdown or r.in_controlled_shutdown == 1,
             log_dirs=tuple(sorted(r.log_dirs, key=_uuid_order)) if r.log_dirs else b.log_dirs)
 
-    def _controller(self, r: ControllerRegistrationRecord, offset: Optional[int]) -> None:
+    def _controller(self, r: ControllerRegistrationRecord, offset: int | None) -> None:
         self.controllers[r.controller_id] = ControllerRegistration(r.controller_id, r.incarnation_id, r.listeners,
                                                                    r.features)
 
     # -- TopicsDelta ------------------------------------------------------------------------------------
 
-    def _topic(self, r: TopicRecord, offset: Optional[int]) -> Optional[str]:
+    def _topic(self, r: TopicRecord, offset: int | None) -> str | None:
         old = self.topics.pop(r.topic_id, None)
         other = next((t for t in self.topics.values() if t.name == r.name), None)
         self.topics[r.topic_id] = _Topic(r.name, r.topic_id)
@@ -191,14 +192,14 @@ class ClusterReplay:
             raise _Refused(f"topic id {topic_id} is not in the image")
         return t
 
-    def _put(self, t: _Topic, reg: PartitionRecord, offset: Optional[int]) -> None:
+    def _put(self, t: _Topic, reg: PartitionRecord, offset: int | None) -> None:
         old = t.partitions.get(reg.partition_id)
         last, last_epoch = (old.last_leader, old.last_leader_epoch) if old is not None else (-1, -1)
         if reg.leader >= 0:
             last, last_epoch = reg.leader, reg.leader_epoch
         t.partitions[reg.partition_id] = PartitionState(t.name, reg, last, last_epoch, offset)
 
-    def _partition(self, r: PartitionRecord, offset: Optional[int]) -> None:
+    def _partition(self, r: PartitionRecord, offset: int | None) -> None:
         t = self._known(r.topic_id)
         try:
             reg = partition_registration(r)
@@ -206,7 +207,7 @@ class ClusterReplay:
             raise _Refused(f"partition {r.partition_id}: {exc}") from None
         self._put(t, reg, offset)
 
-    def _partition_change(self, r: PartitionChangeRecord, offset: Optional[int]) -> None:
+    def _partition_change(self, r: PartitionChangeRecord, offset: int | None) -> None:
         t = self._known(r.topic_id)
         old = t.partitions.get(r.partition_id)
         if old is None:
@@ -217,11 +218,11 @@ class ClusterReplay:
             raise _Refused(f"partition {t.name}-{r.partition_id}: {exc}") from None
         self._put(t, reg, offset)
 
-    def _remove_topic(self, r: RemoveTopicRecord, offset: Optional[int]) -> None:
+    def _remove_topic(self, r: RemoveTopicRecord, offset: int | None) -> None:
         self._known(r.topic_id)
         del self.topics[r.topic_id]
 
-    def _clear_elr(self, r: ClearElrRecord, offset: Optional[int]) -> None:
+    def _clear_elr(self, r: ClearElrRecord, offset: int | None) -> None:
         """``TopicsDelta.replay(ClearElrRecord)``: a merge with empty ELRs where a partition has one."""
         if r.topic_name:
             topics = [t for t in self.topics.values() if t.name == r.topic_name]
@@ -238,10 +239,10 @@ class ClusterReplay:
 
     # -- FeaturesDelta, ProducerIdsDelta ------------------------------------------------------------------
 
-    def _feature(self, r: FeatureLevelRecord, offset: Optional[int]) -> None:
+    def _feature(self, r: FeatureLevelRecord, offset: int | None) -> None:
         self.features[r.name] = r.feature_level
 
-    def _producer_ids(self, r: ProducerIdsRecord, offset: Optional[int]) -> None:
+    def _producer_ids(self, r: ProducerIdsRecord, offset: int | None) -> None:
         self.next_producer_id = r.next_producer_id
 
     # -- the image ----------------------------------------------------------------------------------------
@@ -249,7 +250,7 @@ class ClusterReplay:
     def image(self, **provenance) -> ClusterImage:
         """The frozen image of what was folded; ``provenance``: :class:`ClusterImage`'s ``complete``,
         ``origin``, ``files``, ``copy``, ``copies`` (the reader's)."""
-        topics: Dict[str, TopicState] = {}
+        topics: dict[str, TopicState] = {}
         for t in self.topics.values():  # a name taken twice: the newer topic (TopicsImage.topicsByName)
             topics[t.name] = TopicState(t.name, t.topic_id, MappingProxyType(dict(sorted(t.partitions.items()))))
         return ClusterImage(
@@ -268,7 +269,7 @@ class ClusterReplay:
 
 
 # a record's type -> the method that folds it (its parameter is that type: Any, as a dict cannot pair them)
-_HANDLERS: Dict[type, Callable[[ClusterReplay, Any, Optional[int]], Optional[str]]] = {
+_HANDLERS: dict[type, Callable[[ClusterReplay, Any, int | None], str | None]] = {
     BrokerRegistrationRecord: ClusterReplay._register,
     UnregisterBrokerRecord: ClusterReplay._unregister,
     FenceBrokerRecord: ClusterReplay._fence,

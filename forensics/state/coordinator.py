@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import NamedTuple
+from collections.abc import Callable, Iterable, Sequence
 
 from forensics.codec.txnlog import TransactionLogValue, TransactionStatus
 from forensics.findings import Finding, FindingKind, FindingRuns
@@ -25,7 +26,7 @@ class TxnLogRecord(NamedTuple):
     """One decoded ``__transaction_state`` record (``value`` None = tombstone)."""
 
     transactional_id: str
-    value: Optional[TransactionLogValue]
+    value: TransactionLogValue | None
     offset: int
     timestamp: int
     leader_epoch: int  # partitionLeaderEpoch of its batch = the writer's coordinator epoch
@@ -39,7 +40,7 @@ class HistoryEntry:
     offset: int
     timestamp: int
     leader_epoch: int
-    value: Optional[TransactionLogValue]
+    value: TransactionLogValue | None
     at: Provenance
 
     @property
@@ -52,7 +53,7 @@ class RecordRef(NamedTuple):
 
     offset: int
     timestamp: int
-    status: Union[TransactionStatus, int, None]  # None: a tombstone
+    status: TransactionStatus | int | None  # None: a tombstone
     at: Provenance
 
     @property
@@ -60,7 +61,7 @@ class RecordRef(NamedTuple):
         return _state_name(self.status)
 
 
-def _state_name(s: Union[TransactionStatus, int, None]) -> str:
+def _state_name(s: TransactionStatus | int | None) -> str:
     if s is None:
         return "<tombstone>"
     return s.kafka_name if isinstance(s, TransactionStatus) else f"Unknown({s})"
@@ -92,15 +93,15 @@ class IdSummary:
 
     first: RecordRef
     last: RecordRef
-    decision: Optional[Decision]  # the last Prepare/Complete record's; None if none
-    producer_ids: Tuple[int, ...]  # every producer id its records carried, in order of appearance
-    illegal: Optional[IllegalRecord] = None  # the first record that contradicts the ones before it
+    decision: Decision | None  # the last Prepare/Complete record's; None if none
+    producer_ids: tuple[int, ...]  # every producer id its records carried, in order of appearance
+    illegal: IllegalRecord | None = None  # the first record that contradicts the ones before it
 
 
 # status -> the decision it records (TransactionCoordinator: PrepareX then CompleteX)
 _DECISIONS = {TransactionStatus.PREPARE_COMMIT: Decision.COMMIT, TransactionStatus.COMPLETE_COMMIT: Decision.COMMIT,
               TransactionStatus.PREPARE_ABORT: Decision.ABORT, TransactionStatus.COMPLETE_ABORT: Decision.ABORT}
-KeepHistory = Optional[Callable[[str], bool]]  # which ids keep their full history; None: every id
+KeepHistory = Callable[[str], bool] | None  # which ids keep their full history; None: every id
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +112,8 @@ class TransactionMetadata:
     producer_id: int
     producer_epoch: int
     timeout_ms: int
-    state: Union[TransactionStatus, int]
-    partitions: Tuple[TopicPartition, ...]  # empty unless Ongoing / PrepareX
+    state: TransactionStatus | int
+    partitions: tuple[TopicPartition, ...]  # empty unless Ongoing / PrepareX
     last_update_ms: int
     start_ms: int  # -1 when no transaction started
     previous_producer_id: int
@@ -133,7 +134,7 @@ _SAME_TIMEOUT = frozenset((TransactionStatus.ONGOING, TransactionStatus.PREPARE_
                            TransactionStatus.COMPLETE_COMMIT, TransactionStatus.COMPLETE_ABORT))
 
 
-def _rewritten(previous: TransactionMetadata, new: TransactionMetadata) -> Optional[str]:
+def _rewritten(previous: TransactionMetadata, new: TransactionMetadata) -> str | None:
     """Why the record of ``new`` cannot follow that of ``previous`` although the transition itself is
     valid: what a coordinator never writes (an older record re-appended, or an edited one), or None."""
     same_producer = new.producer_id == previous.producer_id
@@ -169,23 +170,23 @@ class CoordinatorPartitionState:
     """Folded ``__transaction_state-<partition>`` replica."""
 
     partition: int
-    metadata: Dict[str, TransactionMetadata]  # live ids (tombstoned ones removed)
-    tombstoned: Dict[str, HistoryEntry]  # ids whose last record is a tombstone
-    history: Dict[str, Tuple[HistoryEntry, ...]]  # every record per kept id, in offset order
+    metadata: dict[str, TransactionMetadata]  # live ids (tombstoned ones removed)
+    tombstoned: dict[str, HistoryEntry]  # ids whose last record is a tombstone
+    history: dict[str, tuple[HistoryEntry, ...]]  # every record per kept id, in offset order
     max_leader_epoch: int  # over batches; -1 when the partition holds no batch
-    last_offset: Optional[int]
+    last_offset: int | None
     records: int
-    findings: Tuple[Finding, ...]
-    summaries: Dict[str, IdSummary] = field(default_factory=dict)  # every id seen, in id order
-    newest_update: Dict[str, int] = field(default_factory=dict)  # path -> newest txnLastUpdateTimestamp
+    findings: tuple[Finding, ...]
+    summaries: dict[str, IdSummary] = field(default_factory=dict)  # every id seen, in id order
+    newest_update: dict[str, int] = field(default_factory=dict)  # path -> newest txnLastUpdateTimestamp
     value_versions: frozenset = frozenset()  # TransactionLogValue versions read
 
 
 def metadata_of(tid: str, v: TransactionLogValue, offset: int, leader_epoch: int,
-                cache: Optional[Dict[tuple, Tuple[TopicPartition, ...]]] = None) -> TransactionMetadata:
+                cache: dict[tuple, tuple[TopicPartition, ...]] | None = None) -> TransactionMetadata:
     """The metadata a value gives (``cache``: one partition tuple per partition set, shared)."""
     keep = v.status_id != TransactionStatus.EMPTY and v.partitions is not None
-    parts: Tuple[TopicPartition, ...] = ()
+    parts: tuple[TopicPartition, ...] = ()
     if keep and v.partitions:
         cached = cache.get(v.partitions) if cache is not None else None
         if cached is not None:
@@ -206,20 +207,20 @@ class CoordinatorFold:
     def __init__(self, partition: int, keep_history: KeepHistory = None) -> None:
         self.partition = partition
         self._keep = keep_history
-        self._metadata: Dict[str, TransactionMetadata] = {}
-        self._tombstoned: Dict[str, HistoryEntry] = {}
-        self._history: Dict[str, List[HistoryEntry]] = {}
-        self._first: Dict[str, RecordRef] = {}
-        self._last: Dict[str, RecordRef] = {}
-        self._decision: Dict[str, Decision] = {}
-        self._pids: Dict[str, Tuple[int, ...]] = {}
-        self._illegal: Dict[str, IllegalRecord] = {}
-        self._newest_update: Dict[str, int] = {}
+        self._metadata: dict[str, TransactionMetadata] = {}
+        self._tombstoned: dict[str, HistoryEntry] = {}
+        self._history: dict[str, list[HistoryEntry]] = {}
+        self._first: dict[str, RecordRef] = {}
+        self._last: dict[str, RecordRef] = {}
+        self._decision: dict[str, Decision] = {}
+        self._pids: dict[str, tuple[int, ...]] = {}
+        self._illegal: dict[str, IllegalRecord] = {}
+        self._newest_update: dict[str, int] = {}
         self._versions: set = set()
-        self._parts: Dict[tuple, Tuple[TopicPartition, ...]] = {}  # one tuple per partition set seen
+        self._parts: dict[tuple, tuple[TopicPartition, ...]] = {}  # one tuple per partition set seen
         self._findings = FindingRuns()
         self._max_epoch = -1
-        self._last_offset: Optional[int] = None
+        self._last_offset: int | None = None
         self._records = 0
 
     def apply_all(self, path: str, records: Iterable[TxnLogRecord]) -> None:
@@ -262,7 +263,7 @@ class CoordinatorFold:
         if v.producer_id not in pids:
             self._pids[tid] = pids + (v.producer_id,)
 
-    def _check(self, path: str, r: TxnLogRecord, previous: Optional[TransactionMetadata],
+    def _check(self, path: str, r: TxnLogRecord, previous: TransactionMetadata | None,
                new: TransactionMetadata) -> None:
         v = r.value
         if v is None:

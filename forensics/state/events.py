@@ -6,7 +6,7 @@ work units can ship them between processes (local or Spark executors).
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional, Union
+from typing import NamedTuple
 
 
 class DataBatch(NamedTuple):
@@ -33,8 +33,8 @@ class DataBatch(NamedTuple):
     size: int  # bytes of the whole batches
     position: int  # byte position of the first batch in its segment
     batches: int = 1
-    first_timestamp: Optional[int] = None  # maxTimestamp of the first batch (None: a single batch)
-    last_base_offset: Optional[int] = None  # baseOffset of the last batch (None: a single batch)
+    first_timestamp: int | None = None  # maxTimestamp of the first batch (None: a single batch)
+    last_base_offset: int | None = None  # baseOffset of the last batch (None: a single batch)
 
     @property
     def offset_delta(self) -> int:
@@ -58,4 +58,4 @@ class Marker(NamedTuple):
     position: int
 
 
-ProducerEvent = Union[DataBatch, Marker]
+ProducerEvent = DataBatch | Marker

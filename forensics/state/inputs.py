@@ -6,7 +6,7 @@ Plain picklable tuples (they cross process boundaries in the Spark executor), wi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import FrozenSet, NamedTuple, Optional, Tuple
+from typing import NamedTuple
 
 from forensics.codec.checkpoints import EpochEntry
 from forensics.codec.snapshot import ProducerSnapshot
@@ -25,15 +25,15 @@ class SegmentSummary:
     size: int
     batches: int = 0
     records: int = 0
-    first_offset: Optional[int] = None
-    last_offset: Optional[int] = None
-    max_timestamp: Optional[int] = None
-    magics: FrozenSet[int] = frozenset()
-    codecs: FrozenSet[str] = frozenset()
+    first_offset: int | None = None
+    last_offset: int | None = None
+    max_timestamp: int | None = None
+    magics: frozenset[int] = frozenset()
+    codecs: frozenset[str] = frozenset()
     transactional_batches: int = 0
     control_batches: int = 0
     invalid_batches: int = 0
-    findings: Tuple[Finding, ...] = ()
+    findings: tuple[Finding, ...] = ()
 
 
 class SegmentEvents(NamedTuple):
@@ -42,12 +42,12 @@ class SegmentEvents(NamedTuple):
     path: str
     base_offset: int
     size: int
-    events: Tuple[ProducerEvent, ...]
+    events: tuple[ProducerEvent, ...]
     batches: int  # frames with a valid checksum
-    next_offset: Optional[int]  # last valid offset + 1 (None: no valid batch)
-    max_timestamp: Optional[int]
-    first_invalid_position: Optional[int]  # where the broker's reader would stop
-    findings: Tuple[Finding, ...]
+    next_offset: int | None  # last valid offset + 1 (None: no valid batch)
+    max_timestamp: int | None
+    first_invalid_position: int | None  # where the broker's reader would stop
+    findings: tuple[Finding, ...]
 
 
 class TxnLogSegment(NamedTuple):
@@ -56,17 +56,17 @@ class TxnLogSegment(NamedTuple):
     path: str
     base_offset: int
     size: int
-    records: Tuple[TxnLogRecord, ...]
-    next_offset: Optional[int]
-    max_timestamp: Optional[int]
-    findings: Tuple[Finding, ...]
+    records: tuple[TxnLogRecord, ...]
+    next_offset: int | None
+    max_timestamp: int | None
+    findings: tuple[Finding, ...]
 
 
 class SnapshotRead(NamedTuple):
     path: str
     offset: int
-    snapshot: Optional[ProducerSnapshot]
-    findings: Tuple[Finding, ...]
+    snapshot: ProducerSnapshot | None
+    findings: tuple[Finding, ...]
 
 
 class AbortedTxnEntry(NamedTuple):
@@ -84,17 +84,17 @@ class PartitionInputs:
 
     path: str
     topic_partition: TopicPartition
-    broker_id: Optional[int]
+    broker_id: int | None
     log_dir: str
-    log_start_offset: Optional[int]  # log-start-offset-checkpoint
-    high_watermark: Optional[int]  # replication-offset-checkpoint
-    leader_epoch: Optional[int]  # last entry of leader-epoch-checkpoint
-    segments: Tuple[SegmentEvents, ...]  # in base-offset order
-    snapshots: Tuple[SnapshotRead, ...]  # in offset order
-    txn_index: Tuple[AbortedTxnEntry, ...]
-    findings: Tuple[Finding, ...] = ()  # from reading the txn indexes and the layout
-    cleaner_offset: Optional[int] = None  # cleaner-offset-checkpoint: offsets below it were compacted
-    leader_epochs: Tuple[EpochEntry, ...] = ()  # leader-epoch-checkpoint
+    log_start_offset: int | None  # log-start-offset-checkpoint
+    high_watermark: int | None  # replication-offset-checkpoint
+    leader_epoch: int | None  # last entry of leader-epoch-checkpoint
+    segments: tuple[SegmentEvents, ...]  # in base-offset order
+    snapshots: tuple[SnapshotRead, ...]  # in offset order
+    txn_index: tuple[AbortedTxnEntry, ...]
+    findings: tuple[Finding, ...] = ()  # from reading the txn indexes and the layout
+    cleaner_offset: int | None = None  # cleaner-offset-checkpoint: offsets below it were compacted
+    leader_epochs: tuple[EpochEntry, ...] = ()  # leader-epoch-checkpoint
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +103,10 @@ class TxnStateInputs:
 
     path: str
     partition: int
-    broker_id: Optional[int]
+    broker_id: int | None
     log_dir: str
-    log_start_offset: Optional[int]
-    high_watermark: Optional[int]
-    leader_epoch: Optional[int]  # last entry of leader-epoch-checkpoint
-    segments: Tuple[TxnLogSegment, ...]
-    findings: Tuple[Finding, ...] = ()
+    log_start_offset: int | None
+    high_watermark: int | None
+    leader_epoch: int | None  # last entry of leader-epoch-checkpoint
+    segments: tuple[TxnLogSegment, ...]
+    findings: tuple[Finding, ...] = ()

@@ -14,8 +14,8 @@ saw on the partition (:class:`TransactionSpan`: first offset, marker, outcome, e
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Tuple
 
 from forensics.codec.snapshot import ProducerStateEntry
 from forensics.findings import Finding, FindingKind, FindingRuns
@@ -36,7 +36,7 @@ class ProducerState:
     last_offset: int  # last offset of that batch, -1 if none
     offset_delta: int
     last_timestamp: int  # last data batch's maxTimestamp or last marker's timestamp
-    current_txn_first_offset: Optional[int]
+    current_txn_first_offset: int | None
 
     @property
     def latest_coordinator_epoch(self) -> int:
@@ -59,22 +59,22 @@ class TransactionSpan:
 
     producer_id: int
     first_offset: int
-    last_data_offset: Optional[int]  # None: no data seen (opened before a snapshot, or empty)
-    data_epochs: Tuple[int, ...]
+    last_data_offset: int | None  # None: no data seen (opened before a snapshot, or empty)
+    data_epochs: tuple[int, ...]
     batches: int
     records: int
     bytes: int
-    first_timestamp: Optional[int]  # maxTimestamp of the first data batch (header-only)
-    last_timestamp: Optional[int]
-    start: Optional[Provenance]  # first data batch seen
-    marker_offset: Optional[int] = None
-    outcome: Optional[str] = None  # "COMMIT" | "ABORT" | None while open
-    marker_epoch: Optional[int] = None
-    coordinator_epoch: Optional[int] = None
-    marker_timestamp: Optional[int] = None
-    marker_at: Optional[Provenance] = None
+    first_timestamp: int | None  # maxTimestamp of the first data batch (header-only)
+    last_timestamp: int | None
+    start: Provenance | None  # first data batch seen
+    marker_offset: int | None = None
+    outcome: str | None = None  # "COMMIT" | "ABORT" | None while open
+    marker_epoch: int | None = None
+    coordinator_epoch: int | None = None
+    marker_timestamp: int | None = None
+    marker_at: Provenance | None = None
     from_snapshot: bool = False  # opened before the replay started (first offset from a snapshot)
-    duplicate_at: Optional[Provenance] = None  # its first batch repeating sequence numbers already written
+    duplicate_at: Provenance | None = None  # its first batch repeating sequence numbers already written
 
     @property
     def is_open(self) -> bool:
@@ -97,12 +97,12 @@ class CompletedTxn:
 class ProducerFold:
     """Result of folding a partition's events: entries, open and completed transactions."""
 
-    entries: Dict[int, ProducerState]
-    ongoing: Dict[int, int]  # producer id -> first offset of its open transaction
-    completed: Tuple[CompletedTxn, ...]
-    spans: Dict[int, Tuple[TransactionSpan, ...]]  # per producer, in offset order
-    findings: Tuple[Finding, ...]
-    last_offset: Optional[int]  # highest offset applied (map end offset - 1)
+    entries: dict[int, ProducerState]
+    ongoing: dict[int, int]  # producer id -> first offset of its open transaction
+    completed: tuple[CompletedTxn, ...]
+    spans: dict[int, tuple[TransactionSpan, ...]]  # per producer, in offset order
+    findings: tuple[Finding, ...]
+    last_offset: int | None  # highest offset applied (map end offset - 1)
     events: int = 0
 
 
@@ -110,15 +110,15 @@ class ProducerFold:
 class _Span:
     first_offset: int
     from_snapshot: bool = False
-    last_data_offset: Optional[int] = None
-    epochs: List[int] = field(default_factory=list)
+    last_data_offset: int | None = None
+    epochs: list[int] = field(default_factory=list)
     batches: int = 0
     records: int = 0
     bytes: int = 0
-    first_ts: Optional[int] = None
-    last_ts: Optional[int] = None
-    start: Optional[Provenance] = None
-    duplicate_at: Optional[Provenance] = None
+    first_ts: int | None = None
+    last_ts: int | None = None
+    start: Provenance | None = None
+    duplicate_at: Provenance | None = None
 
     def add(self, b: DataBatch, path: str) -> None:
         if b.epoch not in self.epochs:
@@ -132,7 +132,7 @@ class _Span:
         self.records += b.records
         self.bytes += b.size
 
-    def freeze(self, pid: int, marker: Optional[Marker] = None, path: str = "") -> TransactionSpan:
+    def freeze(self, pid: int, marker: Marker | None = None, path: str = "") -> TransactionSpan:
         base = TransactionSpan(pid, self.first_offset, self.last_data_offset, tuple(self.epochs), self.batches,
                                self.records, self.bytes, self.first_ts, self.last_ts, self.start,
                                from_snapshot=self.from_snapshot, duplicate_at=self.duplicate_at)
@@ -156,9 +156,9 @@ class _Entry:
         self.offset_delta = 0
         self.last_ts = -1
         self.coord_epoch = -1
-        self.txn_first: Optional[int] = None
-        self.span: Optional[_Span] = None
-        self.earlier: Optional[Dict[int, int]] = None  # epoch -> last sequence written at it, for a few past epochs
+        self.txn_first: int | None = None
+        self.span: _Span | None = None
+        self.earlier: dict[int, int] | None = None  # epoch -> last sequence written at it, for a few past epochs
 
     def set_epoch(self, epoch: int) -> None:
         """``maybeUpdateProducerEpoch``: a new epoch clears the batch metadata (the sequences reached at the
@@ -189,7 +189,7 @@ _WRAP_WINDOW = 1 << 20  # sequences wrap at Integer.MAX_VALUE to 0 (DefaultRecor
 _EARLIER_EPOCHS = 8  # past epochs whose last sequence a producer entry keeps
 
 
-def _repeats_sequence(e: "_Entry", b: DataBatch) -> bool:
+def _repeats_sequence(e: _Entry, b: DataBatch) -> bool:
     """A transactional batch whose sequences do not move past the last one its producer wrote at that epoch (not the
     wrap from near Integer.MAX_VALUE back to 0): ``ProducerAppendInfo`` on a leader refuses it at the current epoch
     (DUPLICATE_SEQUENCE_NUMBER) and an older epoch's batch outright; a late batch of an expired producer (KAFKA-9144)
@@ -218,17 +218,17 @@ class ProducerStateBuilder:
     replaying one producer's history yields a few findings and a count, not one object per batch.
     """
 
-    def __init__(self, initial: Iterable[ProducerStateEntry] = (), cleaner_offset: Optional[int] = None,
+    def __init__(self, initial: Iterable[ProducerStateEntry] = (), cleaner_offset: int | None = None,
                  sequenced: bool = True) -> None:
-        self._entries: Dict[int, _Entry] = {}
-        self._ongoing: Dict[int, int] = {}
-        self._oldest: List[Tuple[int, int]] = []  # heap of (first offset, pid) of _ongoing; stale entries skipped
-        self._completed: List[CompletedTxn] = []
-        self._spans: Dict[int, List[TransactionSpan]] = {}
+        self._entries: dict[int, _Entry] = {}
+        self._ongoing: dict[int, int] = {}
+        self._oldest: list[tuple[int, int]] = []  # heap of (first offset, pid) of _ongoing; stale entries skipped
+        self._completed: list[CompletedTxn] = []
+        self._spans: dict[int, list[TransactionSpan]] = {}
         self._findings = FindingRuns()
         self._cleaner_offset = cleaner_offset
         self._sequenced = sequenced  # a client's log (a coordinator writes its own batches unsequenced)
-        self._last_offset: Optional[int] = None
+        self._last_offset: int | None = None
         self._events = 0
         for s in initial:
             e = _Entry()
@@ -266,7 +266,7 @@ class ProducerStateBuilder:
         return e
 
     def _finding(self, kind: FindingKind, pid: int, message: str, path: str, position: int, first: int,
-                 last: Optional[int] = None) -> None:
+                 last: int | None = None) -> None:
         self._findings.add(Finding(kind, f"producer {pid}: {message}", path, position, None, first, last),
                            f"producer {pid}")
 

@@ -8,11 +8,9 @@ partitions, or an epoch bump during InitProducerId).
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Optional
-
 from forensics.codec.txnlog import TransactionStatus as S
 
-VALID_PREVIOUS: Dict[S, FrozenSet[S]] = {
+VALID_PREVIOUS: dict[S, frozenset[S]] = {
     S.EMPTY: frozenset({S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.ONGOING: frozenset({S.ONGOING, S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
     S.PREPARE_COMMIT: frozenset({S.ONGOING}),
@@ -23,7 +21,7 @@ VALID_PREVIOUS: Dict[S, FrozenSet[S]] = {
     S.PREPARE_EPOCH_FENCE: frozenset({S.ONGOING}),
 }
 
-TV2_EXTRA_PREVIOUS: Dict[S, FrozenSet[S]] = {
+TV2_EXTRA_PREVIOUS: dict[S, frozenset[S]] = {
     S.PREPARE_ABORT: frozenset({S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT}),
 }
 
@@ -38,7 +36,7 @@ def is_valid_transition(previous: S, new: S, client_transaction_version: int = 0
     return client_transaction_version >= 2 and previous in TV2_EXTRA_PREVIOUS.get(new, frozenset())
 
 
-def transition_problem(previous: Optional[S], new: S, client_transaction_version: int = 0) -> Optional[str]:
+def transition_problem(previous: S | None, new: S, client_transaction_version: int = 0) -> str | None:
     """Why ``previous -> new`` is not something a coordinator writes, or None when it is."""
     if new not in PERSISTED:
         return f"state {new.kafka_name} is never written to the log"

@@ -10,14 +10,14 @@ partition still shows it open somewhere (its producer snapshot) must stay a row.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, List, Set, Tuple
 
 from forensics.report.hanging import find_hanging, is_armed
 from forensics.runs.rebuild import load_state
 
-Mutation = Tuple[str, str, Callable[[Path], None]]  # (file, description, apply)
+Mutation = tuple[str, str, Callable[[Path], None]]  # (file, description, apply)
 SKIP_TOPICS = ("__consumer_offsets", "c-")  # no transaction lives there
 
 
@@ -27,7 +27,7 @@ def copy_disk(src: Path, dst: Path) -> Path:
     return dst
 
 
-def _batch_ends(data: bytes) -> List[int]:
+def _batch_ends(data: bytes) -> list[int]:
     """Byte offsets where each v2/legacy entry ends (offset 8 + size 4 + size bytes)."""
     ends, pos = [], 0
     while pos + 12 <= len(data):
@@ -68,12 +68,12 @@ def mutations(root: Path, last: int = 3) -> Iterator[Mutation]:
 @dataclass
 class SweepResult:
     runs: int = 0
-    armed: List[str] = field(default_factory=list)  # mutation: row, for every abort armed on a damaged copy
-    vanished: List[str] = field(default_factory=list)  # an open transaction the snapshot still shows, no row
+    armed: list[str] = field(default_factory=list)  # mutation: row, for every abort armed on a damaged copy
+    vanished: list[str] = field(default_factory=list)  # an open transaction the snapshot still shows, no row
     unverifiable: int = 0  # runs in which a damaged verdict was reported as unverifiable
 
 
-def _open_in_snapshots(report) -> Set[Tuple[str, int]]:
+def _open_in_snapshots(report) -> set[tuple[str, int]]:
     """Partitions whose producer snapshots (even unusable ones) show an open transaction."""
     out = set()
     for v in report.partitions:

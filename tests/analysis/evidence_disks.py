@@ -26,9 +26,10 @@ import os
 import re
 import shutil
 import struct
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
 
 from crc32c import crc32c
 
@@ -59,7 +60,7 @@ class Workspace:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.trash = root.parent / f".{root.name}.aside"
-        self._journal: List[Tuple] = []
+        self._journal: list[tuple] = []
 
     def path(self, rel: str) -> Path:
         return self.root / rel
@@ -70,7 +71,7 @@ class Workspace:
     def exists(self, rel: str) -> bool:
         return self.path(rel).exists()
 
-    def write(self, rel: str, data: bytes, like: Optional[str] = None) -> None:
+    def write(self, rel: str, data: bytes, like: str | None = None) -> None:
         """``rel`` now holds ``data``; its mtime stays (a new file takes ``like``'s, else its dir's newest)."""
         p = self.path(rel)
         if p.exists():
@@ -106,7 +107,7 @@ class Workspace:
                 os.rename(step[1], step[2])
 
 
-def fingerprint(root: Path) -> Dict[str, Tuple[int, int, int]]:
+def fingerprint(root: Path) -> dict[str, tuple[int, int, int]]:
     """Every file under ``root``: (size, mtime ns, CRC-32C) — what an undo must give back."""
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns, crc32c(p.read_bytes()))
             for p in sorted(root.rglob("*")) if p.is_file()}
@@ -129,7 +130,7 @@ class Batch(NamedTuple):
     producer_epoch: int
     base_sequence: int
     count: int
-    marker: Optional[Tuple[bool, int]]  # (commit, coordinator epoch) of an end-transaction marker
+    marker: tuple[bool, int] | None  # (commit, coordinator epoch) of an end-transaction marker
 
     @property
     def last_offset(self) -> int:
@@ -147,7 +148,7 @@ class Batch(NamedTuple):
 _HEAD = struct.Struct(">qiibIhiqqqhii")  # baseOffset .. recordsCount: 61 bytes
 
 
-def batches(data: bytes) -> List[Batch]:
+def batches(data: bytes) -> list[Batch]:
     """The whole v2 batches of a segment, in file order (stops at the first one that is not)."""
     out, pos = [], 0
     while pos + 61 <= len(data):
@@ -177,7 +178,7 @@ def recrc(raw: bytearray) -> bytes:
     return bytes(raw)
 
 
-def read_offset_checkpoint(data: bytes) -> List[Tuple[str, int, int]]:
+def read_offset_checkpoint(data: bytes) -> list[tuple[str, int, int]]:
     """The lines of an offset checkpoint (``OffsetCheckpointFile``); none when it is not one (a live copy can
     catch a checkpoint while it is rewritten: empty)."""
     try:
@@ -188,7 +189,7 @@ def read_offset_checkpoint(data: bytes) -> List[Tuple[str, int, int]]:
         return []
 
 
-def read_epochs(data: bytes) -> List[Tuple[int, int]]:
+def read_epochs(data: bytes) -> list[tuple[int, int]]:
     try:
         lines = data.decode().splitlines()
         return [(int(a), int(b)) for a, b in (ln.split() for ln in lines[2:2 + int(lines[1])])]
@@ -196,7 +197,7 @@ def read_epochs(data: bytes) -> List[Tuple[int, int]]:
         return []
 
 
-def encode_epochs(entries: Sequence[Tuple[int, int]]) -> bytes:
+def encode_epochs(entries: Sequence[tuple[int, int]]) -> bytes:
     return ("0\n%d\n" % len(entries) + "".join(f"{e} {o}\n" for e, o in entries)).encode()
 
 
@@ -211,16 +212,16 @@ class SweepDisk:
     name: str
     root: Path
     as_of: int
-    log_dirs: Tuple[str, ...]
-    brokers: Dict[str, int]  # log dir -> node.id
+    log_dirs: tuple[str, ...]
+    brokers: dict[str, int]  # log dir -> node.id
     registered: bool  # a __cluster_metadata log names every broker and log dir of the disk
-    leaders: Dict[str, int]  # partition -> its leader's node id where several brokers hold it (else: the one)
+    leaders: dict[str, int]  # partition -> its leader's node id where several brokers hold it (else: the one)
 
     def leader(self, partition: str, default: int) -> int:
         return self.leaders.get(partition, default)
 
 
-def log_dirs_of(root: Path) -> Tuple[str, ...]:
+def log_dirs_of(root: Path) -> tuple[str, ...]:
     if (root / "meta.properties").is_file():
         return ("",)
     return tuple(str(p.parent.relative_to(root)) for p in sorted(root.rglob("meta.properties")))
@@ -230,13 +231,13 @@ def node_id(meta: Path) -> int:
     return int(re.search(r"^node\.id=(\d+)", meta.read_text(), re.M).group(1))
 
 
-def partitions(root: Path, log_dir: str) -> List[str]:
+def partitions(root: Path, log_dir: str) -> list[str]:
     """The partition dirs of a log dir (names ``topic-N``), the metadata log left out."""
     base = root / log_dir
     return sorted(d.name for d in base.iterdir() if d.is_dir() and PARTITION_DIR.match(d.name) and d.name != METADATA)
 
 
-def segments(root: Path, rel_dir: str, ext: str = ".log") -> List[str]:
+def segments(root: Path, rel_dir: str, ext: str = ".log") -> list[str]:
     d = root / rel_dir
     return sorted(f"{rel_dir}/{f.name}" if rel_dir else f.name for f in d.iterdir() if f.name.endswith(ext))
 
@@ -249,8 +250,8 @@ def sweep_disk(name: str, root: Path, as_of: int) -> SweepDisk:
     return SweepDisk(name, root, as_of, dirs, brokers, registered, _LEADERS.get(str(root), {}))
 
 
-_REGISTERED: Dict[str, bool] = {}  # roots whose metadata log this module extended to name every broker/dir
-_LEADERS: Dict[str, Dict[str, int]] = {}  # root -> partition -> leader, as that metadata says
+_REGISTERED: dict[str, bool] = {}  # roots whose metadata log this module extended to name every broker/dir
+_LEADERS: dict[str, dict[str, int]] = {}  # root -> partition -> leader, as that metadata says
 
 
 # --------------------------------------------------------------------------- disks made here from a real log dir
@@ -263,7 +264,7 @@ def _metadata_value(api_key: int, version: int, data: dict) -> bytes:
     return bytes([1, api_key, version]) + encode_message(METADATA_MESSAGES[api_key], version, data)
 
 
-def _topic_ids(log_dir: Path) -> Dict[str, str]:
+def _topic_ids(log_dir: Path) -> dict[str, str]:
     """topic -> its id, from each partition dir's ``partition.metadata`` (``topic_id: ...``)."""
     out = {}
     for d in sorted(log_dir.iterdir()):
@@ -317,7 +318,7 @@ def three_brokers(dst: Path, src: Path = REAL / "kraft-tv2" / "disk") -> Path:
     values = [_registration(b, [_kafka_id(f"dir:{b}")]) for b in (2, 3)]
     first = re.search(r"^directory\.id=(\S+)", (src / "meta.properties").read_text(), re.M).group(1)
     directories = [first, _kafka_id("dir:2"), _kafka_id("dir:3")]
-    led: Dict[str, int] = {}
+    led: dict[str, int] = {}
     for name in partitions(src, ""):
         m = PARTITION_DIR.match(name)
         topic, part = m.group("topic"), int(m.group("partition"))
@@ -346,7 +347,7 @@ def jbod(dst: Path, src: Path = REAL / "kraft-tv2" / "disk") -> Path:
     original = re.search(r"^directory\.id=(\S+)", (src / "meta.properties").read_text(), re.M).group(1)
     dir_ids = {"dir-a": original, "dir-b": _kafka_id("jbod:b"), "dir-c": _kafka_id("jbod:c")}
     data_parts = [p for p in partitions(src, "") if not p.startswith(TXN_STATE)]
-    home: Dict[str, str] = {p: "dir-a" for p in partitions(src, "") if p.startswith(TXN_STATE)}
+    home: dict[str, str] = {p: "dir-a" for p in partitions(src, "") if p.startswith(TXN_STATE)}
     rest = [p for p in data_parts if not p.startswith(("d-txn-ongoing", "b-txn-aborts"))]
     home.update({p: "dir-b" for p in data_parts if p.startswith(("d-txn-ongoing", "b-txn-aborts"))})
     home.update({p: ("dir-b" if i % 3 == 0 else "dir-c") for i, p in enumerate(rest)})
@@ -385,16 +386,16 @@ def jbod(dst: Path, src: Path = REAL / "kraft-tv2" / "disk") -> Path:
 # --------------------------------------------------------------------------- every disk of the sweep
 
 
-def _hanging(name: str) -> Callable[[Path], Tuple[Path, int]]:
-    def make(dst: Path) -> Tuple[Path, int]:
+def _hanging(name: str) -> Callable[[Path], tuple[Path, int]]:
+    def make(dst: Path) -> tuple[Path, int]:
         from fixtures import hanging_scenarios as hs
 
         return hs.build(name, dst), hs.expected(name)["asOf"]
     return make
 
 
-def _state(name: str) -> Callable[[Path], Tuple[Path, int]]:
-    def make(dst: Path) -> Tuple[Path, int]:
+def _state(name: str) -> Callable[[Path], tuple[Path, int]]:
+    def make(dst: Path) -> tuple[Path, int]:
         from fixtures import scenarios as sc
 
         sc.build(name, dst)
@@ -407,15 +408,15 @@ def _newest_record(root: Path) -> int:
     return max((b.max_timestamp for log in root.rglob("*.log") for b in batches(log.read_bytes())), default=0)
 
 
-def _copied(src: Path, as_of: int) -> Callable[[Path], Tuple[Path, int]]:
-    def make(dst: Path) -> Tuple[Path, int]:
+def _copied(src: Path, as_of: int) -> Callable[[Path], tuple[Path, int]]:
+    def make(dst: Path) -> tuple[Path, int]:
         shutil.copytree(src, dst)
         return dst, as_of
     return make
 
 
-def _live(name: str) -> Callable[[Path], Tuple[Path, Optional[int]]]:
-    def make(dst: Path) -> Tuple[Path, Optional[int]]:
+def _live(name: str) -> Callable[[Path], tuple[Path, int | None]]:
+    def make(dst: Path) -> tuple[Path, int | None]:
         from tests.e2e.live_fixtures import materialise
 
         dst.mkdir(parents=True)
@@ -438,12 +439,12 @@ def incident_clock(root: Path) -> int:
     return int(re.search(r"^as of \S+ \((\d+)\)", r.stderr, re.M).group(1))
 
 
-def catalog() -> Dict[str, Callable[[Path], Tuple[Path, Optional[int]]]]:
+def catalog() -> dict[str, Callable[[Path], tuple[Path, int | None]]]:
     """disk name -> make(dst) returning (the root to analyse, the analysis time)."""
     from fixtures import hanging_scenarios as hs
     from fixtures import scenarios as sc
 
-    out: Dict[str, Callable[[Path], Tuple[Path, int]]] = {
+    out: dict[str, Callable[[Path], tuple[Path, int]]] = {
         f"real/{run}": _copied(REAL / run / "disk", as_of) for run, as_of in sorted(REAL_AS_OF.items())}
     out["example"] = _copied(EXAMPLE, EXAMPLE_AS_OF)
     out["real/kraft-tv2 x3 brokers"] = lambda dst: (three_brokers(dst), REAL_AS_OF["kraft-tv2"])

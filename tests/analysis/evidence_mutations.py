@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from collections.abc import Callable, Iterator, Sequence
 
 from fixtures.diskgen.files import SnapshotEntrySpec, encode_offset_checkpoint, encode_producer_snapshot
 from forensics.codec.snapshot import decode_snapshot
@@ -50,7 +50,7 @@ class Mutation:
     cls: str
     what: str
     apply: Callable[[Workspace], None]
-    touches: FrozenSet[str]  # partition dir names the mutation edits or removes
+    touches: frozenset[str]  # partition dir names the mutation edits or removes
     missing: bool = False  # leaves a piece of the evidence out
     named: bool = True  # (missing) the remaining files still name the piece
     needed: bool = True  # (missing) a verdict's scope needs the piece (see evidence_sweep's rule W3)
@@ -63,10 +63,10 @@ class Part:
 
     name: str
     rel: str  # relative to the disk's root
-    logs: List[str]  # segment files, oldest first
-    batches: List[Batch]  # of the last segment
-    snapshots: List[str]
-    history: List[Batch]  # of every segment, oldest first
+    logs: list[str]  # segment files, oldest first
+    batches: list[Batch]  # of the last segment
+    snapshots: list[str]
+    history: list[Batch]  # of every segment, oldest first
 
     @property
     def transactional(self) -> bool:
@@ -82,7 +82,7 @@ def _rel(log_dir: str, name: str) -> str:
     return f"{log_dir}/{name}" if log_dir else name
 
 
-def scan_parts(ws: Workspace, log_dir: str) -> Dict[str, Part]:
+def scan_parts(ws: Workspace, log_dir: str) -> dict[str, Part]:
     out = {}
     for name in partitions(ws.root, log_dir):
         rel = _rel(log_dir, name)
@@ -103,7 +103,7 @@ def _set_checkpoint(ws: Workspace, log_dir: str, name: str, part: str, value: in
     ws.write(rel, encode_offset_checkpoint(sorted((t, p, o) for (t, p), o in lines.items())))
 
 
-def _checkpoint_value(ws: Workspace, log_dir: str, name: str, part: str) -> Optional[int]:
+def _checkpoint_value(ws: Workspace, log_dir: str, name: str, part: str) -> int | None:
     rel = _rel(log_dir, name)
     if not ws.exists(rel):
         return None
@@ -128,7 +128,7 @@ def named_by_checkpoints(ws: Workspace, log_dir: str, part: str) -> bool:
     return any(_checkpoint_value(ws, log_dir, n, part) is not None for n in (HW, RP, LSO_CP))
 
 
-def missing(disk: SweepDisk, ws: Workspace, log_dir: str, parts: Dict[str, Part], open_parts: Sequence[str],
+def missing(disk: SweepDisk, ws: Workspace, log_dir: str, parts: dict[str, Part], open_parts: Sequence[str],
             id_partitions: Sequence[int]) -> Iterator[Mutation]:
     broker = disk.brokers[log_dir]
     data = [p for p in parts.values() if not p.name.startswith(TXN_STATE)]
@@ -158,7 +158,7 @@ def missing(disk: SweepDisk, ws: Workspace, log_dir: str, parts: Dict[str, Part]
 
 def left_out_dirs(disk: SweepDisk, ws: Workspace) -> Iterator[Mutation]:
     """Class 2 (a broker: every log dir of a node id) and 3 (one of a broker's JBOD log dirs)."""
-    by_node: Dict[int, List[str]] = {}
+    by_node: dict[int, list[str]] = {}
     for d, node in disk.brokers.items():
         by_node.setdefault(node, []).append(d)
     if len(by_node) > 1:
@@ -179,15 +179,15 @@ def left_out_dirs(disk: SweepDisk, ws: Workspace) -> Iterator[Mutation]:
 # --------------------------------------------------------------------------- 4: producer snapshots
 
 
-def _entries(data: bytes) -> List[SnapshotEntrySpec]:
+def _entries(data: bytes) -> list[SnapshotEntrySpec]:
     return [SnapshotEntrySpec(*e.raw) for e in decode_snapshot(data).entries]
 
 
-def fold(bs: Sequence[Batch], below: int) -> List[SnapshotEntrySpec]:
+def fold(bs: Sequence[Batch], below: int) -> list[SnapshotEntrySpec]:
     """The producer state of the batches whose last offset is below ``below``, as a snapshot taken there
     holds it (``ProducerStateManager``: a data batch sets epoch, sequence, offsets, time and opens a
     transaction; a marker sets epoch, coordinator epoch and time and closes it)."""
-    state: Dict[int, List[int]] = {}
+    state: dict[int, list[int]] = {}
     for b in bs:
         if b.last_offset >= below or b.producer_id < 0:
             continue
@@ -204,7 +204,7 @@ def fold(bs: Sequence[Batch], below: int) -> List[SnapshotEntrySpec]:
     return [SnapshotEntrySpec(*v) for _, v in sorted(state.items())]
 
 
-def snapshots(log_dir: str, parts: Dict[str, Part], targets: Sequence[Part], ws: Workspace) -> Iterator[Mutation]:
+def snapshots(log_dir: str, parts: dict[str, Part], targets: Sequence[Part], ws: Workspace) -> Iterator[Mutation]:
     donors = [p for p in parts.values() if p.snapshots and p.transactional]
     for p in targets:
         if not p.snapshots:
@@ -252,7 +252,7 @@ def snapshots(log_dir: str, parts: Dict[str, Part], targets: Sequence[Part], ws:
 
 
 def checkpoints(disk: SweepDisk, ws: Workspace, log_dir: str, targets: Sequence[Part],
-                open_start: Dict[str, int]) -> Iterator[Mutation]:
+                open_start: dict[str, int]) -> Iterator[Mutation]:
     clean = ws.exists(_rel(log_dir, ".kafka_cleanshutdown"))
     cls = "5a offset checkpoint raised/lowered"
     for p in targets:
@@ -329,7 +329,7 @@ def coordinator_records(ws: Workspace, log_dir: str, coord: Sequence[Part]) -> I
                            lambda w, r=recrc(fresh), q=p, e=end: _append(w, log_dir, q, r, e + 1), frozenset([p.name]))
 
 
-def data_batches(ws: Workspace, log_dir: str, targets: Sequence[Part], open_start: Dict[str, int]) -> Iterator[Mutation]:
+def data_batches(ws: Workspace, log_dir: str, targets: Sequence[Part], open_start: dict[str, int]) -> Iterator[Mutation]:
     for p in targets:
         data, end = ws.read(p.logs[-1]) if p.logs else b"", p.log_end
         txn = [b for b in p.batches if b.transactional and not b.control]
@@ -377,13 +377,13 @@ def foreign_segments(ws: Workspace, targets: Sequence[Part], donors: Sequence[Pa
 # --------------------------------------------------------------------------- all of them, for one disk
 
 
-def mutations(disk: SweepDisk, ws: Workspace, open_rows: Sequence[Tuple[str, int, Optional[int]]]) -> List[Mutation]:
+def mutations(disk: SweepDisk, ws: Workspace, open_rows: Sequence[tuple[str, int, int | None]]) -> list[Mutation]:
     """Every mutation of every class over ``disk``; ``open_rows``: (partition name, start offset, coordinator
     partition) of each open transaction the undamaged disk shows. On a disk of several log dirs the
     per-partition classes edit the log dir holding the first open transaction's leader copy (else the first)."""
     open_start = {name: start for name, start, _ in open_rows}
     id_partitions = sorted({c for _, _, c in open_rows if c is not None})
-    out: List[Mutation] = list(left_out_dirs(disk, ws))
+    out: list[Mutation] = list(left_out_dirs(disk, ws))
     dirs = list(disk.log_dirs)
     if len(dirs) > 1:
         holding = [d for d in dirs if any(n in partitions(ws.root, d) and disk.leader(n, disk.brokers[d]) == disk.brokers[d]

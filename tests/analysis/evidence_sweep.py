@@ -65,9 +65,9 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from typer.testing import CliRunner
 
@@ -87,7 +87,7 @@ from tests.analysis.evidence_mutations import CLASSES, Mutation, mutations
 from tests.machine_output import rows_of
 
 runner = CliRunner()
-ArmedKey = Tuple[str, int, str, str, str, str]
+ArmedKey = tuple[str, int, str, str, str, str]
 ROUTINE = ("kafka-forensics: engine", "as of ")  # the stderr lines every run prints
 FILE_NAME = re.compile(r"\b\d{20}\.(log|index|timeindex|txnindex|snapshot)\b")
 ROOT_FILES = ROOT_CHECKPOINTS + ("meta.properties", ".kafka_cleanshutdown", "leader-epoch-checkpoint",
@@ -98,9 +98,9 @@ ROOT_FILES = ROOT_CHECKPOINTS + ("meta.properties", ".kafka_cleanshutdown", "lea
 @dataclass(frozen=True)
 class Run:
     exit_code: int
-    rows: Tuple[dict, ...]
-    notes: Tuple[str, ...]  # stderr lines besides the routine ones
-    error: Optional[str]
+    rows: tuple[dict, ...]
+    notes: tuple[str, ...]  # stderr lines besides the routine ones
+    error: str | None
     cpu_s: float
 
 
@@ -111,7 +111,7 @@ def analyse(disk: SweepDisk) -> Run:
     cpu = time.process_time() - t
     notes = tuple(ln for ln in r.stderr.splitlines() if ln.strip() and not ln.startswith(ROUTINE))
     error = None
-    rows: Tuple[dict, ...] = ()
+    rows: tuple[dict, ...] = ()
     if r.exception is not None and not isinstance(r.exception, SystemExit):
         error = f"{type(r.exception).__name__}: {r.exception}"
     else:
@@ -126,7 +126,7 @@ def _arg(args: Sequence[str], name: str) -> str:
     return args[args.index(name) + 1] if args and name in args else "-"
 
 
-def armed_keys(run: Run) -> Set[ArmedKey]:
+def armed_keys(run: Run) -> set[ArmedKey]:
     out = set()
     for row in run.rows:
         if row.get("armed"):
@@ -145,13 +145,13 @@ def names_something(reason: str, known: Iterable[str]) -> bool:
 @dataclass(frozen=True)
 class Baseline:
     run: Run
-    armed: Set[ArmedKey]
-    open_parts: Set[str]  # partition dir names holding an open transaction (any replica)
-    id_parts: Set[str]  # __transaction_state-N holding an open transaction's id
-    known: Tuple[str, ...]  # every partition dir name of the disk
+    armed: set[ArmedKey]
+    open_parts: set[str]  # partition dir names holding an open transaction (any replica)
+    id_parts: set[str]  # __transaction_state-N holding an open transaction's id
+    known: tuple[str, ...]  # every partition dir name of the disk
 
     @property
-    def open_rows(self) -> List[Tuple[str, int, Optional[int]]]:
+    def open_rows(self) -> list[tuple[str, int, int | None]]:
         return [(f"{r['topic']}-{r['partition']}", r["startOffset"], r.get("coordinatorPartition"))
                 for r in self.run.rows]
 
@@ -168,11 +168,11 @@ def baseline(disk: SweepDisk) -> Baseline:
 
 @dataclass(frozen=True)
 class Judged:
-    armed: Tuple[ArmedKey, ...]
-    wrong: Optional[str]  # the rule (W1-W3) a wrong all-clear breaks
+    armed: tuple[ArmedKey, ...]
+    wrong: str | None  # the rule (W1-W3) a wrong all-clear breaks
     undetectable: bool
     silent: bool
-    unnamed: Tuple[str, ...]  # reasons of unverifiable rows that name nothing
+    unnamed: tuple[str, ...]  # reasons of unverifiable rows that name nothing
 
 
 def judge(m: Mutation, base: Baseline, run: Run) -> Judged:
@@ -197,8 +197,8 @@ COLUMNS = ("runs", "armed", "wrong", "silent", "undetectable", "unnamed", "error
 
 @dataclass
 class Tally:
-    counts: Dict[str, Dict[str, int]] = field(default_factory=lambda: defaultdict(lambda: dict.fromkeys(COLUMNS, 0)))
-    examples: Dict[str, List[str]] = field(default_factory=lambda: defaultdict(list))
+    counts: dict[str, dict[str, int]] = field(default_factory=lambda: defaultdict(lambda: dict.fromkeys(COLUMNS, 0)))
+    examples: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     cpu_s: float = 0.0
 
     def add(self, keys: Sequence[str], m: Mutation, j: Judged, run: Run, disk: str, keep: int) -> None:
@@ -254,8 +254,8 @@ def sweep_disk(disk: SweepDisk, tally: Tally, pick=None, keep: int = 3, log=None
 
 def first_per_class(k: int):
     """A deterministic sample: the first ``k`` mutations of each class."""
-    def pick(muts: List[Mutation]) -> List[Mutation]:
-        seen: Dict[str, int] = defaultdict(int)
+    def pick(muts: list[Mutation]) -> list[Mutation]:
+        seen: dict[str, int] = defaultdict(int)
         out = []
         for m in muts:
             if seen[m.cls] < k:
@@ -282,7 +282,7 @@ def run_sweep(names: Sequence[str], scratch: Path, pick=None, keep: int = 3, log
 
 
 def table(tally: Tally) -> str:
-    def rows(prefix: str, order: Sequence[str]) -> List[str]:
+    def rows(prefix: str, order: Sequence[str]) -> list[str]:
         out = []
         for k in order:
             v = tally.counts.get(f"{prefix} {k}")
@@ -299,7 +299,7 @@ def table(tally: Tally) -> str:
                                                   f"analysis only, {runs} runs)"])
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.analysis.evidence_sweep", description=__doc__.split("\n")[0])
     ap.add_argument("--disk", action="append", default=[], help="only disks whose name holds this (repeatable)")
     ap.add_argument("--scratch", help="where the working copies go (default: a temporary dir)")

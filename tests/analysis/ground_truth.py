@@ -20,37 +20,36 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple, Union
 
 STRING_COLUMNS = frozenset({"TransactionalId", "TransactionState", "TopicPartitions"})
 _INT = re.compile(r"-?\d+\Z")
 _DESCRIBE_PRODUCERS_CMD = re.compile(r"describe-producers\b.*--topic\s+(\S+)\s+--partition\s+(\d+)")
 _DESCRIBE_CMD = re.compile(r"\bdescribe\b.*--transactional-id\s+(\S+)")
 
-Cell = Union[int, str, None, List[str]]
-Row = Dict[str, Cell]
+Cell = int | str | None | list[str]
+Row = dict[str, Cell]
 
 
 @dataclass
 class Table:
     """One printed table and the context line (``$ ...`` or ``# ...``) that preceded it, if any."""
 
-    context: Optional[str]
-    header: List[str]
-    rows: List[Row] = field(default_factory=list)
-    raw_lines: List[str] = field(default_factory=list)  # header + rows exactly as printed (no newline)
+    context: str | None
+    header: list[str]
+    rows: list[Row] = field(default_factory=list)
+    raw_lines: list[str] = field(default_factory=list)  # header + rows exactly as printed (no newline)
 
 
 @dataclass
 class Section:
     """What followed one context line: a table, or free text (e.g. an error message), or nothing."""
 
-    context: Optional[str]
-    table: Optional[Table] = None
-    text: List[str] = field(default_factory=list)
+    context: str | None
+    table: Table | None = None
+    text: list[str] = field(default_factory=list)
 
 
-def split_cells(line: str) -> List[str]:
+def split_cells(line: str) -> list[str]:
     """Cells of one printed table line with the padding removed (the trailing TAB is required)."""
     if not line.endswith("\t"):
         raise ValueError(f"not a kafka-transactions.sh table line (no trailing TAB): {line!r}")
@@ -76,10 +75,10 @@ def _is_table_line(line: str) -> bool:
     return line.endswith("\t")
 
 
-def parse_sections(text: str) -> List[Section]:
+def parse_sections(text: str) -> list[Section]:
     """Split a saved output file into sections; a ``$``/``#`` line or a blank line starts a new one."""
-    sections: List[Section] = []
-    current: Optional[Section] = None
+    sections: list[Section] = []
+    current: Section | None = None
     for line in text.split("\n"):
         if line.startswith("$ ") or line.startswith("# "):
             current = Section(context=line[2:].strip())
@@ -106,18 +105,18 @@ def parse_sections(text: str) -> List[Section]:
     return sections
 
 
-def parse_tables(text: str) -> List[Table]:
+def parse_tables(text: str) -> list[Table]:
     return [s.table for s in parse_sections(text) if s.table is not None]
 
 
-def _read(path: Union[str, Path]) -> str:
+def _read(path: str | Path) -> str:
     return Path(path).read_text(encoding="utf-8")
 
 
 # -- describe-producers --------------------------------------------------------------------------------
 
 
-def _topic_partition(context: Optional[str]) -> Tuple[str, int]:
+def _topic_partition(context: str | None) -> tuple[str, int]:
     if context is None:
         raise ValueError("describe-producers table without a '$ ...' or '# T-P' line before it")
     m = _DESCRIBE_PRODUCERS_CMD.search(context)
@@ -129,9 +128,9 @@ def _topic_partition(context: Optional[str]) -> Tuple[str, int]:
     return topic, int(partition)
 
 
-def describe_producers_tables(path: Union[str, Path]) -> Dict[Tuple[str, int], List[Row]]:
+def describe_producers_tables(path: str | Path) -> dict[tuple[str, int], list[Row]]:
     """``{(topic, partition): rows}`` for every table in the file, including empty ones (no producers)."""
-    out: Dict[Tuple[str, int], List[Row]] = {}
+    out: dict[tuple[str, int], list[Row]] = {}
     for table in parse_tables(_read(path)):
         topic, partition = _topic_partition(table.context)
         if (topic, partition) in out:
@@ -140,12 +139,12 @@ def describe_producers_tables(path: Union[str, Path]) -> Dict[Tuple[str, int], L
     return out
 
 
-def describe_producers_raw(path: Union[str, Path]) -> Dict[Tuple[str, int], List[str]]:
+def describe_producers_raw(path: str | Path) -> dict[tuple[str, int], list[str]]:
     """``{(topic, partition): [header line, row lines...]}`` exactly as Kafka printed them."""
     return {_topic_partition(t.context): list(t.raw_lines) for t in parse_tables(_read(path))}
 
 
-def parse_describe_producers(path: Union[str, Path]) -> List[Row]:
+def parse_describe_producers(path: str | Path) -> list[Row]:
     """Every describe-producers row of the file with ``topic`` and ``partition`` attached."""
     return [row for rows in describe_producers_tables(path).values() for row in rows]
 
@@ -153,7 +152,7 @@ def parse_describe_producers(path: Union[str, Path]) -> List[Row]:
 # -- list ----------------------------------------------------------------------------------------------
 
 
-def parse_list(path: Union[str, Path]) -> List[Row]:
+def parse_list(path: str | Path) -> list[Row]:
     """Rows of the (single) ``kafka-transactions.sh list`` table of the file."""
     tables = parse_tables(_read(path))
     if len(tables) != 1:
@@ -171,15 +170,15 @@ def _describe_row(row: Row) -> Row:
     return row
 
 
-def parse_describe(path: Union[str, Path]) -> Tuple[Dict[str, Row], Dict[str, str]]:
+def parse_describe(path: str | Path) -> tuple[dict[str, Row], dict[str, str]]:
     """``({transactional id: row}, {transactional id: error text})`` of every describe in the file.
 
     The id comes from the table's ``TransactionalId`` cell; it must agree with the ``$ ... describe
     --transactional-id X`` line when there is one. Sections without a table (the broker could not find
     the id) are returned as errors keyed by the id of their ``$`` line.
     """
-    rows: Dict[str, Row] = {}
-    errors: Dict[str, str] = {}
+    rows: dict[str, Row] = {}
+    errors: dict[str, str] = {}
     for section in parse_sections(_read(path)):
         wanted = None
         if section.context is not None:
@@ -203,20 +202,20 @@ def parse_describe(path: Union[str, Path]) -> Tuple[Dict[str, Row], Dict[str, st
 @dataclass
 class BrokerView:
     name: str  # "broker-view-at-stop" / "broker-view-before-d"
-    describe_producers: Dict[Tuple[str, int], List[Row]]
-    list_rows: List[Row]
-    describe: Dict[str, Row]
-    describe_errors: Dict[str, str]
+    describe_producers: dict[tuple[str, int], list[Row]]
+    list_rows: list[Row]
+    describe: dict[str, Row]
+    describe_errors: dict[str, str]
 
 
-def load_view(view_dir: Union[str, Path]) -> BrokerView:
+def load_view(view_dir: str | Path) -> BrokerView:
     """Read ``describe-producers*.txt``, ``transactions-list.txt`` and the describe outputs of one view."""
     view_dir = Path(view_dir)
-    producers: Dict[Tuple[str, int], List[Row]] = {}
+    producers: dict[tuple[str, int], list[Row]] = {}
     for f in sorted(view_dir.glob("describe-producers*.txt")):
         producers.update(describe_producers_tables(f))
-    describe: Dict[str, Row] = {}
-    errors: Dict[str, str] = {}
+    describe: dict[str, Row] = {}
+    errors: dict[str, str] = {}
     describe_files = [f for f in sorted(view_dir.glob("describe-*.txt")) if not f.name.startswith("describe-producers")]
     describe_files += sorted(view_dir.glob("transactions-describe*.txt"))
     for f in describe_files:

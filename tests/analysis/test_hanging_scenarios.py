@@ -6,7 +6,6 @@ docs/stuck-lso.md), exit code and findings are compared with the hand-derived
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict
 
 import pytest
 from typer.testing import CliRunner
@@ -20,7 +19,7 @@ from tests.machine_output import rows_of
 
 runner = CliRunner()
 NAMES = list(hs.SCENARIOS)
-XFAIL: Dict[str, str] = {}  # scenario -> reason, for verdicts we believe forensics gets wrong
+XFAIL: dict[str, str] = {}  # scenario -> reason, for verdicts we believe forensics gets wrong
 
 
 def _params():
@@ -28,7 +27,7 @@ def _params():
             for n in NAMES]
 
 
-def _files(root: Path) -> Dict[str, bytes]:
+def _files(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 

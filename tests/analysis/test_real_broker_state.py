@@ -25,7 +25,7 @@ import functools
 import hashlib
 import importlib
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 import pytest
 
@@ -72,11 +72,11 @@ def disk(run: str) -> Path:
     return REAL / run / "disk"
 
 
-def paths(run: str) -> List[str]:
+def paths(run: str) -> list[str]:
     return [str(disk(run))]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def view(run: str, name: str) -> gt.BrokerView:
     return gt.load_view(REAL / run / "ground-truth" / name)
 
@@ -85,7 +85,7 @@ def state():
     return importlib.import_module("forensics.report.state")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def rebuilt(run: str, data: bool = True):
     """The state of one run's disk (one rebuild per run)."""
     return importlib.import_module("forensics.runs.rebuild").load_state(paths(run), data=data)
@@ -94,14 +94,14 @@ def rebuilt(run: str, data: bool = True):
 # -- what the broker said (collected at import time from the committed fixtures only) ------------------
 
 
-def producer_tables(run: str, name: str) -> Dict[Tuple[str, int], List[gt.Row]]:
+def producer_tables(run: str, name: str) -> dict[tuple[str, int], list[gt.Row]]:
     tables = view(run, name).describe_producers
     if name == BEFORE_D:  # d wrote to its partitions after this view
         tables = {tp: rows for tp, rows in tables.items() if tp[0] != ONGOING_TOPIC}
     return tables
 
 
-def list_view(run: str, name: str) -> Dict[str, gt.Row]:
+def list_view(run: str, name: str) -> dict[str, gt.Row]:
     return {str(r["TransactionalId"]): r for r in view(run, name).list_rows}
 
 
@@ -123,7 +123,7 @@ def describe_id_cases():
             for run in RUNS for name in VIEWS for txid in sorted(view(run, name).describe)]
 
 
-def field_diffs(fields: Dict[str, str], broker: gt.Row, ours: Dict[str, Any]) -> Dict[str, Tuple[Any, Any]]:
+def field_diffs(fields: dict[str, str], broker: gt.Row, ours: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """{our key: (broker's value, ours)} of every column of ``fields`` on which the two differ."""
     diffs = {}
     for column, key in fields.items():
@@ -138,23 +138,23 @@ def field_diffs(fields: Dict[str, str], broker: gt.Row, ours: Dict[str, Any]) ->
 # -- what we say (cached: one library call per partition / run / id) ---------------------------------
 
 
-@functools.lru_cache(maxsize=None)
-def our_producers(run: str, topic: str, partition: int) -> Tuple[Dict[str, Any], ...]:
+@functools.cache
+def our_producers(run: str, topic: str, partition: int) -> tuple[dict[str, Any], ...]:
     return tuple(r.as_json() for r in state().describe_producers_rows(rebuilt(run), topic, partition))
 
 
-@functools.lru_cache(maxsize=None)
-def our_list(run: str) -> Tuple[Dict[str, Any], ...]:
+@functools.cache
+def our_list(run: str) -> tuple[dict[str, Any], ...]:
     return tuple(r.as_json() for r in state().list_rows(rebuilt(run, False)))
 
 
-@functools.lru_cache(maxsize=None)
-def our_describe(run: str, txid: str) -> Tuple[Dict[str, Any], ...]:
+@functools.cache
+def our_describe(run: str, txid: str) -> tuple[dict[str, Any], ...]:
     return tuple(r.as_json() for r in state().describe_rows(rebuilt(run, False), txid))
 
 
-def by_pid(rows, key: str = "producerId") -> Dict[Any, Dict[str, Any]]:
-    out: Dict[Any, Dict[str, Any]] = {}
+def by_pid(rows, key: str = "producerId") -> dict[Any, dict[str, Any]]:
+    out: dict[Any, dict[str, Any]] = {}
     for row in rows:
         assert row[key] not in out, f"producer {row[key]} listed twice: {rows}"
         out[row[key]] = row
@@ -183,7 +183,7 @@ def test_fixtures_present():
 @pytest.mark.skipif(not SHARED.is_dir(), reason="needs /work/shared/real-kafka")
 @pytest.mark.parametrize("run", RUNS)
 def test_fixture_copy_is_byte_identical_to_shared(run):
-    def tree(root: Path) -> Dict[str, str]:
+    def tree(root: Path) -> dict[str, str]:
         return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
                 for p in sorted(root.rglob("*")) if p.is_file()}
     assert tree(disk(run)) == tree(SHARED / run / "data")
@@ -217,7 +217,7 @@ def test_ground_truth_parser(run):
 # -- describe-producers ------------------------------------------------------------------------------------
 
 
-def compare_producers(broker_rows: List[gt.Row], ours, topic: str, partition: int) -> None:
+def compare_producers(broker_rows: list[gt.Row], ours, topic: str, partition: int) -> None:
     ours = list(ours)
     for row in ours:
         assert (row.get("topic"), row.get("partition")) == (topic, partition), f"row for another partition: {row}"

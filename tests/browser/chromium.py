@@ -17,8 +17,8 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
-from typing import List, Optional, Sequence
 
 DIRECT = "/usr/lib/chromium/chromium"
 NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -33,13 +33,13 @@ MISSING = ("chromium is not installed (Debian: apt-get install chromium; .ci/run
            "looked for " + DIRECT + " and " + ", ".join(NAMES) + " on PATH")
 
 
-def find_chromium() -> Optional[str]:
+def find_chromium() -> str | None:
     if os.access(DIRECT, os.X_OK):
         return DIRECT
     return next((p for p in map(shutil.which, NAMES) if p), None)
 
 
-def network_namespace_prefix() -> Optional[List[str]]:
+def network_namespace_prefix() -> list[str] | None:
     """``unshare`` arguments that run a command in a new network namespace (no interface but a
     down loopback), or None when this machine does not allow it."""
     unshare = shutil.which("unshare")
@@ -69,7 +69,7 @@ def load_net_log(path: Path) -> dict:
         return json.loads(text.rstrip(",") + "]}")
 
 
-def page_requests(log: dict) -> List[str]:
+def page_requests(log: dict) -> list[str]:
     """URLs of the requests a page made (not the browser's own background requests)."""
     types = {v: k for k, v in log["constants"]["logEventTypes"].items()}
     out = []
@@ -83,7 +83,7 @@ def page_requests(log: dict) -> List[str]:
     return out
 
 
-def all_requests(log: dict) -> List[str]:
+def all_requests(log: dict) -> list[str]:
     types = {v: k for k, v in log["constants"]["logEventTypes"].items()}
     return [e["params"]["url"] for e in log.get("events", ())
             if types.get(e["type"]) == "URL_REQUEST_START_JOB" and "url" in (e.get("params") or {})]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import List, Tuple
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -51,7 +50,7 @@ def _unfilter(kind: int, raw: bytes, prev: bytes, bpp: int) -> bytes:
     return bytes(out)
 
 
-def decode(data: bytes) -> Tuple[int, int, List[bytes]]:
+def decode(data: bytes) -> tuple[int, int, list[bytes]]:
     """(width, height, rows of RGB bytes) of an 8-bit RGB or RGBA PNG."""
     if not data.startswith(SIGNATURE):
         raise ValueError("not a PNG file")

@@ -16,7 +16,6 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import List, Set
 
 import pytest
 from typer.testing import CliRunner
@@ -94,7 +93,7 @@ def test_the_fetch_check_sees_a_page_that_fetches_and_the_policy_stops_it(browse
     assert chromium.page_requests(log) == []
 
 
-def _rows_with_run(rows: List[bytes], colour: str, length: int) -> Set[int]:
+def _rows_with_run(rows: list[bytes], colour: str, length: int) -> set[int]:
     """Rows holding at least ``length`` consecutive pixels of exactly ``colour`` (#rrggbb)."""
     rgb = bytes(int(colour[i:i + 2], 16) for i in (1, 3, 5))
     pattern, out = rgb * length, set()

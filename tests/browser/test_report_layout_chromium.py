@@ -28,7 +28,6 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Dict, List
 
 import pytest
 
@@ -70,7 +69,7 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory) -> Dict[str, Incident]:
+def pages(tmp_path_factory) -> dict[str, Incident]:
     out = {"long-names": incident_of(long_names_disk(tmp_path_factory.mktemp("long")))}
     if REAL.is_dir():
         out["real-kraft-tv2"] = incident_of(REAL, None)
@@ -91,7 +90,7 @@ def _measure(browser: str, page: str, width: int, tmp_path: Path) -> dict:
     return json.loads(html.unescape(found.group(1)))
 
 
-def _labels(svg: dict) -> List[str]:
+def _labels(svg: dict) -> list[str]:
     return [t["text"] for t in svg["texts"] if t["cls"] == "lane"]
 
 

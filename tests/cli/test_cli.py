@@ -20,9 +20,9 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, Iterator, List, Tuple
 
 import pytest
 from typer.testing import CliRunner
@@ -45,7 +45,7 @@ runner = CliRunner()
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def committed_dumps() -> List[Tuple[Path, str, Path]]:
+def committed_dumps() -> list[tuple[Path, str, Path]]:
     """(run dir, relative file as Kafka printed it, committed dump) for every committed dump."""
     cases = []
     for run in sorted(p for p in REAL.iterdir() if (p / "dumps").is_dir()):
@@ -56,7 +56,7 @@ def committed_dumps() -> List[Tuple[Path, str, Path]]:
     return cases
 
 
-def kafka_options(dump: Path) -> Tuple[List[str], str]:
+def kafka_options(dump: Path) -> tuple[list[str], str]:
     """The kafka-dump-log.sh options from the dump's first line, and Kafka's stdout."""
     first, _, rest = dump.read_text(encoding="utf-8").partition("\n")
     words = first.lstrip("# ").split()
@@ -64,7 +64,7 @@ def kafka_options(dump: Path) -> Tuple[List[str], str]:
     return words[1: words.index("--files")], rest
 
 
-def _stat(path: Path) -> Tuple:
+def _stat(path: Path) -> tuple:
     st = os.stat(path)
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode, hashlib.sha256(path.read_bytes()).hexdigest())
 
@@ -73,7 +73,7 @@ def _stat(path: Path) -> Tuple:
 def untouched(*paths: Path) -> Iterator[None]:
     """Assert the files (and the listing of their directories) are byte- and metadata-identical afterwards."""
     files = [Path(p) for p in paths if Path(p).is_file()]
-    before: Dict[Path, Tuple] = {p: _stat(p) for p in files}
+    before: dict[Path, tuple] = {p: _stat(p) for p in files}
     dirs = {p.parent: sorted(os.listdir(p.parent)) for p in files}
     yield
     for p, state in before.items():
@@ -82,7 +82,7 @@ def untouched(*paths: Path) -> Iterator[None]:
         assert sorted(os.listdir(d)) == listing, f"files appeared or vanished in {d}"
 
 
-def run_cli(args: List[str], cwd: Path) -> Tuple[int, str, str]:
+def run_cli(args: list[str], cwd: Path) -> tuple[int, str, str]:
     """CliRunner, with the process cwd moved to ``cwd`` for the call."""
     old = os.getcwd()
     os.chdir(cwd)
@@ -93,7 +93,7 @@ def run_cli(args: List[str], cwd: Path) -> Tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def run_proc(args: List[str], cwd: Path, how: str = "module", **kwargs) -> subprocess.CompletedProcess:
+def run_proc(args: list[str], cwd: Path, how: str = "module", **kwargs) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "forensics"] if how == "module" else [str(SCRIPT)]
     env = {k: v for k, v in os.environ.items() if k != "KAFKA_FORENSICS_DEBUG"}
     return subprocess.run(cmd + args, cwd=cwd, capture_output=True, text=True, timeout=60, env=env, **kwargs)
@@ -226,8 +226,8 @@ _RECORD = re.compile(
     r"valueSize: (?P<valueSize>-?\d+) sequence: (?P<sequence>-?\d+) headerKeys: \[\](?: (?P<control>endTxnMarker: .*))?")
 
 
-def _typed(d: Dict[str, str]) -> Dict[str, object]:
-    out: Dict[str, object] = {}
+def _typed(d: dict[str, str]) -> dict[str, object]:
+    out: dict[str, object] = {}
     for k, v in d.items():
         if v is None:
             continue
@@ -326,7 +326,7 @@ def test_empty_segment_prints_only_the_header(tmp_path):
     assert out == f"Dumping {seg}\nLog starting offset: 123\n"
 
 
-def _truncated_copy(tmp_path: Path) -> Tuple[Path, List[str], int]:
+def _truncated_copy(tmp_path: Path) -> tuple[Path, list[str], int]:
     """A copy of the real __consumer_offsets segment cut inside its last batch; returns the copy, Kafka's
     lines for the batches that are still whole, and the number of bytes left over."""
     _, expected = kafka_options(TV2 / "dumps" / f"{OFFSETS_LOG}.dump.txt")

@@ -5,7 +5,7 @@ or the same error with the same message)."""
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, List, Tuple
+from typing import Any
 
 import pytest
 import typer
@@ -20,10 +20,10 @@ INTS = ["0", "1", "-1", "15", "007", "+5", " 5", "5 ", "1_000", "1e3", "1.0", "0
         "99999999999999999", "999999999999999999", "9999999999999999999", "-99999999999999999", "2147483647",
         0, 1, -1, 15, 2 ** 31 - 1, 2 ** 40, True, 1.0]
 BOOLS = [True, False, "true", "1", "no", "", 1]
-LISTS: List[Any] = [("a",), ("a", "b"), [], (), ["x", "y"], ("a", 1), "ab"]
+LISTS: list[Any] = [("a",), ("a", "b"), [], (), ["x", "y"], ("a", 1), "ab"]
 
 
-def _plain_params() -> List[Tuple[str, Any, Any]]:
+def _plain_params() -> list[tuple[str, Any, Any]]:
     group = typer.main.get_command(app)
     found = [("(root)", group, p) for p in group.params]
     for name in list(group.commands):
@@ -37,7 +37,7 @@ def _plain_params() -> List[Tuple[str, Any, Any]]:
 PARAMS = _plain_params()
 
 
-def _values(param) -> List[Any]:
+def _values(param) -> list[Any]:
     kind = coercion.kind_of(param)
     if kind == coercion.CHOICE:
         members = list(param.type_descriptor.annotation)

@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Set, Tuple
 
 import pytest
 
@@ -29,7 +28,7 @@ run()
 """
 
 
-def complete(tmp_path: Path, env: Dict[str, str]) -> Tuple[str, Set[str]]:
+def complete(tmp_path: Path, env: dict[str, str]) -> tuple[str, set[str]]:
     """What the program answers the shell (``env``: the shell's request), and the modules it loaded."""
     probe, out = tmp_path / "probe.py", tmp_path / "modules.json"
     probe.write_text(_PROBE, encoding="utf-8")
@@ -39,14 +38,14 @@ def complete(tmp_path: Path, env: Dict[str, str]) -> Tuple[str, Set[str]]:
     return done.stdout, set(json.loads(out.read_text(encoding="utf-8")))
 
 
-def bash(tmp_path: Path, line: str) -> Tuple[List[str], Set[str]]:
+def bash(tmp_path: Path, line: str) -> tuple[list[str], set[str]]:
     words = line.split()
     cword = len(words) if line.endswith(" ") else len(words) - 1
     out, loaded = complete(tmp_path, {VAR: "complete_bash", "COMP_WORDS": line, "COMP_CWORD": str(cword)})
     return [x for x in out.splitlines() if x], loaded
 
 
-def commands_loaded(loaded: Set[str]) -> List[str]:
+def commands_loaded(loaded: set[str]) -> list[str]:
     return sorted(m for m in loaded if m in COMMAND_MODULES)
 
 

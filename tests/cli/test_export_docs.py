@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Dict
 
 import pytest
 from typer.testing import CliRunner
@@ -35,10 +34,10 @@ def out(tmp_path_factory) -> Path:
     return where
 
 
-def run(library: str, out: Path) -> Dict[str, object]:
+def run(library: str, out: Path) -> dict[str, object]:
     code = snippet(library).replace('"DIR/', f'"{out}/').replace("'DIR/", f"'{out}/")
     assert "DIR" not in code
-    namespace: Dict[str, object] = {}
+    namespace: dict[str, object] = {}
     exec(compile(code, f"docs/export.md ({library})", "exec"), namespace)  # noqa: S102 - our own docs
     return namespace
 

@@ -14,7 +14,6 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Dict, List
 
 import pyarrow.parquet as pq
 import pytest
@@ -41,9 +40,9 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def exports(tmp_path_factory) -> Dict[str, Export]:
+def exports(tmp_path_factory) -> dict[str, Export]:
     base = tmp_path_factory.mktemp("export-local")
-    built: Dict[str, List[Path]] = {}
+    built: dict[str, list[Path]] = {}
     return {name: Export(name, base, ["--engine", "local"], built, overwrite_stale=name == "example-disk")
             for name in DISKS}
 
@@ -131,7 +130,7 @@ def test_rows_go_out_a_row_group_at_a_time(tmp_path: Path, monkeypatch, exports)
     no more than one group of rows is drawn from the segments before it is written."""
     import pyarrow.parquet as pq_module
 
-    drawn: List[int] = []
+    drawn: list[int] = []
     seen = [0]
     real_rows = export_local.batch_rows
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Dict, Iterable, List
 
 import pytest
 from typer.testing import CliRunner
@@ -49,7 +49,7 @@ def _previous_local(out: Path, tables: Iterable[str] = ("batches", "findings"), 
     (out / "_export.json").write_text(json.dumps(doc))
 
 
-def _tree(root: Path) -> Dict[str, bytes]:
+def _tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else b"<dir>") for p in sorted(root.rglob("*"))}
 
 
@@ -142,14 +142,14 @@ def test_an_export_replaces_a_previous_one_of_either_layout(tmp_path: Path, engi
 # -- the output directory, refused before anything is read -------------------------------------------------
 
 
-def _export(args: List[str]):
+def _export(args: list[str]):
     result = runner.invoke(app, ["export"] + args)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result
 
 
-def _sizes(root: Path) -> Dict[str, tuple]:
+def _sizes(root: Path) -> dict[str, tuple]:
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(root.rglob("*"))}
 
 

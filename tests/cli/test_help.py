@@ -10,7 +10,6 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 import pytest
 import typer
@@ -31,11 +30,11 @@ WORKFLOW = ["scan", "find-hanging", "describe-producers", "list", "describe", "a
             "export", "dump", "verify-manifest"]  # issue 17, in this order
 
 
-def commands() -> Dict[str, object]:
+def commands() -> dict[str, object]:
     return typer.main.get_command(app).commands
 
 
-def help_of(args: List[str], columns: int = 80) -> str:
+def help_of(args: list[str], columns: int = 80) -> str:
     """The help as printed in a terminal ``columns`` wide (typer's CliRunner would force 80)."""
     group = typer.main.get_command(app)
     old = os.environ.get("COLUMNS")
@@ -53,7 +52,7 @@ def help_of(args: List[str], columns: int = 80) -> str:
             os.environ["COLUMNS"] = old
 
 
-def option_names(cmd) -> List[str]:
+def option_names(cmd) -> list[str]:
     return [name for p in cmd.params if p.param_type_name == "option" for name in (*p.opts, *p.secondary_opts)]
 
 
@@ -187,7 +186,7 @@ EXPECTED_EXIT = {  # every example's exit status: 1 where find-hanging finds the
     "verify-manifest evidence.json": 0,
 }
 
-EXAMPLES: List[Tuple[str, Tuple[Tuple[str, ...], ...]]] = [
+EXAMPLES: list[tuple[str, tuple[tuple[str, ...], ...]]] = [
     (c.name, ex.commands) for c in help_text.COMMANDS for ex in c.examples]
 
 
@@ -205,7 +204,7 @@ def _expand(word: str, where: Path) -> str:
     return found[0]
 
 
-def _run_example(argv: Tuple[str, ...], where: Path):
+def _run_example(argv: tuple[str, ...], where: Path):
     """Run one command line in ``where`` (which links fixtures/ to the source tree's), ``> FILE``
     writing its stdout there."""
     args, target = [_expand(a, where) for a in argv], None

@@ -14,8 +14,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, Tuple
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,7 @@ SEG = "00000000000000000000"
 LOCAL = ("--engine", "local", "--no-progress")
 
 
-def run(*args, cwd: Path, timeout: float = 60) -> Tuple[int, str, str]:
+def run(*args, cwd: Path, timeout: float = 60) -> tuple[int, str, str]:
     """The tool as a real process; a hang past ``timeout`` seconds fails the test."""
     env = {k: v for k, v in os.environ.items() if k != "KAFKA_FORENSICS_DEBUG"}
     try:
@@ -52,7 +53,7 @@ def findings_in(report: Any) -> Iterator[dict]:
             yield from findings_in(value)
 
 
-def in_process(*args) -> Tuple[int, str, str]:
+def in_process(*args) -> tuple[int, str, str]:
     """The tool through typer's CliRunner, for commands that must refuse before doing anything."""
     from typer.testing import CliRunner
 
@@ -97,7 +98,7 @@ def test_a_fifo_named_like_a_segment_is_a_finding(disk: Path, tmp_path: Path) ->
 # -- sparse files: holes are never read ------------------------------------------------------------
 
 
-def run_measured(*args, cwd: Path, timeout: float) -> Tuple[int, str, float]:
+def run_measured(*args, cwd: Path, timeout: float) -> tuple[int, str, float]:
     """(exit code, stderr, peak resident memory of the process in MiB); a hang fails the test."""
     import time
 
@@ -228,7 +229,7 @@ def manifest_of(disk: Path, tmp_path: Path) -> Path:
     return target
 
 
-def verify(manifest: Path, tmp_path: Path, *extra) -> Tuple[int, list, str]:
+def verify(manifest: Path, tmp_path: Path, *extra) -> tuple[int, list, str]:
     code, out, err = run("verify-manifest", manifest, *extra, cwd=tmp_path, timeout=60)
     return code, [line for line in out.splitlines() if not line.startswith("OK ")], err
 

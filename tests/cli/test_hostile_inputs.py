@@ -21,7 +21,7 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from collections.abc import Sequence
 
 import pytest
 from typer.testing import CliRunner
@@ -46,12 +46,12 @@ runner = CliRunner()
 # -- helpers -------------------------------------------------------------------------------------
 
 
-def cli(*args) -> Tuple[int, str, str]:
+def cli(*args) -> tuple[int, str, str]:
     result = runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
     return result.exit_code, result.stdout, result.stderr
 
 
-def proc(*args, prefix: Sequence[str] = (), env: Dict[str, str] = None) -> subprocess.CompletedProcess:
+def proc(*args, prefix: Sequence[str] = (), env: dict[str, str] = None) -> subprocess.CompletedProcess:
     env = env or {k: v for k, v in os.environ.items() if k != "KAFKA_FORENSICS_DEBUG"}
     return subprocess.run([*prefix, sys.executable, "-m", "forensics", *map(str, args)], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=600)
@@ -87,7 +87,7 @@ def scan_json(*args, code: int = 0) -> dict:
     return json.loads(out)
 
 
-def findings_of(doc) -> List[dict]:
+def findings_of(doc) -> list[dict]:
     """Every finding object anywhere in a scan document."""
     if isinstance(doc, dict):
         own = [doc] if "kind" in doc and "severity" in doc else []
@@ -95,11 +95,11 @@ def findings_of(doc) -> List[dict]:
     return [f for v in doc for f in findings_of(v)] if isinstance(doc, list) else []
 
 
-def partitions_of(doc: dict) -> Dict[Tuple[str, int], dict]:
+def partitions_of(doc: dict) -> dict[tuple[str, int], dict]:
     return {(p["topic"], p["partition"]): p for d in doc["logDirs"] for p in d["partitions"]}
 
 
-def same_except(doc: dict, baseline: dict, damaged: Sequence[Tuple[str, int]]) -> None:
+def same_except(doc: dict, baseline: dict, damaged: Sequence[tuple[str, int]]) -> None:
     """Every partition but ``damaged`` analysed exactly as on the intact disk."""
     keys = ("bytes", "batches", "records", "firstOffset", "lastOffset", "lastStableOffset", "openTransactions")
     got, want = partitions_of(doc), partitions_of(baseline)
@@ -203,7 +203,7 @@ def test_state_commands_report_the_empty_input(tmp_path, command):
 
 
 @pytest.fixture
-def no_override(tmp_path) -> List[str]:
+def no_override(tmp_path) -> list[str]:
     """The prefix under which file modes bind (as root: without CAP_DAC_*), checked on a 000 file."""
     prefix = without_permission_override()
     probe = tmp_path / "probe"

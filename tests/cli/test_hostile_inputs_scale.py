@@ -11,7 +11,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, NamedTuple, Sequence, Tuple
+from typing import NamedTuple
+from collections.abc import Sequence
 
 import pytest
 
@@ -183,7 +184,7 @@ def _coordinated_disk(root: Path, partitions: int, ids: Sequence[str] = IDS, kee
     return root
 
 
-def _listed(*args) -> Tuple[Dict[str, int], str]:
+def _listed(*args) -> tuple[dict[str, int], str]:
     code, out, err = cli("list", *LOCAL, "--format", "json", *args)
     assert code == 0
     no_traceback(err)

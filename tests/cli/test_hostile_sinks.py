@@ -11,7 +11,6 @@ import csv
 import io
 import shutil
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 import pytest
 from typer.testing import CliRunner
@@ -36,17 +35,17 @@ NAMES = ("ansi-clear", "osc-title", "newline-forged-row", "carriage-return", "c1
 
 
 @pytest.fixture(scope="module")
-def disks(tmp_path_factory) -> Dict[str, Path]:
+def disks(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("hostile")
     return {name: hostile.build(name, root / name) for name in NAMES}
 
 
-def cli(*args) -> Tuple[int, str, str]:
+def cli(*args) -> tuple[int, str, str]:
     result = runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
     return result.exit_code, result.stdout, result.stderr
 
 
-def rows(text: str) -> List[List[str]]:
+def rows(text: str) -> list[list[str]]:
     """kafka-transactions.sh table lines as cells (each cell is followed by a tab)."""
     return [[c.rstrip() for c in line.split("\t")[:-1]] for line in text.splitlines()]
 

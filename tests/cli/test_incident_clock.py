@@ -19,7 +19,6 @@ import struct
 import subprocess
 import time
 from pathlib import Path
-from typing import List, Tuple
 
 import pytest
 
@@ -67,7 +66,7 @@ def copied(src: Path, dst: Path, mtime_ms: int) -> Path:
     return dst
 
 
-def newest_batch(disk: Path) -> Tuple[int, Path]:
+def newest_batch(disk: Path) -> tuple[int, Path]:
     """The newest batch max timestamp among the disk's segments, read by kafka-python (not our decoder)."""
     from kafka.record import MemoryRecords
 
@@ -86,7 +85,7 @@ def newest_in_dumps(run: str) -> int:
     return max(times)
 
 
-def disk_sources() -> List:
+def disk_sources() -> list:
     out = [pytest.param(REAL / run / "disk", run, id=f"fixtures-{run}") for run in RUNS]
     reason = f"{SHARED} is absent (the team's reference disks)"
     out += [pytest.param(SHARED / run / "data", run, id=f"shared-{run}",

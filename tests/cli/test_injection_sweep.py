@@ -15,8 +15,8 @@ from __future__ import annotations
 import csv
 import io
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
 
 import pytest
 from typer.testing import CliRunner
@@ -38,17 +38,17 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def disks(tmp_path_factory) -> Dict[str, Path]:
+def disks(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("hostile")
     return dict(zip(hostile.PAYLOADS, hostile.build_all(root)))
 
 
-def _commands(name: str, disk: Path) -> List[Tuple[str, Sequence[str]]]:
+def _commands(name: str, disk: Path) -> list[tuple[str, Sequence[str]]]:
     """(format, argv) of every command on one hostile disk."""
     payload = hostile.PAYLOADS[name]
     topic = hostile.name_part(payload)  # the directory name, as discovery reads it
     segment = next(p for p in disk.iterdir() if p.name == f"{topic}-0") / "00000000000000000000.log"
-    out: List[Tuple[str, Sequence[str]]] = [(f, ("scan", str(disk), "--format", f)) for f in ("table", "json")]
+    out: list[tuple[str, Sequence[str]]] = [(f, ("scan", str(disk), "--format", f)) for f in ("table", "json")]
     for fmt in ("table", "text", "json", "csv"):
         out += [(fmt, ("find-hanging", str(disk), "--all", "--format", fmt)),
                 (fmt, ("list", str(disk), "--format", fmt)),
@@ -66,7 +66,7 @@ def _check_csv(text: str, where: str) -> None:
             assert ";=" not in c and ";+" not in c and ";@" not in c, f"{where}: formula after ';' in {c!r}"
 
 
-def _check(name: str, fmt: str, args: Sequence[str], code: int, out: str, err: str) -> List[str]:
+def _check(name: str, fmt: str, args: Sequence[str], code: int, out: str, err: str) -> list[str]:
     """What is wrong with one run's output (nothing, as a rule)."""
     where = f"{name}: {' '.join(args[:1])} --format {fmt}"
     problems = []
@@ -90,7 +90,7 @@ def _check(name: str, fmt: str, args: Sequence[str], code: int, out: str, err: s
 
 
 def test_no_hostile_disk_injects_anything_into_any_output(disks) -> None:
-    problems: List[str] = []
+    problems: list[str] = []
     runs = 0
     for name, disk in disks.items():
         for fmt, args in _commands(name, disk):
@@ -126,7 +126,7 @@ def test_the_sweep_can_fail(disks, monkeypatch) -> None:
                            "issue 15 items 1 and 4), which is not in this tree yet")
 def test_abort_script_sweep(disks) -> None:
     """``abort-commands`` on every hostile disk: the script holds no raw control character."""
-    problems: List[str] = []
+    problems: list[str] = []
     for name, disk in disks.items():
         args = ("abort-commands", str(disk), "--bootstrap-server", "broker:9092")
         result = runner.invoke(app, [*args, *LOCAL], catch_exceptions=False)

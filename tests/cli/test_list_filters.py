@@ -8,7 +8,6 @@ from __future__ import annotations
 from tests.machine_output import rows_of
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Dict, List
 
 import pytest
 from typer.testing import CliRunner
@@ -25,17 +24,17 @@ def run(*args: str):
     return CliRunner().invoke(app, ["list", str(EXAMPLE), *args], env={"KAFKA_FORENSICS_ENGINE": "local"})
 
 
-def rows(*args: str) -> List[Dict]:
+def rows(*args: str) -> list[dict]:
     done = run("--format", "json", *args)
     assert done.exit_code == 0, done.stderr
     return rows_of(done.stdout)
 
 
-def ids(*args: str) -> List[str]:
+def ids(*args: str) -> list[str]:
     return [r["transactionalId"] for r in rows(*args)]
 
 
-def started() -> Dict[str, int]:
+def started() -> dict[str, int]:
     """Each id's transaction start time, as the coordinator recorded it (-1: none)."""
     return {r["transactionalId"]: r["currentTransactionStartTimeMs"] if r["currentTransactionStartTimeMs"]
             is not None else -1 for r in rows()}

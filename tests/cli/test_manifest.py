@@ -15,7 +15,6 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Dict
 
 import pytest
 
@@ -38,7 +37,7 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def tree(root: Path) -> Dict[str, str]:
+def tree(root: Path) -> dict[str, str]:
     """Every entry under ``root`` (and ``root``), by absolute path: "dir" or "file" (os.walk)."""
     out = {str(root): "dir"}
     for top, dirs, files in os.walk(root):
@@ -47,7 +46,7 @@ def tree(root: Path) -> Dict[str, str]:
     return out
 
 
-def log_dir_files(root: Path) -> Dict[str, Path]:
+def log_dir_files(root: Path) -> dict[str, Path]:
     """Every regular file under ``root``, by absolute path."""
     return {p: Path(p) for p, kind in tree(root).items() if kind == "file"}
 

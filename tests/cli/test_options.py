@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 import pytest
 import typer
@@ -36,7 +35,7 @@ def commands():
     return typer.main.get_command(app).commands
 
 
-def spec(p) -> Dict[str, str]:
+def spec(p) -> dict[str, str]:
     desc = p.type_descriptor
     choices = tuple(str(getattr(c, "value", c)) for c in desc.choices) if desc.is_choice else None
     default = getattr(p.default, "value", p.default)
@@ -56,8 +55,8 @@ def spec(p) -> Dict[str, str]:
     }
 
 
-def by_name() -> Dict[str, List[Tuple[str, Dict[str, str]]]]:
-    out: Dict[str, List[Tuple[str, Dict[str, str]]]] = defaultdict(list)
+def by_name() -> dict[str, list[tuple[str, dict[str, str]]]]:
+    out: dict[str, list[tuple[str, dict[str, str]]]] = defaultdict(list)
     for cmd_name, cmd in commands().items():
         for p in cmd.params:
             key = p.opts[0] if p.param_type_name == "option" else p.name
@@ -125,7 +124,7 @@ def test_jsonl_is_one_row_per_line():
     assert lines == doc and len(lines) == 3
 
 
-def _doc_table() -> Dict[str, set]:
+def _doc_table() -> dict[str, set]:
     """docs/cli.md's table of shared options: option -> the commands it names."""
     text = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
     section = text.split("## Options shared by commands", 1)[1].split("\n## ", 1)[0]
@@ -165,7 +164,7 @@ def test_dump_refuses_an_engine_it_would_not_use():
 
 
 @pytest.mark.parametrize("args", [["--all", "true"], ["--all", "TRUE", str(EXAMPLE)]])
-def test_a_flag_given_a_value_is_told_it_takes_none(args: List[str], tmp_path: Path) -> None:
+def test_a_flag_given_a_value_is_told_it_takes_none(args: list[str], tmp_path: Path) -> None:
     """``--all true`` was "true: no such file or directory" (click reads the word as a path)."""
     import subprocess
     import sys

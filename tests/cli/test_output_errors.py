@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import List
 
 import pytest
 
@@ -44,7 +43,7 @@ class _FullDisk(io.TextIOBase):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
-def _commands(tmp: Path) -> List[List[str]]:
+def _commands(tmp: Path) -> list[list[str]]:
     manifest = tmp / "m.json"
     local = ["--engine", "local", "--no-progress"]
     return [
@@ -63,7 +62,7 @@ def run_main(monkeypatch, capsys):
     """``run_main(argv, stdout) -> (exit code, stderr)``: the CLI's entry point in this process."""
     handler = signal.getsignal(signal.SIGINT)
 
-    def run(argv: List[str], stdout) -> tuple:
+    def run(argv: list[str], stdout) -> tuple:
         monkeypatch.setattr(sys, "stdout", stdout)
         try:
             main(argv)

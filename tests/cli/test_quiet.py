@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import List
 
 import pytest
 import typer
@@ -39,7 +38,7 @@ def every_command(tmp: Path) -> dict:
     }
 
 
-def run(args: List[str]):
+def run(args: list[str]):
     return CliRunner().invoke(app, args, env={"KAFKA_FORENSICS_ENGINE": "local"})
 
 

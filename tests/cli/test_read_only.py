@@ -20,7 +20,6 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 import pytest
 from typer.testing import CliRunner
@@ -32,7 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 DISK = REPO / "fixtures" / "example-disk"
 SEGMENT = "broker-1/orders-0/00000000000000000000.log"
 
-Snapshot = Dict[str, Tuple]
+Snapshot = dict[str, tuple]
 
 
 def snapshot(root: Path) -> Snapshot:
@@ -71,7 +70,7 @@ def evidence(tmp_path: Path):
     make_writable(root)  # so that pytest can remove it
 
 
-def _cli(args: List[str], cwd: Path, scratch: Path) -> subprocess.CompletedProcess:
+def _cli(args: list[str], cwd: Path, scratch: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("KAFKA_FORENSICS_DEBUG", "KAFKA_FORENSICS_ENGINE")}
     env["TMPDIR"] = str(scratch)
     cmd = [*without_permission_override(), sys.executable, "-m", "forensics", *args]
@@ -100,7 +99,7 @@ SPARK_COMMANDS = [
 ]
 
 
-def _check(args: List[str], evidence: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+def _check(args: list[str], evidence: Path, tmp_path: Path) -> subprocess.CompletedProcess:
     before = snapshot(evidence)
     scratch = tmp_path / "scratch"
     scratch.mkdir()
@@ -128,7 +127,7 @@ def test_the_tree_really_refuses_writes(evidence: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name, args", COMMANDS, ids=[c[0] for c in COMMANDS])
-def test_command_on_a_read_only_tree_changes_nothing(name: str, args: List[str], evidence: Path,
+def test_command_on_a_read_only_tree_changes_nothing(name: str, args: list[str], evidence: Path,
                                                       tmp_path: Path) -> None:
     proc = _check(args, evidence, tmp_path)
     if name == "report":  # the page goes to --out, a line about it to stderr
@@ -142,7 +141,7 @@ def test_command_on_a_read_only_tree_changes_nothing(name: str, args: List[str],
 
 @pytest.mark.spark
 @pytest.mark.parametrize("name, args", SPARK_COMMANDS, ids=[c[0] for c in SPARK_COMMANDS])
-def test_spark_on_a_read_only_tree_changes_nothing(name: str, args: List[str], evidence: Path,
+def test_spark_on_a_read_only_tree_changes_nothing(name: str, args: list[str], evidence: Path,
                                                     tmp_path: Path) -> None:
     from tests.spark.cluster import java_problem
 

@@ -10,7 +10,6 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import List, Set
 
 import pytest
 
@@ -36,7 +35,7 @@ else:
 """
 
 
-def _loaded(tmp_path: Path, *args: str) -> Set[str]:
+def _loaded(tmp_path: Path, *args: str) -> set[str]:
     probe = tmp_path / "probe.py"
     probe.write_text(_PROBE, encoding="utf-8")
     out = tmp_path / "modules.json"
@@ -47,7 +46,7 @@ def _loaded(tmp_path: Path, *args: str) -> Set[str]:
     return set(json.loads(out.read_text(encoding="utf-8")))
 
 
-def _under(modules: Set[str], *packages: str) -> List[str]:
+def _under(modules: set[str], *packages: str) -> list[str]:
     return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in packages))
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import List, Optional
 
 import pytest
 from typer.testing import CliRunner
@@ -30,7 +29,7 @@ def _log_bytes(disk: Path) -> int:
     return sum(p.stat().st_size for p in disk.rglob("*.log"))
 
 
-def stderr(args, disk: Path, tmp: Path, width: Optional[int]) -> List[str]:
+def stderr(args, disk: Path, tmp: Path, width: int | None) -> list[str]:
     real = disk.resolve() != EXAMPLE
     fill = {"id": "d-tx-ongoing" if real else "reporting-app", "topic": "d-txn-ongoing" if real else "orders",
             "tmp": str(tmp)}
@@ -51,7 +50,7 @@ def test_every_line_fits_100_columns_and_unfolds_into_a_pipe(args, disk, tmp_pat
     assert all(len(line) <= 100 for line in folded if not line.startswith(FINDING)), folded
     engine = [line for line in folded if line.startswith("kafka-forensics: engine ")]
     assert len(engine) == 1 and engine[0] in whole  # one line, the same whatever the width
-    joined: List[str] = []
+    joined: list[str] = []
     for line in folded:  # a note's next lines are indented: joined, they give the pipe's lines (a word
         if line.startswith("    ") and joined:  # longer than a line, a path, is broken within it as scan's are)
             joined[-1] += " " + line.strip()

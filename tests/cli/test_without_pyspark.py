@@ -20,7 +20,6 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
-from typing import List
 
 import pytest
 from typer.testing import CliRunner
@@ -73,13 +72,13 @@ def without_pyspark(tmp_path_factory) -> Path:
     return python
 
 
-def _run(python, args: List[str], **env: str) -> subprocess.CompletedProcess:
+def _run(python, args: list[str], **env: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(python), "-m", "forensics", *args], cwd=REPO, capture_output=True, text=True,
                           timeout=300, env={**os.environ, **env})
 
 
 @pytest.mark.parametrize("args", SAME, ids=[" ".join(a[:1] + a[2:]).replace(SEGMENT, "SEGMENT") for a in SAME])
-def test_commands_without_spark_are_the_same_without_pyspark(without_pyspark: Path, args: List[str]) -> None:
+def test_commands_without_spark_are_the_same_without_pyspark(without_pyspark: Path, args: list[str]) -> None:
     usual, bare = _run(sys.executable, args), _run(without_pyspark, args)
     assert "Traceback" not in bare.stderr, bare.stderr
     assert (bare.returncode, bare.stdout, bare.stderr) == (usual.returncode, usual.stdout, usual.stderr)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
 
 from fixtures.diskgen.records import RecordSpec, encode_legacy_message, encode_marker_batch, encode_v2_batch
 from fixtures.diskgen.txnlog import encode_txn_log_key, encode_txn_log_value
@@ -25,11 +24,11 @@ NOT_UTF8 = [b"\xff\xfe", b"\xed\xa0\x80x", b"\xc0\xaf", b"\xe2\x82", b"ok\xf4\x9
             bytes(range(256))]
 TEXTS = [b"", b"plain", "h\u00e9llo \u20ac \U0001f600".encode(), b"a\nb\r\x00c\x1b[0m\x7f", "\u202e\u2028\ufeff".encode()]
 HOSTILE = [raw(p) for p in PAYLOADS.values()]
-PIECES: List[Optional[bytes]] = [None, *TEXTS, *NOT_UTF8, *HOSTILE]
+PIECES: list[bytes | None] = [None, *TEXTS, *NOT_UTF8, *HOSTILE]
 HEADER_KEYS = ["", "h", "k,v", "]", *(as_java_string(p) for p in PAYLOADS.values())]
 
 
-def records(seed: int, n: int) -> List[RecordSpec]:
+def records(seed: int, n: int) -> list[RecordSpec]:
     """n records of keys, values and headers from PIECES and HEADER_KEYS, picked by ``seed``."""
     out = []
     for i in range(n):
@@ -146,7 +145,7 @@ def _offsets() -> bytes:
     return bytes(out)
 
 
-def catalog() -> Dict[str, Tuple[bytes, Optional[str]]]:
+def catalog() -> dict[str, tuple[bytes, str | None]]:
     """name -> (segment bytes, its decoder: None, "transaction-log" or "offsets")."""
     return {
         "codecs": (_codecs(), None),
@@ -160,7 +159,7 @@ def catalog() -> Dict[str, Tuple[bytes, Optional[str]]]:
     }
 
 
-def write(root: Path) -> Dict[str, Tuple[Path, Optional[str]]]:
+def write(root: Path) -> dict[str, tuple[Path, str | None]]:
     """Every segment of :func:`catalog` as ``root/<name>-0/00000000000000000000.log``."""
     out = {}
     for name, (data, decoder) in catalog().items():

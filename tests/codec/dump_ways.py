@@ -8,8 +8,8 @@ stdout, stderr and findings.
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
 
 from forensics.render.dump_text import render_dump_text
 from forensics.render.terminal_text import TerminalLines
@@ -19,10 +19,10 @@ from tests.fuzz.strategies import pure_python
 # the option sets of a deep dump: with and without contents and record metadata
 OPTIONS = (dict(deep_iteration=True), dict(print_data_log=True), dict(print_data_log=True, skip_record_metadata=True),
            dict(deep_iteration=True, skip_record_metadata=True))
-Dumped = Tuple[str, str, int]  # stdout, stderr, findings
+Dumped = tuple[str, str, int]  # stdout, stderr, findings
 
 
-def dump_one(path: Path, runs: bool, decoder: Optional[str] = None, terminal: bool = False, **options) -> Dumped:
+def dump_one(path: Path, runs: bool, decoder: str | None = None, terminal: bool = False, **options) -> Dumped:
     """One dump of ``path`` (``terminal``: stdout through the terminal sink, as to a tty)."""
     out, err = io.StringIO(), io.StringIO()
     opts = DumpOptions(batch_runs=runs, decoder=decoder, **options)
@@ -31,11 +31,11 @@ def dump_one(path: Path, runs: bool, decoder: Optional[str] = None, terminal: bo
     return out.getvalue(), err.getvalue(), findings
 
 
-def dump_ways(path: Path, decoder: Optional[str] = None, option_sets: Sequence[dict] = OPTIONS,
-              **extra) -> List[Dumped]:
+def dump_ways(path: Path, decoder: str | None = None, option_sets: Sequence[dict] = OPTIONS,
+              **extra) -> list[Dumped]:
     """The dump with runs and without, accelerated and pure, each option set: all four the same
     (asserted); returns the accelerated run writer's, one per option set."""
-    def each(runs: bool) -> List[Dumped]:
+    def each(runs: bool) -> list[Dumped]:
         return [dump_one(path, runs, decoder, **options, **extra) for options in option_sets]
 
     fast_runs, fast_rows = each(True), each(False)
@@ -47,7 +47,7 @@ def dump_ways(path: Path, decoder: Optional[str] = None, option_sets: Sequence[d
     return fast_runs
 
 
-def decoder_of(path: Path) -> Optional[str]:
+def decoder_of(path: Path) -> str | None:
     """The decoder of a coordinator partition's segment (by its directory's name), else None."""
     topic = path.parent.name.rsplit("-", 1)[0]
     return {"__transaction_state": "transaction-log", "__consumer_offsets": "offsets"}.get(topic)

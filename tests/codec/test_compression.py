@@ -10,7 +10,7 @@ import random
 import struct
 import tracemalloc
 import zlib
-from typing import Callable, Dict, List, Tuple
+from collections.abc import Callable
 
 import lz4.frame
 import pytest
@@ -26,7 +26,7 @@ from tests.tiers import examples
 
 _RND = random.Random(20240611)
 _RANDOM = _RND.randbytes(100_000)
-PAYLOADS: Dict[str, bytes] = {
+PAYLOADS: dict[str, bytes] = {
     "empty": b"",
     "one-byte": b"\x00",
     "text": b"kafka-forensics: hello, broker disk",
@@ -62,7 +62,7 @@ def zstd_streamed(data: bytes, *, checksum: bool = False) -> bytes:
 
 
 # (name, codec, magic, encoder) with independent encoders; lz4 magic 0 needs the fixture.
-ENCODERS: List[Tuple[str, int, int, Callable[[bytes], bytes]]] = [
+ENCODERS: list[tuple[str, int, int, Callable[[bytes], bytes]]] = [
     ("gzip", 1, 2, kc.gzip_encode),
     ("gzip-v0", 1, 0, kc.gzip_encode),
     ("snappy-xerial", 2, 2, kc.snappy_encode),
@@ -75,7 +75,7 @@ ENCODERS: List[Tuple[str, int, int, Callable[[bytes], bytes]]] = [
 ]
 
 
-def as_mmap_view(data: bytes, tmp_path) -> Tuple[memoryview, Callable[[], None]]:
+def as_mmap_view(data: bytes, tmp_path) -> tuple[memoryview, Callable[[], None]]:
     path = tmp_path / "segment.bin"
     path.write_bytes(b"HEAD" + data + b"TAIL")
     f = open(path, "rb")
@@ -255,7 +255,7 @@ def test_lz4_kafka_default_header_constant() -> None:
     ],
     ids=["plain", "size", "block-xxh", "all-checks", "256k", "1m", "4m-block-xxh"],
 )
-def test_lz4_frame_options(flags: Dict[str, object], magic: int) -> None:
+def test_lz4_frame_options(flags: dict[str, object], magic: int) -> None:
     for payload in PAYLOADS.values():
         assert decompress(3, lz4_frame(payload, **flags), magic=magic) == payload
 
@@ -360,7 +360,7 @@ def test_zstd_checksum_mismatch_and_trailing_garbage() -> None:
 # ------------------------------------------------------------------------------- corruption
 
 
-def _small_cases() -> List[Tuple[str, int, int, bytes]]:
+def _small_cases() -> list[tuple[str, int, int, bytes]]:
     shim = XXHashModule
     saved, kc.xxhash = kc.xxhash, shim
     try:
@@ -450,7 +450,7 @@ def test_fuzz_only_our_errors(codec: int, magic: int, prefix: bytes, tail: bytes
 
 @settings(max_examples=examples(300), deadline=None)
 @given(case=st.sampled_from(SMALL_CASES), data=st.data())
-def test_fuzz_mutated_streams(case: Tuple[str, int, int, bytes], data: st.DataObject) -> None:
+def test_fuzz_mutated_streams(case: tuple[str, int, int, bytes], data: st.DataObject) -> None:
     _, codec, magic, good = case
     buf = bytearray(good)
     for _ in range(data.draw(st.integers(1, 4))):
@@ -492,7 +492,7 @@ def test_max_output_guard_streams(name, codec, magic, encode) -> None:
 
 
 
-def _pinning_cases() -> List[Tuple[str, int, int, bytes]]:
+def _pinning_cases() -> list[tuple[str, int, int, bytes]]:
     """Streams that fail while a slice of the input (or a zstd reader on it) is alive."""
     cases = [(n + "-truncated", c, m, d[: len(d) // 2]) for n, c, m, d in SMALL_CASES]
     by_name = {n: (c, m, d) for n, c, m, d in SMALL_CASES}

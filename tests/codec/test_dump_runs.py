@@ -13,7 +13,6 @@ from __future__ import annotations
 import random
 import struct
 from pathlib import Path
-from typing import List
 
 import pytest
 from hypothesis import given, settings
@@ -34,7 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 SHARED = shared_dir() / "real-kafka"
 
 
-def _segments() -> List[Path]:
+def _segments() -> list[Path]:
     found = sorted((REPO / "fixtures").rglob("*.log"))
     if SHARED.is_dir():
         found += sorted(SHARED.rglob("*.log"))

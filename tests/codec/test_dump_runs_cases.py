@@ -15,7 +15,6 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
 
 import pytest
 from hypothesis import given, settings
@@ -38,17 +37,17 @@ DEEP = (dict(deep_iteration=True, print_data_log=True),)
 
 
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory) -> Dict[str, Tuple[Path, Optional[str]]]:
+def catalog(tmp_path_factory) -> dict[str, tuple[Path, str | None]]:
     return dump_catalog.write(tmp_path_factory.mktemp("catalog"))
 
 
 @pytest.fixture(scope="module")
-def hostile_logs(tmp_path_factory) -> List[Path]:
+def hostile_logs(tmp_path_factory) -> list[Path]:
     roots = hostile.build_all(tmp_path_factory.mktemp("hostile"))
     return sorted(p for root in roots for p in root.rglob("*.log") if p.stat().st_size)
 
 
-def _real(*names: str) -> List[Path]:
+def _real(*names: str) -> list[Path]:
     return [REAL / name / "00000000000000000000.log" for name in names]
 
 
@@ -57,7 +56,7 @@ REAL_KINDS = _real("i-java-txn-1", "a-txn-orders-0", "c-idempotent-0", "c-plain-
                    "__transaction_state-15", "__consumer_offsets-42")
 
 
-def handed_back(path: Path, decoder: Optional[str]) -> Tuple[int, int]:
+def handed_back(path: Path, decoder: str | None) -> tuple[int, int]:
     """(frames, frames the C writer hands back to Python) of the runs of a text dump of ``path``."""
     frames = back = 0
     opts = DumpOptions(deep_iteration=True, print_data_log=True, decoder=decoder, batch_runs=True)
@@ -116,7 +115,7 @@ def test_c_writes_the_catalog_and_hands_back_only_what_python_must_write(catalog
     assert {name: back for name, (_, back) in got.items()} == dict.fromkeys(got, 0)
 
 
-def _cuts(data: bytes) -> List[int]:
+def _cuts(data: bytes) -> list[int]:
     """Where ``--max-bytes`` cuts: 0, 1, each v2/legacy entry's start and end +-1, the middle of each."""
     cuts, pos = {0, 1, len(data), len(data) + 5}, 0
     while pos + 12 <= len(data):
@@ -137,7 +136,7 @@ def test_max_bytes_cuts_dump_the_same(catalog, name: str) -> None:
         dump_ways(path, decoder, option_sets=DEEP, max_bytes=cut)
 
 
-def _seeds() -> List[bytes]:
+def _seeds() -> list[bytes]:
     seeds = [data for data, _ in dump_catalog.catalog().values()]
     return seeds + [p.read_bytes() for p in _real("i-java-txn-0", "f-comp-zstd-1", "b-txn-aborts-0")]
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import List
 
 import kafka.codec
 import pytest
@@ -45,7 +44,7 @@ FUZZ = settings(max_examples=examples(300), deadline=None,
 # -- seeds: valid batches from an independent encoder -------------------------------------------
 
 
-SEEDS: List[bytes] = build_seeds()
+SEEDS: list[bytes] = build_seeds()
 
 
 def test_seeds_are_valid_batches():

@@ -19,7 +19,8 @@ from __future__ import annotations
 import io
 import struct
 import zlib
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import kafka.codec
 import pytest
@@ -72,12 +73,12 @@ def xxhash_for_kafka_python(monkeypatch):
 class Rec(NamedTuple):
     offset: int  # v2: offset delta; legacy: offset field of the message as the producer wrote it
     timestamp: int
-    key: Optional[bytes]
-    value: Optional[bytes]
-    headers: Tuple[Tuple[str, Optional[bytes]], ...] = ()
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
 
 
-def v2_records(scenario: str) -> List[Rec]:
+def v2_records(scenario: str) -> list[Rec]:
     filler = b"compressible payload " * 12
     if scenario == "large":  # several snappy xerial chunks (32 KiB) and lz4 blocks (64 KiB)
         return [Rec(i, T0 + i, b"big-%d" % i, (b"%06d-" % i) * 30_000, ()) for i in range(3)]
@@ -101,7 +102,7 @@ class V2Case(NamedTuple):
     producer_epoch: int
     base_sequence: int
     transactional: bool
-    log_append_time: Optional[int]  # broker-assigned maxTimestamp when set
+    log_append_time: int | None  # broker-assigned maxTimestamp when set
 
 
 V2_SCENARIOS = {
@@ -130,7 +131,7 @@ def build_v2(case: V2Case, recs: Sequence[Rec]) -> bytes:
     return bytes(b.build())
 
 
-def broker_v2(buf: bytes, base_offset: int, leader_epoch: int, log_append_time: Optional[int] = None) -> bytes:
+def broker_v2(buf: bytes, base_offset: int, leader_epoch: int, log_append_time: int | None = None) -> bytes:
     """What the leader does on append: base offset and partition leader epoch (outside the CRC) and,
     for LogAppendTime topics, timestamp type + maxTimestamp (inside the CRC, so re-checksum)."""
     out = bytearray(buf)
@@ -274,7 +275,7 @@ def our_v2_view(buf: bytes):
     return out
 
 
-def v2_segment() -> Tuple[int, bytes, List[V2Case]]:
+def v2_segment() -> tuple[int, bytes, list[V2Case]]:
     """All v2 cases back to back, offsets increasing, as one segment's bytes."""
     base = 3_000
     first = base
@@ -302,11 +303,11 @@ class LegacyCase(NamedTuple):
     name: str
     magic: int
     codec: int
-    wrapper_offset: Optional[int]  # None: leave what kafka-python wrote (0)
-    log_append_time: Optional[int]  # v1 wrapper LogAppendTime
+    wrapper_offset: int | None  # None: leave what kafka-python wrote (0)
+    log_append_time: int | None  # v1 wrapper LogAppendTime
 
 
-def legacy_records(magic: int, codec: int, relative: bool) -> List[Rec]:
+def legacy_records(magic: int, codec: int, relative: bool) -> list[Rec]:
     filler = b"legacy compressible value " * 8
     offs = [0, 1, 3, 4] if relative else [700, 701, 702, 703]
     return [
@@ -332,7 +333,7 @@ def build_legacy(magic: int, codec: int, recs: Sequence[Rec]) -> bytes:
     return bytes(b.build())
 
 
-def broker_legacy_wrapper(buf: bytes, offset: Optional[int], log_append_time: Optional[int]) -> bytes:
+def broker_legacy_wrapper(buf: bytes, offset: int | None, log_append_time: int | None) -> bytes:
     """The broker assigns a compressed wrapper's offset (outside the CRC) and, for LogAppendTime,
     sets the wrapper's timestamp type bit and timestamp (inside the CRC-32, so re-checksum)."""
     out = bytearray(buf)
@@ -345,7 +346,7 @@ def broker_legacy_wrapper(buf: bytes, offset: Optional[int], log_append_time: Op
     return bytes(out)
 
 
-def legacy_case_bytes(case: LegacyCase) -> Tuple[bytes, List[Rec], List[int]]:
+def legacy_case_bytes(case: LegacyCase) -> tuple[bytes, list[Rec], list[int]]:
     """(bytes, records, expected absolute offsets)."""
     relative = case.magic == 1 and case.codec != 0
     recs = legacy_records(case.magic, case.codec, relative)
@@ -458,7 +459,7 @@ def our_legacy_view(buf: bytes):
     return out
 
 
-def legacy_segment() -> Tuple[int, bytes]:
+def legacy_segment() -> tuple[int, bytes]:
     """Legacy cases whose offsets kafka-python and Kafka compute alike, back to back, offsets increasing."""
     parts, base, first = [], 10_000, None
     for case in LEGACY_CASES:
@@ -502,11 +503,11 @@ def _b(v: bool) -> str:
     return "true" if v else "false"
 
 
-def _text(data: Optional[bytes]) -> str:
+def _text(data: bytes | None) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def expected_v2_lines(buf: bytes, print_data: bool) -> List[str]:
+def expected_v2_lines(buf: bytes, print_data: bool) -> list[str]:
     lines, pos = [], 0
     for kb in MemoryRecords(buf):
         valid = kb.validate_crc()
@@ -538,7 +539,7 @@ def expected_v2_lines(buf: bytes, print_data: bool) -> List[str]:
     return lines
 
 
-def expected_legacy_lines(buf: bytes, print_data: bool) -> List[str]:
+def expected_legacy_lines(buf: bytes, print_data: bool) -> list[str]:
     lines, pos = [], 0
     for kb in MemoryRecords(buf):
         valid = kb.validate_crc()
@@ -564,7 +565,7 @@ def expected_legacy_lines(buf: bytes, print_data: bool) -> List[str]:
     return lines
 
 
-def run_dump(path, **options) -> Tuple[str, str]:
+def run_dump(path, **options) -> tuple[str, str]:
     out, err = io.StringIO(), io.StringIO()
     render_dump_text(dump_file(str(path), DumpOptions(**options)), out, err)
     return out.getvalue(), err.getvalue()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import pytest
 from hypothesis import given, settings
@@ -27,7 +26,7 @@ h = bytes.fromhex
 
 # --------------------------------------------------------------------------- test-local helpers
 
-def our_tail(offset: int, key: Optional[bytes], value: Optional[bytes], is_control: bool) -> str:
+def our_tail(offset: int, key: bytes | None, value: bytes | None, is_control: bool) -> str:
     if is_control:
         return " " + control.format_control_record(key, value)
     return " payload: " + mr.format_metadata_record(value, offset)

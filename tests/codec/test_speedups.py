@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Tuple
 
 import pytest
 from hypothesis import given, settings
@@ -33,7 +32,7 @@ _segments = real_segments
 from tests.fuzz.strategies import pure_python as _pure  # noqa: E402  (the accelerator switched off here)
 
 
-def _scan(buf: bytes, verify: bool, headers: bool, base: int = None) -> Tuple[list, list, int, object]:
+def _scan(buf: bytes, verify: bool, headers: bool, base: int = None) -> tuple[list, list, int, object]:
     scanner = FrameScanner(buf, "seg.log", verify_crc=verify, headers=headers, base_offset=base)
     frames = list(scanner)
     return frames, scanner.findings, scanner.valid_bytes, scanner.first_invalid_position

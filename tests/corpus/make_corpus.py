@@ -26,7 +26,7 @@ import random
 import struct
 import sys
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import NamedTuple
 
 from kafka.record._crc32c import crc as crc32c
 
@@ -60,10 +60,10 @@ class Segment(NamedTuple):
     key: str
     path: str
     data: bytes
-    batches: List[Batch]
+    batches: list[Batch]
 
     @property
-    def decoder(self) -> Optional[str]:
+    def decoder(self) -> str | None:
         return DECODERS.get(self.path.split("/")[-2].rsplit("-", 1)[0])
 
 
@@ -99,15 +99,15 @@ class Build:
     def __init__(self, base: int) -> None:
         self.base = base
         self.data = bytearray()
-        self.frames: List[Tuple[int, int, Batch, bool]] = []  # position, end, batch, checksum verifies
-        self.findings: List[Tuple[str, int, int]] = []
+        self.frames: list[tuple[int, int, Batch, bool]] = []  # position, end, batch, checksum verifies
+        self.findings: list[tuple[str, int, int]] = []
 
-    def batches(self, seg: Segment, ks) -> "Build":
+    def batches(self, seg: Segment, ks) -> Build:
         for k in ks:
             self.batch(seg.batches[k])
         return self
 
-    def batch(self, b: Batch, crc_ok: bool = True) -> "Build":
+    def batch(self, b: Batch, crc_ok: bool = True) -> Build:
         p = len(self.data)
         self.data += b.data
         self.frames.append((p, len(self.data), b, crc_ok))
@@ -115,13 +115,13 @@ class Build:
             self.findings.append(("crc_mismatch", p, len(self.data)))
         return self
 
-    def raw(self, raw: bytes, kind: str) -> "Build":
+    def raw(self, raw: bytes, kind: str) -> Build:
         p = len(self.data)
         self.data += raw
         self.findings.append((kind, p, len(self.data)))
         return self
 
-    def expected(self) -> Tuple[List[list], List[dict]]:
+    def expected(self) -> tuple[list[list], list[dict]]:
         """Findings (with the offset rules applied to the framed batches, in file order) and the
         batches that must decode."""
         findings = list(self.findings)
@@ -139,7 +139,7 @@ class Build:
         return sorted([list(f) for f in findings], key=lambda f: (f[1], f[0])), decoded
 
 
-def _cases(S: Dict[str, Segment]):
+def _cases(S: dict[str, Segment]):
     """(name, source keys, file name, damage, Build) for every case."""
     a, n = S["aborts"], len(S["aborts"].batches)
     rng = random.Random("kafka-forensics corpus")
@@ -231,10 +231,10 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def build() -> Dict[str, bytes]:
+def build() -> dict[str, bytes]:
     """Every corpus file (relative path -> bytes), expected.json and RECIPE.md included."""
     S = {k: load(k) for k in SOURCES}
-    out: Dict[str, bytes] = {}
+    out: dict[str, bytes] = {}
     expected = []
     for name, keys, file_name, damage, b in _cases(S):
         src = S[keys[0]]
@@ -250,7 +250,7 @@ def build() -> Dict[str, bytes]:
     return out
 
 
-def recipe(S: Dict[str, Segment], expected: List[dict]) -> str:
+def recipe(S: dict[str, Segment], expected: list[dict]) -> str:
     lines = [
         "# Damaged real segments (generated)",
         "",
@@ -276,7 +276,7 @@ def recipe(S: Dict[str, Segment], expected: List[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: List[str]) -> int:
+def main(argv: list[str]) -> int:
     files = build()
     if "--check" in argv:
         bad = [rel for rel, data in files.items() if not (CORPUS / rel).is_file() or (CORPUS / rel).read_bytes() != data]

@@ -9,9 +9,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from contextlib import closing
 from pathlib import Path
-from typing import Dict, Iterable, List, Sequence, Tuple, Union
 
 from tests.e2e.kafka_broker import Broker
 
@@ -58,7 +58,7 @@ def kill(child: subprocess.Popen) -> None:
     child.wait(30)
 
 
-def forget_transactional_ids(data: Union[Path, Iterable[Path]], ids: List[str]) -> List[Path]:
+def forget_transactional_ids(data: Path | Iterable[Path], ids: list[str]) -> list[Path]:
     """Remove the ``__transaction_state`` partition dirs (in the log dir ``data``, or any of several) whose logs
     hold any of ``ids`` (found by their bytes): the coordinator's memory of them is lost, as after an unclean
     election on, or the loss of, a ``__transaction_state`` partition (docs/stuck-lso.md). The dirs removed."""
@@ -71,7 +71,7 @@ def forget_transactional_ids(data: Union[Path, Iterable[Path]], ids: List[str]) 
     return gone
 
 
-def offsets(broker: Broker, topic: str, partition: int = 0) -> Tuple[int, int]:
+def offsets(broker: Broker, topic: str, partition: int = 0) -> tuple[int, int]:
     """(last stable offset, high watermark) of a partition, as kafka-python's consumers see them."""
     from kafka import KafkaConsumer, TopicPartition
 
@@ -84,13 +84,13 @@ def offsets(broker: Broker, topic: str, partition: int = 0) -> Tuple[int, int]:
 
 
 def committed_records(broker: Broker, topic: str, partition: int, until: int,
-                      wait_s: float = 30) -> List[Tuple[int, str]]:
+                      wait_s: float = 30) -> list[tuple[int, str]]:
     """(offset, key) of every record a read_committed consumer gets from the log start up to offset ``until``,
     polling at most ``wait_s`` seconds."""
     from kafka import KafkaConsumer, TopicPartition
 
     tp = TopicPartition(topic, partition)
-    got: List[Tuple[int, str]] = []
+    got: list[tuple[int, str]] = []
     with closing(KafkaConsumer(bootstrap_servers=broker.bootstrap, isolation_level="read_committed",
                                enable_auto_commit=False)) as c:
         c.assign([tp])
@@ -119,13 +119,13 @@ def partition_answers(broker: Broker, topic: str, partition: int, wait_s: float 
     }
 
 
-def tool_lines(broker: Broker, *args: str) -> Dict[str, object]:
+def tool_lines(broker: Broker, *args: str) -> dict[str, object]:
     """``kafka-transactions.sh ARGS`` on the live broker: exit code and its stdout lines (stderr's tail)."""
     r = broker.run_tool(["kafka-transactions.sh", "--bootstrap-server", broker.bootstrap, *args])
     return {"rc": r.returncode, "stdout": r.stdout.splitlines(), "stderr": r.stderr.splitlines()[-5:]}
 
 
-def find_hanging_live(broker: Broker) -> Dict[str, object]:
+def find_hanging_live(broker: Broker) -> dict[str, object]:
     """Kafka's own find-hanging, every open transaction considered (``--max-transaction-timeout 0``)."""
     return tool_lines(broker, "find-hanging", "--broker-id", "1", "--max-transaction-timeout", "0")
 

@@ -19,8 +19,9 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
 
 MARKER_GRACE_MS = 2000  # client end -> markers and Complete* on disk: ms on an idle single node; 2 s is generous
 
@@ -32,10 +33,10 @@ class Txn(NamedTuple):
     epoch: int
     topic: str
     begin_ms: int  # before begin_transaction
-    end_start_ms: Optional[int]  # before commit_transaction / abort_transaction
-    ended_ms: Optional[int]  # the call returned; None: never ended (killed, or still open at the end)
-    outcome: Optional[str]  # "commit", "abort" or None
-    offsets: Dict[int, Tuple[int, int]]  # partition -> (first, last) data offset the broker acknowledged
+    end_start_ms: int | None  # before commit_transaction / abort_transaction
+    ended_ms: int | None  # the call returned; None: never ended (killed, or still open at the end)
+    outcome: str | None  # "commit", "abort" or None
+    offsets: dict[int, tuple[int, int]]  # partition -> (first, last) data offset the broker acknowledged
 
     @property
     def key(self) -> str:
@@ -52,7 +53,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def read_events(paths: Iterable[Path]) -> List[dict]:
+def read_events(paths: Iterable[Path]) -> list[dict]:
     events = []
     for path in paths:
         with open(path) as f:
@@ -60,9 +61,9 @@ def read_events(paths: Iterable[Path]) -> List[dict]:
     return sorted(events, key=lambda e: (e["t"], e["txid"]))
 
 
-def transactions(events: Sequence[dict], topic: str) -> List[Txn]:
+def transactions(events: Sequence[dict], topic: str) -> list[Txn]:
     """One Txn per (txid, txn) that began, in begin order."""
-    rows: Dict[Tuple[str, int], dict] = {}
+    rows: dict[tuple[str, int], dict] = {}
     for e in events:
         k = (e["txid"], e["txn"])
         if e["ev"] == "begin":
@@ -87,7 +88,7 @@ def txn_from_json(d: dict) -> Txn:
     return Txn(**fields)
 
 
-def in_flight(txns: Iterable[Txn], start_ms: int, end_ms: int, grace_ms: int = MARKER_GRACE_MS) -> List[Txn]:
+def in_flight(txns: Iterable[Txn], start_ms: int, end_ms: int, grace_ms: int = MARKER_GRACE_MS) -> list[Txn]:
     return [t for t in txns if t.begin_ms <= end_ms and (t.ended_ms is None or t.ended_ms + grace_ms >= start_ms)]
 
 
@@ -103,7 +104,7 @@ def window_truth(txns: Sequence[Txn], start_ms: int, end_ms: int) -> dict:
             "begun_after": sum(1 for t in txns if t.begin_ms > end_ms)}
 
 
-def txn_index(txns: Iterable[Txn]) -> Dict[Tuple[str, int, int, int], Txn]:
+def txn_index(txns: Iterable[Txn]) -> dict[tuple[str, int, int, int], Txn]:
     """(topic, partition, producer id, first offset) -> the transaction that wrote there."""
     return {(t.topic, p, t.pid, first): t for t in txns for p, (first, _last) in t.offsets.items()}
 
@@ -112,7 +113,7 @@ SLOW_COPY = "slow copy"  # file by file, SLOW_COPY_PAUSE_S apart: the time a big
 SLOW_COPY_PAUSE_S = 0.01
 
 
-def slow_copy(src: Path, dst: Path) -> List[str]:
+def slow_copy(src: Path, dst: Path) -> list[str]:
     """Each file with ``shutil.copy2``, a pause between files (dirs in sorted order); what could not be read."""
     errors = []
     for path in sorted(src.rglob("*")):
@@ -129,7 +130,7 @@ def slow_copy(src: Path, dst: Path) -> List[str]:
     return errors
 
 
-def table_rows(lines: Sequence[str]) -> List[Dict[str, str]]:
+def table_rows(lines: Sequence[str]) -> list[dict[str, str]]:
     """A kafka-transactions.sh tab-separated table (header line first) as one dict a row."""
     lines = [ln for ln in lines if ln.strip()]
     if not lines:
@@ -153,9 +154,9 @@ def take_copy(src: Path, dst: Path, method: str = "cp -r") -> dict:
     return {"method": method, "start_ms": start, "end_ms": end, "rc": rc, "stderr": errors[:20]}
 
 
-def file_times(root: Path) -> Dict[str, dict]:
+def file_times(root: Path) -> dict[str, dict]:
     """Every file and dir under ``root``: relative path -> size, mtime_ns (git keeps neither time)."""
-    out: Dict[str, dict] = {}
+    out: dict[str, dict] = {}
     for path in sorted(root.rglob("*")):
         st = path.lstat()
         out[path.relative_to(root).as_posix()] = {"size": st.st_size if path.is_file() else None,
@@ -163,7 +164,7 @@ def file_times(root: Path) -> Dict[str, dict]:
     return out
 
 
-def restore_times(root: Path, times: Dict[str, dict]) -> int:
+def restore_times(root: Path, times: dict[str, dict]) -> int:
     """Set the recorded mtimes back (deepest first, so that dirs keep theirs); how many were set."""
     n = 0
     for rel in sorted(times, key=lambda r: -r.count("/")):
@@ -175,7 +176,7 @@ def restore_times(root: Path, times: Dict[str, dict]) -> int:
     return n
 
 
-def copy_with_times(src: Path, dst: Path, times: Dict[str, dict]) -> Path:
+def copy_with_times(src: Path, dst: Path, times: dict[str, dict]) -> Path:
     """A tmp copy of a committed fixture with its original file times (what the broker's disk had)."""
     shutil.copytree(src, dst)
     restore_times(dst, times)

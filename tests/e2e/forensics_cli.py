@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import List, Sequence
 
 from tests.machine_output import rows_of
 
@@ -19,7 +19,7 @@ def forensics(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=timeout)
 
 
-def armed_lines(script: str) -> List[str]:
+def armed_lines(script: str) -> list[str]:
     """The guard calls and abort lines an abort-commands script runs (not its comments, not kf_guard's body)."""
     lines = (ln.strip() for ln in script.splitlines())
     return [ln for ln in lines if ln.startswith(("kf_guard --", "kafka-transactions.sh "))]
@@ -41,14 +41,14 @@ def row_summary(row: dict) -> dict:
     return out
 
 
-def json_rows(r: subprocess.CompletedProcess) -> List[dict]:
+def json_rows(r: subprocess.CompletedProcess) -> list[dict]:
     try:
         return rows_of(r.stdout) if r.stdout.strip() else []
     except (ValueError, AssertionError, KeyError):
         return []
 
 
-def script_head(script: str) -> List[str]:
+def script_head(script: str) -> list[str]:
     """The comment lines an abort-commands script opens with (inputs, as-of, warnings), up to ``set -eu``."""
     head = []
     for ln in script.splitlines():

@@ -22,7 +22,6 @@ import json
 import sys
 from contextlib import closing
 from pathlib import Path
-from typing import Dict, List, Optional
 
 from tests.e2e import broker_clients as clients
 from tests.e2e import evidence_truth as truth
@@ -33,7 +32,7 @@ SETTINGS = {"transaction.state.log.num.partitions": str(TXN_PARTITIONS)}
 OPEN_RECORDS, COMMITTED_RECORDS = 3, 2
 
 
-def create_topics(broker: Broker, topics: Dict[str, int]) -> None:
+def create_topics(broker: Broker, topics: dict[str, int]) -> None:
     from kafka import KafkaAdminClient
     from kafka.admin import NewTopic
 
@@ -41,25 +40,25 @@ def create_topics(broker: Broker, topics: Dict[str, int]) -> None:
         admin.create_topics([NewTopic(t, n, 1) for t, n in topics.items()])
 
 
-def directory_id(log_dir: Path) -> Optional[str]:
+def directory_id(log_dir: Path) -> str | None:
     for line in (log_dir / "meta.properties").read_text().splitlines():
         if line.startswith("directory.id="):
             return line.split("=", 1)[1]
     return None
 
 
-def layout(root: Path, log_dirs: List[Path]) -> Dict[str, dict]:
+def layout(root: Path, log_dirs: list[Path]) -> dict[str, dict]:
     """Each log dir (relative to ``root``): its directory.id and the partition dirs it holds."""
     return {d.relative_to(root).as_posix(): {"directory_id": directory_id(d),
                                              "partitions": sorted(p.name for p in d.iterdir() if p.is_dir())}
             for d in log_dirs}
 
 
-def events_of(work: Path, txid: str) -> List[dict]:
+def events_of(work: Path, txid: str) -> list[dict]:
     return truth.read_events([work / f"{txid}.jsonl"])
 
 
-def make_hanging(broker: Broker, log_dirs: List[Path], txid: str) -> List[str]:
+def make_hanging(broker: Broker, log_dirs: list[Path], txid: str) -> list[str]:
     """Stopped broker: forget ``txid`` on disk, start (the coordinator partition is recreated empty)."""
     broker.stop()
     gone = clients.forget_transactional_ids(log_dirs, [txid])
@@ -68,7 +67,7 @@ def make_hanging(broker: Broker, log_dirs: List[Path], txid: str) -> List[str]:
     return [str(d.relative_to(broker.work)) for d in gone]
 
 
-def jbod_scene(out: Path, release: Optional[str] = "3.9-IV0") -> dict:
+def jbod_scene(out: Path, release: str | None = "3.9-IV0") -> dict:
     out.mkdir(parents=True, exist_ok=True)
     dirs = [out / "kafka" / "data" / n for n in ("a", "b", "c")]
     broker = Broker(out / "kafka", release_version=release,
@@ -114,7 +113,7 @@ DR_BEFORE, DR_OPEN, DR_AFTER = 4, 4, 2  # committed before (0..3, marker 4), ope
 DR_PAST, DR_INTO = 9, 7  # partition 0: log start past the open data; partition 1: into it
 
 
-def delete_records(broker: Broker, out: Path, moves: Dict[int, int], topic: str) -> dict:
+def delete_records(broker: Broker, out: Path, moves: dict[int, int], topic: str) -> dict:
     spec = out / "delete-records.json"
     spec.write_text(json.dumps({"version": 1, "partitions": [
         {"topic": topic, "partition": p, "offset": o} for p, o in sorted(moves.items())]}))
@@ -123,12 +122,12 @@ def delete_records(broker: Broker, out: Path, moves: Dict[int, int], topic: str)
     return {"rc": r.returncode, "stdout": r.stdout.splitlines(), "stderr": r.stderr.splitlines()[-5:]}
 
 
-def delete_records_scene(out: Path, release: Optional[str] = "3.9-IV0") -> dict:
+def delete_records_scene(out: Path, release: str | None = "3.9-IV0") -> dict:
     out.mkdir(parents=True, exist_ok=True)
     broker = Broker(out / "kafka", release_version=release, extra=SETTINGS)
     topic, hanging_id = "dr", "kf-dr-hanging"
     child = None
-    answers: Dict[str, dict] = {}
+    answers: dict[str, dict] = {}
 
     def record(when: str) -> None:
         answers[when] = {str(p): clients.partition_answers(broker, topic, p) for p in (0, 1)}
@@ -181,7 +180,7 @@ def delete_records_scene(out: Path, release: Optional[str] = "3.9-IV0") -> dict:
     return scene
 
 
-def restart_scene(out: Path, release: Optional[str] = "3.9-IV0") -> dict:
+def restart_scene(out: Path, release: str | None = "3.9-IV0") -> dict:
     out.mkdir(parents=True, exist_ok=True)
     broker = Broker(out / "kafka", release_version=release, extra=SETTINGS)
     topic = "rs"
@@ -223,7 +222,7 @@ def restart_scene(out: Path, release: Optional[str] = "3.9-IV0") -> dict:
 SCENES = {"jbod": jbod_scene, "delete-records": delete_records_scene, "restart": restart_scene}
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path, help="a new directory; each scene in OUT/<scene>")
     ap.add_argument("scene", choices=sorted(SCENES) + ["all"])

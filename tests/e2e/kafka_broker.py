@@ -27,7 +27,6 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Dict, List, Optional
 
 from tests.spark.cluster import find_java
 
@@ -43,8 +42,8 @@ JVM_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless=true"
 STARTED = "Kafka Server started"
 
 
-@functools.lru_cache(maxsize=None)
-def broker_problem() -> Optional[str]:
+@functools.cache
+def broker_problem() -> str | None:
     """Why a real broker cannot run here (a skip reason), or None."""
     if not (KAFKA_HOME / "bin" / "kafka-server-start.sh").is_file():
         return f"no Kafka 4.1.0 distribution at {KAFKA_HOME} (see ../shared/kafka/README.md)"
@@ -80,8 +79,8 @@ def _port_open(port: int) -> bool:
 class Broker:
     """A single-node KRaft cluster whose files all live under ``work``."""
 
-    def __init__(self, work: Path, release_version: Optional[str] = "3.9-IV0",
-                 extra: Optional[Dict[str, str]] = None) -> None:
+    def __init__(self, work: Path, release_version: str | None = "3.9-IV0",
+                 extra: dict[str, str] | None = None) -> None:
         self.work = Path(work)
         self.data = self.work / "data"
         self.logs = self.work / "logs"
@@ -89,7 +88,7 @@ class Broker:
         self.port, self.controller_port = free_port(), free_port()
         self.release_version = release_version
         self.extra = dict(extra or {})
-        self.proc: Optional[subprocess.Popen] = None
+        self.proc: subprocess.Popen | None = None
         self.starts = 0
 
     @property
@@ -99,7 +98,7 @@ class Broker:
     def bin(self, tool: str) -> str:
         return str(KAFKA_HOME / "bin" / tool)
 
-    def tool_env(self, extra_path: Optional[str] = None) -> Dict[str, str]:
+    def tool_env(self, extra_path: str | None = None) -> dict[str, str]:
         env = dict(os.environ, LOG_DIR=str(self.logs), KAFKA_HEAP_OPTS=HEAP, KAFKA_JVM_PERFORMANCE_OPTS=JVM_OPTS)
         runtime = find_java()
         if runtime is not None and runtime.home:
@@ -189,7 +188,7 @@ class Broker:
         except Exception as exc:  # pragma: no cover - cleanup must go on
             sys.stderr.write(f"broker cleanup: {exc}\n")
 
-    def run_tool(self, args: List[str], timeout: float = 120.0, **kw) -> subprocess.CompletedProcess:
+    def run_tool(self, args: list[str], timeout: float = 120.0, **kw) -> subprocess.CompletedProcess:
         """``bin/<args[0]>`` with the broker's LOG_DIR and a small heap."""
         return subprocess.run([self.bin(args[0])] + list(args[1:]), env=self.tool_env(), capture_output=True,
                               text=True, timeout=timeout, **kw)

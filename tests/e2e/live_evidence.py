@@ -33,7 +33,6 @@ import sys
 import time
 from contextlib import closing
 from pathlib import Path
-from typing import Dict, List, Optional
 
 from tests.e2e import evidence_truth as truth
 from tests.e2e.forensics_cli import analyse, armed_lines, forensics, json_rows, row_summary, run_summary, script_head
@@ -58,7 +57,7 @@ FILE_EVENTS = {"roll": "Rolled new log segment", "delete": "Deleting segment",
                "log_start": "Incremented log start offset"}
 
 
-def release_name(release: Optional[str]) -> str:
+def release_name(release: str | None) -> str:
     return release or "4.1-default"
 
 
@@ -81,7 +80,7 @@ def count_events(path: Path, ev: str) -> int:
         return 0
 
 
-def wait_for(pred, what: str, children: List[subprocess.Popen], timeout: float = 60.0) -> None:
+def wait_for(pred, what: str, children: list[subprocess.Popen], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not pred():
         dead = [c.args[3] for c in children if c.poll() is not None]
@@ -92,7 +91,7 @@ def wait_for(pred, what: str, children: List[subprocess.Popen], timeout: float =
         time.sleep(0.1)
 
 
-def stop_producers(children: List[subprocess.Popen]) -> List[int]:
+def stop_producers(children: list[subprocess.Popen]) -> list[int]:
     for child in children:
         if child.poll() is None:
             child.send_signal(signal.SIGTERM)
@@ -121,7 +120,7 @@ def direct_run(data: Path, command: str) -> dict:
     return out
 
 
-def broker_file_events(logs: Path) -> List[dict]:
+def broker_file_events(logs: Path) -> list[dict]:
     """Rolls and deletions the broker logged (server.log; its times are the box's local time, here UTC)."""
     stamp = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\]")
     events = []
@@ -137,7 +136,7 @@ def broker_file_events(logs: Path) -> List[dict]:
     return events
 
 
-def file_events_in(events: List[dict], start_ms: int, end_ms: int) -> Dict[str, int]:
+def file_events_in(events: list[dict], start_ms: int, end_ms: int) -> dict[str, int]:
     inside = [e for e in events if start_ms <= e["t"] <= end_ms]
     return {k: sum(1 for e in inside if e["kind"] == k) for k in FILE_EVENTS}
 
@@ -148,15 +147,15 @@ def copy_method(i: int, cp_a_every: int, slow_every: int) -> str:
     return "cp -a" if cp_a_every and i % cp_a_every == cp_a_every - 2 else "cp -r"
 
 
-def live_scene(out: Path, release: Optional[str] = "3.9-IV0", copies: int = 28, cp_a_every: int = 6,
+def live_scene(out: Path, release: str | None = "3.9-IV0", copies: int = 28, cp_a_every: int = 6,
                slow_every: int = 7, direct_runs: int = 10, seed: int = 22, gap_s: tuple = (0.1, 1.2)) -> dict:
     """Scenes a and b on one broker; returns (and writes) ``truth.json``."""
     rng = random.Random(seed)
     out.mkdir(parents=True, exist_ok=True)
     broker = Broker(out / "kafka", release_version=release, extra=BROKER_SETTINGS)
-    children: List[subprocess.Popen] = []
-    copy_rows: List[dict] = []
-    runs: List[dict] = []
+    children: list[subprocess.Popen] = []
+    copy_rows: list[dict] = []
+    runs: list[dict] = []
     try:
         broker.format()
         broker.start()
@@ -214,12 +213,12 @@ def live_scene(out: Path, release: Optional[str] = "3.9-IV0", copies: int = 28, 
     return dict(scene, direct_runs=runs)
 
 
-def ms_per_commit(txns: List[truth.Txn]) -> Optional[float]:
+def ms_per_commit(txns: list[truth.Txn]) -> float | None:
     ends = [t.ended_ms for t in txns if t.txid == COMMITTER and t.ended_ms is not None]
     return round((ends[-1] - ends[0]) / (len(ends) - 1), 1) if len(ends) > 1 else None
 
 
-def analyse_scene(out: Path) -> Dict[str, dict]:
+def analyse_scene(out: Path) -> dict[str, dict]:
     """Today's find-hanging and abort-commands on every copy of a scene (``copies/copy-NN.today.json``)."""
     results = {}
     for copy in sorted(p for p in (out / "copies").iterdir() if p.is_dir()):
@@ -228,7 +227,7 @@ def analyse_scene(out: Path) -> Dict[str, dict]:
     return results
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path, help="a new directory (e.g. /work/scratch/live-evidence/live-tv0)")
     ap.add_argument("--release", default="3.9-IV0", help="kafka-storage --release-version, or 'default' (4.1, TV2)")

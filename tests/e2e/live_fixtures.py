@@ -22,7 +22,6 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional
 
 REPO = Path(__file__).resolve().parents[2]
 LIVE = REPO / "fixtures" / "live"
@@ -36,13 +35,13 @@ def zero_tail_start(data: bytes) -> int:
     return len(data.rstrip(b"\0"))
 
 
-def export(src: Path, name: str, truth: dict, dest: Path = LIVE) -> Dict[str, dict]:
+def export(src: Path, name: str, truth: dict, dest: Path = LIVE) -> dict[str, dict]:
     """Copy the disk ``src`` to ``dest/name`` without zero tails; write ``dest/truth/name.json`` (``truth`` +
     ``files``). Returns ``files``."""
     target = dest / name
     if target.exists():
         shutil.rmtree(target)
-    files: Dict[str, dict] = {}
+    files: dict[str, dict] = {}
     for path in sorted(src.rglob("*")):
         rel = path.relative_to(src).as_posix()
         st = path.lstat()
@@ -65,7 +64,7 @@ def truth_of(name: str, dest: Path = LIVE) -> dict:
     return json.loads((dest / "truth" / f"{name}.json").read_text())
 
 
-def materialise(name: str, tmp: Path, dest: Path = LIVE, leave_out: Optional[List[str]] = None) -> Path:
+def materialise(name: str, tmp: Path, dest: Path = LIVE, leave_out: list[str] | None = None) -> Path:
     """``tmp/name``: the fixture as the broker's disk had it (sizes, bytes, mtimes), minus the top-level entries
     ``leave_out`` (e.g. one JBOD log dir)."""
     files = truth_of(name, dest)["files"]
@@ -88,10 +87,10 @@ def materialise(name: str, tmp: Path, dest: Path = LIVE, leave_out: Optional[Lis
     return out
 
 
-def recent_transactions(scene: dict, copy_dir: Path, end_ms: int) -> List[dict]:
+def recent_transactions(scene: dict, copy_dir: Path, end_ms: int) -> list[dict]:
     """The transactions begun by ``end_ms`` (the copy's end) whose data may still be in ``copy_dir`` (any last
     offset at or above the partition's lowest segment base offset there, or no data acknowledged)."""
-    low: Dict[int, int] = {}
+    low: dict[int, int] = {}
     for part in copy_dir.glob(f"{scene['topic']}-*"):
         bases = [int(p.stem) for p in part.glob("*.log")]
         low[int(part.name.rsplit("-", 1)[1])] = min(bases) if bases else 0
@@ -129,7 +128,7 @@ PICKS_INCIDENTS = [("jbod", "incidents-tv0", "jbod"), ("delete-records", "incide
                    ("restart", "incidents-tv0", "restart")]
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     root = Path(argv[0] if argv else "/work/scratch/live-evidence")
     for name, run, copy in PICKS_LIVE:

@@ -19,7 +19,6 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Dict, List
 
 import pytest
 from typer.testing import CliRunner
@@ -48,7 +47,7 @@ def _checker_problem():
     return None
 
 
-def _scripts(tmp: Path) -> Dict[str, str]:
+def _scripts(tmp: Path) -> dict[str, str]:
     """abort-commands' script for every fixture disk, by a name saying which."""
     disks = {"example-disk": (REPO / "fixtures" / "example-disk", [])}
     for name in hs.SCENARIOS:
@@ -69,7 +68,7 @@ def _scripts(tmp: Path) -> Dict[str, str]:
     return out
 
 
-def _commands(script: str, tool: str) -> List[List[str]]:
+def _commands(script: str, tool: str) -> list[list[str]]:
     """argv (after the tool's name) of every abort line, armed or commented, that runs ``tool``."""
     found = []
     for line in script.splitlines():
@@ -79,7 +78,7 @@ def _commands(script: str, tool: str) -> List[List[str]]:
     return found
 
 
-def _guard_describe(script: str) -> List[List[str]]:
+def _guard_describe(script: str) -> list[list[str]]:
     """The describe-producers argv each kf_guard line makes (forensics/render/live_guard.py)."""
     found = []
     for line in script.splitlines():
@@ -94,11 +93,11 @@ def _guard_describe(script: str) -> List[List[str]]:
 
 
 @pytest.fixture(scope="module")
-def scripts(tmp_path_factory) -> Dict[str, str]:
+def scripts(tmp_path_factory) -> dict[str, str]:
     return _scripts(tmp_path_factory.mktemp("abort-scripts"))
 
 
-def _options(argv: List[str]) -> Dict[str, str]:
+def _options(argv: list[str]) -> dict[str, str]:
     """``--name value`` pairs of a kafka-transactions.sh argv keyed as argparse4j names them
     (``--producer-id`` -> ``producer_id``), and the one bare word as ``command``."""
     out, i = {}, 0
@@ -114,7 +113,7 @@ def _options(argv: List[str]) -> Dict[str, str]:
 
 @pytest.mark.jvm
 @pytest.mark.skipif(_checker_problem() is not None, reason=_checker_problem() or "")
-def test_every_line_is_accepted_by_kafka_transactions_4_1(scripts: Dict[str, str]) -> None:
+def test_every_line_is_accepted_by_kafka_transactions_4_1(scripts: dict[str, str]) -> None:
     lines = [(name, argv) for name, text in scripts.items()
              for argv in _commands(text, "kafka-transactions.sh") + _guard_describe(text)]
     shapes = {("start_offset" if "--start-offset" in argv else "producer_id" if "--producer-id" in argv
@@ -141,7 +140,7 @@ def test_every_line_is_accepted_by_kafka_transactions_4_1(scripts: Dict[str, str
     assert "argument --partition is required" in answers[-1]
 
 
-def test_every_kafka_python_line_is_accepted_by_its_admin_cli(scripts: Dict[str, str]) -> None:
+def test_every_kafka_python_line_is_accepted_by_its_admin_cli(scripts: dict[str, str]) -> None:
     from kafka.cli.admin import main_parser
 
     lines = [(name, argv) for name, text in scripts.items() for argv in _commands(text, "python -m kafka.admin")]

@@ -30,7 +30,6 @@ import sys
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 import pytest
 
@@ -72,7 +71,7 @@ def commit_records(broker: Broker, topic: str) -> None:
     clients.commit_records(broker, COMMITTED_ID, topic, [0], COMMITTED_RECORDS, key="{txid}-{i}")
 
 
-def committed_keys(broker: Broker, topic: str, until: int, wait_s: float = 30) -> List[Tuple[int, str]]:
+def committed_keys(broker: Broker, topic: str, until: int, wait_s: float = 30) -> list[tuple[int, str]]:
     return clients.committed_records(broker, topic, 0, until, wait_s)
 
 
@@ -80,7 +79,7 @@ def committed_keys(broker: Broker, topic: str, until: int, wait_s: float = 30) -
 def scene(tmp_path_factory):
     work = tmp_path_factory.mktemp("e2e")
     broker = Broker(work / "kafka")
-    children: List[subprocess.Popen] = []
+    children: list[subprocess.Popen] = []
     try:
         broker.format()
         broker.start()
@@ -116,7 +115,7 @@ def scene(tmp_path_factory):
         broker.close()
 
 
-def hanging_rows(scene: Scene) -> Dict[str, dict]:
+def hanging_rows(scene: Scene) -> dict[str, dict]:
     r = forensics("find-hanging", str(scene.copy), "--format", "json")
     assert r.returncode == 1, r.stderr
     return {row["topic"]: row for row in rows_of(r.stdout)}
@@ -136,7 +135,7 @@ def run_script(scene: Scene, script: Path) -> subprocess.CompletedProcess:
                           env=scene.broker.tool_env(), cwd=scene.work)
 
 
-def armed(script: Path) -> List[str]:
+def armed(script: Path) -> list[str]:
     return armed_lines(script.read_text())
 
 

@@ -4,8 +4,8 @@ and the real-broker tests that make the same evidence afresh. Each takes what ou
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Dict, Iterable, List, Sequence
 
 from tests.e2e import evidence_truth as truth
 from tests.e2e.forensics_cli import forensics, json_rows, row_summary
@@ -15,15 +15,15 @@ VERDICTS_NEVER_ON_IN_FLIGHT = ("hanging", "stuck-coordinator")
 OUTPUTS = ("find_hanging", "find_hanging_all", "abort_commands")
 
 
-def txns_of(scene: dict) -> List[truth.Txn]:
+def txns_of(scene: dict) -> list[truth.Txn]:
     return [truth.txn_from_json(t) for t in scene["transactions"]]
 
 
-def armed(analysis: dict) -> List[str]:
+def armed(analysis: dict) -> list[str]:
     return list(analysis["abort_commands"]["armed"])
 
 
-def verdicts_on_in_flight(rows: Sequence[dict], window: dict, txns: Iterable[truth.Txn]) -> List[str]:
+def verdicts_on_in_flight(rows: Sequence[dict], window: dict, txns: Iterable[truth.Txn]) -> list[str]:
     """Every hanging / stuck-coordinator row on a transaction in flight during the copy (or the run), and every
     such row on data no producer wrote."""
     index = truth.txn_index(txns)
@@ -42,21 +42,21 @@ def verdicts_on_in_flight(rows: Sequence[dict], window: dict, txns: Iterable[tru
     return problems
 
 
-def said(output: dict) -> List[str]:
+def said(output: dict) -> list[str]:
     """What a run said to the operator: stderr, and an abort-commands script's opening comments."""
     return list(output["stderr"]) + [ln.lstrip("# ") for ln in output.get("head", [])]
 
 
-def silent_on_running_broker(analysis: dict) -> List[str]:
+def silent_on_running_broker(analysis: dict) -> list[str]:
     return [f"{out}: no line says the evidence comes from a running broker ({claims.RUNNING_BROKER!r})"
             for out in OUTPUTS if not claims.says_running_broker(said(analysis[out]))]
 
 
-def tracebacks(analysis: dict) -> List[str]:
+def tracebacks(analysis: dict) -> list[str]:
     return [f"{out}: traceback" for out in OUTPUTS if analysis[out]["traceback"]]
 
 
-def kafka_7408_hints(analysis: dict) -> List[str]:
+def kafka_7408_hints(analysis: dict) -> list[str]:
     found = [f"{out} row {r['topic']}-{r['partition']}: {r['reason']}" for out in ("find_hanging", "find_hanging_all")
              for r in analysis[out]["rows"] if claims.KAFKA_7408 in (r["reason"] or "")]
     found += [f"{out} stderr: {ln}" for out in OUTPUTS for ln in analysis[out]["stderr"] if claims.KAFKA_7408 in ln]
@@ -64,7 +64,7 @@ def kafka_7408_hints(analysis: dict) -> List[str]:
                     if claims.KAFKA_7408 in ln]
 
 
-def live_table(lines: Sequence[str]) -> List[tuple]:
+def live_table(lines: Sequence[str]) -> list[tuple]:
     """kafka-transactions.sh find-hanging's rows: (topic, partition, producer id, epoch, coordinator epoch,
     start offset, last timestamp)."""
     return sorted((r["Topic"], int(r["Partition"]), int(r["ProducerId"]), int(r["ProducerEpoch"]),
@@ -72,7 +72,7 @@ def live_table(lines: Sequence[str]) -> List[tuple]:
                   for r in truth.table_rows(lines))
 
 
-def our_table(rows: Sequence[dict], verdicts: Sequence[str] = ("hanging",)) -> List[tuple]:
+def our_table(rows: Sequence[dict], verdicts: Sequence[str] = ("hanging",)) -> list[tuple]:
     return sorted((r["topic"], r["partition"], r["producerId"], r["producerEpoch"], r["coordinatorEpoch"],
                    r["startOffset"], r["lastTimestamp"]) for r in rows if r["verdict"] in verdicts)
 
@@ -83,11 +83,11 @@ def find_hanging(paths: Sequence[Path], *extra: str) -> dict:
             "traceback": "Traceback" in r.stderr}
 
 
-def jbod_dirs(disk: Path, scene: dict, leave_out: str = "") -> List[Path]:
+def jbod_dirs(disk: Path, scene: dict, leave_out: str = "") -> list[Path]:
     return [disk / d for d in sorted(scene["log_dirs"]) if d != leave_out]
 
 
-def jbod_left_out(disk: Path, scene: dict, name: str) -> List[str]:
+def jbod_left_out(disk: Path, scene: dict, name: str) -> list[str]:
     """One of the broker's log dirs left out: exit 7 and one line naming it (by directory id, with its
     partitions), or naming the missing metadata log when it is the dir that holds ``__cluster_metadata``."""
     got = find_hanging(jbod_dirs(disk, scene, name))
@@ -102,11 +102,11 @@ def jbod_left_out(disk: Path, scene: dict, name: str) -> List[str]:
     return problems
 
 
-def preview_vs_broker(rows: Sequence[dict], scene: dict) -> Dict[int, List[str]]:
+def preview_vs_broker(rows: Sequence[dict], scene: dict) -> dict[int, list[str]]:
     """DeleteRecords: per partition, what the abort preview and the LSO say against the broker's answers."""
     answers, after = scene["answers"]["after_delete"], scene["answers"]["after_abort"]
     acks = [e for e in scene["hanging"]["events"] if e["ev"] == "ack"]
-    out: Dict[int, List[str]] = {}
+    out: dict[int, list[str]] = {}
     for p in (0, 1):
         problems = out.setdefault(p, [])
         row = next((r for r in rows if r["topic"] == scene["topic"] and r["partition"] == p), None)

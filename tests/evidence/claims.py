@@ -5,7 +5,7 @@ log (analysis/coverage.describe), the KAFKA-7408 hint."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 # says_running_broker() looks for these words on one line of stderr or of an abort-commands script's header
 RUNNING_BROKER = "running broker"

@@ -12,8 +12,6 @@ evidence is of a running broker; no traceback. The copy after the clean stop kee
 
 from __future__ import annotations
 
-from typing import Dict
-
 import pytest
 
 from tests.e2e import live_evidence
@@ -30,7 +28,7 @@ RELEASES = {"tv0": "3.9-IV0", "tv2": None}
 class Scene:
     def __init__(self, out, scene: dict) -> None:
         self.out, self.truth, self.txns = out, scene, checks.txns_of(scene)
-        self.analyses: Dict[str, dict] = {}
+        self.analyses: dict[str, dict] = {}
 
     def copy(self, i: int) -> tuple:
         row = self.truth["copies"][i]

@@ -35,7 +35,7 @@ import tempfile
 import time
 import traceback
 import zlib
-from typing import Callable, List, Optional
+from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -84,7 +84,7 @@ def check_one(buf: bytes) -> None:
 # -- seeds -------------------------------------------------------------------------------------
 
 
-def build_seeds() -> List[bytes]:
+def build_seeds() -> list[bytes]:
     """kafka-python's batches of every codec and magic, plus real Kafka 4.1.0 batches (fixtures/real)."""
     from tests.fuzz.real_seeds import v2_batches
 
@@ -107,7 +107,7 @@ def _recrc(buf: bytearray) -> None:
             struct.pack_into(">I", buf, 12, zlib.crc32(bytes(buf[16: 12 + size])))
 
 
-def mutate(rng: random.Random, seeds: List[bytes]) -> bytes:
+def mutate(rng: random.Random, seeds: list[bytes]) -> bytes:
     buf = bytearray(b"".join(rng.choice(seeds) for _ in range(rng.randint(1, 3))))
     for _ in range(rng.randint(1, 6)):
         if not buf:
@@ -185,7 +185,7 @@ def structured_v2(rng: random.Random) -> bytes:
                        crc32c_pure(body)) + body + rng.choice((b"", b"", b"\x00" * 20, b"junk"))
 
 
-def generate(rng: random.Random, seeds: List[bytes]) -> bytes:
+def generate(rng: random.Random, seeds: list[bytes]) -> bytes:
     r = rng.random()
     if r < 0.15:
         return rng.randbytes(rng.randint(0, 300))
@@ -205,7 +205,7 @@ def save_crash(crash_dir: str, data: bytes) -> str:
     return path
 
 
-def run_random(iterations: int, seconds: Optional[float], seed: int, crash_dir: str, quiet: bool) -> int:
+def run_random(iterations: int, seconds: float | None, seed: int, crash_dir: str, quiet: bool) -> int:
     rng = random.Random(seed)
     seeds = build_seeds()
     for s in seeds:  # the seeds themselves must be clean
@@ -230,7 +230,7 @@ def run_random(iterations: int, seconds: Optional[float], seed: int, crash_dir: 
     return 1 if crashes else 0
 
 
-def run_atheris(argv: List[str]) -> int:
+def run_atheris(argv: list[str]) -> int:
     import atheris  # type: ignore[import-not-found]
 
     def one_input(data: bytes) -> None:
@@ -241,7 +241,7 @@ def run_atheris(argv: List[str]) -> int:
     return 0
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iterations", type=int, default=100_000, help="inputs to try (0 = unlimited)")

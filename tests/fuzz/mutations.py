@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "fixtures" / "real"
@@ -42,9 +43,9 @@ class Source(NamedTuple):
     name: str  # path relative to the repository
     data: bytes
     base_offset: int  # from the file name
-    decoder: Optional[str]  # dump record decoder for the topic
+    decoder: str | None  # dump record decoder for the topic
     sha256: str
-    batches: Tuple[Tuple[int, int], ...] = ()  # (position, end) of every batch, filled by the oracle
+    batches: tuple[tuple[int, int], ...] = ()  # (position, end) of every batch, filled by the oracle
 
     @property
     def file_name(self) -> str:
@@ -61,9 +62,9 @@ def load_source(path: Path) -> Source:
                   hashlib.sha256(data).hexdigest())
 
 
-def real_sources(roots: Sequence[Path] = (REAL,)) -> List[Source]:
+def real_sources(roots: Sequence[Path] = (REAL,)) -> list[Source]:
     """Every non-empty ``.log`` under ``roots``, once per distinct content (first path in sorted order)."""
-    seen: Dict[str, Source] = {}
+    seen: dict[str, Source] = {}
     for root in roots:
         for path in sorted(root.glob("**/*.log")):
             if path.stat().st_size == 0:
@@ -79,8 +80,8 @@ class Mutant:
     def __init__(self, data: bytes) -> None:
         self.original = data
         self.data = bytearray(data)
-        self.origin: List[int] = list(range(len(data)))
-        self.ops: List[str] = []
+        self.origin: list[int] = list(range(len(data)))
+        self.ops: list[str] = []
 
     def flip(self, i: int, bit: int) -> None:
         self.data[i] ^= 1 << bit
@@ -127,7 +128,7 @@ def _pos(rng: random.Random, m: Mutant) -> int:
     return rng.randrange(len(m.data))
 
 
-def _current_batches(m: Mutant, batches: Sequence[Tuple[int, int]]) -> List[Tuple[int, int]]:
+def _current_batches(m: Mutant, batches: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     """Original batches whose first 61 bytes are still in place, as positions in the mutant."""
     where = {o: j for j, o in enumerate(m.origin) if o >= 0}
     out = []

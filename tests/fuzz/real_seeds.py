@@ -9,15 +9,14 @@ Every list is deterministic (sorted paths, distinct contents, bounded sizes) and
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
 
 from forensics.codec.batch import iter_records
 from forensics.io.frames import FrameScanner
 from tests.fuzz.mutations import REAL, real_sources, topic_of
 
-KeyValue = Tuple[Optional[bytes], Optional[bytes]]
+KeyValue = tuple[bytes | None, bytes | None]
 
 
 def _distinct(items, limit: int) -> list:
@@ -32,8 +31,8 @@ def _distinct(items, limit: int) -> list:
     return out
 
 
-@lru_cache(maxsize=None)
-def v2_batches(limit: int = 80) -> Tuple[bytes, ...]:
+@cache
+def v2_batches(limit: int = 80) -> tuple[bytes, ...]:
     """Whole v2 batches: every compressed and control batch first, then plain ones."""
     special, plain = [], []
     for src in real_sources():
@@ -45,13 +44,13 @@ def v2_batches(limit: int = 80) -> Tuple[bytes, ...]:
     return tuple(_distinct(special + plain, limit))
 
 
-@lru_cache(maxsize=None)
-def records(topic: Optional[str], control: bool = False, limit: int = 120) -> Tuple[KeyValue, ...]:
+@cache
+def records(topic: str | None, control: bool = False, limit: int = 120) -> tuple[KeyValue, ...]:
     """(key, value) of the data records (or of the control records) of every real log of ``topic``
     (None: of every topic); KRaft snapshots (``bootstrap.checkpoint``) count as ``__cluster_metadata``."""
     logs = [(src.data, topic_of(src.name.rsplit("/", 2)[-2])) for src in real_sources()]
     logs += [(p.read_bytes(), "__cluster_metadata") for p in sorted(REAL.glob("**/bootstrap.checkpoint"))]
-    out: List[KeyValue] = []
+    out: list[KeyValue] = []
     for data, log_topic in logs:
         if topic is not None and log_topic != topic:
             continue
@@ -61,18 +60,18 @@ def records(topic: Optional[str], control: bool = False, limit: int = 120) -> Tu
     return tuple(_distinct(out, limit))
 
 
-def _files(pattern: str, limit: int, max_size: int) -> Tuple[bytes, ...]:
+def _files(pattern: str, limit: int, max_size: int) -> tuple[bytes, ...]:
     paths = sorted(p for p in REAL.glob(f"**/{pattern}") if 0 < p.stat().st_size <= max_size)
     return tuple(_distinct((p.read_bytes() for p in paths), limit))
 
 
-@lru_cache(maxsize=None)
-def files(kind: str) -> Tuple[bytes, ...]:
+@cache
+def files(kind: str) -> tuple[bytes, ...]:
     """Contents of real files of one kind (see :data:`FILE_PATTERNS`), distinct, at most 40."""
     return _files(FILE_PATTERNS[kind], 40, 1 << 16)
 
 
-FILE_PATTERNS: Dict[str, str] = {
+FILE_PATTERNS: dict[str, str] = {
     "snapshot": "*.snapshot",
     "index": "*.index",
     "timeindex": "*.timeindex",

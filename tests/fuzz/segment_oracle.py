@@ -40,7 +40,7 @@ from __future__ import annotations
 import struct
 from bisect import bisect_left
 from collections import Counter
-from typing import Dict, FrozenSet, List, NamedTuple, Optional, Tuple
+from typing import NamedTuple
 
 from forensics.findings import Finding, FindingKind
 from forensics.pipeline.plan import UnitKind, WorkUnit
@@ -61,9 +61,9 @@ _I32 = struct.Struct(">i")
 
 class Read(NamedTuple):
     frames: list  # Frame, in file order
-    headers: Dict[int, object]  # frame position -> BatchHeader / LegacyRecord
-    records: Dict[int, tuple]  # frame position -> ((record without position, text), ...)
-    findings: List[Finding]
+    headers: dict[int, object]  # frame position -> BatchHeader / LegacyRecord
+    records: dict[int, tuple]  # frame position -> ((record without position, text), ...)
+    findings: list[Finding]
 
 
 def _strip(record) -> object:
@@ -113,7 +113,7 @@ class Batch(NamedTuple):
     records: tuple
 
 
-def baseline(read_result: Read) -> List[Batch]:
+def baseline(read_result: Read) -> list[Batch]:
     """The batches of an undamaged original (which must frame cleanly from start to end)."""
     if read_result.findings:
         raise AssertionError("original is not clean: " + "; ".join(f.one_line() for f in read_result.findings))
@@ -143,15 +143,15 @@ def _fits(header, magic: int, base: int) -> bool:
 
 
 class Verdict(NamedTuple):
-    problems: List[str]
+    problems: list[str]
     tally: Counter
 
 
-def check(src: Source, original: List[Batch], m: Mutant, got: Read, genuine: FrozenSet[bytes]) -> Verdict:
+def check(src: Source, original: list[Batch], m: Mutant, got: Read, genuine: frozenset[bytes]) -> Verdict:
     """``genuine``: the bytes of every batch of every source segment (what a splice can bring in)."""
     data = bytes(m.data)
     n = len(data)
-    problems: List[str] = []
+    problems: list[str] = []
     tally: Counter = Counter()
     damage = [f for f in got.findings if f.kind in DAMAGE and f.position is not None]
 
@@ -183,7 +183,7 @@ def check(src: Source, original: List[Batch], m: Mutant, got: Read, genuine: Fro
         i = bisect_left(starts, j) - 1
         return i >= 0 and verified[i][1] > j
 
-    def free_bytes(positions) -> List[int]:  # the increasing positions that no verified frame holds
+    def free_bytes(positions) -> list[int]:  # the increasing positions that no verified frame holds
         out, i = [], 0
         for j in positions:
             while i < len(verified) and verified[i][1] <= j:
@@ -192,8 +192,8 @@ def check(src: Source, original: List[Batch], m: Mutant, got: Read, genuine: Fro
                 out.append(j)
         return out
 
-    legit: Dict[int, int] = {}  # position -> size of the frames of original batches allowed to verify
-    placed: List[Optional[Tuple[int, int]]] = [None] * len(original)  # where intact/shown batches are now
+    legit: dict[int, int] = {}  # position -> size of the frames of original batches allowed to verify
+    placed: list[tuple[int, int] | None] = [None] * len(original)  # where intact/shown batches are now
     removed = []
     for k, b in enumerate(original):
         p, e = b.position, b.end
@@ -275,5 +275,5 @@ def describe_findings(got: Read, limit: int = 8) -> str:
     return "; ".join(out) or "no findings"
 
 
-def frames_summary(got: Read) -> List[Tuple[int, int, Optional[bool]]]:
+def frames_summary(got: Read) -> list[tuple[int, int, bool | None]]:
     return [(f.position, f.size, f.crc_ok) for f in got.frames]

@@ -25,8 +25,9 @@ import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Dict, Iterable, List, NamedTuple, Optional, Set
+from typing import NamedTuple
 
 if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -38,7 +39,7 @@ from tests.fuzz.mutations import KINDS, Mutant, Source, mutate, real_sources  # 
 DEFAULT_TIME_LIMIT = 10.0  # seconds per case; the slowest healthy case takes well under 0.5 s
 
 
-def scratch_dir() -> Optional[str]:
+def scratch_dir() -> str | None:
     """A RAM-backed directory for the mutated files when there is one (one file written per case)."""
     shm = "/dev/shm"
     return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
@@ -55,8 +56,8 @@ class Watchdog(threading.Thread):
     def __init__(self, limit: float) -> None:
         super().__init__(daemon=True, name="sweep-watchdog")
         self.limit = limit
-        self.case: Optional[str] = None
-        self.since: Optional[float] = None
+        self.case: str | None = None
+        self.since: float | None = None
         self.stopped = threading.Event()
 
     def arm(self, case: str) -> None:
@@ -84,14 +85,14 @@ class Failure(NamedTuple):
 
 class Report(NamedTuple):
     cases: Counter  # kind -> cases run
-    seconds: Dict[str, float]  # kind -> time spent
-    tally: Dict[str, Counter]  # kind -> oracle tallies
-    findings: Dict[str, Counter]  # kind -> finding kinds reported
-    failures: List[Failure]
+    seconds: dict[str, float]  # kind -> time spent
+    tally: dict[str, Counter]  # kind -> oracle tallies
+    findings: dict[str, Counter]  # kind -> finding kinds reported
+    failures: list[Failure]
     slowest: float
     engine: str
 
-    def lines(self) -> List[str]:
+    def lines(self) -> list[str]:
         out = [f"{'kind':<10} {'cases':>6} {'failed':>6} {'seconds':>8}  batches checked"]
         failed = Counter(f.kind for f in self.failures)
         for kind in sorted(self.cases):
@@ -104,7 +105,7 @@ class Report(NamedTuple):
         return out
 
 
-def prepare(workdir: Path, sources: Optional[List[Source]] = None) -> List[Source]:
+def prepare(workdir: Path, sources: list[Source] | None = None) -> list[Source]:
     """Sources with their batch positions, each checked to read cleanly; their baselines are cached."""
     out = []
     for src in sources if sources is not None else real_sources():
@@ -118,15 +119,15 @@ def prepare(workdir: Path, sources: Optional[List[Source]] = None) -> List[Sourc
     return out
 
 
-_BASELINES: Dict[str, List[oracle.Batch]] = {}
-_GENUINE: Set[bytes] = set()  # every batch of every source, byte for byte
+_BASELINES: dict[str, list[oracle.Batch]] = {}
+_GENUINE: set[bytes] = set()  # every batch of every source, byte for byte
 
 
 def _alarm(signum, frame):
     raise CaseTimeout()
 
 
-def draw(seed: int, index: int, sources: List[Source]) -> tuple:
+def draw(seed: int, index: int, sources: list[Source]) -> tuple:
     rng = random.Random(f"{seed}:{index}")
     kind = KINDS[index % len(KINDS)]
     src = rng.choice(sources)
@@ -134,7 +135,7 @@ def draw(seed: int, index: int, sources: List[Source]) -> tuple:
     return kind, src, mutate(rng, kind, src, others)
 
 
-def run_case(workdir: Path, src: Source, m: Mutant, time_limit: float, watchdog: Optional[Watchdog] = None):
+def run_case(workdir: Path, src: Source, m: Mutant, time_limit: float, watchdog: Watchdog | None = None):
     """(read result or None, problems, seconds) for one mutated file."""
     path = workdir / src.file_name
     path.write_bytes(bytes(m.data))
@@ -163,15 +164,15 @@ def run_case(workdir: Path, src: Source, m: Mutant, time_limit: float, watchdog:
     return (got, verdict.tally), problems, took
 
 
-def sweep(cases: Iterable[int], seed: int, time_limit: float = DEFAULT_TIME_LIMIT, workdir: Optional[Path] = None,
+def sweep(cases: Iterable[int], seed: int, time_limit: float = DEFAULT_TIME_LIMIT, workdir: Path | None = None,
           progress=None) -> Report:
     with tempfile.TemporaryDirectory(prefix="kf-sweep-", dir=scratch_dir()) as tmp:
         work = Path(workdir or tmp)
         sources = prepare(work)
         counts, seconds = Counter(), defaultdict(float)
-        tally: Dict[str, Counter] = defaultdict(Counter)
-        found: Dict[str, Counter] = defaultdict(Counter)
-        failures: List[Failure] = []
+        tally: dict[str, Counter] = defaultdict(Counter)
+        found: dict[str, Counter] = defaultdict(Counter)
+        failures: list[Failure] = []
         slowest = 0.0
         old = signal.signal(signal.SIGALRM, _alarm) if hasattr(signal, "SIGALRM") else None
         watchdog = Watchdog(time_limit * 3 + 5)
@@ -198,7 +199,7 @@ def sweep(cases: Iterable[int], seed: int, time_limit: float = DEFAULT_TIME_LIMI
     return Report(counts, dict(seconds), dict(tally), dict(found), failures, slowest, describe())
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=7)

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import random
 import struct
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -62,7 +63,7 @@ GEN_SEGMENTS = {f"gen-v{magic}-{name}": (codec, magic)
                 for magic in (2, 1, 0) for name, codec in gen.CODECS.items() if not (codec == gen.ZSTD and magic < 2)}
 ALL_SEGMENTS = list(REAL_SEGMENTS) + list(GEN_SEGMENTS)
 
-_cache: Dict[str, Optional[bytes]] = {}
+_cache: dict[str, bytes | None] = {}
 
 
 def segment_bytes(name: str) -> bytes:
@@ -94,11 +95,11 @@ class Batch(NamedTuple):
     last_offset: int
 
 
-def frames(rows) -> List:
+def frames(rows) -> list:
     return [r.frame for r in rows if type(r) is BatchRow]
 
 
-def findings(rows) -> List:
+def findings(rows) -> list:
     return [r.finding for r in rows if type(r) is FindingRow]
 
 
@@ -126,7 +127,7 @@ def dump(path: Path, data: bytes, case: str, options: DumpOptions = OPTIONS) -> 
         raise AssertionError(f"{case}: dump raised {type(exc).__name__}: {exc}") from exc
 
 
-def original_batches(path: Path, data: bytes) -> List[Batch]:
+def original_batches(path: Path, data: bytes) -> list[Batch]:
     rows = dump(path, data, "original")
     assert not [f for f in findings(rows) if f.kind in BYTE_DAMAGE], "the undamaged segment must be clean"
     out = [Batch(f.position, f.end, f.magic, f.base_offset, f.last_offset) for f in frames(rows)]
@@ -134,7 +135,7 @@ def original_batches(path: Path, data: bytes) -> List[Batch]:
     return out
 
 
-def assert_survivors(rows, original: Sequence[Batch], damaged: Tuple[int, int], case: str, shift: int = 0) -> None:
+def assert_survivors(rows, original: Sequence[Batch], damaged: tuple[int, int], case: str, shift: int = 0) -> None:
     """Original batches entirely outside ``damaged`` are still there, intact, at ``position + shift``."""
     got = {(f.position, f.end, f.base_offset, f.last_offset) for f in frames(rows) if f.crc_ok}
     lo, hi = damaged
@@ -169,7 +170,7 @@ def check(rows, data: bytes, original, damaged, changed, case: str) -> None:
     assert_damage_reported(rows, original, changed, case)
 
 
-def batch_at(original: Sequence[Batch], p: int) -> Optional[Batch]:
+def batch_at(original: Sequence[Batch], p: int) -> Batch | None:
     for b in original:
         if b.position <= p < b.end:
             return b
@@ -191,7 +192,7 @@ SAMPLED_TRUNCATION = {"real-f-comp-gzip-0", "real-f-comp-snappy-0", "real-f-comp
 FAST_HEAD = 200
 
 
-def truncation_lengths(name: str, data: bytes, original: Sequence[Batch]) -> List[int]:
+def truncation_lengths(name: str, data: bytes, original: Sequence[Batch]) -> list[int]:
     """Every length; for the large shared compressed segments (time budget) every length up to
     600, around every batch boundary, and 150 random ones."""
     if name not in SAMPLED_TRUNCATION and not tiers.FAST:
@@ -237,7 +238,7 @@ def test_truncation_at_every_length(name: str, seg_path: Path) -> None:
 # --------------------------------------------------------------------------- bit flips
 
 
-def flip_positions(size: int, seed: int, head: int = 600, extra: int = 150) -> List[int]:
+def flip_positions(size: int, seed: int, head: int = 600, extra: int = 150) -> list[int]:
     if tiers.FAST:
         head, extra = FAST_HEAD, examples(extra)
     positions = list(range(min(size, head)))

@@ -19,7 +19,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import List
 
 import pytest
 
@@ -88,7 +87,7 @@ def test_transaction_partition_matches_the_decoder(tid: str, n: int) -> None:
 # --------------------------------------------------------------------------- real batches re-encoded
 
 
-def real_logs() -> List:
+def real_logs() -> list:
     paths = [REAL / "kraft-tv2" / "__consumer_offsets-42" / LOG, REAL / "kraft-tv2" / "__transaction_state-21" / LOG,
              REAL / "kraft-rv3.9-tv0" / "__transaction_state-20" / LOG]
     paths += [REAL / run / "disk" / "__cluster_metadata-0" / LOG for run in ("kraft-tv2", "kraft-rv3.9-tv0")]
@@ -160,7 +159,7 @@ def test_real_transaction_log_v0_records_reencode() -> None:
     assert seen == 4
 
 
-def real_snapshots() -> List[Path]:
+def real_snapshots() -> list[Path]:
     found = sorted(REAL.glob("*/*/*.snapshot"))
     if SHARED.is_dir():
         found += sorted(SHARED.glob("*/data/*/*.snapshot"))

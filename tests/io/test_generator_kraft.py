@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Dict, Iterator, Optional, Tuple
 
 import pytest
 
@@ -52,7 +52,7 @@ def _features(d):
     return [(f["name"], f["minSupportedVersion"], f["maxSupportedVersion"]) for f in d["features"]]
 
 
-def written(kind: str, version: int, d: Dict) -> Optional[bytes]:
+def written(kind: str, version: int, d: dict) -> bytes | None:
     """The writer's bytes for a record of ``kind`` with the field values ``d`` (Kafka's JSON names)."""
     if kind == "TOPIC_RECORD":
         return k.topic_record(d["name"], d["topicId"])
@@ -89,18 +89,18 @@ def written(kind: str, version: int, d: Dict) -> Optional[bytes]:
     return None  # ConfigRecord, ClearElrRecord: not written by the generator
 
 
-def real_records(run: str) -> Iterator[Tuple[int, Optional[bytes], Optional[bytes], bool]]:
+def real_records(run: str) -> Iterator[tuple[int, bytes | None, bytes | None, bool]]:
     yield from iter_v2_records((REAL / run / "disk" / META / LOG).read_bytes())
 
 
 @pytest.mark.parametrize("run", RUNS)
 def test_real_metadata_records_rewritten_from_their_fields_are_the_real_bytes(run):
-    kafka: Dict[int, str] = {}
+    kafka: dict[int, str] = {}
     dump = SHARED / run / "dumps" / META / f"{LOG}.dump.txt"
     if dump.is_file():  # Kafka's own decoding of the same records
         kafka = {o: t[len(" payload: "):] for o, t in dump_tails(dump, "--cluster-metadata-decoder")
                  if t.startswith(" payload: ")}
-    counts: Dict[str, int] = {}
+    counts: dict[str, int] = {}
     for offset, key, value, is_control in real_records(run):
         if is_control:
             assert (key, value) == k.leader_change(1, [1]) and offset == 0

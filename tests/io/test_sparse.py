@@ -13,7 +13,6 @@ import os
 import struct
 import time
 from pathlib import Path
-from typing import List, Tuple
 
 import pytest
 
@@ -29,7 +28,7 @@ SEGMENT = (REPO / "fixtures" / "real" / "kraft-tv2" / "disk" / "b-txn-aborts-0" 
 MiB = 1 << 20
 
 
-def sparse_file(path: Path, pieces: List[Tuple[int, bytes]], size: int) -> Path:
+def sparse_file(path: Path, pieces: list[tuple[int, bytes]], size: int) -> Path:
     """A file of ``size`` bytes holding ``pieces`` (position, bytes) and holes everywhere else."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Union
+from collections.abc import Iterable
 
 import pytest
 from hypothesis import given, settings
@@ -37,14 +37,14 @@ RUNS = ("kraft-tv2", "kraft-rv3.9-tv0")
 UUID32 = "0123456789abcdef0123456789abcdef"
 TOPIC_ID = "Pe2yS4LsQP6h33OMDhPjPg"
 
-Content = Union[bytes, str, int]  # int: that many zero bytes
+Content = bytes | str | int  # int: that many zero bytes
 
 
 def o(offset: int) -> str:
     return f"{offset:020d}"
 
 
-def write_tree(root: Path, files: Dict[str, Content]) -> Path:
+def write_tree(root: Path, files: dict[str, Content]) -> Path:
     for rel, content in files.items():
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -58,7 +58,7 @@ def write_tree(root: Path, files: Dict[str, Content]) -> Path:
 
 
 def meta(
-    node: int = 1, dir_id: Optional[str] = "lMXTcDlVjZjX-4CQmJ2Liw", cluster: str = "TW9-1HLgQpieFawninaYyg"
+    node: int = 1, dir_id: str | None = "lMXTcDlVjZjX-4CQmJ2Liw", cluster: str = "TW9-1HLgQpieFawninaYyg"
 ) -> str:
     lines = ["#", "#Fri Nov 20 21:46:38 UTC 2026", f"node.id={node}", "version=1", f"cluster.id={cluster}"]
     if dir_id:
@@ -66,7 +66,7 @@ def meta(
     return "\n".join(lines) + "\n"
 
 
-def offsets(entries: Dict[str, int]) -> str:
+def offsets(entries: dict[str, int]) -> str:
     lines = ["0", str(len(entries))] + [
         f"{tp.rsplit('-', 1)[0]} {tp.rsplit('-', 1)[1]} {v}" for tp, v in entries.items()
     ]
@@ -75,8 +75,8 @@ def offsets(entries: Dict[str, int]) -> str:
 
 def partition_files(
     name: str, segments: Iterable[int] = (0,), topic_id: str = TOPIC_ID, size: int = 100
-) -> Dict[str, Content]:
-    files: Dict[str, Content] = {
+) -> dict[str, Content]:
+    files: dict[str, Content] = {
         f"{name}/partition.metadata": f"version: 0\ntopic_id: {topic_id}",
         f"{name}/leader-epoch-checkpoint": "0\n2\n0 0\n3 40\n",
     }
@@ -88,9 +88,9 @@ def partition_files(
 
 
 def broker(
-    node: int = 1, dir_id: Optional[str] = "lMXTcDlVjZjX-4CQmJ2Liw", partitions: Iterable[str] = ("orders-0",)
-) -> Dict[str, Content]:
-    files: Dict[str, Content] = {
+    node: int = 1, dir_id: str | None = "lMXTcDlVjZjX-4CQmJ2Liw", partitions: Iterable[str] = ("orders-0",)
+) -> dict[str, Content]:
+    files: dict[str, Content] = {
         "meta.properties": meta(node, dir_id),
         ".kafka_cleanshutdown": '{"version":0,"brokerEpoch":10}',
         "replication-offset-checkpoint": offsets({p: 10 for p in partitions}),
@@ -103,11 +103,11 @@ def broker(
     return files
 
 
-def kinds(findings: Iterable[Finding]) -> List[FindingKind]:
+def kinds(findings: Iterable[Finding]) -> list[FindingKind]:
     return [f.kind for f in findings]
 
 
-def find(findings: Iterable[Finding], kind: FindingKind) -> List[Finding]:
+def find(findings: Iterable[Finding], kind: FindingKind) -> list[Finding]:
     return [f for f in findings if f.kind is kind]
 
 
@@ -122,7 +122,7 @@ def part(d: LogDir, name: str) -> PartitionDir:
     return matches[0]
 
 
-def tree_state(root: Path) -> Dict[str, tuple]:
+def tree_state(root: Path) -> dict[str, tuple]:
     """Everything about a tree that reading must not change (atime excluded)."""
     state = {}
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
@@ -305,7 +305,7 @@ def test_oversized_and_special_files(tmp_path, monkeypatch):
 # --------------------------------------------------------------------------- swap / cleaned / deleted
 
 
-def named(*names_and_sizes) -> List[NamedFile]:
+def named(*names_and_sizes) -> list[NamedFile]:
     out = []
     for name, size in names_and_sizes:
         parsed = classify_file_name(name)
@@ -743,7 +743,7 @@ _KINDS = ("log", "index", "timeindex", "txnindex", "snapshot")
 _SUFFIXES = ("", ".swap", ".cleaned", ".deleted")
 
 
-def _simulate_log_loader(files: Dict[str, int], next_offset) -> set:
+def _simulate_log_loader(files: dict[str, int], next_offset) -> set:
     """The passes of LogLoader.load on an in-memory directory (names -> sizes)."""
     fs = dict(files)
 
@@ -792,7 +792,7 @@ def test_resolve_segments_matches_log_loader(spec, delta):
         named(*files.items()), lambda path: next_offset(os.path.basename(path), files[os.path.basename(path)])
     )
 
-    def effective(path: Optional[str]) -> Optional[str]:
+    def effective(path: str | None) -> str | None:
         return os.path.basename(path).removesuffix(".swap") if path else None
 
     got = {effective(s.path) for s in res.snapshots}

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
-from typing import List, Set
 
 import pytest
 
@@ -21,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 APACHE_2 = "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30"
 
 
-def tracked(*under: str) -> Set[str]:
+def tracked(*under: str) -> set[str]:
     """The files git tracks under ``under`` (what a clone holds), or every file there without git."""
     try:
         out = subprocess.run(["git", "ls-files", "-z", *under], cwd=REPO, capture_output=True, check=True,
@@ -31,11 +30,11 @@ def tracked(*under: str) -> Set[str]:
         return {str(p.relative_to(REPO)) for u in under for p in (REPO / u).rglob("*") if p.is_file()}
 
 
-def must_ship() -> Set[str]:
+def must_ship() -> set[str]:
     return tracked("docs", "fixtures/example-disk", "csrc") | {"LICENSE", "README.md", "pyproject.toml", "setup.py"}
 
 
-def check(listed: Set[str]) -> None:
+def check(listed: set[str]) -> None:
     missing = must_ship() - listed
     assert not missing, sorted(missing)[:20]
     assert any(p.startswith("fixtures/example-disk/broker-1/orders-0/") for p in listed)
@@ -71,7 +70,7 @@ def test_the_sdist_tarball(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     (tarball,) = (tmp_path / "dist").glob("kafka-forensics-*.tar.gz")
     with tarfile.open(tarball) as tar:
-        names: List[str] = [m.name for m in tar.getmembers() if m.isfile()]
+        names: list[str] = [m.name for m in tar.getmembers() if m.isfile()]
         top = names[0].split("/")[0]
         info = tar.extractfile(f"{top}/PKG-INFO").read().decode("utf-8")  # type: ignore[union-attr]
     check({n.split("/", 1)[1] for n in names if "/" in n})

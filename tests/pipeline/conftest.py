@@ -4,7 +4,6 @@ per module)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict
 
 import pytest
 
@@ -15,7 +14,7 @@ REAL = REPO / "fixtures" / "real"
 
 
 @pytest.fixture(scope="module")
-def disks(tmp_path_factory) -> Dict[str, Path]:
+def disks(tmp_path_factory) -> dict[str, Path]:
     out = {"example": REPO / "fixtures" / "example-disk", "real-tv2": REAL / "kraft-tv2" / "disk",
            "real-tv0": REAL / "kraft-rv3.9-tv0" / "disk"}
     base = tmp_path_factory.mktemp("disks")

@@ -14,7 +14,6 @@ import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 import pytest
 
@@ -53,13 +52,13 @@ _FEATURE = re.compile(r"^Feature: (\S+)\tSupportedMinVersion: (\S+)\tSupportedMa
                       r"FinalizedVersionLevel: (\S+)\tEpoch: \d+$")
 
 
-def _ids(cell: str) -> Tuple[int, ...]:
+def _ids(cell: str) -> tuple[int, ...]:
     return tuple(int(x) for x in cell.split(",") if x)
 
 
 def live_topics(view: Path):
-    topics: Dict[str, Tuple[str, int]] = {}
-    parts: Dict[Tuple[str, int], Tuple] = {}
+    topics: dict[str, tuple[str, int]] = {}
+    parts: dict[tuple[str, int], tuple] = {}
     for name in ("topics.txt", "topics-internal.txt"):
         for line in (view / name).read_text().splitlines():
             if m := _TOPIC.match(line):
@@ -129,13 +128,13 @@ def test_real_image_at_the_log_end_is_the_clean_stop(disk: Path, truth: Path):
 # -- generated disks ------------------------------------------------------------------------------------------
 
 
-def generated(tmp_path: Path, name: str = "broker-1", **meta) -> Tuple[Path, object]:
+def generated(tmp_path: Path, name: str = "broker-1", **meta) -> tuple[Path, object]:
     spec = replace(example_spec(), cluster_metadata=ClusterMetadataSpec(**meta))
     root = build_disk(tmp_path / name, spec)
     return root, kraft_model(spec)
 
 
-def view(image) -> Tuple:
+def view(image) -> tuple:
     """What the image says, without where it read it."""
     parts = {p.topic_partition: (p.topic_id, p.replicas, p.isr, p.leader, p.leader_epoch, p.partition_epoch,
                                  p.directories, p.elr, p.last_known_elr) for p in image.partitions()}
@@ -144,7 +143,7 @@ def view(image) -> Tuple:
     return dict(image.features), brokers, parts, image.next_producer_id, image.newest_offset
 
 
-def model_view(model) -> Tuple:
+def model_view(model) -> tuple:
     b = model.broker
     parts = {tp: (p.topic_id, p.replicas, p.isr, p.leader, p.leader_epoch, p.partition_epoch, p.directories, p.elr,
                   p.last_known_elr) for tp, p in model.partitions.items()}
@@ -278,7 +277,7 @@ def test_inputs_without_metadata_give_an_empty_image(tmp_path):
 def test_every_partition_of_the_generated_log_is_in_the_image(tmp_path):
     root, model = generated(tmp_path, controlled_shutdown=False)
     image = image_of(root)
-    expected: List = sorted(model.partitions)
+    expected: list = sorted(model.partitions)
     assert sorted(p.topic_partition for p in image.partitions()) == expected
     assert all(p.leader == 1 and p.isr == (1,) for p in image.partitions())
     assert not image.brokers[1].fenced and not image.brokers[1].in_controlled_shutdown

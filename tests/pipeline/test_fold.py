@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Optional, Tuple
 
 import pytest
 from hypothesis import given, settings
@@ -31,7 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 _segments = real_segments
 
 
-def _pieces(path: str, base: Optional[int], cuts: Tuple[int, ...] = (), start: int = 0, end: Optional[int] = None):
+def _pieces(path: str, base: int | None, cuts: tuple[int, ...] = (), start: int = 0, end: int | None = None):
     """The unit's piece for each kind a segment is read as: events (with and without the header
     statistics) and statistics alone."""
     out = []
@@ -40,7 +39,7 @@ def _pieces(path: str, base: Optional[int], cuts: Tuple[int, ...] = (), start: i
     return out
 
 
-def _both(path: str, base: Optional[int], cuts: Tuple[int, ...] = (), start: int = 0, end: Optional[int] = None):
+def _both(path: str, base: int | None, cuts: tuple[int, ...] = (), start: int = 0, end: int | None = None):
     fast = _pieces(path, base, cuts, start, end)
     with _pure():
         slow = _pieces(path, base, cuts, start, end)
@@ -79,7 +78,7 @@ def test_every_scenario_folds_the_same_both_ways(scenario_disks) -> None:
     assert seen > 20
 
 
-def _segment(seed: int) -> Tuple[bytes, Tuple[int, ...]]:
+def _segment(seed: int) -> tuple[bytes, tuple[int, ...]]:
     """Interleaved producers: idempotent ones, transactional ones ending their transactions with
     markers (or not), plain batches, a non-transactional batch inside a transaction, epoch bumps,
     sequences near the wrap, sequences that do not continue (a repeat, a gap, a reset to 0, an

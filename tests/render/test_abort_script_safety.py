@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import List
 
 import pytest
 from typer.testing import CliRunner
@@ -43,7 +42,7 @@ LIVE_TABLE = ("ProducerId\tProducerEpoch\tLatestCoordinatorEpoch\tLastSequence\t
               "CurrentTransactionStartOffset\t\n900\t0\t-1\t0\t1767225600300\t0\t\n")
 
 
-def _run(script: str, tmp_path: Path, live: str = LIVE_TABLE) -> List[str]:
+def _run(script: str, tmp_path: Path, live: str = LIVE_TABLE) -> list[str]:
     """Run ``script`` with bash in a fresh dir; the argument lists the stubs recorded (the guard's
     describe-producers is answered with :data:`LIVE_TABLE`)."""
     work = tmp_path / "run"

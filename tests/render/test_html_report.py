@@ -8,7 +8,7 @@ import dataclasses
 import re
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import List, Tuple, TypeVar
+from typing import TypeVar
 
 import pytest
 
@@ -38,8 +38,8 @@ URL_ATTRS = {"src", "srcset", "href", "xlink:href", "action", "formaction", "pos
 class Tags(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.tags: List[Tuple[str, List[Tuple[str, str]]]] = []
-        self.text: List[str] = []
+        self.tags: list[tuple[str, list[tuple[str, str]]]] = []
+        self.text: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         self.tags.append((tag, attrs))

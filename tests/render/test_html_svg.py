@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import List, Optional, Tuple
 
 import pytest
 
@@ -40,7 +39,7 @@ def long_names_disk(root: Path) -> Path:
     return root
 
 
-def incident_of(path: Path, as_of: Optional[int] = AS_OF) -> Incident:
+def incident_of(path: Path, as_of: int | None = AS_OF) -> Incident:
     rep = load_state([str(path)])
     verdicts, when = find_hanging(rep, as_of=as_of)
     return build_incident(rep, verdicts, when, inputs=[str(path)])
@@ -56,7 +55,7 @@ class Svgs(HTMLParser):
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.svgs: List[Tuple[str, float, List[Tuple[List[float], str, List[str], str]]]] = []
+        self.svgs: list[tuple[str, float, list[tuple[list[float], str, list[str], str]]]] = []
         self._text = None
 
     def handle_starttag(self, tag, attrs):

@@ -19,7 +19,6 @@ import struct
 import zipfile
 from collections import Counter
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 import pytest
 from typer.testing import CliRunner
@@ -65,9 +64,9 @@ def _ours(*args) -> str:
     return r.stdout
 
 
-def _tables(path: Path) -> List[Tuple[str, List[str]]]:
+def _tables(path: Path) -> list[tuple[str, list[str]]]:
     """The saved tables of ``path`` with the line before each (``$ command`` or ``# topic-N``)."""
-    found: List[Tuple[str, List[str]]] = []
+    found: list[tuple[str, list[str]]] = []
     for line in path.read_text(encoding="utf-8").split("\n"):
         if line.startswith(("$ ", "# ")):
             found.append((line[2:], []))
@@ -78,18 +77,18 @@ def _tables(path: Path) -> List[Tuple[str, List[str]]]:
     return [(context, lines) for context, lines in found if lines]
 
 
-def _topic_partition(context: str) -> Tuple[str, int]:
+def _topic_partition(context: str) -> tuple[str, int]:
     m = re.search(r"--topic (\S+) --partition (\d+)", context) or re.fullmatch(r"(\S+)-(\d+)", context)
     assert m, context
     return m.group(1), int(m.group(2))
 
 
-def _lines(text: str) -> List[str]:
+def _lines(text: str) -> list[str]:
     assert text.endswith("\n") and "\n\n" not in text, repr(text)
     return text[:-1].split("\n")
 
 
-def _without_duration(line: str) -> List[str]:
+def _without_duration(line: str) -> list[str]:
     cells = line.split("\t")
     cells[DURATION] = " " * len(cells[DURATION])  # the live clock's, not the disk's
     return cells
@@ -168,11 +167,11 @@ def test_every_shared_answer_byte_for_byte(run):
 # -- the tool's own layout ---------------------------------------------------------------------------
 
 
-def _string_constants(data: bytes) -> List[str]:
+def _string_constants(data: bytes) -> list[str]:
     """The ``CONSTANT_String`` entries of a class file, in constant-pool order (JVMS 4.4)."""
     count, = struct.unpack_from(">H", data, 8)
-    utf8: Dict[int, str] = {}
-    strings: List[int] = []
+    utf8: dict[int, str] = {}
+    strings: list[int] = []
     pos, i = 10, 1
     sizes = {3: 4, 4: 4, 5: 8, 6: 8, 7: 2, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 16: 2, 17: 4, 18: 4, 19: 2, 20: 2}
     while i < count:

@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional
 
 import pytest
 
@@ -62,8 +61,8 @@ def fake_tool(bin_dir: Path, answer: str, code: int = 0, message: str = "",
     return tool
 
 
-def run_guard(tmp_path: Path, row: dict, shell: str = "sh", env: Optional[Dict[str, str]] = None,
-              bootstrap: str = "kafka:9092", command_config: Optional[str] = None) -> subprocess.CompletedProcess:
+def run_guard(tmp_path: Path, row: dict, shell: str = "sh", env: dict[str, str] | None = None,
+              bootstrap: str = "kafka:9092", command_config: str | None = None) -> subprocess.CompletedProcess:
     script = tmp_path / "guard.sh"
     script.write_text(guard_functions() + guard_call(row, bootstrap, command_config) + "\necho AFTER-THE-GUARD\n")
     path = os.pathsep.join([str(tmp_path / "bin"), os.path.dirname(sys.executable), "/usr/bin", "/bin"])
@@ -245,11 +244,11 @@ def test_fresh_copy_that_cannot_be_read_is_refused(tmp_path: Path) -> None:
 
 # ---- the docs show the lines exactly as printed --------------------------------------------------------
 
-def _doc_lines(doc: str, start: str) -> List[str]:
+def _doc_lines(doc: str, start: str) -> list[str]:
     return [ln.strip() for ln in (REPO / "docs" / doc).read_text().splitlines() if ln.strip().startswith(start)]
 
 
-def _table(epoch: int, coordinator: int, start: Optional[int], sequence: int, timestamp: int) -> str:
+def _table(epoch: int, coordinator: int, start: int | None, sequence: int, timestamp: int) -> str:
     """A describe-producers answer for producer 2002 as Kafka's tool lays it out."""
     cells = [["ProducerId", "ProducerEpoch", "LatestCoordinatorEpoch", "LastSequence", "LastTimestamp",
               "CurrentTransactionStartOffset"],

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import pytest
 from typer.testing import CliRunner
@@ -41,11 +42,11 @@ runner = CliRunner()
 class Output(NamedTuple):
     command: str
     fmt: str  # json or jsonl
-    args: List[str]
+    args: list[str]
     stdout: str
 
 
-def _schema_doc(command: str) -> Dict[str, Any]:
+def _schema_doc(command: str) -> dict[str, Any]:
     return json.loads((SCHEMAS / f"{command}.schema.json").read_text(encoding="utf-8"))
 
 
@@ -60,7 +61,7 @@ def _registry():
 REGISTRY = _registry() if SCHEMAS.is_dir() else None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def validator(ref: str):
     """A draft 2020-12 validator of ``ref`` (``find-hanging.schema.json``, or a ``#/$defs/...`` in one); built
     once a ref (a validator holds no state between documents)."""
@@ -74,10 +75,10 @@ def _invoke(args: Sequence[str]) -> str:
     return r.stdout
 
 
-def _dump_files(disk: Path, scan_doc: Dict[str, Any]) -> Iterator[List[str]]:
+def _dump_files(disk: Path, scan_doc: dict[str, Any]) -> Iterator[list[str]]:
     """Of the first two partitions of each kind (each internal topic, the data topics), the first segment
     with the decoder its topic calls for, then its index and snapshot files; the KRaft checkpoints."""
-    kinds: Dict[str, int] = {}
+    kinds: dict[str, int] = {}
     for d in scan_doc["logDirs"]:
         for p in d["partitions"]:
             kind = p["topic"] if p["topic"] in DECODER else "data"
@@ -160,19 +161,19 @@ def test_the_schemas_refuse_what_they_must():
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Dict[str, Path]:
+def built(tmp_path_factory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("schema-disks")
     out = {f"scenario/{n}": scenarios.build(n, base / "s" / n) for n in scenarios.SCENARIOS}
     out.update({f"hanging/{n}": hanging_scenarios.build(n, base / "h" / n) for n in hanging_scenarios.SCENARIOS})
     return out
 
 
-def _all_disks() -> List[str]:
+def _all_disks() -> list[str]:
     return (sorted(COMMITTED) + [f"scenario/{n}" for n in scenarios.SCENARIOS]
             + [f"hanging/{n}" for n in hanging_scenarios.SCENARIOS] + [f"shared/{r}" for r in SHARED_RUNS])
 
 
-def _disk(name: str, built: Dict[str, Path]) -> Path:
+def _disk(name: str, built: dict[str, Path]) -> Path:
     if name.startswith("shared/"):
         path = SHARED / name.split("/", 1)[1] / "data"
         if not path.is_dir():

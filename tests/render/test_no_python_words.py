@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import List, Sequence
 
 import pytest
 from typer.testing import CliRunner
@@ -38,7 +38,7 @@ def _run(args: Sequence[str], stdout_only: bool = False) -> str:
     return r.stdout if stdout_only else r.stdout + r.stderr
 
 
-def _leaks(out: str, fmt: str) -> List[str]:
+def _leaks(out: str, fmt: str) -> list[str]:
     if fmt == "text":
         out = _ALLOWED_IN_TEXT.sub("", out)
     if fmt == "script":  # the guard reads Kafka's describe-producers table, where Kafka writes None
@@ -46,7 +46,7 @@ def _leaks(out: str, fmt: str) -> List[str]:
     return [line for line in out.splitlines() if _PYTHON.search(line)]
 
 
-def _commands(disk: Path) -> List[List[str]]:
+def _commands(disk: Path) -> list[list[str]]:
     commands = [["scan", disk, "--as-of", AS_OF], ["find-hanging", disk, "--all", "--as-of", AS_OF],
                 ["list", disk]]
     scan = json.loads(_run(["scan", disk, "--format", "json"], stdout_only=True))

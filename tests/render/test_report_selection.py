@@ -13,7 +13,6 @@ from __future__ import annotations
 import html
 import re
 from pathlib import Path
-from typing import List
 
 import pytest
 from typer.testing import CliRunner
@@ -43,7 +42,7 @@ def text(page: str) -> str:
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page))).strip()
 
 
-def lso_table(page: str) -> List[str]:
+def lso_table(page: str) -> list[str]:
     """The partitions of the "every partition" table."""
     table = page.split('<section id="lso-lag">', 1)[1].split("</section>", 1)[0].split("<tbody>", 1)[1]
     return re.findall(r"<tr><td>([^<]*)</td>", table)

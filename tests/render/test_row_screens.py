@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
 
 import pytest
 from rich.cells import cell_len
@@ -26,14 +25,14 @@ WIDTHS = (80, 100, 160)
 KEYS = ("Partition", "ProducerId", "Epoch", "CoordEpoch", "StartOffset")  # find-hanging's, never left out
 
 
-def run(*args, width: Optional[int] = None) -> Tuple[int, str, str]:
+def run(*args, width: int | None = None) -> tuple[int, str, str]:
     env = {"COLUMNS": str(width) if width else None}  # None: unset (a pipe, no width), whatever the shell says
     r = CliRunner().invoke(app, [*map(str, args), "--no-progress", "--engine", "local"], env=env)
     assert r.exit_code in (0, 1, 7), r.output
     return r.exit_code, r.stdout, r.stderr
 
 
-def rows_of(*args) -> List[dict]:
+def rows_of(*args) -> list[dict]:
     return json_rows(run(*args, "--format", "json")[1])
 
 
@@ -47,21 +46,21 @@ def fits(out: str, width: int) -> None:
     assert max(cell_len(line) for line in out.splitlines()) <= width, out
 
 
-def table(out: str, title: Optional[str] = None) -> Tuple[List[str], List[Dict[str, str]]]:
+def table(out: str, title: str | None = None) -> tuple[list[str], list[dict[str, str]]]:
     """The header and rows of a box table (the first, or the one titled ``title``): cells stripped, a
     row's folded lines joined to it (a continuation line has an empty cell in the first column that
     never wraps)."""
     lines = out.splitlines()
     start = 0 if title is None else next(i for i, ln in enumerate(lines) if ln.startswith(title)) + 1
     start = next(i for i in range(start, len(lines)) if lines[i].startswith("┏"))
-    heads: List[List[str]] = []
+    heads: list[list[str]] = []
     i = start + 1
     while lines[i].startswith("┃"):
         heads.append([c.strip() for c in lines[i].strip("┃").split("┃")])
         i += 1
     header = ["".join(parts) for parts in zip(*heads)]
     whole = next(header.index(h) for h in ("ProducerId", "Offset", header[0]) if h in header)
-    body: List[List[str]] = []
+    body: list[list[str]] = []
     for ln in lines[i + 1:]:
         if not ln.startswith("│"):
             break
@@ -190,7 +189,7 @@ def test_list_fits_and_keeps_ids_states_and_producers_whole(disk, width):
         assert [r["ProducerEpoch"] for r in rows] == [str(e["producerEpoch"]) for e in expected]
 
 
-def _ids(disk: Path) -> List[str]:
+def _ids(disk: Path) -> list[str]:
     return [r["transactionalId"] for r in rows_of("list", disk)]
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 import pytest
 from rich.cells import cell_len
@@ -28,7 +27,7 @@ LONG = "payments-" + "x" * 100  # a long topic name (Kafka allows 249 characters
 BIG_HW = 98765432101234  # a high watermark wider than any header
 
 
-def scan(*args, width=None) -> Tuple[int, str, str]:
+def scan(*args, width=None) -> tuple[int, str, str]:
     env = {"COLUMNS": str(width) if width else None}  # None: unset (a pipe, no width), whatever the shell says
     r = CliRunner().invoke(app, ["scan", *map(str, args), "--no-progress", "--engine", "local"], env=env)
     return r.exit_code, r.stdout, r.stderr
@@ -45,7 +44,7 @@ def disk(tmp_path_factory) -> Path:
     return root
 
 
-def _rows(stdout: str, title: str) -> List[List[str]]:
+def _rows(stdout: str, title: str) -> list[list[str]]:
     """The rows of the table titled ``title``: cells stripped, a row's folded lines joined per cell."""
     lines = stdout.splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.startswith(title))
@@ -54,7 +53,7 @@ def _rows(stdout: str, title: str) -> List[List[str]]:
         if not ln.startswith("│"):
             break
         body.append([c.strip() for c in ln.strip("│").split("│")])
-    rows: List[List[str]] = []
+    rows: list[list[str]] = []
     for cells in body:
         if rows and not cells[-1]:  # a folded line continues the row above (every row has its Findings)
             rows[-1] = [a + b for a, b in zip(rows[-1], cells)]
@@ -63,13 +62,13 @@ def _rows(stdout: str, title: str) -> List[List[str]]:
     return rows
 
 
-def _header(stdout: str, title: str) -> List[str]:
+def _header(stdout: str, title: str) -> list[str]:
     lines = stdout.splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.startswith(title))
     return [c.strip() for c in lines[start + 2].strip("┃").split("┃")]
 
 
-def _expected(disk: Path) -> Dict[str, Dict[str, str]]:
+def _expected(disk: Path) -> dict[str, dict[str, str]]:
     code, out, _ = scan(disk, "--format", "json")
     assert code == 0
     parts = [p for d in json.loads(out)["logDirs"] for p in d["partitions"]]
@@ -226,7 +225,7 @@ def test_findings_keep_their_byte_positions_whole(width):
     _, out, _ = scan(corpus, width=width)
     lines = out[out.index("Findings (2)"):].splitlines()
     header = [c.strip() for c in lines[2].strip("┃").split("┃")]
-    rows: List[List[str]] = []
+    rows: list[list[str]] = []
     for ln in lines[4:]:
         if not ln.startswith("│"):
             break

@@ -17,7 +17,6 @@ import json
 import shutil
 import struct
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
 
 import pytest
 from kafka.record import MemoryRecords
@@ -34,7 +33,7 @@ EXAMPLE = REPO / "fixtures" / "example-disk"
 runner = CliRunner()
 
 
-def find_hanging(root: Path, *extra: str) -> List[dict]:
+def find_hanging(root: Path, *extra: str) -> list[dict]:
     r = runner.invoke(app, ["find-hanging", str(root), "--all", "--format", "json", "--no-progress", *extra])
     assert r.exit_code in (0, 1, 7), r.stderr
     return rows_of(r.stdout)
@@ -54,7 +53,7 @@ def kafka_python_batches(pdir: Path):
     return out
 
 
-def expected_preview(pdir: Path, pid: int, start: int, hw: int, log_start: int = 0) -> Dict:
+def expected_preview(pdir: Path, pid: int, start: int, hw: int, log_start: int = 0) -> dict:
     """What an abort discards, read with kafka-python: the producer's data from ``start`` on that is not
     below the log start (DeleteRecords and retention removed that already)."""
     batches = kafka_python_batches(pdir)
@@ -63,11 +62,11 @@ def expected_preview(pdir: Path, pid: int, start: int, hw: int, log_start: int =
                   and kb.base_offset >= start]
     mine = [kb for kb, kept in candidates if kept]
     records = [r for _, kept in candidates for r in kept]
-    keys: List[Optional[bytes]] = []
+    keys: list[bytes | None] = []
     for r in records:
         if r.key not in keys and len(keys) < 5:
             keys.append(r.key)
-    open_first: Dict[int, int] = {}  # producer -> first offset of its open transaction
+    open_first: dict[int, int] = {}  # producer -> first offset of its open transaction
     for kb in batches:
         if not kb.is_transactional:
             continue
@@ -84,7 +83,7 @@ def expected_preview(pdir: Path, pid: int, start: int, hw: int, log_start: int =
             "lsoAfterAbort": min(others) if others else hw}
 
 
-def _as_of(name: str) -> List[str]:
+def _as_of(name: str) -> list[str]:
     if name == "example-disk":
         return []
     expected = json.loads((REPO / "fixtures" / "hanging-scenarios" / name / "expected.json").read_text())
@@ -92,7 +91,7 @@ def _as_of(name: str) -> List[str]:
 
 
 @pytest.fixture(scope="module")
-def scenario_roots(tmp_path_factory) -> Dict[str, Path]:
+def scenario_roots(tmp_path_factory) -> dict[str, Path]:
     return {name: hs.build(name, tmp_path_factory.mktemp(name)) for name in hs.SCENARIOS}
 
 
@@ -155,7 +154,7 @@ def test_groups_committed_at_the_lso_are_named(tmp_path: Path) -> None:
 # -- the commands, for every tool ------------------------------------------------------------------
 
 
-def _legacy_values(args: List[str]) -> Tuple[str, str, int, int, int]:
+def _legacy_values(args: list[str]) -> tuple[str, str, int, int, int]:
     v = dict(zip(args[::1], args[1::1]))
     return v["--topic"], v["--partition"], int(v["--producer-id"]), int(v["--producer-epoch"]), \
         int(v["--coordinator-epoch"])

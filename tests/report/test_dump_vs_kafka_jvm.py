@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional
+from typing import NamedTuple
 
 import pytest
 
@@ -46,7 +46,7 @@ pytestmark = [pytest.mark.jvm,
 
 class Segments(NamedTuple):
     root: Path  # the cwd of both tools
-    files: Dict[Optional[str], List[str]]  # decoder -> the segments it dumps, relative to root
+    files: dict[str | None, list[str]]  # decoder -> the segments it dumps, relative to root
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,7 @@ def segments(tmp_path_factory) -> Segments:
     """The segments to dump, the hostile disks' and the real ones copied under plain names (file
     names as Kafka prints them are tests/cli's)."""
     root = tmp_path_factory.mktemp("oracle")
-    got: Dict[Optional[str], List[str]] = {None: [], "transaction-log": [], "offsets": []}
+    got: dict[str | None, list[str]] = {None: [], "transaction-log": [], "offsets": []}
     for path, decoder in dump_catalog.write(root).values():
         got[decoder].append(str(path.relative_to(root)))
     logs = [p for d in hostile.build_all(root / "hostile") for p in sorted(d.rglob("*.log")) if p.stat().st_size]
@@ -69,7 +69,7 @@ def segments(tmp_path_factory) -> Segments:
     return Segments(root, got)
 
 
-def _run(cmd: List[str], cwd: Path, **env) -> subprocess.CompletedProcess:
+def _run(cmd: list[str], cwd: Path, **env) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=300, env=dict(os.environ, **env))
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 import shutil
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import NamedTuple
 
 import pytest
 
@@ -49,7 +50,7 @@ class RawBatch(NamedTuple):
     commit: bool  # control batches: COMMIT (True) or ABORT marker
 
 
-def _varint(data: bytes, pos: int) -> Tuple[int, int]:
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
     shift = value = 0
     while True:
         b = data[pos]
@@ -81,9 +82,9 @@ def raw_batches(partition_dir: Path) -> Iterator[RawBatch]:
             pos += 12 + h[1]
 
 
-def open_transactions(partition_dir: Path) -> Dict[int, int]:
+def open_transactions(partition_dir: Path) -> dict[int, int]:
     """producer id -> first offset of its transaction that no marker closed."""
-    open_: Dict[int, int] = {}
+    open_: dict[int, int] = {}
     for b in raw_batches(partition_dir):
         if b.control:
             open_.pop(b.producer_id, None)
@@ -92,12 +93,12 @@ def open_transactions(partition_dir: Path) -> Dict[int, int]:
     return open_
 
 
-def checkpoint(log_dir: Path, name: str) -> Dict[Tuple[str, int], int]:
+def checkpoint(log_dir: Path, name: str) -> dict[tuple[str, int], int]:
     lines = (log_dir / name).read_text().splitlines()
     return {(t, int(p)): int(o) for t, p, o in (line.split() for line in lines[2:2 + int(lines[1])])}
 
 
-def data_partitions(log_dir: Path) -> List[Path]:
+def data_partitions(log_dir: Path) -> list[Path]:
     return sorted(d for d in log_dir.iterdir() if re.fullmatch(r".+-\d+", d.name)
                   and not d.name.startswith(("__transaction_state-", "__cluster_metadata-")))
 
@@ -227,9 +228,9 @@ def test_the_model_is_deterministic():
 class NewerRow(HangingRow):
     """A row kind grown by three columns (forensics.columns: declared once, shown as declared)."""
 
-    tool_x_args: List[str] = field(default_factory=list)
+    tool_x_args: list[str] = field(default_factory=list)
     note: str = ""
-    brand_new_fact: Optional[int] = None
+    brand_new_fact: int | None = None
 
 
 def test_extra_row_keys_become_commands_or_field_groups():

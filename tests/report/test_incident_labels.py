@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Tuple
+from typing import NamedTuple
 
 import pytest
 
@@ -38,7 +38,7 @@ LSO_AT = 1767225600000  # the scenario frame's first timestamp (fixtures.scenari
 
 
 class Case(NamedTuple):
-    rows: List[dict]
+    rows: list[dict]
     page: str
     as_of: int
 
@@ -68,7 +68,7 @@ def _behind_and_waiting(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def cases(tmp_path_factory) -> Dict[str, Case]:
+def cases(tmp_path_factory) -> dict[str, Case]:
     out = {"example-disk": _case(EXAMPLE, 1767225620000)}
     for name in sorted(hs.SCENARIOS):
         out[name] = _case(hs.build(name, tmp_path_factory.mktemp(name)), hs.expected(name)["asOf"])
@@ -78,7 +78,7 @@ def cases(tmp_path_factory) -> Dict[str, Case]:
     return out
 
 
-def _keys(rows: List[dict]) -> Dict[str, str]:
+def _keys(rows: list[dict]) -> dict[str, str]:
     return {table_key(f.key): f.key for r in rows for f in flatten(r)}
 
 
@@ -98,10 +98,10 @@ class Page(HTMLParser):
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.pairs: List[Tuple[str, str]] = []
-        self.text: List[str] = []
-        self._stack: List[Tuple[str, str]] = []
-        self._cell: List[str] = []
+        self.pairs: list[tuple[str, str]] = []
+        self.text: list[str] = []
+        self._stack: list[tuple[str, str]] = []
+        self._cell: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         if tag not in ("br", "meta"):
@@ -141,8 +141,8 @@ def test_the_pages_show_labels_never_raw_keys_or_null(cases):
             assert not re.search(rf"(?<![-\w]){leaf}\b", text), (name, leaf)  # --transactionalId is Kafka's option
 
 
-def _pairs(case: Case) -> Dict[str, List[str]]:
-    out: Dict[str, List[str]] = {}
+def _pairs(case: Case) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
     for dt, dd in _read(case.page).pairs:
         out.setdefault(dt, []).append(dd)
     return out

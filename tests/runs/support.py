@@ -4,9 +4,9 @@ them with a partition dir left out, and a listener that keeps what a run tells."
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, List, Tuple
 
 from forensics.runs.context import Evidence
 
@@ -36,10 +36,10 @@ class Told:
     """A :class:`~forensics.runs.listener.Listener` that keeps what it is told."""
 
     def __init__(self) -> None:
-        self.notes: List[str] = []
-        self.warnings: List[str] = []
-        self.engines: List[object] = []
-        self.bars: List[Tuple[int, str, int]] = []  # (total, label, bytes told)
+        self.notes: list[str] = []
+        self.warnings: list[str] = []
+        self.engines: list[object] = []
+        self.bars: list[tuple[int, str, int]] = []  # (total, label, bytes told)
 
     def note(self, text: str) -> None:
         self.notes.append(text)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import shutil
 from dataclasses import replace
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 import pytest
 from typer.testing import CliRunner
@@ -47,8 +46,8 @@ def _spark_or_skip():
 
 
 @pytest.fixture(scope="module")
-def disks(tmp_path_factory) -> Dict[str, Path]:
-    out: Dict[str, Path] = {"example-disk": REPO / "fixtures" / "example-disk"}
+def disks(tmp_path_factory) -> dict[str, Path]:
+    out: dict[str, Path] = {"example-disk": REPO / "fixtures" / "example-disk"}
     for run in ("kraft-tv2", "kraft-rv3.9-tv0"):
         out[f"real/{run}"] = REPO / "fixtures" / "real" / run / "disk"
         if (SHARED / run / "data").is_dir():
@@ -61,14 +60,14 @@ def disks(tmp_path_factory) -> Dict[str, Path]:
     return out
 
 
-def _disk_names() -> List[str]:
+def _disk_names() -> list[str]:
     names = ["example-disk", "real/kraft-tv2", "real/kraft-rv3.9-tv0", "shared/kraft-tv2", "shared/kraft-rv3.9-tv0"]
     names += [f"scenario/{n}" for n in scenarios.SCENARIOS]
     names += [f"hanging/{n}" for n in hanging_scenarios.SCENARIOS]
     return names
 
 
-def _invoke(args: List[str], engine: str) -> Tuple[int, str, str]:
+def _invoke(args: list[str], engine: str) -> tuple[int, str, str]:
     extra = ["--engine", engine] + (["--master", MASTER] if engine == "spark" else [])
     result = runner.invoke(app, args + extra)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
@@ -76,7 +75,7 @@ def _invoke(args: List[str], engine: str) -> Tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def _lookups(root: Path) -> List[List[str]]:
+def _lookups(root: Path) -> list[list[str]]:
     """describe-producers of every data partition with producers, describe of every transactional id
     (capped, to keep the suite short on the real disks)."""
     code, out, _ = _invoke(["list", str(root), "--format", "json", "--no-progress"], "local")
@@ -89,7 +88,7 @@ def _lookups(root: Path) -> List[List[str]]:
     return cmds
 
 
-def _commands(root: Path) -> List[List[str]]:
+def _commands(root: Path) -> list[list[str]]:
     r = str(root)
     return [
         ["scan", r, "--format", "json", "--no-progress"],
@@ -101,7 +100,7 @@ def _commands(root: Path) -> List[List[str]]:
 
 
 @pytest.mark.parametrize("name", _disk_names())
-def test_both_engines_print_the_same_bytes(name: str, disks: Dict[str, Path]) -> None:
+def test_both_engines_print_the_same_bytes(name: str, disks: dict[str, Path]) -> None:
     _spark_or_skip()
     if name not in disks:
         pytest.skip(f"{name}: needs /work/shared/real-kafka")
@@ -153,7 +152,7 @@ def _damaged_copy(root: Path, tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("name", ["real/kraft-tv2", "real/kraft-rv3.9-tv0", "damaged"])
-def test_split_segments_give_the_results_of_whole_ones_on_both_engines(name: str, disks: Dict[str, Path],
+def test_split_segments_give_the_results_of_whole_ones_on_both_engines(name: str, disks: dict[str, Path],
                                                                       tmp_path: Path) -> None:
     _spark_or_skip()
     from forensics.pipeline.spark import SparkExecutor
@@ -172,14 +171,14 @@ def test_split_segments_give_the_results_of_whole_ones_on_both_engines(name: str
     assert _results(SparkExecutor(MASTER), root, 1 << 40) == whole
 
 
-def test_spark_returns_engine_statistics(disks: Dict[str, Path]) -> None:
+def test_spark_returns_engine_statistics(disks: dict[str, Path]) -> None:
     _spark_or_skip()
     from forensics.pipeline.spark import SparkExecutor
 
     ex = SparkExecutor(MASTER)
     inventory = discover([str(disks["real/kraft-tv2"])])
     units = plan(inventory, Scope(stats=True, non_live=True))
-    seen: List[int] = []
+    seen: list[int] = []
     results = ex.run(units, seen.append)  # the progress bar's callback: bytes read, as tasks finish
     assert results
     assert sum(seen) == sum(u.size for u in units) == ex.stats["inputBytes"] > 0

@@ -15,7 +15,6 @@ import os
 import re
 import subprocess
 from pathlib import Path
-from typing import Dict, List
 
 import pyarrow.parquet as pq
 import pytest
@@ -52,7 +51,7 @@ def built(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def exports(built) -> Dict[str, Export]:
+def exports(built) -> dict[str, Export]:
     """Spark's export of every case (the example disk's over a previous export, with --overwrite)."""
     _spark_or_skip()
     base, disks_of = built
@@ -61,17 +60,17 @@ def exports(built) -> Dict[str, Export]:
 
 
 @pytest.fixture(scope="module")
-def in_process(built, exports) -> Dict[str, Export]:
+def in_process(built, exports) -> dict[str, Export]:
     """The in-process export of the same disks (the same paths)."""
     base, disks_of = built
     return {name: Export(name, base, ["--engine", "local"], disks_of, tag="local") for name in DISKS}
 
 
-def _spark_rows(session, out: Path, name: str) -> List[dict]:
+def _spark_rows(session, out: Path, name: str) -> list[dict]:
     return [r.asDict(recursive=True) for r in session.read.parquet(str(out / name)).collect()]
 
 
-def _sql(session, e: Export, query: str) -> List[tuple]:
+def _sql(session, e: Export, query: str) -> list[tuple]:
     for t in TABLES:
         if re.search(rf"\b{t.name}\b", query):
             session.read.parquet(str(e.out / t.name)).createOrReplaceTempView(t.name)

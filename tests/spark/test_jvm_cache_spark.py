@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import List, NamedTuple, Tuple
+from typing import NamedTuple
 
 import pytest
 
@@ -46,7 +46,7 @@ def _env(tmp_path: Path, cache: Path) -> dict:
     return env
 
 
-def _archives(cache: Path) -> List[str]:
+def _archives(cache: Path) -> list[str]:
     return sorted(os.listdir(cache / "kafka-forensics"))
 
 
@@ -60,8 +60,8 @@ def local_run(tmp_path_factory) -> subprocess.CompletedProcess:
 
 class FirstRuns(NamedTuple):
     cache: Path
-    done: List[Tuple[int, str, str]]  # exit code, stdout, stderr of each
-    left: List[int]  # processes mentioning the cache right after both returned
+    done: list[tuple[int, str, str]]  # exit code, stdout, stderr of each
+    left: list[int]  # processes mentioning the cache right after both returned
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ Kafka's replay refuses). The records are encoded from Kafka's schemas (tests' en
 
 from __future__ import annotations
 
-from typing import Optional
 
 import pytest
 from hypothesis import given, settings
@@ -200,7 +199,7 @@ def test_the_image_is_frozen():
         image.topics["x"] = None  # type: ignore[index]
     with pytest.raises(AttributeError):
         image.records = 3  # type: ignore[misc]
-    empty: Optional[object] = fold()
+    empty: object | None = fold()
     assert empty.empty and empty.partition("t", 0) is None and list(empty.partitions("t")) == []
 
 

@@ -4,7 +4,7 @@ that rest on the id are unverifiable (tests/analysis/test_contradictions.py runs
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import pytest
 
@@ -16,13 +16,13 @@ S = TransactionStatus
 
 def _value(status: TransactionStatus, updated: int, partitions: Sequence[int] = (), epoch: int = 0,
            timeout: int = 60000, started: int = 1000) -> TransactionLogValue:
-    parts: Optional[Tuple[PartitionsSchema, ...]] = None
+    parts: tuple[PartitionsSchema, ...] | None = None
     if status != S.EMPTY:
         parts = (PartitionsSchema("t", tuple(partitions)),) if partitions else ()
     return TransactionLogValue(1, 7, epoch, timeout, status, parts, updated, started if status != S.EMPTY else -1)
 
 
-def _illegal(values, leader_epochs=None) -> Optional[str]:
+def _illegal(values, leader_epochs=None) -> str | None:
     fold = CoordinatorFold(0)
     for i, v in enumerate(values):
         fold.apply("p.log", TxnLogRecord("app", v, i, v.last_update_timestamp_ms,

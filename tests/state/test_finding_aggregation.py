@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import List, Tuple
 
 import pytest
 
@@ -67,7 +66,7 @@ def _replayed(tmp_path: Path, healthy: bool = False) -> Path:
     return replay.write_partition(tmp_path / ("healthy" if healthy else "replay"), COPIES, healthy)
 
 
-def _regressions(log: Path) -> List[Tuple[int, int, int]]:
+def _regressions(log: Path) -> list[tuple[int, int, int]]:
     """(byte position, first offset, last offset) of each run of data batches whose epoch is below the
     producer's previous batch's, by kafka-python's reader: the run ends before the next marker."""
     from kafka.record.memory_records import MemoryRecords

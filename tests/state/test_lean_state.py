@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List
 
 import pytest
 
@@ -31,7 +30,7 @@ REAL = [REPO / "fixtures" / "real" / "kraft-tv2" / "disk", REPO / "fixtures" / "
 
 
 @pytest.fixture(scope="module")
-def disks(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Path]:
+def disks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("lean")
     out = {f"scenario {n}": scenarios.build(n, base / "s" / n).parent for n in sorted(scenarios.SCENARIOS)}
     out.update({f"hanging {n}": hs.build(n, base / "h" / n) for n in hs.SCENARIOS})
@@ -57,7 +56,7 @@ def _decision(history) -> object:
     return None
 
 
-def test_summaries_are_what_the_full_history_says(disks: Dict[str, Path]) -> None:
+def test_summaries_are_what_the_full_history_says(disks: dict[str, Path]) -> None:
     checked = 0
     for name, disk in disks.items():
         full = _state(disk, {})
@@ -78,19 +77,19 @@ def test_summaries_are_what_the_full_history_says(disks: Dict[str, Path]) -> Non
     assert checked > 30
 
 
-def _verdicts(rep: StateReport) -> List[tuple]:
+def _verdicts(rep: StateReport) -> list[tuple]:
     verdicts, _ = find_hanging(rep, as_of=1_800_000_000_000)
     return [(str(v.view.topic_partition), v.view.inputs.path, v.entry, v.start_offset, v.span, v.verdict, v.reason,
              v.transactional_id, v.decision, v.patterns, v.gaps) for v in verdicts]
 
 
-def test_lean_rebuild_keeps_open_producers_only_and_judges_alike(disks: Dict[str, Path]) -> None:
+def test_lean_rebuild_keeps_open_producers_only_and_judges_alike(disks: dict[str, Path]) -> None:
     trimmed = 0
     for name, disk in disks.items():
         full = _state(disk, {})
         lean = _state(disk, {"keep_history": lambda tid: False, "lean": True})
         assert _verdicts(lean) == _verdicts(full), name
-        copies: Dict[object, int] = {}
+        copies: dict[object, int] = {}
         for v in full.partitions:
             copies[v.topic_partition] = copies.get(v.topic_partition, 0) + 1
         for f, v in zip(full.partitions, lean.partitions):
@@ -110,11 +109,11 @@ def test_lean_rebuild_keeps_open_producers_only_and_judges_alike(disks: Dict[str
     assert trimmed > 0
 
 
-def test_local_executor_consumes_each_replica_before_reading_the_next(disks: Dict[str, Path],
+def test_local_executor_consumes_each_replica_before_reading_the_next(disks: dict[str, Path],
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     inv = discover([str(disks["scenario hanging"])])
     units = plan(inv, state_scope())
-    events: List[tuple] = []
+    events: list[tuple] = []
     real = local.run_unit
     monkeypatch.setattr(local, "run_unit", lambda u: (events.append(("read", u.key)), real(u))[1])
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
 
@@ -27,16 +27,16 @@ NAMES = sorted(scenarios.SCENARIOS)
 TV2_TXN_LOG = REPO / "fixtures" / "real" / "kraft-tv2" / "__transaction_state-21" / "00000000000000000000.log"
 
 
-def tree(root: Path) -> Dict[str, bytes]:
+def tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def committed(name: str) -> Dict[str, Any]:
+def committed(name: str) -> dict[str, Any]:
     return json.loads(scenarios.expected_path(name).read_text())
 
 
 @pytest.fixture(scope="module")
-def disks(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Path]:
+def disks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Every scenario built once into its own folder (holding ``broker-1``)."""
     base = tmp_path_factory.mktemp("scenarios")
     for name in NAMES:
@@ -103,12 +103,12 @@ def in_partition(path: str, topic: str, partition: int) -> bool:
     return f"{topic}-{partition}" in Path(path).parts
 
 
-def project(row: Dict[str, Any], keys) -> Dict[str, Any]:
+def project(row: dict[str, Any], keys) -> dict[str, Any]:
     return {k: (sorted(row.get(k) or []) if k == "topicPartitions" else row.get(k)) for k in keys}
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_describe_producers_match(disks: Dict[str, Path], name: str) -> None:
+def test_describe_producers_match(disks: dict[str, Path], name: str) -> None:
     from forensics.report.state import describe_producers_rows
     from forensics.runs.rebuild import load_state
 
@@ -120,11 +120,11 @@ def test_describe_producers_match(disks: Dict[str, Path], name: str) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_list_matches(disks: Dict[str, Path], name: str) -> None:
+def test_list_matches(disks: dict[str, Path], name: str) -> None:
     from forensics.report.state import list_rows
     from forensics.runs.rebuild import load_state
 
-    want: List[Dict[str, Any]] = committed(name)["list"]
+    want: list[dict[str, Any]] = committed(name)["list"]
     got = sorted((r.as_json() for r in list_rows(load_state([str(disks[name])], data=False))),
                  key=lambda r: r["transactionalId"])
     keys = want[0].keys() if want else ("transactionalId",)
@@ -132,7 +132,7 @@ def test_list_matches(disks: Dict[str, Path], name: str) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_partition_lso_matches(disks: Dict[str, Path], name: str) -> None:
+def test_partition_lso_matches(disks: dict[str, Path], name: str) -> None:
     from forensics.report.state import partition_state_rows
     from forensics.runs.rebuild import load_state
 
@@ -143,7 +143,7 @@ def test_partition_lso_matches(disks: Dict[str, Path], name: str) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_planted_findings_are_reported(disks: Dict[str, Path], name: str) -> None:
+def test_planted_findings_are_reported(disks: dict[str, Path], name: str) -> None:
     from forensics.runs.rebuild import load_state
 
     findings = load_state([str(disks[name])]).findings()
