@@ -12,7 +12,11 @@ A test about one of these sets it itself (``monkeypatch.setenv``, ``CliRunner(en
 """
 
 import os
+import shutil
+import tempfile
 import time
+
+import pytest
 
 from tests import tiers
 from tests.process_guard import ProcessGuard
@@ -37,6 +41,7 @@ UNSET = (
 # KAFKA_FORENSICS_* variables that choose how the suite runs, not what a command prints: kept as given
 # (KAFKA_FORENSICS_PURE=1 runs the suite on the pure-Python path, which must print the same bytes).
 # Every other KAFKA_FORENSICS_* variable (DEBUG, STATS, SPARK_CDS, ...) is removed.
+PYCACHE = pytest.StashKey[str]()  # the session's bytecode directory (bytecode_cache)
 SUITE_CONTROLS = ("KAFKA_FORENSICS_PURE", "KAFKA_FORENSICS_SWEEP_CASES", "KAFKA_FORENSICS_SWEEP_SEED",
                   "KAFKA_FORENSICS_SCREENSHOT_DIR")
 
@@ -49,6 +54,15 @@ def session_environment(environ) -> None:
     environ.update(SESSION_ENV)
 
 
+def bytecode_cache(environ, directory: str) -> None:
+    """Let the Python processes the tests start (the CLI, Spark's Python workers) compile each module
+    once per session into ``directory``, whatever the caller exported: with PYTHONDONTWRITEBYTECODE=1,
+    or a checkout whose ``__pycache__`` is stale or cannot be written, every one of them compiled
+    every module again (about 1 s of CPU per CLI run). Nothing is written into the checkout."""
+    environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    environ["PYTHONPYCACHEPREFIX"] = directory
+
+
 def pytest_configure(config):
     config.pluginmanager.register(ProcessGuard(), "kafka-forensics-process-guard")
     # before any test module is imported: the property tests' example counts follow the tier (tests/tiers.py)
@@ -57,9 +71,16 @@ def pytest_configure(config):
 
 def pytest_sessionstart(session):
     session_environment(os.environ)
+    session.config.stash[PYCACHE] = tempfile.mkdtemp(prefix="kafka-forensics-pycache-")
+    bytecode_cache(os.environ, session.config.stash[PYCACHE])
     for name in UNSET:
         # pytest imports readline before this (its capture's workaround), and GNU readline sets COLUMNS
         # and LINES (80x24 without a terminal) in the process's own environment, which os.environ never
         # sees: every process a test starts without env= would inherit them
         os.unsetenv(name)
     time.tzset()
+
+
+def pytest_sessionfinish(session):
+    if PYCACHE in session.config.stash:
+        shutil.rmtree(session.config.stash[PYCACHE], ignore_errors=True)

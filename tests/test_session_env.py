@@ -50,3 +50,14 @@ def test_output_does_not_depend_on_the_machines_time_zone_or_locale() -> None:
                            env={**os.environ, "TZ": "Asia/Kolkata", "LC_ALL": "C", "LANG": "C"})
     assert here.returncode == 1 and '"verdict": "hanging"' in here.stdout
     assert (there.returncode, there.stdout, there.stderr) == (here.returncode, here.stdout, here.stderr)
+
+
+def test_the_processes_tests_start_compile_into_the_sessions_own_bytecode_directory() -> None:
+    """Whatever the caller exported (PYTHONDONTWRITEBYTECODE=1, another prefix), a CLI run started by a
+    test compiles each module once per session, and never into the checkout."""
+    done = subprocess.run([sys.executable, "-c", "import sys; print(sys.pycache_prefix, sys.dont_write_bytecode)"],
+                          capture_output=True, text=True, timeout=60)
+    prefix, dont_write = done.stdout.split()
+    assert dont_write == "False"
+    assert Path(prefix).name.startswith("kafka-forensics-pycache-") and Path(prefix).is_dir()
+    assert not Path(prefix).resolve().is_relative_to(REPO)
