@@ -13,6 +13,7 @@ A test about one of these sets it itself (``monkeypatch.setenv``, ``CliRunner(en
 
 import os
 import shutil
+import sys
 import tempfile
 import time
 
@@ -20,6 +21,13 @@ import pytest
 
 from tests import tiers
 from tests.process_guard import ProcessGuard
+
+# pytest rewrites the asserts of every test module at import and caches the result in __pycache__ (git
+# ignores it) unless bytecode writing is off: with PYTHONDONTWRITEBYTECODE=1 exported (sandboxes, some CI
+# images) every pytest process, each xdist worker too, rewrote all of them again, ~10 s of CPU in a
+# collection of ~16 s. Set before any test module is imported (this file is the first conftest); the
+# processes the tests start compile into the session's own directory instead (bytecode_cache).
+sys.dont_write_bytecode = False
 
 SESSION_ENV = {
     "TZ": "UTC",  # times are rendered in UTC; nothing may depend on the machine's zone

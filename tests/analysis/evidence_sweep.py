@@ -51,14 +51,22 @@ The oracle, per mutated run:
 
 Also counted: runs that raised (a traceback, or output that is not JSON) as **errors**.
 
+The disks are independent: with ``jobs`` > 1 (``--jobs``; the slow tier's fixture takes one per core)
+each disk is swept in a process of a pool, on its own working copy, and the tallies are merged in the
+catalog's order, so that counts and the examples kept are those of one process.
+
 Command line::
 
     python -m tests.analysis.evidence_sweep [--disk SUBSTRING ...] [--scratch DIR] [--examples N] [--sample K]
+                                            [--jobs N]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import multiprocessing
+import os
 import re
 import shutil
 import sys
@@ -66,6 +74,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -215,6 +224,20 @@ class Tally:
     def total(self, column: str) -> int:
         return sum(v[column] for k, v in self.counts.items() if k.startswith("class "))
 
+    def plain(self) -> tuple[dict[str, dict[str, int]], dict[str, list[str]], float]:
+        """What a pool's worker hands back (the defaultdicts' factories do not pickle)."""
+        return {k: dict(v) for k, v in self.counts.items()}, {k: list(v) for k, v in self.examples.items()}, self.cpu_s
+
+    def merge(self, plain: tuple[dict[str, dict[str, int]], dict[str, list[str]], float], keep: int) -> None:
+        """Adds a tally of later disks (:meth:`plain`): the same counts and examples as one process that went on."""
+        counts, examples, cpu_s = plain
+        for k, v in counts.items():
+            for c, n in v.items():
+                self.counts[k][c] += n
+        for k, found in examples.items():
+            self.examples[k].extend(found[:max(0, keep - len(self.examples[k]))])
+        self.cpu_s += cpu_s
+
 
 def example(disk: str, m: Mutation, j: Judged, run: Run, kind: str) -> str:
     head = f"[{disk}] {m.what}: exit {run.exit_code}"
@@ -252,17 +275,19 @@ def sweep_disk(disk: SweepDisk, tally: Tally, pick=None, keep: int = 3, log=None
     return len(muts)
 
 
+def _first(k: int, muts: list[Mutation]) -> list[Mutation]:
+    seen: dict[str, int] = defaultdict(int)
+    out = []
+    for m in muts:
+        if seen[m.cls] < k:
+            seen[m.cls] += 1
+            out.append(m)
+    return out
+
+
 def first_per_class(k: int):
-    """A deterministic sample: the first ``k`` mutations of each class."""
-    def pick(muts: list[Mutation]) -> list[Mutation]:
-        seen: dict[str, int] = defaultdict(int)
-        out = []
-        for m in muts:
-            if seen[m.cls] < k:
-                seen[m.cls] += 1
-                out.append(m)
-        return out
-    return pick
+    """A deterministic sample: the first ``k`` mutations of each class (a callable a pool's worker can be sent)."""
+    return functools.partial(_first, k)
 
 
 # disks whose runs cost several times the others' (three whole brokers: ~170 ms a run): the first N
@@ -270,14 +295,40 @@ def first_per_class(k: int):
 CAPS = {"real/kraft-tv2 x3 brokers": 40}
 
 
-def run_sweep(names: Sequence[str], scratch: Path, pick=None, keep: int = 3, log=None) -> Tally:
+def _sweep_one(name: str, scratch: Path, pick, keep: int, log) -> Tally:
     tally = Tally()
-    for name in names:
-        disk = make_disk(name, scratch)
-        try:
-            sweep_disk(disk, tally, pick or (first_per_class(CAPS[name]) if name in CAPS else None), keep, log)
-        finally:
-            shutil.rmtree(disk.root.parent / f".{disk.root.name}.aside", ignore_errors=True)
+    disk = make_disk(name, scratch)
+    try:
+        sweep_disk(disk, tally, pick or (first_per_class(CAPS[name]) if name in CAPS else None), keep, log)
+    finally:
+        shutil.rmtree(disk.root.parent / f".{disk.root.name}.aside", ignore_errors=True)
+    return tally
+
+
+def _log_to_stderr(s: str) -> None:
+    print(s, file=sys.stderr, flush=True)
+
+
+def _sweep_in_worker(name: str, scratch: Path, pick, keep: int, verbose: bool):
+    return _sweep_one(name, scratch, pick, keep, _log_to_stderr if verbose else None).plain()
+
+
+def run_sweep(names: Sequence[str], scratch: Path, pick=None, keep: int = 3, log=None, jobs: int = 1) -> Tally:
+    """Every disk of ``names`` swept, one after the other, or with ``jobs`` > 1 over a pool of that many
+    processes (each disk on its own copy under ``scratch``; in a worker ``log`` becomes stderr), merged in
+    the order of ``names``: the same tally either way."""
+    tally = Tally()
+    jobs = max(1, min(jobs, len(names)))
+    if jobs == 1:
+        for name in names:
+            tally.merge(_sweep_one(name, scratch, pick, keep, log).plain(), keep)
+        return tally
+    # spawn, not fork: the caller may be a test session holding threads (a JVM's gateway, a pool of its own)
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        # submitted in catalog order (the real disks, the largest, first), collected in the same order
+        futures = [pool.submit(_sweep_in_worker, name, scratch, pick, keep, log is not None) for name in names]
+        for f in futures:
+            tally.merge(f.result(), keep)
     return tally
 
 
@@ -306,13 +357,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--examples", type=int, default=3, help="examples kept per class and kind")
     ap.add_argument("--sample", type=int, help="only the first K mutations of each class on each disk")
     ap.add_argument("--verbose", action="store_true", help="print every failing run as it happens")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="disks swept at once, one process each (default: one per core; 1: in this process)")
     args = ap.parse_args(argv)
     names = [n for n in catalog() if not args.disk or any(s in n for s in args.disk)]
     scratch = Path(args.scratch) if args.scratch else Path(tempfile.mkdtemp(prefix="evidence-sweep-"))
     scratch.mkdir(parents=True, exist_ok=True)
     started = time.time()
     tally = run_sweep(names, scratch, first_per_class(args.sample) if args.sample else None, args.examples,
-                      (lambda s: print(s, file=sys.stderr)) if args.verbose else None)
+                      _log_to_stderr if args.verbose else None, jobs=args.jobs)
     print(table(tally))
     print(f"wall {time.time() - started:.0f} s")
     for key, found in sorted(tally.examples.items()):

@@ -4,12 +4,14 @@ justify and never reads as all clear (issue 22; the sweep, its disks and its ora
 Fast tier: the sweep's own machinery (the undo gives every byte and mtime back, the stale snapshots are
 the broker's own at an earlier offset, the oracle counts what it must, ``abort-commands`` arms exactly the
 rows ``find-hanging`` marks armed) and a deterministic sample (the first mutation of each class on a few
-disks). Slow tier: every mutation of every disk (> 5,000 runs). Each class is its own test; the classes
-``main`` still gets wrong are ``OPEN`` (strict xfail, with what the sweep measured), so a fix shows as an
-XPASS to take off the list.
+disks). Slow tier: every mutation of every disk (> 5,000 runs, over one process per core). Each class is
+its own test; the classes ``main`` still gets wrong are ``OPEN`` (strict xfail, with what the sweep
+measured), so a fix shows as an XPASS to take off the list.
 """
 
 from __future__ import annotations
+
+import os
 
 import pytest
 from typer.testing import CliRunner
@@ -21,6 +23,7 @@ from tests.analysis.evidence_mutations import CLASSES, Mutation, _entries, fold,
 from tests.analysis.evidence_sweep import (
     Baseline,
     Run,
+    Judged,
     Tally,
     analyse,
     armed_keys,
@@ -126,6 +129,33 @@ def test_the_oracle_counts_what_it_must():
     assert judge(touch, _base(), _run(7, [named, filed])).unnamed == ()
 
 
+def test_tallies_merged_in_order_are_the_tally_of_one_process():
+    """The pool's merge: per-disk tallies added in the catalog's order give the counts, the CPU and the first
+    ``keep`` examples that one tally fed disk after disk gives."""
+    m = Mutation("5a offset checkpoint raised/lowered", "x", lambda w: None, frozenset(["t-0"]))
+    bad, ok = Judged((("t", 0, "5", "1", "0", "7"),), None, False, False, ()), Judged((), None, False, False, ())
+    feeds = {"a": [(bad, 0.5), (ok, 0.25), (bad, 0.125)], "b": [(ok, 1.0), (bad, 2.0), (bad, 4.0)]}
+    one, merged = Tally(), Tally()
+    for disk, feed in feeds.items():
+        part = Tally()
+        for j, cpu in feed:
+            run = Run(1, (ARMED_ROW,), (), None, cpu)
+            for t in (one, part):
+                t.add((f"class {m.cls}", f"disk {disk}"), m, j, run, disk, 2)
+        merged.merge(part.plain(), 2)
+    assert merged.plain() == one.plain()
+    assert [e.split("]")[0] for e in merged.examples[f"{m.cls}|armed"]] == ["[a", "[a"]
+    assert merged.counts[f"class {m.cls}"]["armed"] == 4 and merged.cpu_s == 7.875
+
+
+@pytest.mark.slow
+def test_the_pool_gives_the_tally_of_one_process(tmp_path):
+    names, pick = ["hanging/ongoing", "state/compaction", "example"], first_per_class(2)
+    one = run_sweep(names, tmp_path / "one", pick, keep=2, jobs=1)
+    pooled = run_sweep(names, tmp_path / "pool", pick, keep=2, jobs=2)
+    assert pooled.counts == one.counts and pooled.examples == one.examples and pooled.total("runs") > 50
+
+
 def test_abort_commands_arms_what_find_hanging_marks_armed(tmp_path):
     """The oracle reads find-hanging's ``armed``; the script's active lines are the same aborts (on the disks
     whose undamaged verdicts arm: those stay whatever main fixes)."""
@@ -161,7 +191,8 @@ def sample(tmp_path_factory) -> Tally:
 def full(tmp_path_factory) -> Tally:
     from tests.analysis.evidence_disks import catalog
 
-    return run_sweep(list(catalog()), tmp_path_factory.mktemp("full"), keep=3)
+    # one process per core, each sweeping whole disks, merged in the catalog's order (the same tally as one)
+    return run_sweep(list(catalog()), tmp_path_factory.mktemp("full"), keep=3, jobs=os.cpu_count() or 1)
 
 
 def _check(tally: Tally, cls: str) -> None:
