@@ -85,3 +85,21 @@ def test_the_check_sees_a_leak():
     assert _leaks("orders\t0\tNone\n", "table") and _leaks("last seen 2026-01-01T00:00:00+00:00", "json")
     assert _leaks("x: nan", "csv") and not _leaks("orders\t0\tNone \t5\t\n", "text")
     assert not _leaks("Nonexistent nanos Inference", "table")
+
+
+def test_inputs_without_a_timestamp_leak_no_python(tmp_path):
+    """Inputs with no timestamp at all (empty segments only): the as-of time is "unknown" on every
+    screen (scan, find-hanging's stderr, the abort script, report's stderr line), never ``None``."""
+    part = tmp_path / "orders-0"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes(b"")
+    runs = [["scan", part], ["scan", part / "00000000000000000000.log"], ["find-hanging", part],
+            ["abort-commands", part, "--bootstrap-server", "broker-1:9092"],
+            ["report", part, "--out", tmp_path / "report.html"]]
+    leaks, unknown = [], 0
+    for args in runs:
+        out = _run(args)
+        unknown += "unknown: no timestamp on the inputs" in " ".join(out.split())  # stderr lines fold
+        leaks += [f"{args[0]}: {line}" for line in _leaks(out, "script" if args[0] == "abort-commands" else "table")]
+    assert not leaks, "\n".join(leaks)
+    assert unknown == len(runs)
