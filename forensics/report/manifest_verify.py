@@ -41,7 +41,7 @@ class Verification:
     status: str  # ok, changed, missing, added, renamed, type-changed, unreadable, not-hashed, outside, manifest
     detail: str  # the differences but a changed size and a moved modification time
     mtimes: tuple[int | None, int | None] | None = None  # a moved modification time: (now, recorded), epoch ns
-    sizes: tuple[int, int] | None = None  # a changed size: (now, recorded), bytes
+    sizes: tuple[int | None, int | None] | None = None  # a changed size: (now, recorded), bytes
 
 
 # -- reading a manifest back ---------------------------------------------------------------------
