@@ -168,6 +168,15 @@ def _card(label: str, value: object, note: str = "", alert: bool = False, cautio
     return f'<div class="{cls}"><span class="n">{esc(value)}</span>{esc(label)}<br>{extra}</div>'
 
 
+def _log_bytes_note(n: int, partitions_leave_some_out: bool) -> str:
+    """What the log bytes card counts, said on it: the exact count (``219,613 bytes``, as ``du -b`` and
+    scan's JSON give it) and that every partition's segments count, internal ones included, as scan's
+    and the engine line's figures do, where the partitions card leaves them out."""
+    exact = f"{n:,} bytes: " if n >= 1024 else ""
+    also = ", internal topics included (as scan)" if partitions_leave_some_out else ""
+    return f"{exact}the .log segments of every partition{also}"
+
+
 def _summary(inc: Incident) -> str:
     s = inc.summary
     brokers = ", ".join("?" if b is None else str(b) for b in s.brokers) or "none"
@@ -185,7 +194,7 @@ def _summary(inc: Incident) -> str:
         _card("need a person", s.attention, "stuck, fenced or overdue: not armed" if s.attention else "",
               caution=s.attention > 0),
         _card("findings", s.findings, ", ".join(f"{n} {k}" for k, n in s.findings_by_severity)),
-        _card("log bytes", size(s.log_bytes)),
+        _card("log bytes", size(s.log_bytes), _log_bytes_note(s.log_bytes, bool(s.not_counted))),
     ]
     chosen = inc.selection
     if chosen is not None:

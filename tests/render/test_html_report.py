@@ -185,3 +185,14 @@ def test_text_helpers():
     assert duration(90_061_000) == "1 d 1 h" and duration(None) == "unknown"
     assert esc('<a b="c">&\'') == "&lt;a b=&quot;c&quot;&gt;&amp;&#x27;"
     assert esc("a\u2066b\x00") == "a\\u2066b\\x00"
+
+
+def test_the_log_bytes_card_says_what_it_counts(page, example):
+    """issue 24: one size form, and each count says what it counts once: the partitions card leaves the
+    internal partitions out (and says so), the log bytes card counts every partition's segments, as
+    scan and the engine line do, and gives the exact count beside the binary units."""
+    text = " ".join(parse(page).text)
+    n = example.summary.log_bytes
+    assert n >= 1024 and example.summary.not_counted
+    assert (f"{n / 1024:.1f} KiB log bytes {n:,} bytes: the .log segments of every partition, internal topics "
+            "included (as scan)") in " ".join(text.split())
