@@ -19,7 +19,7 @@ from forensics.findings import Finding
 from forensics.render.clock_text import file_times_note
 from forensics.render.counts import count, not_counted
 from forensics.render.html_style import CSS, TONES, tone_colour
-from forensics.render.html_svg import lso_bars, lso_drawn, timeline_svg
+from forensics.render.html_svg import coordinator_producer, lso_bars, lso_drawn, no_data_text, timeline_svg
 from forensics.render.html_text import esc, value_text
 from forensics.render.size_text import size
 from forensics.render.selection_text import attention_words, left_out_words, selection_options, selection_words
@@ -257,12 +257,13 @@ def _transactions(inc: Incident) -> str:
 def _timeline_table(t: Timeline) -> str:
     rows: list[Sequence[str]] = [
         (esc(iso(e.time_ms)), "coordinator", esc(f"offset {e.offset}"), esc(e.state),
-         esc(f"coordinator epoch {e.coordinator_epoch}; producer {e.producer_id} epoch {e.producer_epoch}; "
+         esc(f"coordinator epoch {e.coordinator_epoch}; {coordinator_producer(e)}; "
              f"partitions {', '.join(e.partitions) or 'none'}")) for e in t.coordinator]
     for lane in t.lanes:
         for p in lane.spans:
-            rows.append((esc(iso(p.first_time_ms)), esc(lane.name), esc(f"offsets {p.first_offset}-"
-                                                                        f"{p.last_data_offset}"),
+            where = (f"offsets {p.first_offset}-{p.last_data_offset}" if p.last_data_offset is not None
+                     else no_data_text(p))
+            rows.append((esc(iso(p.first_time_ms)), esc(lane.name), esc(where),
                          esc(p.outcome or (p.verdict or "open").upper()),
                          esc(f"producer {p.producer_id}; marker at offset {p.marker_offset}, "
                              f"{iso(p.marker_time_ms)}" if p.outcome else f"producer {p.producer_id}; no marker")))
