@@ -147,8 +147,12 @@ def assess(log_dirs: Sequence[LogDirFacts], loose_partitions: Sequence[str], cha
         if not problems:
             quiet.add(d.path)
     if loose_partitions:
-        unsettled.append(Unsettled(NO_LOG_DIR, loose_partitions[0], "given without its log dir "
-                                   f"({_names(list(loose_partitions))}): nothing tells whether its broker had stopped"))
+        others = list(loose_partitions[1:])
+        names = _names(others) if len(others) > _SHOWN else " and ".join([", ".join(others[:-1]), others[-1]] if
+                                                                         len(others) > 1 else others)
+        also = f", as are {names}: nothing tells whether their brokers" if others else \
+            ": nothing tells whether its broker"
+        unsettled.append(Unsettled(NO_LOG_DIR, loose_partitions[0], f"given without its log dir{also} had stopped"))
     return Quiescence(tuple(unsettled), frozenset(quiet), dict(copied_by), window_ms, dict(dir_of))
 
 

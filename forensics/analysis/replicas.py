@@ -14,7 +14,7 @@ from typing import NamedTuple
 from forensics.analysis.producers import PartitionView
 from forensics.findings import Finding, FindingKind
 from forensics.model import TopicPartition
-from forensics.state.producer import TransactionSpan
+from forensics.state.producer import ProducerState, TransactionSpan
 
 
 class MarkerSeen(NamedTuple):
@@ -121,8 +121,27 @@ def _state_differences(tp: TopicPartition, group: Sequence[PartitionView]) -> li
             for pid in sorted(first.entries.keys() | other.entries.keys()):
                 a, b = first.entries.get(pid), other.entries.get(pid)
                 if a != b:
+                    one, two = replica_name(first, group), replica_name(other, group)
                     out.append(Finding(FindingKind.REPLICA_DIVERGENCE,
-                                       f"{tp}: producer {pid} differs between {replica_name(first, group)} "
-                                       f"({a}) and {replica_name(other, group)} ({b}) at the same log end {end}",
-                                       other.inputs.path))
+                                       f"{tp}: producer {pid} differs between {one} and {two} at the same log end "
+                                       f"{end}: {_entry_difference(a, b, one, two)}", other.inputs.path))
     return out
+
+
+# the fields of a producer entry two replicas may hold differently, as describe-producers names them
+_ENTRY_FIELDS = (("producer_epoch", "ProducerEpoch"), ("coordinator_epoch", "LatestCoordinatorEpoch"),
+                 ("last_sequence", "LastSequence"), ("last_offset", "last offset"), ("offset_delta", "offset delta"),
+                 ("last_timestamp", "LastTimestamp"), ("current_txn_first_offset", "CurrentTransactionStartOffset"))
+
+
+def _entry_difference(a: ProducerState | None, b: ProducerState | None, one: str, two: str) -> str:
+    """How two replicas' entries of one producer differ, field by field (``LatestCoordinatorEpoch 2 on
+    broker 1, -1 on broker 2``), or which holds none; never a Python repr."""
+    if a is None or b is None:
+        return f"only {two if a is None else one} holds an entry for it"
+    return ", ".join(f"{label} {_value(getattr(a, key))} on {one}, {_value(getattr(b, key))} on {two}"
+                     for key, label in _ENTRY_FIELDS if getattr(a, key) != getattr(b, key))
+
+
+def _value(v: int | None) -> str:
+    return "none" if v is None else str(v)

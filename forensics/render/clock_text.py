@@ -22,5 +22,7 @@ def file_times_note(when: AsOf) -> str | None:
 
 def as_of_text(when: AsOf) -> str:
     """``<time>: <source>``, as the as-of lines, the scan table and the abort script print it: the time
-    as :func:`~forensics.render.time_text.stamp` writes it (``2026-11-20T21:51:00.338Z (1795211460338)``)."""
-    return f"{stamp(when.time_ms)}: {when.source}"
+    as :func:`~forensics.render.time_text.stamp` writes it (``2026-11-20T21:51:00.338Z (1795211460338)``);
+    inputs without a timestamp (empty segments only): ``unknown: no timestamp on the inputs``, as the
+    report's page writes it."""
+    return f"{'unknown' if when.time_ms is None else stamp(when.time_ms)}: {when.source}"

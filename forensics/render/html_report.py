@@ -19,7 +19,7 @@ from forensics.findings import Finding
 from forensics.render.clock_text import file_times_note
 from forensics.render.counts import count, not_counted
 from forensics.render.html_style import CSS, TONES, tone_colour
-from forensics.render.html_svg import lso_bars, lso_drawn, timeline_svg
+from forensics.render.html_svg import coordinator_producer, lso_bars, lso_drawn, no_data_text, timeline_svg
 from forensics.render.html_text import esc, value_text
 from forensics.render.size_text import size
 from forensics.render.selection_text import attention_words, left_out_words, selection_options, selection_words
@@ -168,6 +168,15 @@ def _card(label: str, value: object, note: str = "", alert: bool = False, cautio
     return f'<div class="{cls}"><span class="n">{esc(value)}</span>{esc(label)}<br>{extra}</div>'
 
 
+def _log_bytes_note(n: int, partitions_leave_some_out: bool) -> str:
+    """What the log bytes card counts, said on it: the exact count (``219,613 bytes``, as ``du -b`` and
+    scan's JSON give it) and that every partition's segments count, internal ones included, as scan's
+    and the engine line's figures do, where the partitions card leaves them out."""
+    exact = f"{n:,} bytes: " if n >= 1024 else ""
+    also = ", internal topics included (as scan)" if partitions_leave_some_out else ""
+    return f"{exact}the .log segments of every partition{also}"
+
+
 def _summary(inc: Incident) -> str:
     s = inc.summary
     brokers = ", ".join("?" if b is None else str(b) for b in s.brokers) or "none"
@@ -185,7 +194,7 @@ def _summary(inc: Incident) -> str:
         _card("need a person", s.attention, "stuck, fenced or overdue: not armed" if s.attention else "",
               caution=s.attention > 0),
         _card("findings", s.findings, ", ".join(f"{n} {k}" for k, n in s.findings_by_severity)),
-        _card("log bytes", size(s.log_bytes)),
+        _card("log bytes", size(s.log_bytes), _log_bytes_note(s.log_bytes, bool(s.not_counted))),
     ]
     chosen = inc.selection
     if chosen is not None:
@@ -248,12 +257,13 @@ def _transactions(inc: Incident) -> str:
 def _timeline_table(t: Timeline) -> str:
     rows: list[Sequence[str]] = [
         (esc(iso(e.time_ms)), "coordinator", esc(f"offset {e.offset}"), esc(e.state),
-         esc(f"coordinator epoch {e.coordinator_epoch}; producer {e.producer_id} epoch {e.producer_epoch}; "
+         esc(f"coordinator epoch {e.coordinator_epoch}; {coordinator_producer(e)}; "
              f"partitions {', '.join(e.partitions) or 'none'}")) for e in t.coordinator]
     for lane in t.lanes:
         for p in lane.spans:
-            rows.append((esc(iso(p.first_time_ms)), esc(lane.name), esc(f"offsets {p.first_offset}-"
-                                                                        f"{p.last_data_offset}"),
+            where = (f"offsets {p.first_offset}-{p.last_data_offset}" if p.last_data_offset is not None
+                     else no_data_text(p))
+            rows.append((esc(iso(p.first_time_ms)), esc(lane.name), esc(where),
                          esc(p.outcome or (p.verdict or "open").upper()),
                          esc(f"producer {p.producer_id}; marker at offset {p.marker_offset}, "
                              f"{iso(p.marker_time_ms)}" if p.outcome else f"producer {p.producer_id}; no marker")))

@@ -160,7 +160,7 @@ def _coordinator_lane(events: Sequence[CoordinatorEvent], s: _Scale, y: float) -
         nxt = s.x(events[k + 1].time_ms) if k + 1 < len(events) else WIDTH - 14  # holds until now
         w = max(nxt - x, 3)
         tip = (f"__transaction_state offset {e.offset} at {iso(e.time_ms)}: {e.state}; coordinator epoch "
-               f"{e.coordinator_epoch}; producer id {e.producer_id} epoch {e.producer_epoch}; partitions "
+               f"{e.coordinator_epoch}; {coordinator_producer(e, 'producer id')}; partitions "
                f"{', '.join(e.partitions) or 'none'}")
         out.append(_rect(x, y, w, BAR_H, tone_colour(e.tone), f"state tone-{e.tone}", tip, ' stroke="#ffffff"'))
         label = next((t for t in (f"{e.state} [{', '.join(e.partitions)}]", e.state)
@@ -168,6 +168,20 @@ def _coordinator_lane(events: Sequence[CoordinatorEvent], s: _Scale, y: float) -
         if label is not None:
             out.append(_text(x + 3, y + 14, label, "light"))
     return out
+
+
+def coordinator_producer(e: CoordinatorEvent, word: str = "producer") -> str:
+    """``producer id 20 epoch 0``; a tombstone's none: ``no producer (tombstone)``, never ``None``."""
+    if e.producer_id is None:
+        return "no producer (tombstone)"
+    return f"{word} {e.producer_id} epoch {'unknown' if e.producer_epoch is None else e.producer_epoch}"
+
+
+def no_data_text(p: SpanEvent) -> str:
+    """A transaction none of whose data batches is among the inputs (compaction or retention removed
+    them, or it opened before the snapshot the replay starts from): where it starts, and that, never
+    ``offsets 30-None``."""
+    return f"from offset {p.first_offset}, no data batch among the inputs"
 
 
 def _span_shapes(p: SpanEvent, s: _Scale, y: float) -> list[str]:
@@ -179,8 +193,9 @@ def _span_shapes(p: SpanEvent, s: _Scale, y: float) -> list[str]:
                                      else "")
     what = (f"{p.outcome} marker at offset {p.marker_offset}, {iso(p.marker_time_ms)}" if p.outcome else
             f"no marker: open ({p.verdict or 'open'})")
-    tip = (f"producer {p.producer_id} epochs {','.join(map(str, p.epochs)) or '?'}: data at offsets {offsets} from "
-           f"{iso(p.first_time_ms)}; {what}")
+    data = (f"data at offsets {offsets} from {iso(p.first_time_ms)}" if p.last_data_offset is not None
+            else no_data_text(p))
+    tip = f"producer {p.producer_id} epochs {','.join(map(str, p.epochs)) or '?'}: {data}; {what}"
     colour = tone_colour(p.tone)
     out = [_rect(x, y + 3, max(end - x, 3), BAR_H - 6, colour, f"span tone-{p.tone}", tip)]
     if p.outcome is not None:

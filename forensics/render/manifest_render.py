@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from forensics.render.counts import count
 from forensics.render.machine_format import VERIFY_MANIFEST
+from forensics.render.size_text import exact_size
 from forensics.render.terminal_text import term
 from forensics.render.time_text import iso, iso_ns
 from forensics.report.manifest import (
@@ -89,13 +90,17 @@ def manifest_json(m: Manifest) -> bytes:
 
 
 def detail_text(r: Verification) -> str:
-    """A row's detail, with a moved modification time as ISO UTC times to the nanosecond (the
-    resolution compared: a move below the millisecond still shows)."""
-    if r.mtimes is None:
-        return r.detail
-    now, recorded = r.mtimes
-    moved = f"modification time {iso_ns(now)} (recorded {iso_ns(recorded)})"
-    return f"{r.detail}; {moved}" if r.detail else moved
+    """A row's detail, with a changed size as every screen writes sizes (``214.5 KiB (219,614 bytes),
+    recorded 214.5 KiB (219,613 bytes)``) and a moved modification time as ISO UTC times to the
+    nanosecond (the resolution compared: a move below the millisecond still shows)."""
+    parts = [r.detail] if r.detail else []
+    if r.sizes is not None:
+        now_size, recorded_size = r.sizes
+        parts.append(f"size {exact_size(now_size)}, recorded {exact_size(recorded_size)}")
+    if r.mtimes is not None:
+        now, recorded = r.mtimes
+        parts.append(f"modification time {iso_ns(now)} (recorded {iso_ns(recorded)})")
+    return "; ".join(parts)
 
 
 def render_verification(rows: Sequence[Verification], manifest_sha256: str, recorded: int, out: TextIO,

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.findings import Finding, total
+from forensics.model import first_few
 from forensics.render.clock_text import as_of_text
 from forensics.render.counts import by_topic, count
 from forensics.render.machine_format import SCAN
@@ -151,6 +152,10 @@ def render_scan_table(report: ScanReport, out: TextIO, version: BrokerVersionRan
         console.print(_hidden_line(hidden))
     if report.loose_segments:
         print_fitted(console, "Segment files", _LOOSE, [_loose_cells(s, wide) for s in report.loose_segments], width)
+    if report.other_loose_files:  # given beside what scan reads: said, not passed over in silence
+        names = first_few([term(p) for p in report.other_loose_files], 3)
+        console.print(f"Not read by scan (it reads log dirs, partition dirs and .log segments; `kafka-forensics dump` "
+                      f"decodes indexes and snapshots): {names}")
     findings = report.all_findings()
     if findings:
         print_fitted(console, f"Findings ({total(findings)})", _FINDINGS, [_finding_cells(f) for f in findings], width)

@@ -39,8 +39,9 @@ _WORDS = {"dir": "directory", "file": "file", "symlink": "symlink", "fifo": "FIF
 class Verification:
     path: str  # where the entry is now (for "manifest": the manifest file)
     status: str  # ok, changed, missing, added, renamed, type-changed, unreadable, not-hashed, outside, manifest
-    detail: str  # the differences but a moved modification time
+    detail: str  # the differences but a changed size and a moved modification time
     mtimes: tuple[int | None, int | None] | None = None  # a moved modification time: (now, recorded), epoch ns
+    sizes: tuple[int | None, int | None] | None = None  # a changed size: (now, recorded), bytes
 
 
 # -- reading a manifest back ---------------------------------------------------------------------
@@ -189,8 +190,6 @@ def _file_differences(rec: ManifestEntry, d: FileDigest) -> list[str]:
         out.append(f"sha256 {d.sha256} (recorded {rec.sha256})")
     if d.sparse_sha256 != rec.sparse_sha256:
         out.append(f"sparse digest {d.sparse_sha256} (recorded {rec.sparse_sha256})")
-    if d.size != rec.size:
-        out.append(f"size {d.size} (recorded {rec.size})")
     return out
 
 
@@ -203,8 +202,10 @@ def _compare_file(rec: ManifestEntry, where: str, d: FileDigest | None) -> Verif
         return Verification(where, "unreadable", d.error)
     differences = _file_differences(rec, d)
     moved = d.mtime_ns != rec.mtime_ns
-    if differences or moved:
-        return Verification(where, "changed", "; ".join(differences), (d.mtime_ns, rec.mtime_ns) if moved else None)
+    resized = d.size != rec.size
+    if differences or moved or resized:
+        return Verification(where, "changed", "; ".join(differences), (d.mtime_ns, rec.mtime_ns) if moved else None,
+                            (d.size, rec.size) if resized else None)
     note = " (it changed while the recorded run read it)" if rec.changed_during_run else ""
     digest = f"sha256 {d.sha256}" if d.sparse_sha256 is None else f"sparse digest {d.sparse_sha256}"
     return Verification(where, "ok", f"{digest}{note}")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.coverage import describe as describe_coverage
 from forensics.analysis.filters import Filters
+from forensics.errors import InputError
+from forensics.layout.inventory import Inventory
+from forensics.layout.names import FileKind
 from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
 from forensics.pipeline.plan import plan
 from forensics.runs.broker_version import broker_version_of
@@ -43,6 +47,7 @@ class ScanResult:
 def scan(req: ScanRequest, listener: Listener = Quiet()) -> ScanResult:
     """Brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
     opened = open_evidence("scan", req.evidence, req.engine, listener, Filters(req.topic, req.partition, req.broker_id))
+    refuse_nothing_to_read(opened.inventory)
     results = opened.run_units(plan(opened.inventory, SCAN_SCOPE), "scanning", listener)
     report = selected(assemble_scan(req.evidence.paths, opened.inventory, results, req.as_of, time_text=stamp), req.topic,
                       req.partition, req.broker_id)
@@ -51,3 +56,22 @@ def scan(req: ScanRequest, listener: Listener = Quiet()) -> ScanResult:
     gaps = tuple(describe_coverage(coverage_of(opened.inventory, image)))
     written = opened.manifest.finish(report.as_of.time_ms, report.as_of.source)
     return ScanResult(report, version, written, opened.stats, gaps)
+
+
+# what ``dump`` decodes of the files scan does not read alone (the text files it ignores, as kafka-dump-log.sh)
+_DUMPED = frozenset({FileKind.INDEX, FileKind.TIMEINDEX, FileKind.TXNINDEX, FileKind.SNAPSHOT, FileKind.KRAFT_SNAPSHOT,
+                     FileKind.BOOTSTRAP_CHECKPOINT, FileKind.LOG})
+
+
+def refuse_nothing_to_read(inv: Inventory) -> None:
+    """Files alone that scan does not read (an index, a snapshot, a checkpoint, a segment the broker set
+    aside): an input error (exit 3), as meta.properties and any non-Kafka file are, instead of a
+    "Findings: none" about nothing read. Next to a log dir, partition dir or segment they are listed."""
+    if inv.log_dirs or inv.partitions or not inv.loose_files:
+        return
+    if any(f.kind is FileKind.LOG and f.temp_suffix is None for f in inv.loose_files):
+        return
+    first = inv.loose_files[0]
+    dump = "; `kafka-forensics dump` decodes it" if first.kind in _DUMPED else ""
+    raise InputError("scan reads log dirs, partition dirs and .log segments, not this file alone: give its directory "
+                     f"({os.path.dirname(first.path) or '.'}){dump}", path=first.path)

@@ -114,6 +114,15 @@ def test_quiescence_facts():
     assert "00000000000000000000.log 10 -> 20 bytes" in q.unsettled[2].text
 
 
+def test_partition_dirs_given_alone_are_named_once():
+    """issue 24: "/p/t-0 given without its log dir (/p/t-0)" read as if /p/t-0 were its own log dir."""
+    [one] = assess([], ["/p/t-0"], [], {}, {}, 60_000).unsettled
+    assert (one.path, one.text) == ("/p/t-0", "given without its log dir: nothing tells whether its broker had stopped")
+    [three] = assess([], ["/p/t-0", "/p/t-1", "/q/u-0"], [], {}, {}, 60_000).unsettled
+    assert three.text == ("given without its log dir, as are /p/t-1 and /q/u-0: nothing tells whether their brokers "
+                          "had stopped")
+
+
 def test_a_clean_shutdown_file_of_another_run_is_no_quiescence(tmp_path):
     """The example disk's .kafka_cleanshutdown records brokerEpoch 12, the epoch of broker 1's newest
     registration: one of an earlier stop (or a metadata copy older than the stop) proves nothing."""

@@ -74,4 +74,8 @@ def test_behind_is_not_divergent_but_a_different_batch_at_the_marker_offset_is(t
     assert {f.kind.value for f in found} == {"replica_divergence"}
     marker = [f for f in found if "COMMIT marker of producer 5 at offset 32" in f.message]
     assert marker and marker[0].path.endswith("broker-1/b-txn-aborts-0/00000000000000000000.log")
-    assert any("producer 5 differs" in f.message for f in found)  # same log end, different entries
+    [differs] = [f.message for f in found if "producer 5 differs" in f.message]  # same log end, different entries
+    # in describe-producers' words, field by field (issue 24: it was two Python reprs)
+    assert differs.startswith("b-txn-aborts-0: producer 5 differs between broker 1 and broker 2 at the same log "
+                              "end 33: "), differs
+    assert "ProducerState(" not in differs and "None" not in differs and " on broker 1, " in differs

@@ -180,6 +180,24 @@ def test_verify_reports_every_difference(disk: Path, tmp_path: Path) -> None:
     assert code == 1 and json.loads(out)["differences"] == 3
 
 
+def test_a_changed_size_reads_as_every_screen_writes_sizes(disk: Path, tmp_path: Path) -> None:
+    """issue 24: one size formatter, verify-manifest included: ``214.5 KiB (219,613 bytes)``."""
+    target = tmp_path / "m.json"
+    assert invoke(["scan", str(disk), "--manifest", str(target)], tmp_path)[0] == 0
+    segment = disk / SEGMENT
+    was = segment.stat().st_size
+    with open(segment, "ab") as f:
+        f.write(b"\0" * 2048)
+    code, out, _ = invoke(["verify-manifest", str(target)], tmp_path)
+    assert code == 1
+    line = next(line for line in out.splitlines() if str(segment) in line)
+
+    def exact(n: int) -> str:
+        return f"{n:,} bytes" if n < 1024 else f"{n / 1024:.1f} KiB ({n:,} bytes)"
+
+    assert f"; size {exact(was + 2048)}, recorded {exact(was)}; modification time " in line, line
+
+
 def test_verify_with_base_follows_moved_evidence(tmp_path: Path) -> None:
     work = tmp_path / "case"
     shutil.copytree(DISK, work / "disk")

@@ -20,6 +20,7 @@ from forensics.render.time_text import duration, iso
 from forensics.report.hanging import find_hanging
 from forensics.report.incident import build_incident
 from forensics.runs.rebuild import load_state
+from tests.render.test_no_python_words import _page_text
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"
@@ -185,3 +186,23 @@ def test_text_helpers():
     assert duration(90_061_000) == "1 d 1 h" and duration(None) == "unknown"
     assert esc('<a b="c">&\'') == "&lt;a b=&quot;c&quot;&gt;&amp;&#x27;"
     assert esc("a\u2066b\x00") == "a\\u2066b\\x00"
+
+
+def test_the_log_bytes_card_says_what_it_counts(page, example):
+    """issue 24: one size form, and each count says what it counts once: the partitions card leaves the
+    internal partitions out (and says so), the log bytes card counts every partition's segments, as
+    scan and the engine line do, and gives the exact count beside the binary units."""
+    text = " ".join(parse(page).text)
+    n = example.summary.log_bytes
+    assert n >= 1024 and example.summary.not_counted
+    assert (f"{n / 1024:.1f} KiB log bytes {n:,} bytes: the .log segments of every partition, internal topics "
+            "included (as scan)") in " ".join(text.split())
+
+
+def test_a_transaction_without_data_batches_reads_in_words():
+    """issue 24: on the real Kafka 4.1 disk, compaction left g-compact-txn-0 a COMMIT marker at offset 30
+    without its data batches; the timeline's table said ``offsets 30-None``."""
+    page = html_report(incident(REPO / "fixtures" / "real" / "kraft-tv2" / "disk", as_of=1795215600000))
+    text = " ".join(parse(page).text)
+    assert "-None" not in page and not _page_text(page).count("None")
+    assert "from offset 30, no data batch among the inputs COMMIT producer 16; marker at offset 30" in text
