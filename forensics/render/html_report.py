@@ -168,6 +168,11 @@ def _card(label: str, value: object, note: str = "", alert: bool = False, cautio
     return f'<div class="{cls}"><span class="n">{esc(value)}</span>{esc(label)}<br>{extra}</div>'
 
 
+def _counted(n: int, noun: str, note: str = "") -> str:
+    """A card counting ``noun``s, its label singular for one (``1 broker``, ``3 brokers``: counts.count)."""
+    return _card(count(n, noun).split(" ", 1)[1], n, note)
+
+
 def _log_bytes_note(n: int, partitions_leave_some_out: bool) -> str:
     """What the log bytes card counts, said on it: the exact count (``219,613 bytes``, as ``du -b`` and
     scan's JSON give it) and that every partition's segments count, internal ones included, as scan's
@@ -181,19 +186,18 @@ def _summary(inc: Incident) -> str:
     s = inc.summary
     brokers = ", ".join("?" if b is None else str(b) for b in s.brokers) or "none"
     cards = [
-        _card("brokers", len(s.brokers), f"ids {brokers}"),
-        _card("partitions", s.partitions, f"{s.topics} topic(s), {s.replicas} replica(s)"
-              + (f"; {not_counted(s.not_counted)}" if s.not_counted else "")),
-        _card("__transaction_state partitions", s.txn_state_partitions, f"of {s.txn_state_partition_count}"),
-        _card("transactional ids", s.transactional_ids),
-        _card("open transactions", s.open_transactions,
-              ", ".join(f"{n} {v}" for v, n in s.verdicts)),
+        _counted(len(s.brokers), "broker", f"ids {brokers}"),
+        _counted(s.partitions, "partition", f"{s.topics} topic(s), {s.replicas} replica(s)"
+                 + (f"; {not_counted(s.not_counted)}" if s.not_counted else "")),
+        _counted(s.txn_state_partitions, "__transaction_state partition", f"of {s.txn_state_partition_count}"),
+        _counted(s.transactional_ids, "transactional id"),
+        _counted(s.open_transactions, "open transaction", ", ".join(f"{n} {v}" for v, n in s.verdicts)),
         _card("hanging", s.hanging, "proven: abort armed" if s.hanging else "", alert=s.hanging > 0),
         _card("unverifiable", s.unverifiable, "the evidence cannot decide: not armed" if s.unverifiable else "",
               caution=s.unverifiable > 0),
         _card("need a person", s.attention, "stuck, fenced or overdue: not armed" if s.attention else "",
               caution=s.attention > 0),
-        _card("findings", s.findings, ", ".join(f"{n} {k}" for k, n in s.findings_by_severity)),
+        _counted(s.findings, "finding", ", ".join(f"{n} {k}" for k, n in s.findings_by_severity)),
         _card("log bytes", size(s.log_bytes), _log_bytes_note(s.log_bytes, bool(s.not_counted))),
     ]
     chosen = inc.selection
@@ -203,8 +207,7 @@ def _summary(inc: Incident) -> str:
                            + (f": {attention_words(chosen)}" if chosen.needs_attention_left_out else ""),
                            alert=chosen.hanging_left_out > 0, caution=chosen.needs_attention_left_out > 0))
     if s.batches is not None:
-        cards.append(_card("batch" if s.batches == 1 else "batches", s.batches,
-                           f"{count(s.records, 'record')} in {count(s.segments, 'segment')}"))
+        cards.append(_counted(s.batches, "batch", f"{count(s.records, 'record')} in {count(s.segments, 'segment')}"))
     return f'<section id="summary"><h2>Summary</h2><div class="cards">{"".join(cards)}</div></section>'
 
 

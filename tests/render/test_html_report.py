@@ -199,6 +199,15 @@ def test_the_log_bytes_card_says_what_it_counts(page, example):
             "included (as scan)") in " ".join(text.split())
 
 
+def test_a_card_counting_one_thing_names_it_in_the_singular(page, example):
+    """issue 24: the example disk has one broker and one open transaction: "1 broker", not "1 brokers"."""
+    text = " ".join(" ".join(parse(page).text).split())
+    assert len(example.summary.brokers) == 1 and example.summary.open_transactions == 1
+    assert "1 broker ids" in text and "1 open transaction " in text
+    assert "1 brokers" not in text and "1 open transactions" not in text
+    assert f"{example.summary.partitions} partitions" in text
+
+
 def test_a_transaction_without_data_batches_reads_in_words():
     """issue 24: on the real Kafka 4.1 disk, compaction left g-compact-txn-0 a COMMIT marker at offset 30
     without its data batches; the timeline's table said ``offsets 30-None``."""
