@@ -7,7 +7,6 @@ per replica; nothing after that depends on which one ran.
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, NamedTuple, Protocol
@@ -17,13 +16,13 @@ from forensics.model import Progress
 from forensics.pipeline.java import (  # noqa: F401
     MIN_JAVA,
     SparkMissing,
-    _java_major,
     java_runtime,
     pyspark_installed,
     spark_available,
 )
 from forensics.pipeline.merge import ReplicaResult
 from forensics.pipeline.plan import WorkUnit
+from forensics.process_state import PROCESS
 from forensics.pipeline.stats import engine_stats  # noqa: F401  (re-exported)
 
 
@@ -234,6 +233,5 @@ def shutdown(interrupted: bool = False) -> None:
     """Stop the Spark session and its JVM if this process started one (the CLI calls it before it
     exits, so that a Ctrl-C during the stop is handled like any other; ``interrupted``: after a
     Ctrl-C, the JVM is killed rather than waited for). Re-raises KeyboardInterrupt."""
-    session = sys.modules.get("forensics.pipeline.spark_session")
-    if session is not None:
-        session.SESSION.close(interrupted)
+    if PROCESS.spark is not None:
+        PROCESS.spark.close(interrupted)

@@ -38,7 +38,7 @@ from forensics.pipeline.merge import (
     part_of,
 )
 from forensics.pipeline.plan import WorkUnit
-from forensics.pipeline.spark_session import SESSION, Conf, SparkError
+from forensics.pipeline.spark_session import Conf, SparkError, process_session
 from forensics.pipeline.units import run_unit
 
 _SLICE_BYTES = 64 << 20  # aim for tasks of about this many bytes (balance, progress)
@@ -198,8 +198,8 @@ class SparkExecutor:
 
     def run(self, units: Sequence[WorkUnit], progress: Progress | None = None,
             consume: Callable[[str, ReplicaResult], Any] | None = None) -> dict[str, Any]:
-        session = SESSION.get(self.master, self.conf, _warm_workers)
-        sc = session.sparkContext
+        spark = process_session()
+        sc = spark.get(self.master, self.conf, _warm_workers).sparkContext
         started = time.perf_counter()
         done, sent = sc.accumulator(0), sc.accumulator(0)
         bins = balance(items(units, self.slice_bytes), sc.defaultParallelism, self.slice_bytes)
@@ -208,7 +208,7 @@ class SparkExecutor:
             rdd = sc.parallelize(bins, len(bins)).mapPartitions(_task(done, sent, os.getcwd()))
             results = _assemble(list(self._collect(rdd, done, progress)), consume)
         self.stats = engine_stats("spark", sc.master, units, len(bins), sc.defaultParallelism, started,
-                                  sent.value, SESSION.startup_seconds)
+                                  sent.value, spark.startup_seconds)
         return results
 
     def _collect(self, rdd, done, progress: Progress | None):
@@ -237,10 +237,10 @@ def run_job(action: Callable[[], T], done, progress: Progress | None) -> T:
                 progress(done.value - reported)
                 reported = done.value
     except KeyboardInterrupt:
-        SESSION.cancel()
+        process_session().cancel()
         raise
     if progress is not None and done.value > reported:
         progress(done.value - reported)
     if "error" in box:
-        raise SESSION.failed(f"Spark job failed: {job_error(box['error'])}") from None
+        raise process_session().failed(f"Spark job failed: {job_error(box['error'])}") from None
     return box["value"]
