@@ -23,7 +23,7 @@ from forensics.pipeline.java import (  # noqa: F401
 from forensics.pipeline.merge import ReplicaResult
 from forensics.pipeline.plan import WorkUnit
 from forensics.process_state import PROCESS
-from forensics.pipeline.stats import engine_stats  # noqa: F401  (re-exported)
+from forensics.pipeline.stats import EngineStats  # noqa: F401  (re-exported: what a job did)
 
 
 

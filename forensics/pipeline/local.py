@@ -11,7 +11,7 @@ from typing import Any
 from collections.abc import Callable, Iterator, Sequence
 
 from forensics.model import Progress
-from forensics.pipeline.stats import engine_stats
+from forensics.pipeline.stats import EngineStats, engine_stats
 from forensics.pipeline.merge import ReplicaResult, finalize, merge_all, part_of
 from forensics.pipeline.plan import WorkUnit
 from forensics.pipeline.units import run_unit
@@ -33,7 +33,7 @@ class LocalExecutor:
         self.jobs = max(1, jobs)
         self.forced = forced
         self.min_task_bytes = min_task_bytes  # None: the pool's own (tests cut fixtures finer)
-        self.stats: dict[str, object] = {}
+        self.stats: EngineStats | None = None  # the last job's
 
     def processes(self, units: Sequence[WorkUnit]) -> int:
         """The worker processes a run of ``units`` uses (1: none, the units run in this process)."""

@@ -29,7 +29,7 @@ from typing import (
 from collections.abc import Callable, Iterator, Sequence
 
 from forensics.model import Progress
-from forensics.pipeline.stats import engine_stats
+from forensics.pipeline.stats import EngineStats, engine_stats
 from forensics.pipeline.merge import (
     ReplicaParts,
     ReplicaResult,
@@ -194,7 +194,7 @@ class SparkExecutor:
         self.master = master
         self.conf = conf
         self.slice_bytes = slice_bytes
-        self.stats: dict[str, object] = {}
+        self.stats: EngineStats | None = None  # the last job's
 
     def run(self, units: Sequence[WorkUnit], progress: Progress | None = None,
             consume: Callable[[str, ReplicaResult], Any] | None = None) -> dict[str, Any]:

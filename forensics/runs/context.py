@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from forensics.analysis.filters import Filters, check_filters
@@ -11,6 +11,7 @@ from forensics.layout.discovery import discover
 from forensics.layout.clusters import select_cluster
 
 from forensics.pipeline.engine import EngineName, EngineSpec, Executor, make_executor
+from forensics.pipeline.stats import EngineStats
 from forensics.report.scan import total_log_bytes
 from forensics.runs.listener import Listener, Quiet  # noqa: F401  (re-exported: the runs import them from here)
 from forensics.runs.manifest import ManifestRun
@@ -38,7 +39,7 @@ class Opened:
     inventory: Inventory
     executor: Executor
     manifest: ManifestRun
-    stats: dict[str, Any] = field(default_factory=dict)
+    stats: EngineStats | None = None  # what the executor's last job did
 
     def run_units(self, units, label: str, listener: Listener, consume=None) -> dict[str, Any]:
         """Run ``units`` on the executor, with a progress bar over the inventory's log bytes;
@@ -50,7 +51,7 @@ class Opened:
         with listener.progress(total_log_bytes(self.inventory), f"{label} ({self.executor.name})") as advance:
             results = self.executor.run(units, advance, consume) if consume is not None else \
                 self.executor.run(units, advance)
-        self.stats = dict(getattr(self.executor, "stats", None) or {})
+        self.stats = getattr(self.executor, "stats", None)  # (Reuse ran no job of its own: None)
         return results
 
 

@@ -18,7 +18,6 @@ import json
 import os
 import re
 from dataclasses import dataclass, replace
-from typing import Any
 from collections.abc import Sequence
 
 from forensics import __version__
@@ -42,6 +41,7 @@ from forensics.report.export import (
     transaction_rows,
 )
 from forensics.report.scan import without_producer_state
+from forensics.pipeline.stats import EngineStats
 from forensics.runs.context import EngineChoice, Evidence, Listener, Opened, Quiet, open_evidence
 from forensics.runs.manifest import ManifestWritten
 from forensics.runs.rebuild import load_state, scan
@@ -209,7 +209,7 @@ class ExportResult:
     as_of: AsOf
     findings: tuple[Finding, ...]  # what the scan and the state rebuild found, once each
     manifest: ManifestWritten | None
-    stats: dict[str, Any]
+    stats: EngineStats | None  # what the engine did (None: no job ran)
     engine: str = EngineName.local.value  # the engine that wrote the tables: local or spark
     not_counted: tuple[tuple[str, int], ...] = ()  # internal partitions with no row in ``partitions``, by topic
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.coverage import describe as describe_coverage
 from forensics.analysis.filters import Filters
 from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
 from forensics.pipeline.plan import plan
+from forensics.pipeline.stats import EngineStats
 from forensics.runs.broker_version import broker_version_of
 from forensics.render.time_text import stamp
 from forensics.report.evidence_facts import coverage_of
@@ -34,7 +34,7 @@ class ScanResult:
     report: ScanReport  # its as_of is the run's
     version: BrokerVersionRange
     manifest: ManifestWritten | None
-    stats: dict[str, Any]
+    stats: EngineStats | None  # what the engine did (None: no job ran)
     # what the disk says should exist and is not among the inputs (brokers, log dirs, partitions,
     # __cluster_metadata), one line each as find-hanging writes them; empty: nothing named is missing
     evidence_gaps: tuple[str, ...] = ()
