@@ -8,6 +8,7 @@ from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.coverage import describe as describe_coverage
 from forensics.analysis.filters import Filters
 from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
+from forensics.pipeline.executor import as_read
 from forensics.pipeline.plan import plan
 from forensics.pipeline.stats import EngineStats
 from forensics.runs.broker_version import broker_version_of
@@ -43,7 +44,7 @@ class ScanResult:
 def scan(req: ScanRequest, listener: Listener = Quiet()) -> ScanResult:
     """Brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
     opened = open_evidence("scan", req.evidence, req.engine, listener, Filters(req.topic, req.partition, req.broker_id))
-    results = opened.run_units(plan(opened.inventory, SCAN_SCOPE), "scanning", listener)
+    results = opened.run_units(plan(opened.inventory, SCAN_SCOPE), "scanning", listener, as_read)
     report = selected(assemble_scan(req.evidence.paths, opened.inventory, results, req.as_of, time_text=stamp), req.topic,
                       req.partition, req.broker_id)
     version = broker_version_of(opened.inventory, scan=report, given=req.broker_version)
