@@ -23,8 +23,8 @@ from forensics.pipeline.java import (  # noqa: F401
 from forensics.pipeline.executor import R, Executor
 from forensics.pipeline.merge import ReplicaResult
 from forensics.pipeline.plan import WorkUnit
-from forensics.process_state import PROCESS
 from forensics.pipeline.stats import EngineStats  # noqa: F401  (re-exported: what a job did)
+from forensics.process_state import PROCESS
 
 
 

@@ -17,8 +17,8 @@ from forensics.layout.evidence import changed_segments
 from forensics.model import TRANSACTION_STATE_TOPIC
 from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
 from forensics.pipeline.plan import plan
-from forensics.pipeline.witnesses import batch_crc, epoch_mismatch, index_reach
 from forensics.pipeline.stats import EngineStats
+from forensics.pipeline.witnesses import batch_crc, epoch_mismatch, index_reach
 from forensics.runs.broker_version import broker_version_of
 from forensics.report.hanging import (
     BOOTSTRAP_PLACEHOLDER,
