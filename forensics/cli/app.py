@@ -20,9 +20,7 @@ from forensics import __version__
 from forensics.cli import help_format, help_text
 from forensics.cli.click_api import ClickException as _CliError  # a usage error, shown as click shows it
 from forensics.cli.lazy_group import LazyGroup
-from forensics.cli.boundary import (  # noqa: F401  (the names tests and scripts import from here)
-    _COMMAND_LINE,
-    _CTRL_C,
+from forensics.cli.boundary import (  # noqa: F401  (the exit codes and the boundary: scripts import them from here)
     EXIT_CODES,
     EXIT_FOUND,
     EXIT_INTERNAL,
@@ -31,17 +29,17 @@ from forensics.cli.boundary import (  # noqa: F401  (the names tests and scripts
     EXIT_OUTPUT,
     EXIT_UNDECIDED,
     EXIT_USAGE,
+    GuardedStdout,
     OutputError,
-    _interrupted,
-    _on_ctrl_c,
-    _silence_stdout,
-    _unsafe_to_interrupt,
-    _Stdout,
     command_line,
     error_boundary,
     fail,
+    on_ctrl_c,
+    say_interrupted,
+    silence_stdout,
 )
 from forensics.errors import ForensicsError
+from forensics.process_state import PROCESS
 from forensics.render.terminal_text import term
 
 # The commands, in the order ``--help`` lists them: that of an investigation (cli/help_text.py, which
@@ -114,33 +112,33 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 def _run(argv: list[str] | None) -> int:
-    _COMMAND_LINE[:] = ["kafka-forensics", *(sys.argv[1:] if argv is None else argv)]
+    PROCESS.command_line = ("kafka-forensics", *(sys.argv[1:] if argv is None else argv))
     try:
         return _dispatch(argv)
     finally:
-        _COMMAND_LINE.clear()
+        PROCESS.command_line = ()
 
 
 def _dispatch(argv: list[str] | None) -> int:
     try:
         code = app(args=argv, prog_name="kafka-forensics", standalone_mode=False)
         if code == EXIT_INTERRUPTED:  # click turns Ctrl-C into a return value without standalone mode
-            return _interrupted()
+            return say_interrupted()
     except typer.Exit as exc:
         code = exc.exit_code
     except _CliError as exc:
         exc.show()
         code = getattr(exc, "exit_code", EXIT_USAGE)
     except (typer.Abort, KeyboardInterrupt):
-        return _interrupted()
+        return say_interrupted()
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
         code = EXIT_OK
     except Exception as exc:  # the last line of defence: one line, never a traceback
-        if _CTRL_C.is_set():  # a call cut short by Ctrl-C fails in its own way (Py4J, Spark)
-            return _interrupted()
+        if PROCESS.interrupted.is_set():  # a call cut short by Ctrl-C fails in its own way (Py4J, Spark)
+            return say_interrupted()
         if isinstance(exc, OutputError):
-            _silence_stdout()
+            silence_stdout()
         if isinstance(exc, ForensicsError):
             typer.echo(f"kafka-forensics: {term(exc)}", err=True)
             return exc.exit_code
@@ -159,20 +157,20 @@ def _flush_output(code: int) -> int:
     try:
         sys.stdout.flush()
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
     except OutputError as exc:
-        _silence_stdout()
+        silence_stdout()
         typer.echo(f"kafka-forensics: {exc}", err=True)
         return exc.exit_code
     except (OSError, ValueError):  # stdout closed or replaced by the caller: nothing left to write
-        _silence_stdout()
+        silence_stdout()
     return code
 
 
 def _stop_spark(interrupted: bool) -> None:
     """Stop the Spark session and its JVM (:func:`forensics.pipeline.engine.shutdown`), where this
-    process loaded the session's module: a command that never ran Spark loads nothing for it."""
-    if "forensics.pipeline.spark_session" in sys.modules:
+    process started one: a command that never ran Spark loads nothing for it."""
+    if PROCESS.spark is not None:
         from forensics.pipeline.engine import shutdown
 
         shutdown(interrupted)
@@ -180,18 +178,18 @@ def _stop_spark(interrupted: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _on_ctrl_c)
-    _CTRL_C.clear()
-    if not isinstance(sys.stdout, _Stdout) and sys.stdout is not None:
-        sys.stdout = _Stdout(sys.stdout)
+        signal.signal(signal.SIGINT, on_ctrl_c)
+    PROCESS.interrupted.clear()
+    if not isinstance(sys.stdout, GuardedStdout) and sys.stdout is not None:
+        sys.stdout = GuardedStdout(sys.stdout)
     code = _run(argv)
     try:
         # the Spark session and its JVM, if one was started: before exit, with our Ctrl-C handling
-        _stop_spark(_CTRL_C.is_set())
+        _stop_spark(PROCESS.interrupted.is_set())
     except KeyboardInterrupt:
         pass
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # all is done: the exit code below is the truth
-    if _CTRL_C.is_set() and code != EXIT_INTERRUPTED:  # Ctrl-C after the work was done, while stopping
-        code = _interrupted()
+    if PROCESS.interrupted.is_set() and code != EXIT_INTERRUPTED:  # Ctrl-C after the work was done, while stopping
+        code = say_interrupted()
     sys.exit(_flush_output(code))

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 import typer
 
 from forensics.errors import ForensicsError
+from forensics.process_state import PROCESS
 from forensics.render.terminal_text import term
 
 from forensics.exit_codes import (  # noqa: F401  (re-exported: the commands import them from here)
@@ -52,7 +53,7 @@ class OutputError(ForensicsError):
     exit_code = EXIT_OUTPUT
 
 
-class _Stdout:
+class GuardedStdout:
     """``sys.stdout`` whose write failures are told apart from every other ``OSError``: a full disk
     or an I/O error on the output becomes an :class:`OutputError`; a closed pipe stays a
     ``BrokenPipeError``. Everything else is the wrapped stream's."""
@@ -78,9 +79,6 @@ class _Stdout:
         return getattr(self._stream, name)
 
 
-_CTRL_C = threading.Event()  # set by the first Ctrl-C: whatever fails after it was interrupted
-
-
 def _unsafe_to_interrupt(frame) -> bool:
     """A KeyboardInterrupt raised inside a finalizer (``__del__``: Py4J closes connections there)
     is swallowed by Python, and one raised inside logging can leave its module lock held, which
@@ -93,8 +91,10 @@ def _unsafe_to_interrupt(frame) -> bool:
     return False
 
 
-def _on_ctrl_c(signum, frame) -> None:
-    _CTRL_C.set()
+def on_ctrl_c(signum, frame) -> None:
+    """The SIGINT handler :func:`forensics.cli.app.main` installs: the first Ctrl-C is remembered
+    (``PROCESS.interrupted``: whatever fails after it was interrupted) and lands as KeyboardInterrupt."""
+    PROCESS.interrupted.set()
     if _unsafe_to_interrupt(frame):  # come back in a moment, at a safe point
         threading.Timer(0.05, _thread.interrupt_main).start()
         return
@@ -107,18 +107,18 @@ def error_boundary() -> Iterator[None]:
     try:
         yield
     except OutputError as exc:
-        _silence_stdout()  # what is still buffered cannot be written either
+        silence_stdout()  # what is still buffered cannot be written either
         raise fail(str(exc), exc.exit_code)
     except ForensicsError as exc:
-        if _CTRL_C.is_set():  # a Spark job cancelled by Ctrl-C fails as a job: it was interrupted
+        if PROCESS.interrupted.is_set():  # a Spark job cancelled by Ctrl-C fails as a job: it was interrupted
             raise KeyboardInterrupt from None
         raise fail(str(exc), exc.exit_code)
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
         raise typer.Exit(EXIT_OK)
 
 
-def _silence_stdout() -> None:
+def silence_stdout() -> None:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -126,15 +126,12 @@ def _silence_stdout() -> None:
         pass
 
 
-def _interrupted() -> int:
+def say_interrupted() -> int:
     typer.echo("kafka-forensics: interrupted", err=True)
     return EXIT_INTERRUPTED
 
 
-_COMMAND_LINE: list[str] = []  # as main() was given it, for the evidence manifest
-
-
 def command_line() -> list[str]:
     """This run's command line (``sys.argv`` when the app was not started through :func:`main`)."""
-    return list(_COMMAND_LINE) or ["kafka-forensics", *sys.argv[1:]]
+    return list(PROCESS.command_line) or ["kafka-forensics", *sys.argv[1:]]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 from collections.abc import Iterable
 
 import typer
@@ -21,6 +21,7 @@ from forensics.render.terminal_text import term
 
 if TYPE_CHECKING:  # the engine and the manifest are loaded by the runs that have them, not by dump
     from forensics.pipeline.engine import Chosen
+    from forensics.pipeline.stats import EngineStats
     from forensics.runs.manifest import ManifestWritten
 
 STATS_ENV = "KAFKA_FORENSICS_STATS"  # file to write the engine's statistics to (benchmarks)
@@ -88,7 +89,7 @@ class StderrListener:
         return byte_progress(total, label, enabled=self.enabled and not _Voice.quiet)
 
 
-def after_run(manifest: ManifestWritten | None, stats: dict[str, Any] | None = None) -> dict | None:
+def after_run(manifest: ManifestWritten | None, stats: EngineStats | None = None) -> dict | None:
     """The engine statistics (to ``KAFKA_FORENSICS_STATS``), then the manifest written: what could not be
     hashed and its digest on stderr; its reference for JSON output."""
     write_engine_stats(stats)
@@ -112,11 +113,11 @@ def write_findings(findings: Iterable) -> None:
         sys.stderr.write(term(f.one_line()) + "\n")
 
 
-def write_engine_stats(stats: dict[str, Any] | None) -> None:
+def write_engine_stats(stats: EngineStats | None) -> None:
     """With KAFKA_FORENSICS_STATS=FILE, record what the engine did (units, tasks, bytes to the driver)."""
     target = os.environ.get(STATS_ENV)
     if not target or not stats:
         return
     with open(target, "w", encoding="utf-8") as fh:
-        json.dump(stats, fh, indent=2, sort_keys=True)
+        json.dump(stats.as_json(), fh, indent=2, sort_keys=True)
         fh.write("\n")

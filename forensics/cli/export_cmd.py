@@ -30,7 +30,7 @@ from forensics.cli.options import (
 from forensics.findings import EVIDENCE_KINDS
 from forensics.render.counts import not_counted
 from forensics.runs.context import EngineName
-from forensics.runs.export import ExportRequest, _clear, check_out, export, previous_export
+from forensics.runs.export import ExportRequest, export
 
 # --engine as every command has it (name, choices, environment variable), with what it means here: where
 # the tables are written, and so their layout (cli/options.py, VARIES, says why the help differs)
@@ -74,4 +74,4 @@ def export_cli(
         raise typer.Exit(EXIT_STRICT)
 
 
-__all__ = ["_clear", "check_out", "export_cli", "previous_export"]
+__all__ = ["export_cli"]

@@ -9,6 +9,7 @@ us). Every OS error becomes a finding, never a traceback.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 from collections.abc import Iterable, Sequence
@@ -150,27 +151,25 @@ def outside_evidence(e: DirEntry, roots: Sequence[str]) -> Finding | None:
 KERNEL_FS_TYPES = frozenset({"proc", "sysfs", "devtmpfs", "devpts", "debugfs", "tracefs", "securityfs", "cgroup",
                              "cgroup2", "configfs", "efivarfs", "bpf", "pstore", "fusectl", "mqueue", "binfmt_misc",
                              "autofs", "rpc_pipefs", "nsfs", "selinuxfs"})
-_KERNEL_DEVICES: list[int] = []
 
 
+@functools.cache
 def kernel_fs_devices() -> frozenset:
     """Device numbers (``st_dev``) of the mounted kernel file systems, from /proc/self/mountinfo
     (read once); empty where that file does not exist."""
-    if not _KERNEL_DEVICES:
-        devices = {-1}
-        try:
-            with open("/proc/self/mountinfo", "rb") as fh:
-                for line in fh:
-                    fields = line.split()
-                    if b"-" in fields and len(fields) > fields.index(b"-") + 1:
-                        fstype = fields[fields.index(b"-") + 1].decode("ascii", "replace")
-                        major, _, minor = fields[2].partition(b":")
-                        if fstype in KERNEL_FS_TYPES and major.isdigit() and minor.isdigit():
-                            devices.add(os.makedev(int(major), int(minor)))
-        except OSError:
-            pass
-        _KERNEL_DEVICES.extend(devices)
-    return frozenset(_KERNEL_DEVICES)
+    devices = {-1}
+    try:
+        with open("/proc/self/mountinfo", "rb") as fh:
+            for line in fh:
+                fields = line.split()
+                if b"-" in fields and len(fields) > fields.index(b"-") + 1:
+                    fstype = fields[fields.index(b"-") + 1].decode("ascii", "replace")
+                    major, _, minor = fields[2].partition(b":")
+                    if fstype in KERNEL_FS_TYPES and major.isdigit() and minor.isdigit():
+                        devices.add(os.makedev(int(major), int(minor)))
+    except OSError:
+        pass
+    return frozenset(devices)
 
 
 def on_kernel_fs(st: os.stat_result) -> bool:

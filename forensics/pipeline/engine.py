@@ -7,24 +7,24 @@ per replica; nothing after that depends on which one ran.
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple
 from collections.abc import Callable, Sequence
 
 from forensics.model import Progress
 from forensics.pipeline.java import (  # noqa: F401
     MIN_JAVA,
     SparkMissing,
-    _java_major,
     java_runtime,
     pyspark_installed,
     spark_available,
 )
+from forensics.pipeline.executor import R, Executor
 from forensics.pipeline.merge import ReplicaResult
 from forensics.pipeline.plan import WorkUnit
-from forensics.pipeline.stats import engine_stats  # noqa: F401  (re-exported)
+from forensics.pipeline.stats import EngineStats  # noqa: F401  (re-exported: what a job did)
+from forensics.process_state import PROCESS
 
 
 
@@ -34,17 +34,7 @@ class EngineName(str, Enum):
     spark = "spark"
 
 
-class Executor(Protocol):
-    name: str
-
-    def run(self, units: Sequence[WorkUnit], progress: Progress | None = None,
-            consume: Callable[[str, ReplicaResult], Any] | None = None) -> dict[str, Any]:
-        """Each replica's results by key, or ``consume(key, results)`` of them (called once per replica,
-        as soon as they are read, so that a caller keeps what it needs and not what was read)."""
-        ...
-
-
-class Reuse:
+class Reuse(Executor):
     """An executor that returns results computed already: one job reads the disks once for both the
     scan and the state report (the union of what each plans; ``export``), ``name`` the engine's that ran it."""
 
@@ -52,9 +42,10 @@ class Reuse:
         self.results = results
         self.name = name
 
-    def run(self, units: Sequence[WorkUnit], progress: Progress | None = None,
-            consume: Callable[[str, ReplicaResult], Any] | None = None) -> dict[str, ReplicaResult]:
-        return self.results  # shared by two reports: given as read (assemble_state folds what it needs)
+    def run_each(self, units: Sequence[WorkUnit], progress: Progress | None,
+                 consume: Callable[[str, ReplicaResult], R]) -> dict[str, R]:
+        # shared by two reports: each consumes them as read (assemble_state folds what it needs)
+        return {key: consume(key, results) for key, results in self.results.items()}
 
 
 class Why(str, Enum):
@@ -171,7 +162,7 @@ def choose_engine(spec: EngineSpec, input_bytes: int, cores: int | None = None,
     return Chosen(spark, Why.large, "", input_bytes, spec.master, threshold=threshold)
 
 
-class _Told:
+class _Told(Executor):
     """An executor that tells which engine runs, and why, when its first job starts (not when it is
     made: inputs refused before any work is read get their one line alone)."""
 
@@ -188,10 +179,10 @@ class _Told:
             self._tell(self._chosen._replace(processes=processes(units)) if processes is not None else self._chosen)
             self._chosen = None
 
-    def run(self, units: Sequence[WorkUnit], progress: Progress | None = None,
-            consume: Callable[[str, ReplicaResult], Any] | None = None) -> dict[str, Any]:
+    def run_each(self, units: Sequence[WorkUnit], progress: Progress | None,
+                 consume: Callable[[str, ReplicaResult], R]) -> dict[str, R]:
         self.announce(units)
-        return self._executor.run(units, progress, consume)
+        return self._executor.run_each(units, progress, consume)
 
     def __getattr__(self, name: str):  # stats, master, ...: the executor's
         return getattr(self._executor, name)
@@ -234,6 +225,5 @@ def shutdown(interrupted: bool = False) -> None:
     """Stop the Spark session and its JVM if this process started one (the CLI calls it before it
     exits, so that a Ctrl-C during the stop is handled like any other; ``interrupted``: after a
     Ctrl-C, the JVM is killed rather than waited for). Re-raises KeyboardInterrupt."""
-    session = sys.modules.get("forensics.pipeline.spark_session")
-    if session is not None:
-        session.SESSION.close(interrupted)
+    if PROCESS.spark is not None:
+        PROCESS.spark.close(interrupted)

@@ -29,7 +29,7 @@ from forensics.pipeline.export_rows import (
 )
 from forensics.pipeline.plan import WorkUnit
 from forensics.pipeline.spark import ExecutorCannotReadError, Item, balance, run_job
-from forensics.pipeline.spark_session import SESSION, Conf
+from forensics.pipeline.spark_session import Conf, process_session
 
 
 def spark_schema(table: Table):
@@ -96,7 +96,7 @@ class ParquetWriter:
 
     @property
     def session(self):
-        return SESSION.get(self.master, self.conf)  # the analysis job's, started by then
+        return process_session().get(self.master, self.conf)  # the analysis job's, started by then
 
     def write_batches(self, segments: Sequence[WorkUnit], contexts: dict[str, Context],
                       progress: Progress | None = None) -> int:

@@ -7,11 +7,11 @@ from __future__ import annotations
 import gc
 import time
 from contextlib import closing, contextmanager
-from typing import Any
 from collections.abc import Callable, Iterator, Sequence
 
 from forensics.model import Progress
-from forensics.pipeline.stats import engine_stats
+from forensics.pipeline.executor import R, Executor
+from forensics.pipeline.stats import EngineStats, engine_stats
 from forensics.pipeline.merge import ReplicaResult, finalize, merge_all, part_of
 from forensics.pipeline.plan import WorkUnit
 from forensics.pipeline.units import run_unit
@@ -23,7 +23,7 @@ from forensics.pipeline.units import run_unit
 POOL_FROM_BYTES = 256 << 20
 
 
-class LocalExecutor:
+class LocalExecutor(Executor):
     """``jobs``: worker processes at most (1: this process alone, the one-process path); ``forced``: that
     many whatever the size (``--jobs`` given), else in this process below :data:`POOL_FROM_BYTES`."""
 
@@ -33,7 +33,7 @@ class LocalExecutor:
         self.jobs = max(1, jobs)
         self.forced = forced
         self.min_task_bytes = min_task_bytes  # None: the pool's own (tests cut fixtures finer)
-        self.stats: dict[str, object] = {}
+        self.stats: EngineStats | None = None  # the last job's
 
     def processes(self, units: Sequence[WorkUnit]) -> int:
         """The worker processes a run of ``units`` uses (1: none, the units run in this process)."""
@@ -53,8 +53,8 @@ class LocalExecutor:
         floor = self.min_task_bytes if self.min_task_bytes is not None else UNIT_COST if self.forced else None
         return schedule(units, workers, floor)
 
-    def run(self, units: Sequence[WorkUnit], progress: Progress | None = None,
-            consume: Callable[[str, ReplicaResult], Any] | None = None) -> dict[str, Any]:
+    def run_each(self, units: Sequence[WorkUnit], progress: Progress | None,
+                 consume: Callable[[str, ReplicaResult], R]) -> dict[str, R]:
         """Each replica's finalized results, or what ``consume(key, results)`` makes of them, called as
         soon as the replica's last unit ran (the plan lists units replica by replica): what was read
         of one replica is dropped before the next is read. Over a pool, the same calls in the same
@@ -74,13 +74,13 @@ class LocalExecutor:
 
     @staticmethod
     def _run_pool(tasks: list, workers: int, progress: Progress | None,
-                  consume: Callable[[str, ReplicaResult], Any] | None) -> tuple[dict[str, Any], int, int] | None:
+                  consume: Callable[[str, ReplicaResult], R]) -> tuple[dict[str, R], int, int] | None:
         """The pool's run (None when the system refuses to fork: the caller runs in this process)."""
         from forensics.pipeline.pool import merge_parts, run_tasks, start, stop
 
         pool: list = []
         parts: dict[str, list] = {}
-        results: dict[str, Any] = {}
+        results: dict[str, R] = {}
         sent = 0
         try:
             try:
@@ -93,7 +93,7 @@ class LocalExecutor:
                     for piece, value in zip(task, values):
                         result = merge_parts(parts, piece, value)
                         if result is not None:
-                            results[piece.key] = consume(piece.key, result) if consume is not None else result
+                            results[piece.key] = consume(piece.key, result)
                             del result
                     del values
         finally:
@@ -103,17 +103,17 @@ class LocalExecutor:
 
     @staticmethod
     def _run(units: Sequence[WorkUnit], progress: Progress | None,
-             consume: Callable[[str, ReplicaResult], Any] | None) -> dict[str, Any]:
+             consume: Callable[[str, ReplicaResult], R]) -> dict[str, R]:
         last = {u.key: i for i, u in enumerate(units)}
         groups: dict[str, list] = {}
-        results: dict[str, Any] = {}
+        results: dict[str, R] = {}
         for i, u in enumerate(units):
             groups.setdefault(u.key, []).append(part_of(run_unit(u)))
             if progress is not None:
                 progress(u.size)
             if last[u.key] == i:
                 result = finalize(merge_all(groups.pop(u.key)))
-                results[u.key] = consume(u.key, result) if consume is not None else result
+                results[u.key] = consume(u.key, result)
                 del result
         return {key: results[key] for key in last}  # in the order of the plan (the pool merges in the same order)
 

@@ -21,15 +21,12 @@ import os
 import pickle
 import threading
 import time
-from typing import (
-    Any,
-    NamedTuple,
-    TypeVar,
-)
+from typing import NamedTuple, TypeVar
 from collections.abc import Callable, Iterator, Sequence
 
 from forensics.model import Progress
-from forensics.pipeline.stats import engine_stats
+from forensics.pipeline.executor import R, Executor
+from forensics.pipeline.stats import EngineStats, engine_stats
 from forensics.pipeline.merge import (
     ReplicaParts,
     ReplicaResult,
@@ -38,7 +35,7 @@ from forensics.pipeline.merge import (
     part_of,
 )
 from forensics.pipeline.plan import WorkUnit
-from forensics.pipeline.spark_session import SESSION, Conf, SparkError
+from forensics.pipeline.spark_session import Conf, SparkError, process_session
 from forensics.pipeline.units import run_unit
 
 _SLICE_BYTES = 64 << 20  # aim for tasks of about this many bytes (balance, progress)
@@ -165,50 +162,49 @@ def job_error(exc: BaseException) -> str:
     return (lines[0] if lines else type(exc).__name__)[:300]
 
 
-def _assemble(collected: list[tuple], consume: Callable[[str, ReplicaResult], Any] | None = None
-              ) -> dict[str, Any]:
+def _assemble(collected: list[tuple], consume: Callable[[str, ReplicaResult], R]) -> dict[str, R]:
     """Finalized replicas as they are; the parts of large replicas merged (associatively, in any
     order) and finalized here. With ``consume``, each replica is unpickled, handed over and dropped
     in turn (``collected`` is emptied as it goes), never all at once."""
-    results: dict[str, Any] = {}
+    results: dict[str, R] = {}
     parts: dict[str, list[ReplicaParts]] = {}
     for i, (whole, key, blob) in enumerate(collected):
         collected[i] = None  # type: ignore[call-overload]  # dropped once read (the list empties as it goes)
         value = pickle.loads(blob)
         del blob
         if whole:
-            results[key] = consume(key, value) if consume is not None else value
+            results[key] = consume(key, value)
         else:
             parts.setdefault(key, []).append(value)
         del value
     for key in list(parts):
         value = finalize(merge_all(parts.pop(key)))
-        results[key] = consume(key, value) if consume is not None else value
+        results[key] = consume(key, value)
     return results
 
 
-class SparkExecutor:
+class SparkExecutor(Executor):
     name = "spark"
 
     def __init__(self, master: str | None = None, conf: Conf = (), slice_bytes: int = _SLICE_BYTES) -> None:
         self.master = master
         self.conf = conf
         self.slice_bytes = slice_bytes
-        self.stats: dict[str, object] = {}
+        self.stats: EngineStats | None = None  # the last job's
 
-    def run(self, units: Sequence[WorkUnit], progress: Progress | None = None,
-            consume: Callable[[str, ReplicaResult], Any] | None = None) -> dict[str, Any]:
-        session = SESSION.get(self.master, self.conf, _warm_workers)
-        sc = session.sparkContext
+    def run_each(self, units: Sequence[WorkUnit], progress: Progress | None,
+                 consume: Callable[[str, ReplicaResult], R]) -> dict[str, R]:
+        spark = process_session()
+        sc = spark.get(self.master, self.conf, _warm_workers).sparkContext
         started = time.perf_counter()
         done, sent = sc.accumulator(0), sc.accumulator(0)
         bins = balance(items(units, self.slice_bytes), sc.defaultParallelism, self.slice_bytes)
-        results: dict[str, ReplicaResult] = {}
+        results: dict[str, R] = {}
         if bins:
             rdd = sc.parallelize(bins, len(bins)).mapPartitions(_task(done, sent, os.getcwd()))
             results = _assemble(list(self._collect(rdd, done, progress)), consume)
         self.stats = engine_stats("spark", sc.master, units, len(bins), sc.defaultParallelism, started,
-                                  sent.value, SESSION.startup_seconds)
+                                  sent.value, spark.startup_seconds)
         return results
 
     def _collect(self, rdd, done, progress: Progress | None):
@@ -219,13 +215,14 @@ def run_job(action: Callable[[], T], done, progress: Progress | None) -> T:
     """Run a Spark action in a thread, reporting ``done`` (an accumulator of bytes read) as it grows;
     Ctrl-C cancels the job (then the CLI says "interrupted"); a failed job is one line naming
     Spark's log."""
-    box: dict[str, Any] = {}
+    value: list[T] = []  # the action's result, or
+    error: list[BaseException] = []  # what it raised
 
     def work() -> None:
         try:
-            box["value"] = action()
+            value.append(action())
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = exc
+            error.append(exc)
 
     worker = threading.Thread(target=work, name="kafka-forensics-spark-job", daemon=True)
     worker.start()
@@ -237,10 +234,10 @@ def run_job(action: Callable[[], T], done, progress: Progress | None) -> T:
                 progress(done.value - reported)
                 reported = done.value
     except KeyboardInterrupt:
-        SESSION.cancel()
+        process_session().cancel()
         raise
     if progress is not None and done.value > reported:
         progress(done.value - reported)
-    if "error" in box:
-        raise SESSION.failed(f"Spark job failed: {job_error(box['error'])}") from None
-    return box["value"]
+    if error:
+        raise process_session().failed(f"Spark job failed: {job_error(error[0])}") from None
+    return value[0]

@@ -7,8 +7,9 @@ to the evidence. The driver JVM maps a class-data-sharing archive when there is 
 (:mod:`forensics.pipeline.jvm_cache`); a JVM that dies mapping it costs one warning and a start
 without it. At :meth:`_Session.close` the driver JVM this process started is ended and waited
 for (a JVM dumping a new archive at exit takes a while): none outlives the command. Loading this
-module imports neither pyspark nor py4j and registers nothing; the first session started registers
-the exit hook that closes it (should the CLI not have, see :func:`forensics.pipeline.engine.shutdown`).
+module imports neither pyspark nor py4j and registers nothing; :func:`process_session` makes the process's
+one session (``PROCESS.spark``) when the first job asks for it, and registers the exit hook that
+closes it (should the CLI not have, see :func:`forensics.pipeline.engine.shutdown`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from forensics.errors import ForensicsError
 from forensics.exit_codes import EXIT_SPARK
 from forensics.pipeline import jvm_cache
 from forensics.pipeline.java import java_runtime
+from forensics.process_state import PROCESS
 
 if TYPE_CHECKING:  # (imported when a session starts: see above)
     from pyspark.sql import SparkSession
@@ -85,7 +87,6 @@ class _Session:
         if self.session is not None and self.key == key:
             return self.session
         self.stop()
-        _close_at_exit()
         started = time.perf_counter()
         self.workdir = workdir = tempfile.mkdtemp(prefix="kafka-forensics-spark-")
         self._children_before = _children()
@@ -260,16 +261,15 @@ def _end_started_processes(before: set[int], grace: float = 5.0) -> None:
         time.sleep(0.05)
 
 
-SESSION = _Session()
-_AT_EXIT: list[bool] = []  # [True] once the exit hook is registered
-
-
-def _close_at_exit() -> None:
-    """Close :data:`SESSION` at exit: registered by the first session started (the CLI closes it
-    before, see :func:`forensics.pipeline.engine.shutdown`)."""
-    if not _AT_EXIT:
-        atexit.register(SESSION.close)
-        _AT_EXIT.append(True)
+def process_session() -> _Session:
+    """This process's Spark session (``PROCESS.spark``, :mod:`forensics.process_state`), made when
+    the first job asks for it, with the exit hook that closes it (the CLI closes it before, see
+    :func:`forensics.pipeline.engine.shutdown`)."""
+    held = PROCESS.spark
+    if not isinstance(held, _Session):
+        held = PROCESS.spark = _Session()
+        atexit.register(held.close)
+    return held
 
 
 JVM_EXIT_SECONDS = 600  # a JVM writing a class-data-sharing archive on a busy machine takes a while

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from forensics.analysis.filters import Filters, check_filters
 from forensics.layout import Inventory
@@ -11,6 +11,10 @@ from forensics.layout.discovery import discover
 from forensics.layout.clusters import select_cluster
 
 from forensics.pipeline.engine import EngineName, EngineSpec, Executor, make_executor
+from forensics.pipeline.executor import R
+from forensics.pipeline.merge import ReplicaResult
+from forensics.pipeline.plan import WorkUnit
+from forensics.pipeline.stats import EngineStats
 from forensics.report.scan import total_log_bytes
 from forensics.runs.listener import Listener, Quiet  # noqa: F401  (re-exported: the runs import them from here)
 from forensics.runs.manifest import ManifestRun
@@ -38,19 +42,19 @@ class Opened:
     inventory: Inventory
     executor: Executor
     manifest: ManifestRun
-    stats: dict[str, Any] = field(default_factory=dict)
+    stats: EngineStats | None = None  # what the executor's last job did
 
-    def run_units(self, units, label: str, listener: Listener, consume=None) -> dict[str, Any]:
+    def run_units(self, units: Sequence[WorkUnit], label: str, listener: Listener,
+                  consume: Callable[[str, ReplicaResult], R]) -> dict[str, R]:
         """Run ``units`` on the executor, with a progress bar over the inventory's log bytes;
-        ``consume(key, results)``: what to keep of each replica, as it is read. The engine line first,
-        then the bar."""
+        ``consume(key, results)``: what to keep of each replica, as it is read (``as_read``: all of it).
+        The engine line first, then the bar."""
         announce = getattr(self.executor, "announce", None)  # make_executor's executors tell their engine
         if announce is not None:
             announce(units)
         with listener.progress(total_log_bytes(self.inventory), f"{label} ({self.executor.name})") as advance:
-            results = self.executor.run(units, advance, consume) if consume is not None else \
-                self.executor.run(units, advance)
-        self.stats = dict(getattr(self.executor, "stats", None) or {})
+            results = self.executor.run(units, advance, consume)
+        self.stats = getattr(self.executor, "stats", None)  # (Reuse ran no job of its own: None)
         return results
 
 

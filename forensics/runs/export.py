@@ -18,7 +18,6 @@ import json
 import os
 import re
 from dataclasses import dataclass, replace
-from typing import Any
 from collections.abc import Sequence
 
 from forensics import __version__
@@ -29,6 +28,7 @@ from forensics.layout.evidence import check_outside_evidence, require_parent_dir
 from forensics.layout.evidence import is_within as inside
 from forensics.pipeline import export_rows as tables
 from forensics.pipeline.engine import EngineName, Reuse, Workload
+from forensics.pipeline.executor import as_read
 from forensics.pipeline.export_rows import SCHEMA_VERSION, SEGMENT_KINDS, TABLES
 from forensics.pipeline.plan import Scope, plan
 from forensics.render.terminal_text import term
@@ -42,6 +42,7 @@ from forensics.report.export import (
     transaction_rows,
 )
 from forensics.report.scan import without_producer_state
+from forensics.pipeline.stats import EngineStats
 from forensics.runs.context import EngineChoice, Evidence, Listener, Opened, Quiet, open_evidence
 from forensics.runs.manifest import ManifestWritten
 from forensics.runs.rebuild import load_state, scan
@@ -145,7 +146,7 @@ def _analyse(paths: Sequence[str], opened: Opened, partitions: int | None, liste
     """One job for everything the scan and the state report need; both built from its results."""
     inventory = opened.inventory
     scope = Scope(stats=True, data=True, coordinator=True, non_live=True)
-    reuse = Reuse(opened.run_units(plan(inventory, scope), "reading", listener), opened.executor.name)
+    reuse = Reuse(opened.run_units(plan(inventory, scope), "reading", listener, as_read), opened.executor.name)
     scanned = scan(paths, inventory=inventory, executor=reuse)
     # single files given on the command line are in the scan and in batches; the state ignores them
     state = load_state(paths, inventory=replace(inventory, loose_files=()), executor=reuse,
@@ -209,7 +210,7 @@ class ExportResult:
     as_of: AsOf
     findings: tuple[Finding, ...]  # what the scan and the state rebuild found, once each
     manifest: ManifestWritten | None
-    stats: dict[str, Any]
+    stats: EngineStats | None  # what the engine did (None: no job ran)
     engine: str = EngineName.local.value  # the engine that wrote the tables: local or spark
     not_counted: tuple[tuple[str, int], ...] = ()  # internal partitions with no row in ``partitions``, by topic
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 from collections.abc import Callable, Sequence
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
@@ -18,6 +17,7 @@ from forensics.layout.evidence import changed_segments
 from forensics.model import TRANSACTION_STATE_TOPIC
 from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
 from forensics.pipeline.plan import plan
+from forensics.pipeline.stats import EngineStats
 from forensics.pipeline.witnesses import batch_crc, epoch_mismatch, index_reach
 from forensics.runs.broker_version import broker_version_of
 from forensics.report.hanging import (
@@ -79,7 +79,7 @@ class VerdictRun:
     evidence: tuple[Finding, ...]  # what could not be read, or not as Kafka wrote it
     warnings: tuple[str, ...]  # what weakens every verdict (no coordinator among the inputs)
     manifest: ManifestWritten | None
-    stats: dict[str, Any]
+    stats: EngineStats | None  # what the engine did (None: no job ran)
 
 
 def _verdicts(command: str, req: VerdictRequest, listener: Listener, lean: bool = True):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.coverage import describe as describe_coverage
@@ -13,7 +12,9 @@ from forensics.errors import InputError
 from forensics.layout.inventory import Inventory
 from forensics.layout.names import FileKind
 from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
+from forensics.pipeline.executor import as_read
 from forensics.pipeline.plan import plan
+from forensics.pipeline.stats import EngineStats
 from forensics.runs.broker_version import broker_version_of
 from forensics.render.time_text import stamp
 from forensics.report.evidence_facts import coverage_of
@@ -38,7 +39,7 @@ class ScanResult:
     report: ScanReport  # its as_of is the run's
     version: BrokerVersionRange
     manifest: ManifestWritten | None
-    stats: dict[str, Any]
+    stats: EngineStats | None  # what the engine did (None: no job ran)
     # what the disk says should exist and is not among the inputs (brokers, log dirs, partitions,
     # __cluster_metadata), one line each as find-hanging writes them; empty: nothing named is missing
     evidence_gaps: tuple[str, ...] = ()
@@ -48,7 +49,7 @@ def scan(req: ScanRequest, listener: Listener = Quiet()) -> ScanResult:
     """Brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
     opened = open_evidence("scan", req.evidence, req.engine, listener, Filters(req.topic, req.partition, req.broker_id))
     refuse_nothing_to_read(opened.inventory)
-    results = opened.run_units(plan(opened.inventory, SCAN_SCOPE), "scanning", listener)
+    results = opened.run_units(plan(opened.inventory, SCAN_SCOPE), "scanning", listener, as_read)
     report = selected(assemble_scan(req.evidence.paths, opened.inventory, results, req.as_of, time_text=stamp), req.topic,
                       req.partition, req.broker_id)
     version = broker_version_of(opened.inventory, scan=report, given=req.broker_version)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from forensics.analysis.clock import AsOf, given
 from forensics.analysis.filters import Filters, canonical_state, check_filters, states_present
@@ -25,6 +24,7 @@ from forensics.report.state import (
     state_scope,
 )
 from forensics.report.rows import DescribeRow, ProducerRow, TransactionRow
+from forensics.pipeline.stats import EngineStats
 from forensics.runs.context import EngineChoice, Evidence, Listener, Opened, Quiet, open_evidence
 from forensics.runs.manifest import ManifestWritten
 
@@ -50,7 +50,7 @@ class StateResult:
     as_of: AsOf
     findings: tuple[Finding, ...]
     manifest: ManifestWritten | None
-    stats: dict[str, Any]
+    stats: EngineStats | None  # what the engine did (None: no job ran)
     note: str | None = None  # list filters that matched nothing: what was asked, the states the evidence holds
 
 

@@ -10,12 +10,13 @@ import typer
 
 from forensics.cli import app as cli_app
 from forensics.cli.app import EXIT_INTERNAL, EXIT_USAGE
+from forensics.process_state import PROCESS
 
 
 @pytest.fixture(autouse=True)
 def _no_debug(monkeypatch) -> None:
     monkeypatch.delenv("KAFKA_FORENSICS_DEBUG", raising=False)
-    cli_app._CTRL_C.clear()
+    PROCESS.interrupted.clear()
 
 
 def test_a_usage_error_is_shown_as_click_shows_it(capsys) -> None:

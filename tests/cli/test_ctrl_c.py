@@ -8,20 +8,21 @@ import time
 
 import pytest
 
-from forensics.cli import app
+from forensics.cli import boundary
+from forensics.process_state import PROCESS
 
 
 @pytest.fixture(autouse=True)
 def _clear():
-    app._CTRL_C.clear()
+    PROCESS.interrupted.clear()
     yield
-    app._CTRL_C.clear()
+    PROCESS.interrupted.clear()
 
 
 def test_ctrl_c_in_ordinary_code_raises_at_once() -> None:
     with pytest.raises(KeyboardInterrupt):
-        app._on_ctrl_c(2, sys._getframe())
-    assert app._CTRL_C.is_set()
+        boundary.on_ctrl_c(2, sys._getframe())
+    assert PROCESS.interrupted.is_set()
 
 
 def test_ctrl_c_inside_a_finalizer_is_deferred_to_a_safe_point() -> None:
@@ -30,7 +31,7 @@ def test_ctrl_c_inside_a_finalizer_is_deferred_to_a_safe_point() -> None:
     class Finalized:
         def __del__(self) -> None:
             try:
-                app._on_ctrl_c(2, sys._getframe())
+                boundary.on_ctrl_c(2, sys._getframe())
                 seen["raised_in_del"] = False
             except KeyboardInterrupt:
                 seen["raised_in_del"] = True
@@ -38,7 +39,7 @@ def test_ctrl_c_inside_a_finalizer_is_deferred_to_a_safe_point() -> None:
     assert threading.current_thread() is threading.main_thread()
     # the handler the command installs: interrupt_main() does nothing where SIGINT is ignored, as in a
     # test process started in the background by a shell without job control
-    previous = signal.signal(signal.SIGINT, app._on_ctrl_c)
+    previous = signal.signal(signal.SIGINT, boundary.on_ctrl_c)
     try:
         with pytest.raises(KeyboardInterrupt):  # interrupt_main() brings it back, outside __del__
             Finalized()  # dropped at once: __del__ runs here
@@ -47,7 +48,7 @@ def test_ctrl_c_inside_a_finalizer_is_deferred_to_a_safe_point() -> None:
                 time.sleep(0.01)
     finally:
         signal.signal(signal.SIGINT, previous)
-    assert seen == {"raised_in_del": False} and app._CTRL_C.is_set()
+    assert seen == {"raised_in_del": False} and PROCESS.interrupted.is_set()
 
 
 def test_ctrl_c_inside_logging_is_deferred() -> None:
@@ -62,5 +63,5 @@ def test_ctrl_c_inside_logging_is_deferred() -> None:
     logger.propagate = False
     logger.setLevel(logging.DEBUG)  # whatever the root logger says (a Spark test may have silenced it)
     logger.warning("x")
-    assert app._unsafe_to_interrupt(frames[0])
-    assert not app._unsafe_to_interrupt(sys._getframe())
+    assert boundary._unsafe_to_interrupt(frames[0])
+    assert not boundary._unsafe_to_interrupt(sys._getframe())

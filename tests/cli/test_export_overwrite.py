@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 import forensics.cli.export_cmd  # noqa: F401  (registers the command)
 from forensics.cli.app import app
-from forensics.cli.export_cmd import _clear, previous_export
+from forensics.runs.export import _clear, previous_export
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"

@@ -103,7 +103,7 @@ def test_pool_hands_over_what_one_process_does(disks, split_bytes) -> None:
             assert many == one, name
             assert list(many_results.items()) == list(one_results.items())
             if executor.processes(units) > 1:
-                assert executor.stats["slots"] == executor.processes(units) and executor.stats["bytesToDriver"] > 0
+                assert executor.stats.slots == executor.processes(units) and executor.stats.bytes_to_driver > 0
     assert _children() <= before  # every worker reaped
 
 
@@ -124,7 +124,7 @@ def test_no_fork_where_it_is_unsafe(disks, monkeypatch, platform) -> None:
     executor = LocalExecutor(2, forced=True)
     assert executor.processes(units) == 1
     before = _children()
-    assert executor.run(units) == LocalExecutor().run(units) and executor.stats["slots"] == 1
+    assert executor.run(units) == LocalExecutor().run(units) and executor.stats.slots == 1
     assert _children() <= before
 
 

@@ -98,7 +98,7 @@ def test_the_run_says_its_clock_version_and_evidence():
     assert (row.as_of_ms, row.as_of_source) == (run.as_of.time_ms, run.as_of.source)
     assert run.version.label.startswith("broker 4.1 or newer: KRaft, metadata.version 4.1-IV1")
     assert run.evidence == () and run.warnings == () and run.manifest is None
-    assert run.stats["engine"] == "local"  # the executor's statistics (--stats, KAFKA_FORENSICS_STATS)
+    assert run.stats is not None and run.stats.engine == "local"  # the executor's statistics (--stats, KAFKA_FORENSICS_STATS)
 
 
 def test_a_given_as_of_moves_the_duration_and_the_age_gate_does_not_change_the_verdict():

@@ -131,7 +131,7 @@ def test_a_bad_master_is_one_clear_line(tmp_path: Path) -> None:
 
 
 def test_java_versions_below_17_do_not_count() -> None:
-    from forensics.pipeline.engine import _java_major
+    from forensics.pipeline.java import _java_major
 
     assert _java_major('openjdk version "17.0.15" 2025-04-15') == 17
     assert _java_major('openjdk version "21" 2023-09-19') == 21

@@ -181,7 +181,7 @@ def test_spark_returns_engine_statistics(disks: dict[str, Path]) -> None:
     seen: list[int] = []
     results = ex.run(units, seen.append)  # the progress bar's callback: bytes read, as tasks finish
     assert results
-    assert sum(seen) == sum(u.size for u in units) == ex.stats["inputBytes"] > 0
-    assert ex.stats["engine"] == "spark" and ex.stats["master"] == MASTER
-    assert 0 < ex.stats["tasks"] <= ex.stats["units"]
-    assert ex.stats["bytesToDriver"] > 0
+    assert sum(seen) == sum(u.size for u in units) == ex.stats.input_bytes > 0
+    assert ex.stats.engine == "spark" and ex.stats.master == MASTER
+    assert 0 < ex.stats.tasks <= ex.stats.units
+    assert ex.stats.bytes_to_driver > 0

@@ -40,9 +40,9 @@ def session():
     recreates the first one's scratch directory (the JVM keeps its spark.local.dir), so this
     module does not switch masters; the session stops at exit, as the contract suite's does."""
     _spark_or_skip()
-    from forensics.pipeline.spark_session import SESSION
+    from forensics.pipeline.spark_session import process_session
 
-    return SESSION.get("local[2]", ())
+    return process_session().get("local[2]", ())
 
 
 @pytest.fixture(scope="module")
