@@ -14,7 +14,7 @@ from __future__ import annotations
 from enum import Enum
 from types import MappingProxyType
 from typing import Any
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.analysis.clock import AsOf, given
@@ -84,19 +84,17 @@ def selected_replicas(report: StateReport, selection: Filters) -> list[Partition
 def find_hanging(report: StateReport, *, as_of: int | None = None, topic: str | None = None,
                  partition: int | None = None, broker_id: int | None = None,
                  max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-                 time_text: Callable[[int], str] = str,
                  evidence: EvidenceModel | None = None, reach: Reach | None = None,
                  crc: BatchCrc | None = None, epochs: EpochCheck | None = None
                  ) -> tuple[list[Verdict], AsOf]:
     """The verdicts (their reasons as facts: :mod:`forensics.analysis.reasons`) and the as-of time;
-    ``time_text`` writes the times the incident clock's findings name (the caller's renderer:
-    render/time_text.stamp; default: epoch milliseconds); ``evidence``:
+    ``evidence``:
     how the evidence was left and what it lacks (:func:`forensics.report.evidence_facts.evidence_model_of`;
     None: not judged);
     ``reach``: what a partition's index files say its log held (the torn-copy test's witness); ``crc``: the
     CRC of the batch at a place of a segment (a copied batch's witness); ``epochs``: the first batch a
     partition's leader-epoch-checkpoint contradicts."""
-    when = given(as_of) if as_of is not None else newest_input_time(report, time_text)
+    when = given(as_of) if as_of is not None else newest_input_time(report)
     views = leader_views(report, topic, partition, broker_id, evidence.coverage.leaders if evidence else {})
     coord = report.coordinator if report.coordinator.partitions else None
     check = EvidenceCheck(report.inventory, coord, evidence.quiescence if evidence else None, reach,

@@ -20,7 +20,6 @@ from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_clus
 from forensics.pipeline.plan import plan
 from forensics.pipeline.witnesses import batch_crc, epoch_mismatch, index_reach
 from forensics.render.reasons import worded_row
-from forensics.render.time_text import stamp
 from forensics.runs.broker_version import broker_version_of
 from forensics.report.hanging import (
     BOOTSTRAP_PLACEHOLDER,
@@ -97,7 +96,7 @@ def _verdicts(command: str, req: VerdictRequest, listener: Listener, lean: bool 
     model = evidence_model_of(rep, newest_input_time(rep), req.max_timeout_ms, changed, req.copy_start, image)
     verdicts, when = verdicts_of(rep, as_of=req.as_of, topic=req.topic, partition=req.partition,
                                  broker_id=req.broker_id, max_timeout_ms=req.max_timeout_ms,
-                                 time_text=stamp, evidence=model, reach=index_reach,
+                                 evidence=model, reach=index_reach,
                                  crc=batch_crc, epochs=epoch_mismatch)
     version = broker_version_of(rep.inventory, state=rep, given=req.broker_version)
     return opened, rep, verdicts, when, version, model

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
@@ -11,7 +11,7 @@ from forensics.analysis.filters import Filters
 from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
 from forensics.pipeline.plan import plan
 from forensics.runs.broker_version import broker_version_of
-from forensics.render.time_text import stamp
+from forensics.render.clock_text import set_aside_findings
 from forensics.report.evidence_facts import coverage_of
 from forensics.report.scan import SCAN_SCOPE, ScanReport, assemble_scan, selected
 from forensics.runs.context import EngineChoice, Evidence, Listener, Quiet, open_evidence
@@ -44,8 +44,9 @@ def scan(req: ScanRequest, listener: Listener = Quiet()) -> ScanResult:
     """Brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
     opened = open_evidence("scan", req.evidence, req.engine, listener, Filters(req.topic, req.partition, req.broker_id))
     results = opened.run_units(plan(opened.inventory, SCAN_SCOPE), "scanning", listener)
-    report = selected(assemble_scan(req.evidence.paths, opened.inventory, results, req.as_of, time_text=stamp), req.topic,
-                      req.partition, req.broker_id)
+    assembled = assemble_scan(req.evidence.paths, opened.inventory, results, req.as_of)
+    assembled = replace(assembled, findings=assembled.findings + set_aside_findings(assembled.as_of))
+    report = selected(assembled, req.topic, req.partition, req.broker_id)
     version = broker_version_of(opened.inventory, scan=report, given=req.broker_version)
     image = read_cluster_image(opened.inventory, record_types=EVIDENCE_RECORD_TYPES)
     gaps = tuple(describe_coverage(coverage_of(opened.inventory, image)))
