@@ -46,7 +46,7 @@ def gap_text(g: Gap, as_of: int | None = None) -> str:
     return settling_text(g.settling, as_of) if g.settling is not None else g.text
 
 
-def _classified(c: r.Classified, as_of: int | None) -> str:  # noqa: PLR0911 (one line per kind)
+def _classified(c: r.Classified, as_of: int | None) -> str:
     if isinstance(c, r.Fenced):
         where = f" (its {c.marker_outcome} marker at offset {c.marker_offset})" if c.marker_outcome is not None else ""
         return (f"{c.partition} holds coordinator epoch {c.coordinator_epoch} for producer {c.producer_id}"
