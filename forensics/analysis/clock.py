@@ -28,12 +28,10 @@ set aside do not count either.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
-
-from forensics.findings import Finding, FindingKind
 
 FILE_TIME_BOUND_MS = 3_600_000  # 1 h
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
@@ -45,6 +43,15 @@ class RecordTime(NamedTuple):
     time_ms: int
     path: str
     what: str = "batch timestamp"  # "txnLastUpdateTimestamp", "producer lastTimestamp"
+
+
+class SetAside(NamedTuple):
+    """A record time not used for the as-of time: more than 1 h after the newest file time of the inputs (a
+    FUTURE_TIMESTAMP finding, as :func:`forensics.render.clock_text.set_aside_finding` writes it)."""
+
+    record: RecordTime
+    newest_file_ms: int
+    newest_file_path: str
 
 
 class FileTimes(str, Enum):
@@ -62,7 +69,7 @@ class AsOf:
     file_time_path: str | None = None
     file_times: FileTimes = FileTimes.NONE  # what the file times say about the record time
     clean_shutdown: tuple[str, ...] = ()  # the .kafka_cleanshutdown files among the inputs
-    set_aside: tuple[Finding, ...] = ()  # record times not used: after every file time + 1 h
+    set_aside: tuple[SetAside, ...] = ()  # record times not used: after every file time + 1 h
 
     @property
     def file_offset_ms(self) -> int | None:
@@ -76,11 +83,10 @@ def given(time_ms: int) -> AsOf:
     return AsOf(time_ms, "--as-of")
 
 
-def incident_clock(records: Iterable[RecordTime], files: Iterable[tuple[int, str]],
-                   time_text: Callable[[int], str] = str) -> AsOf:
+def incident_clock(records: Iterable[RecordTime], files: Iterable[tuple[int, str]]) -> AsOf:
     """The as-of time of one cluster's inputs: its newest plausible record time, checked against the
-    newest of ``files`` (``(mtime_ms, path)``); ``time_text`` writes the times a finding names (the
-    caller's renderer; default: epoch ms). Pure: the same inputs give the same answer."""
+    newest of ``files`` (``(mtime_ms, path)``), and the record times set aside. Pure: the same inputs give the
+    same answer."""
     recs = [r for r in records if r.time_ms >= 0]  # -1: no timestamp (magic 0, empty batch)
     files = list(files)
     newest_file = max(files) if files else None
@@ -90,7 +96,7 @@ def incident_clock(records: Iterable[RecordTime], files: Iterable[tuple[int, str
     if older:
         ceiling = None
     kept = [r for r in recs if ceiling is None or r.time_ms <= ceiling]
-    aside = tuple(_future(r, newest_file, time_text) for r in recs
+    aside = tuple(SetAside(r, *newest_file) for r in recs
                   if newest_file is not None and ceiling is not None and r.time_ms > ceiling)
     best = max(kept, key=lambda r: (r.time_ms, r.path)) if kept else None
     file_time, file_path = newest_file if newest_file is not None else (None, None)
@@ -114,13 +120,6 @@ def _file_verdict(record_ms: int, newest_file: tuple[int, str] | None, older: bo
     if older:
         return FileTimes.OLDER
     return FileTimes.COPY if newest_file[0] - record_ms > FILE_TIME_BOUND_MS else FileTimes.AGREE
-
-
-def _future(r: RecordTime, newest_file: tuple[int, str], time_text: Callable[[int], str]) -> Finding:
-    return Finding(FindingKind.FUTURE_TIMESTAMP,
-                   f"{r.what} {time_text(r.time_ms)} is more than 1 h after the newest file time of the inputs "
-                   f"({time_text(newest_file[0])}, {newest_file[1]}): not used for the as-of time (a damaged or forged "
-                   "record, or a producer clock far ahead)", path=r.path)
 
 
 def newest_per_file(times: Iterable[tuple[int | None, str]], what: str = "batch timestamp") -> list[RecordTime]:

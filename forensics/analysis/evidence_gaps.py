@@ -34,6 +34,7 @@ from forensics.analysis.coordinator import CoordinatorPartitionView, Coordinator
 from forensics.analysis.producers import COORDINATOR_WRITTEN_TOPICS, PartitionView
 from forensics.analysis.coverage import Coverage, joined
 from forensics.analysis.quiescence import Quiescence
+from forensics.analysis.reasons import Settling
 from forensics.codec.checkpoints import EpochEntry
 from forensics.codec.txnlog import transaction_partition_for
 from forensics.findings import Finding, FindingKind
@@ -70,6 +71,7 @@ class Gap(NamedTuple):
     position: int | None = None
     log_end: int | None = None  # the end gaps: where the log read ends
     partition_dir: str = ""
+    settling: Settling | None = None  # a too_recent gap's facts (its text: forensics.render.reasons.gap_text)
 
 
 class LogExtent(NamedTuple):

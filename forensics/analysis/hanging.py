@@ -25,24 +25,24 @@ Each kind and the rules it carries (armed or not, needs a person, advice): :mod:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from forensics.analysis.contradictions import (contradictions, fold_disagreement, other_producers_disagreement,
                                               replica_disagreement, replica_epoch_disagreement)
+from forensics.analysis import reasons as r
 from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
 from forensics.analysis.evidence_gaps import EvidenceCheck, Gap, describe
 from forensics.analysis.producers import PartitionView
 from forensics.analysis.replicas import markers_elsewhere
-from forensics.analysis.settling import TOO_RECENT_ADVICE, settling_gaps
+from forensics.analysis.settling import settling_gaps
 from forensics.analysis.verdict_kinds import Arming, VerdictKind
 from forensics.codec.txnlog import TransactionStatus as S
-from forensics.model import Provenance, TopicPartition, first_few
-from forensics.state.coordinator import Decision, TransactionMetadata
+from forensics.model import TopicPartition
+from forensics.state.coordinator import Decision, RecordRef, TransactionMetadata
 from forensics.state.producer import ProducerState, TransactionSpan
 
 DEFAULT_MAX_TRANSACTION_TIMEOUT_MS = 15 * 60_000
 OVERDUE_GRACE_MS = 60_000  # the coordinator aborts timed-out transactions every 10 s by default
-TimeText = Callable[[int], str]  # an epoch-ms time as the reasons show it (render/time_text.py makes it)
 TORN_OR_LOST = ("a torn or partial copy and a marker really lost look alike on disk: only the live cluster "
                 "tells them apart (the guard in abort-commands compares with describe-producers)")
 
@@ -56,12 +56,12 @@ class Verdict:
     start_offset: int
     span: TransactionSpan | None
     verdict: VerdictKind
-    reason: str
+    reason: r.Reason  # written out by forensics.render.reasons
     transactional_id: str | None
     id_view: TransactionIdView | None
     duration_ms: int | None  # as-of minus the entry's lastTimestamp
     past_age_gate: bool
-    patterns: tuple[str, ...] = ()  # KAFKA-9144, KAFKA-7408, ...
+    patterns: tuple[r.Pattern, ...] = ()  # KAFKA-9144, KAFKA-7408, ...
     gaps: tuple[Gap, ...] = ()  # incomplete evidence that kept a hanging verdict from being proven
     overdue_ms: int | None = None  # overdue: how long past its own timeout (as of)
     decision: Decision | None = None  # what the coordinator last decided for the id
@@ -92,14 +92,13 @@ class Verdict:
         return self.id_view.partition if self.id_view is not None else None
 
 
-def _kafka_9144(view: PartitionView, pid: int, start: int, epoch: int) -> str | None:
+def _kafka_9144(view: PartitionView, pid: int, start: int, epoch: int) -> r.Kafka9144 | None:
     """A marker at a higher epoch before this transaction's data: the partition had forgotten the
     fencing epoch (early producer-state expiry) and accepted a zombie's write."""
     for s in view.history.spans.get(pid, ()):
         if s.marker_offset is not None and s.marker_offset < start and s.marker_epoch is not None \
                 and s.marker_epoch > epoch:
-            return (f"KAFKA-9144 pattern: {s.outcome} marker at offset {s.marker_offset} carried epoch "
-                    f"{s.marker_epoch}, yet this transaction's data at offset {start} has epoch {epoch}")
+            return r.Kafka9144(s.outcome, s.marker_offset, s.marker_epoch, start, epoch)
     return None
 
 
@@ -108,7 +107,7 @@ def _data_epoch(e: ProducerState, span: TransactionSpan | None) -> int:
     return span.data_epochs[0] if span is not None and span.data_epochs else e.producer_epoch
 
 
-def _kafka_7408(view: PartitionView, start: int, replicas: Sequence[PartitionView]) -> str | None:
+def _kafka_7408(view: PartitionView, start: int, replicas: Sequence[PartitionView]) -> r.LeaderChange | None:
     """A leader change after the transaction's first offset, on a partition with other replicas: a marker
     may have been lost by truncation. Not where nothing shows another replica (a single node's restart
     bumps the leader epoch too, with no truncation), nor at the log start (DeleteRecords and retention
@@ -117,9 +116,7 @@ def _kafka_7408(view: PartitionView, start: int, replicas: Sequence[PartitionVie
         return None
     later = [e for e in view.inputs.leader_epochs if e.start_offset > start and e.start_offset != view.log_start_offset]
     if later:
-        e = later[0]
-        return (f"leader epoch {e.epoch} began at offset {e.start_offset}, after this transaction started: if "
-                "its marker was lost there (truncation, unclean election: KAFKA-7408) another replica may hold it")
+        return r.LeaderChange(later[0].epoch, later[0].start_offset)
     return None
 
 
@@ -127,23 +124,18 @@ def _missing_partitions(coord: CoordinatorView) -> list[int]:
     return [p for p in range(coord.partition_count) if p not in coord.partitions]
 
 
-def _fenced(view: PartitionView, e: ProducerState, v: TransactionIdView) -> str | None:
+def _fenced(view: PartitionView, e: ProducerState, v: TransactionIdView) -> r.Fenced | None:
     """The partition's entry holds a coordinator epoch above the coordinator's own: the real
     coordinator's markers are refused here (``ProducerAppendInfo.checkCoordinatorEpoch``)."""
     if v.coordinator_epoch < 0 or e.coordinator_epoch <= v.coordinator_epoch:
         return None
     marker = next((s for s in reversed(view.history.spans.get(e.producer_id, ()))
                    if s.coordinator_epoch == e.coordinator_epoch and s.marker_offset is not None), None)
-    where = f" (its {marker.outcome} marker at offset {marker.marker_offset})" if marker else ""
-    return (f"{view.topic_partition} holds coordinator epoch {e.coordinator_epoch} for producer {e.producer_id}"
-            f"{where}, above the coordinator's own epoch {v.coordinator_epoch} (__transaction_state-{v.partition}"
-            f", broker {v.coordinator}): the partition refuses the real coordinator's markers "
-            "(TRANSACTION_COORDINATOR_FENCED), as after an abort given a too-high --coordinator-epoch; or this "
-            f"copy of __transaction_state-{v.partition} lacks its newest leader epoch")
+    return r.Fenced(view.topic_partition, e.coordinator_epoch, e.producer_id, marker.outcome if marker else None,
+                    marker.marker_offset if marker else None, v.coordinator_epoch, v.partition, v.coordinator)
 
 
-def _classify_with_id(view: PartitionView, e: ProducerState, v: TransactionIdView, time_text: TimeText = str
-                      ) -> tuple[VerdictKind, str]:
+def _classify_with_id(view: PartitionView, e: ProducerState, v: TransactionIdView) -> tuple[VerdictKind, r.Classified]:
     m = v.metadata
     tp = view.topic_partition
     fenced = _fenced(view, e, v)
@@ -151,74 +143,54 @@ def _classify_with_id(view: PartitionView, e: ProducerState, v: TransactionIdVie
         return VerdictKind.FENCED, fenced
     if m is None:
         t = v.tombstone
-        return VerdictKind.HANGING, (f"transactional id {v.transactional_id!r} expired: tombstone at offset "
-                         f"{t.offset if t else '?'} of __transaction_state-{v.partition}")
+        return VerdictKind.HANGING, r.IdExpired(v.transactional_id, t.offset if t else None, v.partition)
     if m.producer_id != e.producer_id:
-        return VerdictKind.HANGING, (f"producer id rotated: {v.transactional_id!r} now uses producer id {m.producer_id} "
-                         f"(epoch {m.producer_epoch})")
+        return VerdictKind.HANGING, r.ProducerIdRotated(v.transactional_id, m.producer_id, m.producer_epoch)
     state = m.state
     if state in (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
-        return VerdictKind.HANGING, (f"coordinator has {v.transactional_id!r} in {m.state_name} (epoch {m.producer_epoch}): "
-                         "no transaction in flight, no marker will come")
+        return VerdictKind.HANGING, r.NothingInFlight(v.transactional_id, m.state_name, m.producer_epoch)
     if tp not in m.partitions:
-        return VerdictKind.HANGING, (f"{tp} is not in the partition set of {v.transactional_id!r} ({m.state_name}: "
-                         f"{', '.join(map(str, m.partitions)) or 'none'})")
+        return VerdictKind.HANGING, r.NotInPartitionSet(tp, v.transactional_id, m.state_name, tuple(m.partitions))
     if state == S.ONGOING:
         if m.producer_epoch < e.producer_epoch:
-            return VerdictKind.STUCK, (f"Ongoing at epoch {m.producer_epoch}, below the partition's epoch {e.producer_epoch}: "
-                           "the coordinator's markers would be rejected")
-        return VerdictKind.ONGOING, (f"Ongoing with {tp} in its set since {time_text(m.start_ms)}: the coordinator will commit, abort or "
-                         f"time it out ({m.timeout_ms} ms)")
+            return VerdictKind.STUCK, r.OngoingBelowEpoch(m.producer_epoch, e.producer_epoch)
+        return VerdictKind.ONGOING, r.Ongoing(tp, m.start_ms, m.timeout_ms)
     if state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
-        what = "COMMIT" if state == S.PREPARE_COMMIT else "ABORT"
-        return VerdictKind.STUCK, (f"{m.state_name} with {tp} still pending: the {what} marker never arrived"
-                       + (" (do NOT abort: the coordinator decided to commit)" if what == "COMMIT" else ""))
-    return VerdictKind.HANGING, f"coordinator has {v.transactional_id!r} in {m.state_name}"
+        return VerdictKind.STUCK, r.Prepared(m.state_name, tp, state == S.PREPARE_COMMIT)
+    return VerdictKind.HANGING, r.InState(v.transactional_id, m.state_name)
 
 
-def _classify(view: PartitionView, e: ProducerState, coord: CoordinatorView | None, time_text: TimeText = str
-              ) -> tuple[VerdictKind, str, TransactionIdView | None]:
+def _classify(view: PartitionView, e: ProducerState, coord: CoordinatorView | None
+              ) -> tuple[VerdictKind, r.Classified, TransactionIdView | None]:
     pid = e.producer_id
     if coord is None or not coord.partitions:
-        return VerdictKind.UNVERIFIABLE, ("no __transaction_state in the inputs: the coordinator may still complete this "
-                              "transaction; judged by age alone, as Kafka's find-hanging does"), None
+        return VerdictKind.UNVERIFIABLE, r.NoCoordinator(), None
     current = coord.ids_for_producer(pid) or coord.ever_used_producer(pid)
     if current:
         v = current[0]
-        verdict, reason = _classify_with_id(view, e, v, time_text)
+        verdict, reason = _classify_with_id(view, e, v)
         return verdict, reason, v
     missing = _missing_partitions(coord)
     if missing:
-        return VerdictKind.UNVERIFIABLE, (f"no coordinator record for producer id {pid}, but __transaction_state partitions "
-                              f"{_numbers(missing)} are not among the inputs: the coordinator may still complete "
-                              "this transaction"), None
+        return VerdictKind.UNVERIFIABLE, r.CoordinatorPartitionsMissing(pid, tuple(missing)), None
     if not coord.count_source:
-        n = coord.partition_count
-        return VerdictKind.UNVERIFIABLE, (f"no coordinator record for producer id {pid} in the {n} __transaction_state partitions "
-                              f"read (0-{n - 1}), but nothing on the disk gives their count (no __cluster_metadata "
-                              "among the inputs): a higher-numbered partition may hold it; give "
-                              "--transaction-state-partitions N (kafka-topics.sh --describe --topic "
-                              "__transaction_state, or the brokers' transaction.state.log.num.partitions)"), None
-    return VerdictKind.HANGING, f"no coordinator record for producer id {pid} in any __transaction_state partition", None
+        return VerdictKind.UNVERIFIABLE, r.PartitionCountUnknown(pid, coord.partition_count), None
+    return VerdictKind.HANGING, r.NoCoordinatorRecord(pid), None
 
 
-def _numbers(values: Sequence[int], limit: int = 10) -> str:
-    return first_few([str(v) for v in values], limit)
-
-
-def _lost_marker(view: PartitionView, replicas: Sequence[PartitionView], pid: int, start: int) -> str | None:
+def _lost_marker(view: PartitionView, replicas: Sequence[PartitionView], pid: int, start: int
+                 ) -> r.MarkerElsewhere | None:
     found = markers_elsewhere(replicas, view, pid, start)
     if not found:
         return None
     m = found[0]
-    return (f"marker lost on this replica (KAFKA-7408): broker {m.broker_id} holds its {m.outcome} marker at offset "
-            f"{m.offset} (epoch {m.epoch}, coordinatorEpoch {m.coordinator_epoch}) in {m.path} @ byte {m.position}")
+    return r.MarkerElsewhere(m.broker_id, m.outcome, m.offset, m.epoch, m.coordinator_epoch, m.path, m.position)
 
 
-def _unproven(verdict: VerdictKind, reason: str, view: PartitionView, e: ProducerState, span: TransactionSpan | None,
-              v: TransactionIdView | None, coord: CoordinatorView | None, check: EvidenceCheck | None,
-              time_text: TimeText, replicas: Sequence[PartitionView] = (),
-              others: Sequence[tuple[int | None, Gap]] = ()) -> tuple[str, tuple[Gap, ...]]:
+def _unproven(verdict: VerdictKind, reason: r.Classified | r.Patterned, view: PartitionView, e: ProducerState,
+              span: TransactionSpan | None, v: TransactionIdView | None, coord: CoordinatorView | None,
+              check: EvidenceCheck | None, replicas: Sequence[PartitionView] = (),
+              others: Sequence[tuple[int | None, Gap]] = ()) -> tuple[r.Reason, tuple[Gap, ...]]:
     """``reason`` and the gaps that keep a verdict from being proven, or ``()``: records that contradict
     each other, damaged or incomplete records (any verdict: "ongoing" needs no one only when the records
     saying so are whole); files copied too soon after what would have changed them (hanging, stuck).
@@ -228,7 +200,7 @@ def _unproven(verdict: VerdictKind, reason: str, view: PartitionView, e: Produce
     if check is not None:
         found += [check.repeated_batch(view, e.producer_id, span), check.epoch_contradiction(view)]
     gaps: list[Gap] = list(contradictions(view, e.producer_id, span, v)) + [g for g in found if g is not None]
-    parts: list[str] = [g.text for g in gaps]
+    parts: list[str | r.Settling] = [g.text for g in gaps]
     torn: list[Gap] = []  # damaged or incomplete records
     if check is not None:
         data = check.data(view, span)
@@ -259,14 +231,12 @@ def _unproven(verdict: VerdictKind, reason: str, view: PartitionView, e: Produce
         gaps.extend(missing)
     recent: tuple[Gap, ...] = ()
     if verdict in (VerdictKind.HANGING, VerdictKind.STUCK) and check is not None:
-        recent = settling_gaps(verdict is VerdictKind.HANGING, view, e, span, v, coord, check.quiescence, time_text)
-    parts.extend(g.text for g in recent)
+        recent = settling_gaps(verdict is VerdictKind.HANGING, view, e, span, v, coord, check.quiescence)
+    parts.extend(g.settling if g.settling is not None else g.text for g in recent)
     gaps.extend(recent)
     if not gaps:
         return reason, ()
-    tail = ([TORN_OR_LOST] if torn and verdict is VerdictKind.HANGING else []) + ([TOO_RECENT_ADVICE] if recent else [])
-    head = reason if reason.startswith("not proven: ") else f"not proven: {reason}"
-    return f"{head}; but {'; '.join(parts)}" + "".join(f"; {t}" for t in tail), tuple(gaps)
+    return r.Unproven(reason, tuple(parts), bool(torn) and verdict is VerdictKind.HANGING, bool(recent)), tuple(gaps)
 
 
 def _overdue(verdict: VerdictKind, v: TransactionIdView | None, as_of: int | None) -> int | None:
@@ -278,10 +248,8 @@ def _overdue(verdict: VerdictKind, v: TransactionIdView | None, as_of: int | Non
     return late if late > OVERDUE_GRACE_MS else None
 
 
-def _overdue_reason(view: PartitionView, m: TransactionMetadata, time_text: TimeText) -> str:
-    return (f"Ongoing with {view.topic_partition} in its set since {time_text(m.start_ms)}, past its own timeout "
-            f"({m.timeout_ms} ms) since {time_text(m.start_ms + m.timeout_ms)}: the coordinator should have aborted "
-            "it, yet its records still hold it Ongoing, so no marker is proven missing")
+def _overdue_reason(view: PartitionView, m: TransactionMetadata) -> r.Overdue:
+    return r.Overdue(view.topic_partition, m.start_ms, m.timeout_ms)
 
 
 def _snapshot_only(view: PartitionView) -> list[tuple[ProducerState, int, str]]:
@@ -307,27 +275,27 @@ def _snapshot_only(view: PartitionView) -> list[tuple[ProducerState, int, str]]:
     return out
 
 
-def _lost_from_log(view: PartitionView, coord: CoordinatorView | None, check: EvidenceCheck | None,
-                   time_text: TimeText = str) -> list[tuple[ProducerState, int, VerdictKind, str, TransactionIdView | None, tuple[Gap, ...]]]:
+_Unread = tuple[ProducerState, int, VerdictKind, r.Reason, TransactionIdView | None, tuple[Gap, ...]]
+
+
+def _lost_from_log(view: PartitionView, coord: CoordinatorView | None, check: EvidenceCheck | None) -> list[_Unread]:
     """(entry, first offset, verdict, reason, id view, gaps) of the snapshot-only open transactions:
     unverifiable whatever the coordinator says, since the records that would decide are gone."""
-    out = []
+    out: list[_Unread] = []
     for entry, first, path in _snapshot_only(view):
-        _, said, v = _classify(view, entry, coord, time_text)
+        _, said, v = _classify(view, entry, coord)
         gaps = check.data(view, None) if check is not None else ()
-        damage = f"; {describe(str(view.topic_partition), gaps)}" if gaps else ""
-        reason = (f"open since offset {first} in the producer snapshot {path.rsplit('/', 1)[-1]}, but the log read "
-                  f"does not show it{damage}: what holds the LSO there cannot be read; the coordinator: {said}")
+        damage = describe(str(view.topic_partition), gaps) if gaps else None
+        reason = r.SnapshotOnly(first, path.rsplit("/", 1)[-1], damage, said)
         out.append((entry, first, VerdictKind.UNVERIFIABLE, reason, v, tuple(gaps)))
     return out
 
 
-def _history_only(view: PartitionView, coord: CoordinatorView | None, time_text: TimeText = str
-                  ) -> list[tuple[ProducerState, int, VerdictKind, str, TransactionIdView | None, tuple[Gap, ...]]]:
+def _history_only(view: PartitionView, coord: CoordinatorView | None) -> list[_Unread]:
     """Open transactions the full history of the segments shows that the state the broker loads (the
     snapshot plus the replay) does not: the readings contradict each other, so the transaction stays a row,
     unverifiable whatever the coordinator says."""
-    out: list[tuple[ProducerState, int, VerdictKind, str, TransactionIdView | None, tuple[Gap, ...]]] = []
+    out: list[_Unread] = []
     shown = set(view.open_transactions) | {e.producer_id for e, _, _ in _snapshot_only(view)}
     witness = view.witness  # an older snapshot + replay: the producers whose batches are gone from the log
     seen = [(pid, first, view.history) for pid, first in view.history.ongoing.items()] + (
@@ -337,47 +305,44 @@ def _history_only(view: PartitionView, coord: CoordinatorView | None, time_text:
         if pid in shown:
             continue
         entry = fold.entries[pid]
-        _, said, v = _classify(view, entry, coord, time_text)
+        _, said, v = _classify(view, entry, coord)
         gap = fold_disagreement(view, pid)
         gaps: tuple[Gap, ...] = (gap,) if gap is not None else ()
-        where = ("the full history of the segments" if fold is view.history else
-                 f"the older producer snapshot {view.witness_snapshot} plus the replay")
-        reason = (f"open since offset {first} in {where}, but not in the state the broker "
-                  f"loads: {gap.text if gap is not None else 'the readings disagree'}; the coordinator: {said}")
+        reason = r.HistoryOnly(first, None if fold is view.history else str(view.witness_snapshot),
+                               gap.text if gap is not None else None, said)
         out.append((entry, first, VerdictKind.UNVERIFIABLE, reason, v, gaps))
     return out
 
 
 def classify_partition(view: PartitionView, coord: CoordinatorView | None, as_of: int | None,
                        max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-                       replicas: Sequence[PartitionView] = (), check: EvidenceCheck | None = None,
-                       time_text: TimeText = str) -> list[Verdict]:
+                       replicas: Sequence[PartitionView] = (), check: EvidenceCheck | None = None) -> list[Verdict]:
     out = []
     others = other_producers_disagreement(view) if view.open_transactions else ()
     for pid, start in view.open_transactions.items():
         e = view.entries[pid]
         span = view.open_span(pid)
-        verdict, reason, v = _classify(view, e, coord, time_text)
-        patterns: list[str] = []
+        verdict, said, v = _classify(view, e, coord)
+        patterns: list[r.Pattern] = []
         gaps: tuple[Gap, ...] = ()
+        head: r.Classified | r.Patterned = said
         if verdict is VerdictKind.HANGING:
             lost = _lost_marker(view, replicas, pid, start)
             patterns = [p for p in (_kafka_9144(view, pid, start, _data_epoch(e, span)), lost or _kafka_7408(view, start, replicas))
                         if p]
-            reason = reason + "".join(f"; {p}" for p in patterns)
-        reason, gaps = _unproven(verdict, reason, view, e, span, v, coord, check, time_text, replicas, others)
+            head = r.Patterned(said, tuple(patterns)) if patterns else said
+        reason, gaps = _unproven(verdict, head, view, e, span, v, coord, check, replicas, others)
         if gaps:
             verdict = VerdictKind.UNVERIFIABLE
         overdue = _overdue(verdict, v, as_of)
         if overdue is not None and v is not None and v.metadata is not None:
-            verdict, reason = VerdictKind.OVERDUE, _overdue_reason(view, v.metadata, time_text)
+            verdict, reason = VerdictKind.OVERDUE, _overdue_reason(view, v.metadata)
         duration = as_of - e.last_timestamp if as_of is not None and e.last_timestamp >= 0 else None
         past = duration is not None and duration > max_timeout_ms
         out.append(Verdict(view, e, start, span, verdict, reason, v.transactional_id if v else None, v,
                            duration, past, tuple(patterns), gaps, overdue,
                            v.decision if v is not None else None))
-    for e, start, verdict, reason, v, gaps in (_lost_from_log(view, coord, check, time_text)
-                                               + _history_only(view, coord, time_text)):
+    for e, start, verdict, reason, v, gaps in _lost_from_log(view, coord, check) + _history_only(view, coord):
         duration = as_of - e.last_timestamp if as_of is not None and e.last_timestamp >= 0 else None
         out.append(Verdict(view, e, start, None, verdict, reason, v.transactional_id if v else None, v, duration,
                            duration is not None and duration > max_timeout_ms, (), gaps, None,
@@ -388,37 +353,39 @@ def classify_partition(view: PartitionView, coord: CoordinatorView | None, as_of
 def classify(views: Sequence[PartitionView], coord: CoordinatorView | None, as_of: int | None,
              max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
              replicas: dict[TopicPartition, list[PartitionView]] | None = None,
-             check: EvidenceCheck | None = None, time_text: TimeText = str) -> list[Verdict]:
+             check: EvidenceCheck | None = None) -> list[Verdict]:
     """Verdicts for the open transactions of ``views`` (one replica per partition: the leader's);
     ``replicas`` (all replicas by partition) lets a marker found on another replica explain a hang;
-    ``check`` names the gaps in the evidence that keep a hang from being proven; ``time_text`` writes
-    the times the reasons name (default: the epoch milliseconds)."""
+    ``check`` names the gaps in the evidence that keep a hang from being proven."""
     out: list[Verdict] = []
     for view in views:
         others = (replicas or {}).get(view.topic_partition, ())
-        out.extend(classify_partition(view, coord, as_of, max_timeout_ms, others, check, time_text))
+        out.extend(classify_partition(view, coord, as_of, max_timeout_ms, others, check))
     return out
 
 
-def evidence_of(v: Verdict) -> dict:
-    """Files, byte positions, offsets and coordinator records behind a verdict (plain data)."""
-    def at(p: Provenance | None) -> dict | None:
-        return {"path": p.path, "position": p.position} if p is not None else None
+@dataclass(frozen=True, slots=True)
+class VerdictEvidence:
+    """Files, byte positions, offsets and the coordinator record behind a verdict (a row's ``evidence``, as
+    :func:`forensics.render.reasons.evidence_json` writes it)."""
 
-    ev: dict = {"partitionDir": v.view.inputs.path, "brokerId": v.view.inputs.broker_id,
-                "firstBatch": at(v.span.start) if v.span else None,
-                "snapshot": v.view.snapshot_used.path if v.view.snapshot_used else None,
-                "logStartOffset": v.view.log_start_offset, "highWatermark": v.view.high_watermark,
-                "lastStableOffset": v.view.last_stable_offset,
-                "openTransaction": None if v.span is None else {
-                    "firstOffset": v.span.first_offset, "lastDataOffset": v.span.last_data_offset,
-                    "batches": v.span.batches, "records": v.span.records, "bytes": v.span.bytes,
-                    "epochs": list(v.span.data_epochs), "fromSnapshot": v.span.from_snapshot}}
-    if v.id_view is not None:
-        last = v.id_view.last
-        ev["coordinatorRecord"] = {"partition": v.id_view.partition, "offset": last.offset,
-                                   "state": last.state_name, "timestamp": last.timestamp,
-                                   "path": last.at.path, "position": last.at.position}
-    if v.gaps:
-        ev["gaps"] = [g._asdict() for g in v.gaps]
-    return ev
+    partition_dir: str
+    broker_id: int | None
+    span: TransactionSpan | None  # the open transaction: its first batch, offsets, sizes, epochs
+    snapshot: str | None  # the producer snapshot the state was loaded from
+    log_start_offset: int
+    high_watermark: int
+    last_stable_offset: int
+    coordinator_partition: int | None  # the __transaction_state partition of the id, with its newest record
+    coordinator_record: RecordRef | None
+    gaps: tuple[Gap, ...]
+
+
+def evidence_of(v: Verdict) -> VerdictEvidence:
+    """What a verdict rests on, as data."""
+    view = v.view
+    return VerdictEvidence(view.inputs.path, view.inputs.broker_id, v.span,
+                           view.snapshot_used.path if view.snapshot_used else None, view.log_start_offset,
+                           view.high_watermark, view.last_stable_offset,
+                           v.id_view.partition if v.id_view is not None else None,
+                           v.id_view.last if v.id_view is not None else None, v.gaps)

@@ -17,23 +17,14 @@ On a quiescent log dir (its broker stopped cleanly) a partition is final and the
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
 from forensics.analysis.evidence_gaps import Gap
 from forensics.analysis.producers import PartitionView
 from forensics.analysis.quiescence import Quiescence
-from forensics.model import first_few
+from forensics.analysis.reasons import CoordinatorMayBeLater, MarkerMayBeLater
 from forensics.state.producer import ProducerState, TransactionSpan
 
 TOO_RECENT = "too_recent"
-TimeText = Callable[[int], str]
-_SHOWN = 3
-
-
-def _minutes(ms: int) -> str:
-    return f"{ms / 60_000:g} min"
-
 
 def _data_time(entry: ProducerState, span: TransactionSpan | None) -> int:
     times = [entry.last_timestamp] + ([span.last_timestamp] if span is not None and span.last_timestamp else [])
@@ -46,28 +37,20 @@ def decision_time(v: TransactionIdView) -> int:
     return max(v.last.timestamp, m.last_update_ms if m is not None else -1)
 
 
-def _copied(q: Quiescence, path: str, time_text: TimeText) -> str:
-    at = q.copy_time(path)
-    return f"copied no earlier than {time_text(at)}" if at is not None else "copied at a moment nothing on it tells"
-
-
 def settling_gaps(hanging: bool, view: PartitionView, entry: ProducerState, span: TransactionSpan | None,
-                  v: TransactionIdView | None, coord: CoordinatorView | None, q: Quiescence | None,
-                  time_text: TimeText = str) -> tuple[Gap, ...]:
+                  v: TransactionIdView | None, coord: CoordinatorView | None, q: Quiescence | None) -> tuple[Gap, ...]:
     """What keeps a verdict that a marker is missing (hanging, stuck) from being judged on this copy: the
     data partition against the coordinator's newest record for the id and, for ``hanging`` (the coordinator
-    shows no transaction in flight), the coordinator partitions against the transaction's newest data."""
+    shows no transaction in flight), the coordinator partitions against the transaction's newest data. Each gap
+    holds its facts (``settling``), written out by :func:`forensics.render.reasons.settling_text`."""
     if q is None or q.proven or coord is None:
         return ()
     out: list[Gap] = []
     tp, path = view.topic_partition, view.inputs.path
-    window = _minutes(q.window_ms)
     if v is not None and not q.settled_after(path, decision_time(v)):
-        last = v.last
-        out.append(Gap(TOO_RECENT, f"{tp} was {_copied(q, path, time_text)}, less than {window} after the "
-                       f"coordinator's newest record for {v.transactional_id!r} ({last.state_name} at "
-                       f"{time_text(decision_time(v))}): its marker may have landed after this copy", path,
-                       partition_dir=path))
+        fact = MarkerMayBeLater(tp, q.copy_time(path), q.window_ms, v.transactional_id, v.last.state_name,
+                                decision_time(v))
+        out.append(Gap(TOO_RECENT, "", path, partition_dir=path, settling=fact))
     if not hanging:
         return tuple(out)
     data = _data_time(entry, span)
@@ -75,11 +58,8 @@ def settling_gaps(hanging: bool, view: PartitionView, entry: ProducerState, span
     early = [p for p in wanted if p in coord.partitions and not q.settled_after(coord.partitions[p].inputs.path, data)]
     if early:
         first = coord.partitions[early[0]].inputs.path
-        names = first_few([f"__transaction_state-{p}" for p in early], _SHOWN)
-        what = "the coordinator's record of it" if v is not None else "a coordinator record of this producer"
-        out.append(Gap(TOO_RECENT, f"{names} {'was' if len(early) == 1 else 'were'} {_copied(q, first, time_text)}"
-                       f", less than {window} after this transaction's newest data ({time_text(data)}): {what} "
-                       "may be newer than this copy", first, partition_dir=first))
+        later = CoordinatorMayBeLater(tuple(early), q.copy_time(first), q.window_ms, data, v is not None)
+        out.append(Gap(TOO_RECENT, "", first, partition_dir=first, settling=later))
     return tuple(out)
 
 

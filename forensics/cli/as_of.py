@@ -8,7 +8,7 @@ from typing import TextIO
 
 from forensics.analysis.clock import AsOf
 from forensics.cli.console import write_note
-from forensics.render.clock_text import as_of_text, file_times_note
+from forensics.render.clock_text import as_of_text, file_times_note, set_aside_findings
 from forensics.render.terminal_text import term
 
 
@@ -23,7 +23,7 @@ def clock_notes(when: AsOf, *, as_of_line: bool = True) -> list[str]:
 
 def clock_lines(when: AsOf, *, as_of_line: bool = True, set_aside: bool = True) -> list[str]:
     """:func:`clock_notes`, then the record times set aside (findings)."""
-    return clock_notes(when, as_of_line=as_of_line) + ([f.one_line() for f in when.set_aside] if set_aside else [])
+    return clock_notes(when, as_of_line=as_of_line) + ([f.one_line() for f in set_aside_findings(when)] if set_aside else [])
 
 
 def write_clock(when: AsOf, out: TextIO | None = None, *, as_of_line: bool = True, set_aside: bool = True) -> None:
@@ -33,5 +33,5 @@ def write_clock(when: AsOf, out: TextIO | None = None, *, as_of_line: bool = Tru
     stream = out if out is not None else sys.stderr
     for line in clock_notes(when, as_of_line=as_of_line):
         write_note(term(line), stream)
-    for f in when.set_aside if set_aside else ():
+    for f in set_aside_findings(when) if set_aside else ():
         stream.write(term(f.one_line()) + "\n")

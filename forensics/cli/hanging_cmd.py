@@ -47,7 +47,6 @@ from forensics.render.kafka_text import HANGING_TEXT
 from forensics.render.state_render import HANGING_TABLE
 from forensics.render.state_screens import hanging_screen, no_hanging_line
 from forensics.render.terminal_text import term
-from forensics.render.time_text import stamp
 from forensics.report.hanging import Outcome
 from forensics.runs.context import EngineName
 from forensics.runs.hanging import (
@@ -69,7 +68,7 @@ def verdict_request(paths, as_of, minutes, partitions, cluster_id, broker_versio
     version = given_broker_version(broker_version)
     return VerdictRequest(evidence_of(paths, cluster_id, manifest), engine_choice(engine, master, conf, jobs=jobs),
                           parse_time(as_of), minutes * 60_000, topic, partition, broker_id, partitions, version,
-                          time_text=stamp, copy_start=parse_time(copy_start))
+                          copy_start=parse_time(copy_start))
 
 
 def write_run_diagnostics(run: VerdictRun, as_of_line: bool = True) -> None:

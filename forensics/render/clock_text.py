@@ -3,7 +3,10 @@ about it (every command's stderr and tables, the abort script, the report)."""
 
 from __future__ import annotations
 
-from forensics.analysis.clock import AsOf, FileTimes
+from collections.abc import Callable
+
+from forensics.analysis.clock import AsOf, FileTimes, SetAside
+from forensics.findings import Finding, FindingKind
 from forensics.render.time_text import duration, stamp
 
 
@@ -26,3 +29,18 @@ def as_of_text(when: AsOf) -> str:
     inputs without a timestamp (empty segments only): ``unknown: no timestamp on the inputs``, as the
     report's page writes it."""
     return f"{'unknown' if when.time_ms is None else stamp(when.time_ms)}: {when.source}"
+
+
+def set_aside_finding(s: SetAside, time_text: Callable[[int], str] = stamp) -> Finding:
+    """The FUTURE_TIMESTAMP finding of a record time set aside, its times as ``time_text`` writes them
+    (export's findings table: the epoch milliseconds, ``str``)."""
+    r = s.record
+    return Finding(FindingKind.FUTURE_TIMESTAMP,
+                   f"{r.what} {time_text(r.time_ms)} is more than 1 h after the newest file time of the inputs "
+                   f"({time_text(s.newest_file_ms)}, {s.newest_file_path}): not used for the as-of time (a damaged or "
+                   "forged record, or a producer clock far ahead)", path=r.path)
+
+
+def set_aside_findings(when: AsOf, time_text: Callable[[int], str] = stamp) -> tuple[Finding, ...]:
+    """:func:`set_aside_finding` of each record time ``when`` set aside."""
+    return tuple(set_aside_finding(s, time_text) for s in when.set_aside)

@@ -14,13 +14,13 @@ from __future__ import annotations
 from enum import Enum
 from types import MappingProxyType
 from typing import Any
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.analysis.clock import AsOf, given
 from forensics.analysis.evidence_gaps import BatchCrc, EpochCheck, EvidenceCheck, Reach
 from forensics.analysis.filters import Filters
-from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, Verdict, classify, evidence_of
+from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, Verdict, classify
 from forensics.analysis.verdict_kinds import Arming, Offer
 from forensics.analysis.evidence_model import EvidenceModel
 from forensics.analysis.producers import PartitionView
@@ -84,26 +84,22 @@ def selected_replicas(report: StateReport, selection: Filters) -> list[Partition
 def find_hanging(report: StateReport, *, as_of: int | None = None, topic: str | None = None,
                  partition: int | None = None, broker_id: int | None = None,
                  max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-                 time_text: Callable[[int, int | None], str] | None = None,
                  evidence: EvidenceModel | None = None, reach: Reach | None = None,
                  crc: BatchCrc | None = None, epochs: EpochCheck | None = None
                  ) -> tuple[list[Verdict], AsOf]:
-    """The verdicts and the as-of time; ``time_text(ms, as_of_ms)`` writes the times the reasons name
-    (the caller's renderer: render/time_text.stamp), else they show as epoch milliseconds; ``evidence``:
+    """The verdicts (their reasons as facts: :mod:`forensics.analysis.reasons`) and the as-of time;
+    ``evidence``:
     how the evidence was left and what it lacks (:func:`forensics.report.evidence_facts.evidence_model_of`;
     None: not judged);
     ``reach``: what a partition's index files say its log held (the torn-copy test's witness); ``crc``: the
     CRC of the batch at a place of a segment (a copied batch's witness); ``epochs``: the first batch a
     partition's leader-epoch-checkpoint contradicts."""
-    when = given(as_of) if as_of is not None else newest_input_time(
-        report, str if time_text is None else (lambda ms: time_text(ms, None)))
-    text = str if time_text is None else (lambda ms: time_text(ms, when.time_ms))
+    when = given(as_of) if as_of is not None else newest_input_time(report)
     views = leader_views(report, topic, partition, broker_id, evidence.coverage.leaders if evidence else {})
     coord = report.coordinator if report.coordinator.partitions else None
     check = EvidenceCheck(report.inventory, coord, evidence.quiescence if evidence else None, reach,
                           evidence.coverage if evidence else None, crc, epochs)
-    return classify(views, coord, when.time_ms, max_timeout_ms, group_replicas(report.partitions), check,
-                    text), when
+    return classify(views, coord, when.time_ms, max_timeout_ms, group_replicas(report.partitions), check), when
 
 
 def _abort_prefix(v: Verdict, bootstrap: str, command_config: str | None) -> list[str]:
@@ -213,9 +209,10 @@ def _why_not_armed(v: Verdict, armed: bool, arm_unverifiable: bool, legal_topic:
 
 def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: str | None = None,
                 arm_unverifiable: bool = False, version: BrokerVersionRange | None = None, *,
-                as_of: AsOf | None = None, preview: Any = ABSENT) -> HangingRow:
-    """The row of verdict ``v``; ``as_of``: stated in the row (find-hanging); ``preview``: what its abort
-    discards (:func:`forensics.report.preview.abort_preview`)."""
+                reason: str, evidence: dict[str, Any], as_of: AsOf | None = None, preview: Any = ABSENT) -> HangingRow:
+    """The row of verdict ``v``, with its reason and evidence as the caller wrote them
+    (:func:`forensics.render.reasons.worded_row` builds it so); ``as_of``: stated in the row (find-hanging);
+    ``preview``: what its abort discards (:func:`forensics.report.preview.abort_preview`)."""
     tp = v.view.topic_partition
     e = v.entry
     legal = is_legal_topic(tp.topic)
@@ -228,8 +225,8 @@ def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_conf
     return HangingRow(
         topic=tp.topic, partition=tp.partition, producer_id=e.producer_id, producer_epoch=e.producer_epoch,
         coordinator_epoch=e.latest_coordinator_epoch, start_offset=v.start_offset, last_timestamp=e.last_timestamp,
-        duration_ms=v.duration_ms, verdict=v.verdict.word, reason=v.reason, transactional_id=v.transactional_id,
-        evidence=evidence_of(v), broker_id=v.view.inputs.broker_id, last_sequence=e.last_sequence, armed=armed,
+        duration_ms=v.duration_ms, verdict=v.verdict.word, reason=reason, transactional_id=v.transactional_id,
+        evidence=evidence, broker_id=v.view.inputs.broker_id, last_sequence=e.last_sequence, armed=armed,
         not_armed_because=_why_not_armed(v, armed, arm_unverifiable, legal), abort_forms=forms,
         active_form=active_form(version) if forms else None, advice=list(v.advice),
         coordinator_partition=v.coordinator_partition, overdue_ms=v.overdue_ms, verdict_state=v.verdict.value,

@@ -28,10 +28,8 @@ from forensics.analysis.producers import PartitionView
 from forensics.findings import Finding, dedupe, level_counts, total
 from forensics.model import TopicPartition
 from forensics.report.hanging import (
-    BOOTSTRAP_PLACEHOLDER,
     COMMAND_FORMS,
     evidence_warnings,
-    hanging_row,
     leader_views,
     selected_replicas,
 )
@@ -74,20 +72,17 @@ MAX_FINDINGS = 500
 
 def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf, *, inputs: Sequence[str],
                    manifest: tuple[str, str] | None = None, scan: ScanReport | None = None,
-                   rows: Sequence[HangingRow] | None = None, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
-                   command_config: str | None = None, max_timelines: int = MAX_TIMELINES,
+                   rows: Sequence[HangingRow], max_timelines: int = MAX_TIMELINES,
                    max_findings: int = MAX_FINDINGS, brokers: str | None = None,
                    selection: Filters = Filters(), whole: Sequence[Verdict] = (),
                    warnings: Sequence[str] | None = None) -> Incident:
     """The incident model. ``rows``: one row per verdict, in the verdicts' order (a
-    :class:`~forensics.report.rows.HangingRow` as :func:`~forensics.report.hanging.hanging_row` builds it,
-    its columns shown as declared; default: built here);
+    :class:`~forensics.report.rows.HangingRow` as :func:`forensics.render.reasons.worded_row` builds it,
+    its columns shown as declared);
     ``manifest``: (path, sha256) of the evidence manifest. ``selection`` (its topic, partition and broker
     id): only those partitions are shown (``verdicts`` are theirs), and what the rest holds is counted:
     ``whole`` are the verdicts of every partition, as without a selection; ``warnings``: what weakens every
     verdict (default: :func:`~forensics.report.hanging.evidence_warnings` of the report alone)."""
-    if rows is None:
-        rows = [hanging_row(v, bootstrap, command_config) for v in verdicts]
     if len(rows) != len(verdicts):
         raise ValueError(f"{len(rows)} rows for {len(verdicts)} verdicts")
     views = leader_views(report, selection.topic, selection.partition, selection.broker_id)
@@ -264,7 +259,7 @@ def _transaction(v: Verdict, row: HangingRow) -> OpenTransaction:
     return OpenTransaction(
         tp.topic, tp.partition, v.view.inputs.broker_id, e.producer_id, e.producer_epoch,
         e.latest_coordinator_epoch, v.start_offset, v.transactional_id, v.verdict.label,
-        v.reason, v.abortable, row.armed, row.not_armed_because, tuple(row.advice),
+        row.reason, v.abortable, row.armed, row.not_armed_because, tuple(row.advice),
         e.last_timestamp if e.last_timestamp >= 0 else None, v.duration_ms, v.verdict.tone,
         tuple(flatten(row.evidence, "evidence")), tuple(commands), tuple(extras), _facts(row),
         row.active_form if row.abort_forms else None)

@@ -8,7 +8,7 @@ layout's checkpoints (log start offset, high watermark, topic id); every finding
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from forensics.analysis.clock import AsOf, given, incident_clock, newest_per_file
 from forensics.analysis.filters import Filters
@@ -188,25 +188,24 @@ def total_log_bytes(inventory: Inventory) -> int:
     return total + sum(f.size for f in inventory.loose_files if f.kind.value == "log")
 
 
-def scan_clock(report: ScanReport, file_times: Sequence[tuple[int, str]],
-               time_text: Callable[[int], str] = str) -> AsOf:
+def scan_clock(report: ScanReport, file_times: Sequence[tuple[int, str]]) -> AsOf:
     """The incident clock of a scan (see analysis/clock.py): the newest batch timestamp of every segment
     scanned (``__transaction_state`` and ``__cluster_metadata`` included), checked against the inputs'
     file times."""
     segs = [s for d in report.log_dirs for p in d.partitions for s in p.segments] + list(report.loose_segments)
-    return incident_clock(newest_per_file((s.max_timestamp, s.path) for s in segs), file_times, time_text)
+    return incident_clock(newest_per_file((s.max_timestamp, s.path) for s in segs), file_times)
 
 
 def assemble_scan(paths: Sequence[str], inv: Inventory, results: dict[str, ReplicaResult], as_of: int | None = None,
-                  max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-                  time_text: Callable[[int], str] = str) -> ScanReport:
+                  max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS) -> ScanReport:
     """The scan report from what the executor read for ``plan(inv, SCAN_SCOPE)``, as of ``as_of`` (default:
-    the incident clock; ``time_text`` writes the times its findings name)."""
+    the incident clock; the record times it sets aside are in ``as_of.set_aside``, not yet among the
+    findings: the caller adds them, written by :func:`forensics.render.clock_text.set_aside_findings`)."""
     report = _scan(paths, inv, results)
-    when = given(as_of) if as_of is not None else scan_clock(report, input_file_times(inv), time_text)
+    when = given(as_of) if as_of is not None else scan_clock(report, input_file_times(inv))
     dirs = tuple(replace(d, partitions=tuple(_with_metrics(p, when.time_ms, max_timeout_ms) for p in d.partitions))
                  for d in report.log_dirs)
-    return replace(report, log_dirs=dirs, as_of=when, findings=report.findings + when.set_aside)
+    return replace(report, log_dirs=dirs, as_of=when)
 
 
 SCAN_SCOPE = Scope(stats=True, data=True, coordinator=False, non_live=True)

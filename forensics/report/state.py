@@ -286,10 +286,10 @@ def txn_partition_count(replicas: Sequence[TxnStateInputs | FoldedReplica], give
     return given, []
 
 
-def newest_input_time(report: StateReport, time_text: Callable[[int], str] = str) -> AsOf:
+def newest_input_time(report: StateReport) -> AsOf:
     """The as-of time of a state report (see analysis/clock.py): its newest record time, checked
     against the inputs' file times. Call it on one cluster's report."""
-    return incident_clock(clock_records(report), input_file_times(report.inventory), time_text)
+    return incident_clock(clock_records(report), input_file_times(report.inventory))
 
 
 def clock_records(report: StateReport) -> list[RecordTime]:

@@ -2,36 +2,40 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from collections.abc import Callable, Sequence
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.clock import AsOf
+from forensics.analysis.evidence_model import EvidenceModel
 from forensics.analysis.filters import Filters
 from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, Verdict
-from forensics.analysis.evidence_model import EvidenceModel
 from forensics.analysis.quiescence import ChangedFile
 from forensics.findings import Finding
 from forensics.layout import Inventory
 from forensics.layout.evidence import changed_segments
 from forensics.model import TRANSACTION_STATE_TOPIC
-from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
+from forensics.pipeline.cluster_metadata import (
+    EVIDENCE_RECORD_TYPES,
+    read_cluster_image,
+)
 from forensics.pipeline.plan import plan
 from forensics.pipeline.stats import EngineStats
 from forensics.pipeline.witnesses import batch_crc, epoch_mismatch, index_reach
-from forensics.runs.broker_version import broker_version_of
+from forensics.render.reasons import worded_row
+from forensics.report.evidence_facts import evidence_model_of
 from forensics.report.hanging import (
     BOOTSTRAP_PLACEHOLDER,
     HangingRow,
     Outcome,
     evidence_warnings,
-    find_hanging as verdicts_of,
-    hanging_row,
     outcome_of,
+)
+from forensics.report.hanging import (
+    find_hanging as verdicts_of,
 )
 from forensics.report.incident import build_incident
 from forensics.report.incident_model import Incident
-from forensics.report.evidence_facts import evidence_model_of
 from forensics.report.state import (
     StateFolder,
     StateReport,
@@ -40,7 +44,15 @@ from forensics.report.state import (
     newest_input_time,
     state_scope,
 )
-from forensics.runs.context import EngineChoice, Evidence, Listener, Opened, Quiet, open_evidence
+from forensics.runs.broker_version import broker_version_of
+from forensics.runs.context import (
+    EngineChoice,
+    Evidence,
+    Listener,
+    Opened,
+    Quiet,
+    open_evidence,
+)
 from forensics.runs.manifest import ManifestWritten
 from forensics.runs.rebuild import previews
 
@@ -60,8 +72,6 @@ class VerdictRequest:
     broker_id: int | None = None
     partition_count: int | None = None
     broker_version: Version | None = None
-    # how the verdicts' reasons write a time: time_text(ms, as_of_ms) (the caller's renderer); None: epoch ms
-    time_text: Callable[[int, int | None], str] | None = None
     copy_start: int | None = None  # when the copy began (--copy-start): no partition was copied before it
 
     @property
@@ -98,7 +108,7 @@ def _verdicts(command: str, req: VerdictRequest, listener: Listener, lean: bool 
     model = evidence_model_of(rep, newest_input_time(rep), req.max_timeout_ms, changed, req.copy_start, image)
     verdicts, when = verdicts_of(rep, as_of=req.as_of, topic=req.topic, partition=req.partition,
                                  broker_id=req.broker_id, max_timeout_ms=req.max_timeout_ms,
-                                 time_text=req.time_text, evidence=model, reach=index_reach,
+                                 evidence=model, reach=index_reach,
                                  crc=batch_crc, epochs=epoch_mismatch)
     version = broker_version_of(rep.inventory, state=rep, given=req.broker_version)
     return opened, rep, verdicts, when, version, model
@@ -139,7 +149,7 @@ def find_hanging(req: FindHangingRequest, listener: Listener = Quiet()) -> FindH
     """Hanging transactions: open on a partition, forgotten by the coordinator."""
     opened, rep, verdicts, when, version, model = _verdicts("find-hanging", req.verdicts, listener)
     listed = [v for v in verdicts if req.show_all or v.needs_attention]  # --all: ongoing ones in time too
-    made = [hanging_row(v, version=version, as_of=when) for v in listed]
+    made = [worded_row(v, when, version=version, as_of=when) for v in listed]
     if req.previews:
         made = with_previews(listed, made, opened.inventory, req.redact)
     run = _finish(opened, rep, when, version, model)
@@ -175,11 +185,12 @@ class CommandsRequest:
     command_config: str | None = None
     redact: bool = False
 
-    def rows(self, verdicts, inventory: Inventory, version: BrokerVersionRange,
+    def rows(self, verdicts, inventory: Inventory, version: BrokerVersionRange, when: AsOf,
              arm_unverifiable: bool = False) -> list[HangingRow]:
-        """The rows of ``verdicts`` with their commands (armed or not) and what each abort discards."""
+        """The rows of ``verdicts`` with their commands (armed or not) and what each abort discards, their
+        reasons' times aged from ``when``."""
 
-        rows = [hanging_row(v, self.bootstrap, self.command_config, arm_unverifiable, version) for v in verdicts]
+        rows = [worded_row(v, when, self.bootstrap, self.command_config, arm_unverifiable, version) for v in verdicts]
         return with_previews(verdicts, rows, inventory, self.redact)
 
 
@@ -201,7 +212,7 @@ def abort_commands(req: AbortRequest, listener: Listener = Quiet()) -> AbortResu
     """The rows of a reviewable abort script: every open transaction, with its commands (armed or not),
     why it is not armed, and what each abort discards."""
     opened, rep, verdicts, when, version, model = _verdicts("abort-commands", req.verdicts, listener)
-    rows = req.rows(verdicts, opened.inventory, version, req.arm_unverifiable)
+    rows = req.rows(verdicts, opened.inventory, version, when, req.arm_unverifiable)
     return AbortResult(tuple(rows), _finish(opened, rep, when, version, model))
 
 
@@ -226,7 +237,7 @@ def incident_report(req: ReportRequest, listener: Listener = Quiet()) -> ReportR
     partition or broker id, only those partitions, and what the rest of the evidence holds counted."""
     opened, rep, verdicts, when, version, model = _verdicts("report", req.verdicts, listener, lean=False)
     run = _finish(opened, rep, when, version, model)
-    rows = req.rows(verdicts, opened.inventory, version)
+    rows = req.rows(verdicts, opened.inventory, version, when)
     selection = req.verdicts.selection
     whole = _whole_cluster(rep, req.verdicts, when, model) if selection.narrows_partitions else ()
     written = run.manifest
@@ -239,6 +250,5 @@ def incident_report(req: ReportRequest, listener: Listener = Quiet()) -> ReportR
 def _whole_cluster(rep: StateReport, req: VerdictRequest, when: AsOf, model: EvidenceModel) -> list[Verdict]:
     """The verdicts of every partition as the report without a selection judges them (to count those a
     selection leaves out)."""
-    return verdicts_of(rep, as_of=when.time_ms, max_timeout_ms=req.max_timeout_ms, time_text=req.time_text,
-                       evidence=model, reach=index_reach, crc=batch_crc,
+    return verdicts_of(rep, as_of=when.time_ms, max_timeout_ms=req.max_timeout_ms, evidence=model, reach=index_reach, crc=batch_crc,
                        epochs=epoch_mismatch)[0]

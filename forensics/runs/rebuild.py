@@ -4,6 +4,7 @@ executor, assemble the report), and the reads of the abort previews."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, Verdict
 from forensics.layout import Inventory
@@ -15,6 +16,7 @@ from forensics.pipeline.local import LocalExecutor
 from forensics.pipeline.plan import UnitKind, WorkUnit, plan
 from forensics.pipeline.preview import CommittedOffset, committed_offsets, discarded_data
 from forensics.pipeline.units import read_segment
+from forensics.render.clock_text import set_aside_findings
 from forensics.report.preview import AbortPreview, abort_preview, consumer_offsets_logs, stuck_at_lso
 from forensics.report.scan import SCAN_SCOPE, ScanReport, assemble_scan
 from forensics.report.state import StateReport, assemble_state, loose_file_notes, state_scope
@@ -40,7 +42,8 @@ def scan(paths: Sequence[str], progress: Progress | None = None, inventory: Inve
     """The inventory of the disks: a header-only pass over every segment, rolled up per partition."""
     inv = inventory if inventory is not None else discover(paths)
     results = (executor or LocalExecutor()).run(plan(inv, SCAN_SCOPE), progress)
-    return assemble_scan(paths, inv, results, as_of, max_timeout_ms)
+    report = assemble_scan(paths, inv, results, as_of, max_timeout_ms)
+    return replace(report, findings=report.findings + set_aside_findings(report.as_of, str))  # export's: epoch ms
 
 
 def previews(verdicts: Sequence[Verdict], inventory: Inventory, redact: bool = False) -> list[AbortPreview]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.coverage import describe as describe_coverage
@@ -11,15 +11,24 @@ from forensics.analysis.filters import Filters
 from forensics.errors import InputError
 from forensics.layout.inventory import Inventory
 from forensics.layout.names import FileKind
-from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
+from forensics.pipeline.cluster_metadata import (
+    EVIDENCE_RECORD_TYPES,
+    read_cluster_image,
+)
 from forensics.pipeline.executor import as_read
 from forensics.pipeline.plan import plan
 from forensics.pipeline.stats import EngineStats
-from forensics.runs.broker_version import broker_version_of
-from forensics.render.time_text import stamp
+from forensics.render.clock_text import set_aside_findings
 from forensics.report.evidence_facts import coverage_of
 from forensics.report.scan import SCAN_SCOPE, ScanReport, assemble_scan, selected
-from forensics.runs.context import EngineChoice, Evidence, Listener, Quiet, open_evidence
+from forensics.runs.broker_version import broker_version_of
+from forensics.runs.context import (
+    EngineChoice,
+    Evidence,
+    Listener,
+    Quiet,
+    open_evidence,
+)
 from forensics.runs.manifest import ManifestWritten
 
 
@@ -50,8 +59,9 @@ def scan(req: ScanRequest, listener: Listener = Quiet()) -> ScanResult:
     opened = open_evidence("scan", req.evidence, req.engine, listener, Filters(req.topic, req.partition, req.broker_id))
     refuse_nothing_to_read(opened.inventory)
     results = opened.run_units(plan(opened.inventory, SCAN_SCOPE), "scanning", listener, as_read)
-    report = selected(assemble_scan(req.evidence.paths, opened.inventory, results, req.as_of, time_text=stamp), req.topic,
-                      req.partition, req.broker_id)
+    assembled = assemble_scan(req.evidence.paths, opened.inventory, results, req.as_of)
+    assembled = replace(assembled, findings=assembled.findings + set_aside_findings(assembled.as_of))
+    report = selected(assembled, req.topic, req.partition, req.broker_id)
     version = broker_version_of(opened.inventory, scan=report, given=req.broker_version)
     image = read_cluster_image(opened.inventory, record_types=EVIDENCE_RECORD_TYPES)
     gaps = tuple(describe_coverage(coverage_of(opened.inventory, image)))

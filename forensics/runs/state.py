@@ -72,7 +72,7 @@ def describe_producers(req: ProducersRequest, listener: Listener = Quiet()) -> S
     if view is None:
         where = f" on broker {req.broker_id}" if req.broker_id is not None else ""
         raise InputError(f"no replica of {req.topic}-{req.partition}{where} among the inputs")
-    clock = newest_input_time(rep, stamp)
+    clock = newest_input_time(rep)
     written = opened.manifest.finish(clock.time_ms, clock.source)
     return StateResult(tuple(producer_rows(view)), clock, tuple(view.findings), written, opened.stats)
 
@@ -107,7 +107,7 @@ def list_ids(req: ListRequest, listener: Listener = Quiet()) -> StateResult:
     pattern = id_pattern(req.transactional_id_pattern)
     opened = open_evidence("list", req.evidence, req.engine, listener)
     rep = _rebuild(opened, listener, req.partition_count, data=False)
-    clock = given(req.as_of) if req.as_of is not None else newest_input_time(rep, stamp)
+    clock = given(req.as_of) if req.as_of is not None else newest_input_time(rep)
     if req.duration_filter_ms is not None and req.duration_filter_ms >= 0 and clock.time_ms is None:
         raise UsageError("--duration-filter: the inputs hold no timestamp to measure durations from; give --as-of")
     rows = tuple(list_rows(rep, wanted, duration_ms=req.duration_filter_ms, now_ms=clock.time_ms, id_pattern=pattern))
@@ -139,7 +139,7 @@ def describe_id(req: DescribeRequest, listener: Listener = Quiet()) -> StateResu
     tid = req.transactional_id
     rep = _rebuild(opened, listener, req.partition_count, history=tid, data=False)
     check_filters(rep.inventory, Filters(transactional_id=tid), rep.coordinator)
-    clock = given(req.as_of) if req.as_of is not None else newest_input_time(rep, stamp)
+    clock = given(req.as_of) if req.as_of is not None else newest_input_time(rep)
     rows = tuple(describe_rows(rep, tid, as_of=clock.time_ms))
     written = opened.manifest.finish(clock.time_ms, clock.source)
     v = rep.coordinator.ids[tid]

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from forensics.render.reasons import reason_text
 from forensics.report.hanging import find_hanging, is_armed
 from forensics.runs.rebuild import load_state
 
@@ -109,7 +110,7 @@ def sweep(root: Path, as_of: int, only: Callable[[str], bool] = lambda rel: True
         for v in verdicts:
             if is_armed(v):
                 result.armed.append(f"{name}: {v.view.topic_partition} producer {v.entry.producer_id} "
-                                    f"from {v.start_offset}: {v.reason}")
+                                    f"from {v.start_offset}: {reason_text(v.reason)}")
         result.unverifiable += any(v.gaps for v in verdicts)
         shown = {(v.view.topic_partition.topic, v.view.topic_partition.partition) for v in verdicts}
         for tp in sorted(_open_in_snapshots(report) - shown):

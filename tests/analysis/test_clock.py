@@ -9,11 +9,14 @@ from forensics.analysis.clock import (
     AsOf,
     FileTimes,
     RecordTime,
+    SetAside,
     given,
     incident_clock,
     newest_per_file,
 )
 from forensics.cli.as_of import clock_lines
+from forensics.render.clock_text import set_aside_findings
+from forensics.render.time_text import stamp
 from forensics.findings import FindingKind
 
 T = 1_795_211_460_338  # 2026-11-20T21:51:00.338Z
@@ -64,11 +67,15 @@ def test_a_record_after_every_file_time_is_set_aside():
     forged = RecordTime(253402300799000, "/d/c-plain-0/0.log")
     got = incident_clock(RECORDS + [forged], files(T + 3 * HOUR))
     assert (got.time_ms, got.source.split(";")[0], got.file_times) == (T, SOURCE, FileTimes.COPY)
-    (f,) = got.set_aside
+    assert got.set_aside == (SetAside(forged, T + 3 * HOUR, "/d/recovery-point-offset-checkpoint"),)
+    (f,) = set_aside_findings(got, str)
     assert (f.kind, f.path, f.level.value) == (FindingKind.FUTURE_TIMESTAMP, forged.path, "warning")
     assert f.message == (f"batch timestamp 253402300799000 is more than 1 h after the newest file time of the "
                          f"inputs ({T + 3 * HOUR}, /d/recovery-point-offset-checkpoint): not used for the as-of time "
                          "(a damaged or forged record, or a producer clock far ahead)")
+    (f,) = set_aside_findings(got)  # as every command's stderr writes it: the times stamped
+    assert f.message.startswith(f"batch timestamp {stamp(253402300799000)} is more than 1 h after the newest file "
+                                f"time of the inputs ({stamp(T + 3 * HOUR)}, /d/recovery-point-offset-checkpoint)")
     assert clock_lines(got, as_of_line=False)[-1] == "warning: future_timestamp: " + forged.path + ": " + f.message
     # one hour of producer clock skew is tolerated
     ahead = RecordTime(T + 3 * HOUR + HOUR, "/d/a-1/0.log")

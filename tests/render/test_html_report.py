@@ -17,6 +17,7 @@ from fixtures.scenario_specs import disk, txn_producer
 from forensics.render.html_report import CSP, html_report
 from forensics.render.html_text import esc
 from forensics.render.time_text import duration, iso
+from forensics.render.reasons import worded_row
 from forensics.report.hanging import find_hanging
 from forensics.report.incident import build_incident
 from forensics.runs.rebuild import load_state
@@ -69,6 +70,7 @@ def parse(page: str) -> Tags:
 def incident(path: Path, as_of: int = AS_OF, **kw):
     rep = load_state([str(path)])
     verdicts, when = find_hanging(rep, as_of=as_of)
+    kw.setdefault("rows", [worded_row(v, when) for v in verdicts])
     return build_incident(rep, verdicts, when, inputs=[str(path)], **kw)
 
 

@@ -16,6 +16,7 @@ from fixtures.scenario_specs import disk, txn_producer
 from forensics.render.html_measure import shown, text_width, wrap
 from forensics.render.html_report import html_report
 from forensics.render.html_svg import MAX_LABEL_W
+from forensics.render.reasons import worded_row
 from forensics.report.hanging import find_hanging
 from forensics.report.incident import build_incident
 from forensics.report.incident_model import Incident
@@ -42,7 +43,7 @@ def long_names_disk(root: Path) -> Path:
 def incident_of(path: Path, as_of: int | None = AS_OF) -> Incident:
     rep = load_state([str(path)])
     verdicts, when = find_hanging(rep, as_of=as_of)
-    return build_incident(rep, verdicts, when, inputs=[str(path)])
+    return build_incident(rep, verdicts, when, inputs=[str(path)], rows=[worded_row(v, when) for v in verdicts])
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,8 @@ from typing import NamedTuple
 import pytest
 
 from fixtures import hanging_scenarios as hs
-from forensics.report.hanging import find_hanging, hanging_row
+from forensics.render.reasons import worded_row
+from forensics.report.hanging import find_hanging
 from forensics.report.incident import (
     COMMIT,
     DEAD,
@@ -106,6 +107,7 @@ def data_partitions(log_dir: Path) -> list[Path]:
 def incident_of(path: Path, as_of: int, **kw):
     rep = load_state([str(path)])
     verdicts, when = find_hanging(rep, as_of=as_of)
+    kw.setdefault("rows", [worded_row(v, when) for v in verdicts])
     return build_incident(rep, verdicts, when, inputs=[str(path)], **kw), rep, verdicts
 
 
@@ -236,7 +238,7 @@ class NewerRow(HangingRow):
 def test_extra_row_keys_become_commands_or_field_groups():
     """Columns a newer row carries are shown, labelled by the table or humanised, never dropped."""
     _, rep, verdicts = incident_of(EXAMPLE, AS_OF)
-    base = hanging_row(verdicts[0])
+    base = worded_row(verdicts[0], find_hanging(rep, as_of=AS_OF)[1])
     row = NewerRow(**{f.name: getattr(base, f.name) for f in fields(base)} | dict(
         abort_preview={"firstOffset": 6, "keys": ["a", None], "firstTimestamp": 1767225606250,
                        "nested": [{"group": "g"}], "stuckConsumerGroups": None}),

@@ -23,7 +23,8 @@ from fixtures.generator import Produce, RecordSpec, TopicSpec, Txn, build_disk, 
 from fixtures.scenario_specs import disk, txn_producer
 from forensics.render.html_report import html_report
 from forensics.render.time_text import duration, iso
-from forensics.report.hanging import find_hanging, hanging_row
+from forensics.render.reasons import worded_row
+from forensics.report.hanging import find_hanging
 from forensics.report.incident import build_incident, flatten
 from forensics.report.incident_labels import LABELS, table_key
 from forensics.runs.hanging import with_previews
@@ -47,7 +48,7 @@ def _case(path: Path, as_of=None) -> Case:
     rep = load_state([str(path)])
     verdicts, when = find_hanging(rep, as_of=as_of)
     # every key find-hanging --all --format json writes
-    rows = with_previews(verdicts, [hanging_row(v, as_of=when) for v in verdicts], rep.inventory, False)
+    rows = with_previews(verdicts, [worded_row(v, when, as_of=when) for v in verdicts], rep.inventory, False)
     inc = build_incident(rep, verdicts, when, inputs=[str(path)], rows=rows)
     return Case([r.as_json() for r in rows], html_report(inc), when.time_ms)
 
