@@ -110,11 +110,13 @@ def fenced(v: Verdict) -> tuple[str, ...]:
 
 def overdue(v: Verdict) -> tuple[str, ...]:
     """Ongoing past its own timeout: the coordinator should have aborted it (its timeout checker,
-    ``TransactionCoordinator.abortTimedOutTransactions``, every 10 s by default) and has not."""
+    ``TransactionCoordinator.abortTimedOutTransactions``, every 10 s by default) and has not. How long
+    past it is the verdict's heading's (``ongoing, overdue by 1 h 7 min``) and JSON's ``overdueMs``,
+    written once, not here again in other words."""
     m = v.id_view.metadata if v.id_view is not None else None
     timeout = f"{m.timeout_ms} ms" if m is not None else "?"
     broker = v.id_view.coordinator if v.id_view else "?"
-    return (f"Ongoing {_minutes(v.overdue_ms)} past its own timeout ({timeout}): {_coordinator(v)} should have "
+    return (f"Ongoing past its own timeout ({timeout}): {_coordinator(v)} should have "
             "aborted it (it checks every 10 s by default)",
             f"check that broker {broker} still leads __transaction_state-{v.coordinator_partition} and its "
             "server.log for the aborts of timed-out transactions (errors writing the PrepareAbort record or its "
@@ -132,10 +134,6 @@ def unverifiable(v: Verdict) -> tuple[str, ...]:
                 "with the live cluster before any abort",)
     return ("add the disks holding every __transaction_state partition and run again, or ask the live cluster "
             "(kafka-transactions.sh describe-producers / find-hanging)",)
-
-
-def _minutes(ms: int | None) -> str:
-    return f"{(ms or 0) // 60_000} min"
 
 
 def none(v: Verdict) -> tuple[str, ...]:

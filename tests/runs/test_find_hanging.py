@@ -204,7 +204,7 @@ def test_overdue_needs_a_person_and_says_how_late(scenarios):
         (0, 3, 5, "ongoing", "overdue"), (1, 3, 5, "ongoing", "overdue")]
     for row in found.rows:
         assert row.overdue_ms > 60_000 and not row.armed and row.abort_forms is None
-        assert row.advice[0].startswith(f"Ongoing {row.overdue_ms // 60_000} min past its own timeout (60000 ms)")
+        assert row.advice[0].startswith("Ongoing past its own timeout (60000 ms)")
 
 
 # -- partial copies: a partition dir left out ----------------------------------------------------
