@@ -15,10 +15,7 @@ from forensics.findings import Finding
 from forensics.layout import Inventory
 from forensics.layout.evidence import changed_segments
 from forensics.model import TRANSACTION_STATE_TOPIC
-from forensics.pipeline.cluster_metadata import (
-    EVIDENCE_RECORD_TYPES,
-    read_cluster_image,
-)
+from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
 from forensics.pipeline.plan import plan
 from forensics.pipeline.stats import EngineStats
 from forensics.pipeline.witnesses import batch_crc, epoch_mismatch, index_reach
@@ -29,10 +26,8 @@ from forensics.report.hanging import (
     HangingRow,
     Outcome,
     evidence_warnings,
-    outcome_of,
-)
-from forensics.report.hanging import (
     find_hanging as verdicts_of,
+    outcome_of,
 )
 from forensics.report.incident import build_incident
 from forensics.report.incident_model import Incident
@@ -45,14 +40,7 @@ from forensics.report.state import (
     state_scope,
 )
 from forensics.runs.broker_version import broker_version_of
-from forensics.runs.context import (
-    EngineChoice,
-    Evidence,
-    Listener,
-    Opened,
-    Quiet,
-    open_evidence,
-)
+from forensics.runs.context import EngineChoice, Evidence, Listener, Opened, Quiet, open_evidence
 from forensics.runs.manifest import ManifestWritten
 from forensics.runs.rebuild import previews
 

@@ -11,10 +11,7 @@ from forensics.analysis.filters import Filters
 from forensics.errors import InputError
 from forensics.layout.inventory import Inventory
 from forensics.layout.names import FileKind
-from forensics.pipeline.cluster_metadata import (
-    EVIDENCE_RECORD_TYPES,
-    read_cluster_image,
-)
+from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
 from forensics.pipeline.executor import as_read
 from forensics.pipeline.plan import plan
 from forensics.pipeline.stats import EngineStats
@@ -22,13 +19,7 @@ from forensics.render.clock_text import set_aside_findings
 from forensics.report.evidence_facts import coverage_of
 from forensics.report.scan import SCAN_SCOPE, ScanReport, assemble_scan, selected
 from forensics.runs.broker_version import broker_version_of
-from forensics.runs.context import (
-    EngineChoice,
-    Evidence,
-    Listener,
-    Quiet,
-    open_evidence,
-)
+from forensics.runs.context import EngineChoice, Evidence, Listener, Quiet, open_evidence
 from forensics.runs.manifest import ManifestWritten
 
 
