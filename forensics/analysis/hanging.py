@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from forensics.analysis.contradictions import (contradictions, fold_disagreement, other_producers_disagreement,
                                               replica_disagreement, replica_epoch_disagreement)
 from forensics.analysis import reasons as r
+from forensics.analysis.advice import Advice
 from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
 from forensics.analysis.evidence_gaps import EvidenceCheck, Gap, describe
 from forensics.analysis.producers import PartitionView
@@ -83,8 +84,9 @@ class Verdict:
         return self.abortable or self.needs_person
 
     @property
-    def advice(self) -> tuple[str, ...]:
-        """Operator guidance (:mod:`forensics.analysis.advice`, as the kind names it); ``()`` when none."""
+    def advice(self) -> tuple[Advice, ...]:
+        """Operator guidance as facts (:mod:`forensics.analysis.advice`, as the kind names it; its words:
+        :mod:`forensics.render.advice_text`); ``()`` when none."""
         return self.verdict.advice(self)
 
     @property

@@ -12,6 +12,7 @@ from forensics.analysis.evidence_gaps import Gap
 from forensics.analysis.hanging import TORN_OR_LOST, Verdict, VerdictEvidence, evidence_of
 from forensics.analysis.settling import TOO_RECENT_ADVICE
 from forensics.model import first_few
+from forensics.render.advice_text import advice_lines
 from forensics.render.time_text import stamp
 from forensics.report.hanging import hanging_row
 from forensics.report.rows import HangingRow
@@ -169,6 +170,6 @@ def evidence_json(ev: VerdictEvidence, as_of: int | None = None) -> dict[str, An
 
 def worded_row(v: Verdict, when: AsOf, *args: Any, **kw: Any) -> HangingRow:
     """The row of verdict ``v`` (:func:`forensics.report.hanging.hanging_row`, given ``args`` and ``kw``) with
-    its reason and evidence written out, their times aged from ``when``."""
+    its reason, evidence and advice written out, their times aged from ``when``."""
     return hanging_row(v, *args, reason=reason_text(v.reason, when.time_ms),
-                       evidence=evidence_json(evidence_of(v), when.time_ms), **kw)
+                       evidence=evidence_json(evidence_of(v), when.time_ms), advice=advice_lines(v.advice), **kw)
