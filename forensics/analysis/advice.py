@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from forensics.analysis.coordinator import TransactionIdView
-from forensics.analysis.evidence_gaps import Gap
+from forensics.analysis.gap_facts import Gap
 from forensics.analysis.producers import PartitionView
 from forensics.model import TopicPartition
 from forensics.state.coordinator import Decision

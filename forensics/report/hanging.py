@@ -25,7 +25,6 @@ from forensics.analysis.verdict_kinds import Arming, Offer
 from forensics.analysis.evidence_model import EvidenceModel
 from forensics.analysis.producers import PartitionView
 from forensics.analysis.replicas import group_replicas
-from forensics.analysis.settling import TOO_RECENT
 from forensics.codec.txnlog import TransactionStatus as S
 from forensics.layout.names import is_legal_topic
 from forensics.model import TopicPartition
@@ -187,7 +186,7 @@ def _not_armed_because(v: Verdict, arm_unverifiable: bool, legal_topic: bool) ->
         return ("the partition dir's topic name is not one Kafka allows (1-249 of a-z A-Z 0-9 . _ -): a forged or "
                 "damaged directory name")
     if v.verdict.arming is Arming.ON_REQUEST:
-        if any(g.kind == TOO_RECENT for g in v.gaps):
+        if any(g.settling is not None for g in v.gaps):  # a too_recent gap
             return ("too recent to judge from this copy (see the reason): judge it on the live cluster or on a copy "
                     "of stopped brokers; --arm-unverifiable does not arm it")
         if v.gaps:

@@ -119,9 +119,9 @@ def test_unverifiable_asks_for_the_coordinators_or_a_fresh_copy(verdict):
     assert advice.unverifiable(v) == tuple(advice_lines(v.advice)) == (
         "add the disks holding every __transaction_state partition and run again, or ask the live cluster "
         "(kafka-transactions.sh describe-producers / find-hanging)",)
-    gaps = (Gap("truncated_tail", "t", "/e/b-1/x-0/0.log", 356, None, "/e/b-1/x-0"),
-            Gap("too_recent", "t", "/e/b-1/__transaction_state-1/0.log", None, None, "/e/b-1/__transaction_state-1"),
-            Gap("crc_mismatch", "t", "/e/b-1/x-0/9.log", 10, None, "/e/b-1/x-0"))
+    gaps = (Gap("truncated_tail", None, "/e/b-1/x-0/0.log", 356, None, "/e/b-1/x-0"),
+            Gap("too_recent", None, "/e/b-1/__transaction_state-1/0.log", None, None, "/e/b-1/__transaction_state-1"),
+            Gap("crc_mismatch", None, "/e/b-1/x-0/9.log", 10, None, "/e/b-1/x-0"))
     assert advice.unverifiable(replace(v, gaps=gaps)) == (
         "take a fresh copy of /e/b-1/__transaction_state-1, /e/b-1/x-0 and run again; the guard in abort-commands "
         "compares with the live cluster before any abort",)  # each partition dir once, sorted
