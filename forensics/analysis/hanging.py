@@ -45,8 +45,6 @@ from forensics.state.producer import ProducerState, TransactionSpan
 
 DEFAULT_MAX_TRANSACTION_TIMEOUT_MS = 15 * 60_000
 OVERDUE_GRACE_MS = 60_000  # the coordinator aborts timed-out transactions every 10 s by default
-TORN_OR_LOST = ("a torn or partial copy and a marker really lost look alike on disk: only the live cluster "
-                "tells them apart (the guard in abort-commands compares with describe-producers)")
 
 
 @dataclass(frozen=True, slots=True)

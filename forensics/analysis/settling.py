@@ -61,7 +61,3 @@ def settling_gaps(hanging: bool, view: PartitionView, entry: ProducerState, span
         out.append(Gap(TOO_RECENT, later, first, partition_dir=first))
     return tuple(out)
 
-
-TOO_RECENT_ADVICE = ("too recent to judge from this copy: judge it on the live cluster (kafka-transactions.sh "
-                     "find-hanging, describe-producers) or on a copy taken after the brokers stopped cleanly, or give "
-                     "--copy-start when the copy began later than the disk shows")

@@ -9,8 +9,7 @@ from typing import Any
 from forensics.analysis import reasons as r
 from forensics.analysis.clock import AsOf
 from forensics.analysis.gap_facts import Gap
-from forensics.analysis.hanging import TORN_OR_LOST, Verdict, VerdictEvidence, evidence_of
-from forensics.analysis.settling import TOO_RECENT_ADVICE
+from forensics.analysis.hanging import Verdict, VerdictEvidence, evidence_of
 from forensics.model import first_few
 from forensics.render.advice_text import advice_lines
 from forensics.render.gap_text import gap_text, log_damage_text, part_text
@@ -19,6 +18,13 @@ from forensics.report.hanging import hanging_row
 from forensics.report.rows import HangingRow
 
 _SHOWN_MISSING = 10  # __transaction_state partitions named as missing from the inputs
+# the tails of an unproven reason (analysis/reasons.Unproven): a hanging verdict resting on damaged records, and
+# one the settling rule kept from being judged
+TORN_OR_LOST = ("a torn or partial copy and a marker really lost look alike on disk: only the live cluster "
+                "tells them apart (the guard in abort-commands compares with describe-producers)")
+TOO_RECENT_ADVICE = ("too recent to judge from this copy: judge it on the live cluster (kafka-transactions.sh "
+                     "find-hanging, describe-producers) or on a copy taken after the brokers stopped cleanly, or give "
+                     "--copy-start when the copy began later than the disk shows")
 
 
 def _classified(c: r.Classified, as_of: int | None) -> str:

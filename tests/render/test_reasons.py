@@ -6,12 +6,11 @@ from __future__ import annotations
 from forensics.analysis import reasons as r
 from forensics.analysis import gap_facts as gf
 from forensics.analysis.gap_facts import Gap
-from forensics.analysis.hanging import TORN_OR_LOST
-from forensics.analysis.settling import TOO_RECENT, TOO_RECENT_ADVICE
+from forensics.analysis.settling import TOO_RECENT
 from forensics.model import TopicPartition
 from forensics.findings import FindingKind
 from forensics.render.gap_text import gap_text, settling_text
-from forensics.render.reasons import gap_json, reason_text
+from forensics.render.reasons import TOO_RECENT_ADVICE, TORN_OR_LOST, gap_json, reason_text
 from forensics.render.time_text import stamp
 
 T = 1_767_225_613_300
