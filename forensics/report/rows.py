@@ -61,7 +61,7 @@ class TransactionRow(JsonRow):
     """One transactional id as its coordinator holds it (ListTransactionsCommand)."""
 
     transactional_id: str = field(metadata=column(csv=1, kafka=(1, "TransactionalId")))
-    coordinator: int = field(metadata=column(csv=2, kafka=(2, "Coordinator")))
+    coordinator: int | None = field(metadata=column(csv=2, kafka=(2, "Coordinator")))
     producer_id: int | None = field(metadata=column(csv=3, kafka=(3, "ProducerId")))
     producer_epoch: int | None = field(metadata=column(csv=5))
     transaction_state: str = field(metadata=column(csv=4, kafka=(4, "TransactionState")))
@@ -99,7 +99,7 @@ class DescribeRow(JsonRow):
     columns, then ``coordinatorId``, ``transactionDurationMs`` (as-of minus the start) and ``history``."""
 
     transactional_id: str = field(metadata=column(csv=2, kafka=(2, "TransactionalId")))
-    coordinator: int
+    coordinator: int | None
     producer_id: int | None = field(metadata=column(csv=3, kafka=(3, "ProducerId")))
     producer_epoch: int | None = field(metadata=column(csv=4, kafka=(4, "ProducerEpoch")))
     transaction_state: str = field(metadata=column(csv=5, kafka=(5, "TransactionState")))
@@ -114,7 +114,7 @@ class DescribeRow(JsonRow):
     history: list[HistoryRow]
 
     @derived(after="transaction_state_partition", csv=1, kafka=(1, "CoordinatorId"))
-    def coordinator_id(self) -> int:
+    def coordinator_id(self) -> int | None:
         """Kafka's describe calls the coordinator ``CoordinatorId``."""
         return self.coordinator
 
