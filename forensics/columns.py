@@ -7,7 +7,8 @@ columns (``csv=N``), its header and place in Kafka's tool table (``kafka=(N, "He
 text that tool prints for an absent value, ``absent``), and its name and type in an export table
 (``export="long!"``; ``!``: never null), and its cell in the ``--format table`` screens for people
 (``table=Cell(N, "Header", ...)`` at the screen's width, ``wide=Cell(...)`` with ``--wide``: its place,
-header, how the cell writes it, whether it folds or may be left out to fit). A value computed from the others is a :func:`derived`
+header, how the cell writes it, whether it folds or may be left out to fit), and what the HTML report
+calls it (``label=Label(...)``). A value computed from the others is a :func:`derived`
 column: stored nowhere, printed where its declaration places it (``after`` a field). Everything a
 renderer prints of a row comes from here: :meth:`JsonRow.as_json` (the JSON object, and the mapping
 the tables and CSV read by key), :func:`csv_columns`, :func:`kafka_columns`, :func:`screen_columns`,
@@ -44,6 +45,32 @@ def column_name(field_name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+# what a value is, for the outputs that write it for people, each its own way (a screen's cell, the report's
+# card): as it is (PLAIN: "-" for None on a screen), an epoch-ms time, a duration in ms, a byte count, lines,
+# quoted texts, a list; a screen's own: ms with their duration, describe's start time with its age, the
+# verdict with its state, the row's topic and partition as topic-N
+PLAIN, TIME, DURATION, BYTES, LINES, QUOTED, ITEMS = "", "time", "duration", "bytes", "lines", "quoted", "items"
+MS, START, VERDICT, TOPIC_N = "ms", "start", "verdict", "topic-N"
+# where the report's card of a row shows a top-level column (a nested one shows in its record's group)
+FACT, ELSEWHERE, MORE = "fact", "elsewhere", "more"
+
+
+class Label(NamedTuple):
+    """What the HTML report calls a column (:mod:`forensics.report.incident_labels`): how a person reads it
+    (``text``, where ``{n}`` is a list item's number), what a missing value means (``none``: never a bare
+    ``null``), how the value is shown (``kind``), where the card shows it (``place``), what an empty list
+    means (``empty``), whether a missing value says nothing worth a line (``skip_none``: left out), and a
+    :data:`FACT`'s place among the card's facts (``order``)."""
+
+    text: str
+    none: str = "unknown"
+    kind: str = PLAIN
+    place: str = MORE
+    empty: str = "none"
+    skip_none: bool = False
+    order: int = 0
+
+
 class Cell(NamedTuple):
     """A column of a ``--format table`` screen (:mod:`forensics.render.state_screens`): its place (from 1) and
     header; ``text``, how the screen writes the value (``""``: as it is, ``-`` for None; the screen names the
@@ -53,7 +80,7 @@ class Cell(NamedTuple):
 
     place: int
     header: str
-    text: str = ""
+    text: str = PLAIN
     fold: bool = False
     drop: int = 0
     min_width: int = 12
@@ -70,17 +97,18 @@ class ColumnSpec:
     export: str | None = None  # its type in an export table (``long``, ``string!``, ``array<short>``)
     table: Cell | None = None  # its cell in the --format table screen; None: not there
     wide: Cell | None = None  # its cell in that screen with --wide; None: not there
+    label: Label | None = None  # what the HTML report calls it; None: the report humanises its key
     after: str | None = None  # a derived column: the field it follows
 
 
 def column(*, json: str | None = None, csv: int | None = None, kafka: tuple[int, str] | None = None,
            absent: str = "None", export: str | None = None, table: Cell | None = None,
-           wide: Cell | None = None) -> dict[str, ColumnSpec]:
+           wide: Cell | None = None, label: Label | None = None) -> dict[str, ColumnSpec]:
     """What a field's declaration says of it (see :class:`ColumnSpec`), as the field's metadata::
 
         producer_id: int = field(metadata=column(csv=1, kafka=(1, "ProducerId")))
     """
-    return {_KEY: ColumnSpec(json, csv, kafka, absent, export, table, wide)}
+    return {_KEY: ColumnSpec(json, csv, kafka, absent, export, table, wide, label)}
 
 
 class derived(property):  # noqa: N801 (a decorator, spelled as one)

@@ -19,27 +19,13 @@ from operator import attrgetter
 from typing import Any, NamedTuple, TextIO
 from collections.abc import Callable, Sequence
 
-from forensics.columns import ABSENT, Cell, screen_columns
+from forensics.columns import ABSENT, DURATION, ITEMS, MS, START, TIME, TOPIC_N, VERDICT, Cell, screen_columns
 from forensics.render.row_screens import Field, dash, print_notes, print_record, print_rows
 from forensics.render.state_render import hanging_lines, verdict_heading, verdict_label
 from forensics.render.table_fit import Column, fit_console, screen_width
 from forensics.render.terminal_text import term
 from forensics.render.time_text import duration, short_duration, stamp, table_time
-from forensics.report.rows import (
-    DURATION,
-    ITEMS,
-    MS,
-    START,
-    TIME,
-    TOPIC_N,
-    VERDICT,
-    DescribeRow,
-    HangingRow,
-    HistoryRow,
-    ProducerRow,
-    SpanRow,
-    TransactionRow,
-)
+from forensics.report.rows import DescribeRow, HangingRow, HistoryRow, ProducerRow, SpanRow, TransactionRow
 
 
 class ProducerSpan(NamedTuple):

@@ -10,13 +10,36 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from forensics.columns import ABSENT, Cell, JsonRow, column, derived
+from forensics.columns import (
+    ABSENT,
+    DURATION,
+    ELSEWHERE,
+    FACT,
+    ITEMS,
+    MS,
+    PLAIN,
+    START,
+    TIME,
+    TOPIC_N,
+    VERDICT,
+    Cell,
+    JsonRow,
+    Label,
+    column,
+    derived,
+)
 from forensics.model import whole_minutes
 
-# how a screen writes a cell (Cell.text; forensics.render.state_screens writes each): as it is ("", "-" for None),
-# an epoch-ms time, a list, a duration, ms with their duration, describe's start time with its age, the
-# verdict with its state, the row's topic and partition as topic-N
-TIME, ITEMS, DURATION, MS, START, VERDICT, TOPIC_N = "time", "items", "duration", "ms", "start", "verdict", "topic-N"
+
+def _elsewhere(text: str) -> Label:
+    """The report's label of a column its card shows elsewhere than among the facts (heading, badge, ...)."""
+    return Label(text, place=ELSEWHERE)
+
+
+def _fact(order: int, text: str, none: str = "unknown", kind: str = PLAIN, skip_none: bool = False) -> Label:
+    """The report's label of a column among its card's facts, the ``order``-th."""
+    return Label(text, none, kind, FACT, skip_none=skip_none, order=order)
+
 
 # -- describe-producers ------------------------------------------------------------------------------
 
@@ -161,59 +184,75 @@ class HangingRow(JsonRow):
 
     topic: str = field(metadata=column(  # the screens show topic and partition as one: topic-N
         csv=1, kafka=(1, "Topic"), table=Cell(1, "Partition", TOPIC_N, fold=True, min_width=24),
-        wide=Cell(1, "Partition", TOPIC_N, fold=True, min_width=24)))
-    partition: int = field(metadata=column(csv=2, kafka=(2, "Partition")))
+        wide=Cell(1, "Partition", TOPIC_N, fold=True, min_width=24), label=_elsewhere("topic")))
+    partition: int = field(metadata=column(csv=2, kafka=(2, "Partition"), label=_elsewhere("partition")))
     producer_id: int = field(metadata=column(csv=3, kafka=(3, "ProducerId"), table=Cell(2, "ProducerId"),
-                                             wide=Cell(3, "ProducerId")))
+                                             wide=Cell(3, "ProducerId"), label=_fact(3, "producer id")))
     producer_epoch: int = field(metadata=column(csv=4, kafka=(4, "ProducerEpoch"), table=Cell(3, "Epoch"),
-                                                wide=Cell(4, "ProducerEpoch")))
-    coordinator_epoch: int = field(metadata=column(csv=5, kafka=(5, "CoordinatorEpoch"), absent="-1",
-                                                   table=Cell(4, "CoordEpoch"), wide=Cell(5, "CoordinatorEpoch")))
-    start_offset: int = field(metadata=column(csv=6, kafka=(6, "StartOffset"), absent="-1", table=Cell(5, "StartOffset"),
-                                              wide=Cell(6, "StartOffset")))
-    last_timestamp: int = field(metadata=column(csv=7, kafka=(7, "LastTimestamp"), wide=Cell(7, "LastTimestamp", TIME)))
+                                                wide=Cell(4, "ProducerEpoch"), label=_fact(4, "producer epoch")))
+    coordinator_epoch: int = field(metadata=column(
+        csv=5, kafka=(5, "CoordinatorEpoch"), absent="-1", table=Cell(4, "CoordEpoch"), wide=Cell(5, "CoordinatorEpoch"),
+        label=_fact(5, "coordinator epoch (-1: none yet)")))
+    start_offset: int = field(metadata=column(
+        csv=6, kafka=(6, "StartOffset"), absent="-1", table=Cell(5, "StartOffset"), wide=Cell(6, "StartOffset"),
+        label=_fact(2, "start offset (first offset of the transaction)")))
+    last_timestamp: int = field(metadata=column(
+        csv=7, kafka=(7, "LastTimestamp"), wide=Cell(7, "LastTimestamp", TIME),
+        label=_fact(7, "last timestamp (the producer's newest batch)", kind=TIME)))
     duration_ms: int | None = field(metadata=column(  # as-of time minus the last timestamp; None: no timestamp
-        table=Cell(6, "Duration", DURATION, drop=2), wide=Cell(8, "Duration", DURATION)))
+        table=Cell(6, "Duration", DURATION, drop=2), wide=Cell(8, "Duration", DURATION),
+        label=_fact(8, "open for (as-of time minus last timestamp)", "unknown: no timestamp", DURATION)))
     verdict: str = field(metadata=column(  # shown with its state (verdict_state) where that is another
-        csv=9, table=Cell(7, "Verdict", VERDICT, drop=1), wide=Cell(9, "Verdict", VERDICT)))
-    reason: str = field(metadata=column(csv=10))
-    transactional_id: str | None = field(metadata=column(csv=11, wide=Cell(10, "TransactionalId", fold=True)))
-    evidence: dict[str, Any]
-    broker_id: int | None = field(metadata=column(wide=Cell(2, "Broker")))
-    last_sequence: int  # with lastTimestamp: what the live guard compares besides the epochs
-    armed: bool
-    not_armed_because: str | None
-    abort_forms: dict[str, list[str]] | None  # every abort command form, armed or not
-    active_form: str | None
-    advice: list[str]
-    coordinator_partition: int | None
-    overdue_ms: int | None
-    verdict_state: str  # the verdict's kind: its verdict, or a state of it ("overdue" of "ongoing")
-    as_of_ms: Any = ABSENT  # find-hanging's rows say their as-of time
-    as_of_source: Any = ABSENT
-    abort_preview: Any = ABSENT  # an AbortPreview, where one was computed (rows with abort forms)
+        csv=9, table=Cell(7, "Verdict", VERDICT, drop=1), wide=Cell(9, "Verdict", VERDICT), label=_elsewhere("verdict")))
+    reason: str = field(metadata=column(csv=10, label=_elsewhere("why")))
+    transactional_id: str | None = field(metadata=column(csv=11, wide=Cell(10, "TransactionalId", fold=True),
+                                                         label=_elsewhere("transactional id")))
+    evidence: dict[str, Any] = field(metadata=column(label=_elsewhere("evidence")))  # its own group, last
+    broker_id: int | None = field(metadata=column(
+        wide=Cell(2, "Broker"), label=_fact(1, "broker", "unknown: its log dir has no meta.properties")))
+    last_sequence: int = field(metadata=column(  # with lastTimestamp: what the live guard compares besides the epochs
+        label=_fact(6, "last sequence")))
+    armed: bool = field(metadata=column(label=_elsewhere("abort armed")))
+    not_armed_because: str | None = field(metadata=column(label=_elsewhere("not armed because")))
+    abort_forms: dict[str, list[str]] | None = field(metadata=column(  # every abort command form, armed or not
+        label=_elsewhere("abort commands")))
+    active_form: str | None = field(metadata=column(
+        label=_elsewhere("the abort form for these brokers (first among the commands)")))
+    advice: list[str] = field(metadata=column(label=_elsewhere("what to do")))
+    coordinator_partition: int | None = field(metadata=column(label=_fact(
+        10, "coordinator partition (__transaction_state)", "unknown: no coordinator record names this producer")))
+    overdue_ms: int | None = field(metadata=column(
+        label=_fact(9, "past its own transaction timeout by", kind=DURATION, skip_none=True)))
+    verdict_state: str = field(metadata=column(  # the verdict's kind: its verdict, or a state of it ("overdue" of "ongoing")
+        label=_elsewhere("verdict state (the badge shows it: ongoing, overdue)")))
+    as_of_ms: Any = field(default=ABSENT, metadata=column(  # find-hanging's rows say their as-of time
+        label=_elsewhere("as of")))
+    as_of_source: Any = field(default=ABSENT, metadata=column(label=_elsewhere("where the as-of time came from")))
+    abort_preview: Any = field(default=ABSENT, metadata=column(  # an AbortPreview, where one was computed
+        label=Label("what the abort discards", skip_none=True)))  # its own group (rows with abort forms)
 
     def _armed_form(self, key: str) -> list[str] | None:
         return self.abort_forms[key] if self.armed and self.abort_forms else None
 
-    @derived(after="transactional_id")
+    @derived(after="transactional_id", label=_elsewhere("kafka-transactions.sh abort (legacy form), armed"))
     def abort_args(self) -> list[str] | None:
         """The legacy form, where the abort is armed."""
         return self._armed_form("abortArgs")
 
-    @derived(after="evidence")
+    @derived(after="evidence", label=_elsewhere("kafka-transactions.sh abort --start-offset, armed"))
     def abort_args_start_offset(self) -> list[str] | None:
         return self._armed_form("abortArgsStartOffset")
 
-    @derived(after="abort_args_start_offset")
+    @derived(after="abort_args_start_offset", label=_elsewhere("kafka-python admin abort, armed"))
     def kafka_python_args(self) -> list[str] | None:
         return self._armed_form("kafkaPythonArgs")
 
-    @derived(after="broker_id")
+    @derived(after="broker_id", label=_elsewhere("open for (seconds)"))
     def duration_s(self) -> int | None:
         return self.duration_ms // 1000 if self.duration_ms is not None else None
 
-    @derived(after="last_sequence", csv=8, kafka=(8, "Duration(min)"))
+    @derived(after="last_sequence", csv=8, kafka=(8, "Duration(min)"),
+             label=_elsewhere("open for (minutes, as kafka-transactions.sh find-hanging prints it)"))
     def duration_min(self) -> int | None:
         """Kafka's ``Duration(min)``: ``TimeUnit.MILLISECONDS.toMinutes``, whole minutes toward zero."""
         return whole_minutes(self.duration_ms) if self.duration_ms is not None else None
