@@ -1,6 +1,8 @@
 """Row reports as screens for people (``--format table``): a table fitted to the screen as scan's are
 (:mod:`forensics.render.table_fit`), the long texts of each row folded after it, one record as
-``Field  value`` lines. Knows no Kafka rule: the caller names its fields, their cells and texts.
+``Field  value`` lines. Knows no Kafka rule: the caller gives its fields (their headers, layout and
+cells; the state screens take them from the rows' declarations, :func:`forensics.columns.screen_columns`)
+and texts.
 
 Every cell and text goes through :func:`~forensics.render.terminal_text.term` (evidence text never
 reaches the terminal raw). A width of None (``--wide``, or a file or a pipe without ``COLUMNS``)
@@ -10,13 +12,11 @@ prints every line whole.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from operator import attrgetter
 from typing import Any, NamedTuple
 
 from rich.cells import cell_len
 from rich.console import Console
 
-from forensics.columns import ABSENT
 from forensics.render.table_fit import Column, fold, print_fitted
 from forensics.render.terminal_text import term
 
@@ -33,17 +33,6 @@ class Field(NamedTuple):
 def dash(value: Any) -> str:
     """A value as a cell shows it: as it is, ``-`` for None."""
     return "-" if value is None else str(value)
-
-
-def key(name: str, text: Callable[[Any], str] = dash) -> Callable[[Any], str]:
-    """The cell of a row's field ``name`` (a dotted path: ``span.first_offset``): ``text`` of it (default: as
-    it is, ``-`` for None; a column the row does not have is None)."""
-    get = attrgetter(name)
-
-    def cell(row: Any) -> str:
-        value = get(row)
-        return text(None if value is ABSENT else value)
-    return cell
 
 
 def print_rows(console: Console, title: str | None, fields: Sequence[Field], rows: Sequence[Any],
