@@ -29,6 +29,7 @@ from forensics.columns import (
     derived,
 )
 from forensics.model import whole_minutes
+from forensics.report.preview import AbortPreview
 
 
 def _elsewhere(text: str) -> Label:
@@ -225,10 +226,10 @@ class HangingRow(JsonRow):
         label=_fact(9, "past its own transaction timeout by", kind=DURATION, skip_none=True)))
     verdict_state: str = field(metadata=column(  # the verdict's kind: its verdict, or a state of it ("overdue" of "ongoing")
         label=_elsewhere("verdict state (the badge shows it: ongoing, overdue)")))
-    as_of_ms: Any = field(default=ABSENT, metadata=column(  # find-hanging's rows say their as-of time
+    as_of_ms: int | None = field(default=ABSENT, metadata=column(  # find-hanging's rows say their as-of time
         label=_elsewhere("as of")))
-    as_of_source: Any = field(default=ABSENT, metadata=column(label=_elsewhere("where the as-of time came from")))
-    abort_preview: Any = field(default=ABSENT, metadata=column(  # an AbortPreview, where one was computed
+    as_of_source: str = field(default=ABSENT, metadata=column(label=_elsewhere("where the as-of time came from")))
+    abort_preview: AbortPreview | None = field(default=ABSENT, metadata=column(  # where one was computed
         label=Label("what the abort discards", skip_none=True)))  # its own group (rows with abort forms)
 
     def _armed_form(self, key: str) -> list[str] | None:
