@@ -51,6 +51,11 @@ def column_name(field_name: str) -> str:
 # verdict with its state, the row's topic and partition as topic-N
 PLAIN, TIME, DURATION, BYTES, LINES, QUOTED, ITEMS = "", "time", "duration", "bytes", "lines", "quoted", "items"
 MS, START, VERDICT, TOPIC_N = "ms", "start", "verdict", "topic-N"
+# scan's: a count of items, yes/no, a byte count in people's units / exact too, a log dir's path, a partition's
+# name (topic-N, or its directory's; its status when not live), its open transactions with the oldest's age,
+# an offset range (first_offset..last_offset), a set, a count of findings
+COUNT, YES_NO, SIZE, EXACT_SIZE, LOG_DIR, NAME, OPEN, OFFSETS, SET, TOTAL = (
+    "count", "yes/no", "size", "exact size", "log dir", "name", "open", "offsets", "set", "total")
 # where the report's card of a row shows a top-level column (a nested one shows in its record's group)
 FACT, ELSEWHERE, MORE = "fact", "elsewhere", "more"
 
@@ -76,7 +81,7 @@ class Cell(NamedTuple):
     header; ``text``, how the screen writes the value (``""``: as it is, ``-`` for None; the screen names the
     others: ``time``, ``items``, ...); ``fold``: long text folds within the cell, else it never wraps;
     ``drop``: 0 always shown, else may be left out to fit, the highest first; ``min_width``: a folding
-    column's narrowest."""
+    column's narrowest; ``path``: it folds after a '/'."""
 
     place: int
     header: str
@@ -84,6 +89,7 @@ class Cell(NamedTuple):
     fold: bool = False
     drop: int = 0
     min_width: int = 12
+    path: bool = False  # a folding column of paths: folded after a '/'
 
 
 @dataclass(frozen=True)

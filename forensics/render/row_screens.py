@@ -11,12 +11,14 @@ prints every line whole.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from rich.cells import cell_len
 from rich.console import Console
 
+from forensics.columns import ABSENT, Cell, screen_columns
 from forensics.render.table_fit import Column, fold, print_fitted
 from forensics.render.terminal_text import term
 
@@ -33,6 +35,26 @@ class Field(NamedTuple):
 def dash(value: Any) -> str:
     """A value as a cell shows it: as it is, ``-`` for None."""
     return "-" if value is None else str(value)
+
+
+Texts = Mapping[str, Callable[[Any, Any], str]]  # Cell.text -> the cell of (row, value)
+
+
+def declared_field(path: str, cell: Cell, texts: Texts) -> Field:
+    """The screen's column of a row's field ``path`` (a dotted path: ``span.first_offset``) as its declared
+    ``cell`` says, written by ``texts[cell.text]``; a column the row does not have is None."""
+    get, write = attrgetter(path), texts[cell.text]
+
+    def text(row: Any) -> str:
+        value = get(row)
+        return write(row, None if value is ABSENT else value)
+    return Field(Column(cell.header, fold=cell.fold, drop=cell.drop, min_width=cell.min_width, path=cell.path), text)
+
+
+def declared_fields(kind: type, wide: bool, texts: Texts, prefix: str = "") -> tuple[Field, ...]:
+    """A row kind's screen (``wide``: with ``--wide``) as its fields declare it
+    (:func:`forensics.columns.screen_columns`); ``prefix``: the path from the screen's row to one of ``kind``."""
+    return tuple(declared_field(prefix + attr, cell, texts) for attr, cell in screen_columns(kind, wide))
 
 
 def print_rows(console: Console, title: str | None, fields: Sequence[Field], rows: Sequence[Any],

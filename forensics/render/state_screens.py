@@ -15,14 +15,22 @@ the age in people's units (Kafka's Duration(min) in whole minutes); docs/cli.md 
 from __future__ import annotations
 
 from collections import Counter
-from operator import attrgetter
 from typing import Any, NamedTuple, TextIO
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from forensics.columns import ABSENT, DURATION, ITEMS, MS, START, TIME, TOPIC_N, VERDICT, Cell, screen_columns
-from forensics.render.row_screens import Field, dash, print_notes, print_record, print_rows
+from forensics.columns import DURATION, ITEMS, MS, START, TIME, TOPIC_N, VERDICT, screen_columns
+from forensics.render.row_screens import (
+    Field,
+    Texts,
+    dash,
+    declared_field,
+    declared_fields,
+    print_notes,
+    print_record,
+    print_rows,
+)
 from forensics.render.state_render import hanging_lines, verdict_heading, verdict_label
-from forensics.render.table_fit import Column, fit_console, screen_width
+from forensics.render.table_fit import fit_console, screen_width
 from forensics.render.terminal_text import term
 from forensics.render.time_text import duration, short_duration, stamp, table_time
 from forensics.report.rows import DescribeRow, HangingRow, HistoryRow, ProducerRow, SpanRow, TransactionRow
@@ -54,26 +62,15 @@ def _width(out: TextIO, wide: bool) -> int | None:
 
 # -- the screens' columns, as the rows declare them (forensics.report.rows: each field's Cell) -----------
 
-_TEXTS: dict[str, Callable[[Any, Any], str]] = {  # Cell.text -> the cell of (row, value)
+_TEXTS: Texts = {  # Cell.text -> the cell of (row, value)
     "": lambda row, value: dash(value), TIME: lambda row, value: _time(value),
     ITEMS: lambda row, value: _items(value), DURATION: lambda row, value: short_duration(value),
     MS: lambda row, value: _ms(value), START: lambda row, value: _start(row),
     VERDICT: lambda row, value: verdict_label(row), TOPIC_N: lambda row, value: _partition(row)}
 
 
-def _field(path: str, cell: Cell) -> Field:
-    """The screen's column of a row's field ``path`` (a dotted path: ``span.first_offset``) as its ``cell``
-    says; a column the row does not have is None."""
-    get, write = attrgetter(path), _TEXTS[cell.text]
-
-    def text(row: Any) -> str:
-        value = get(row)
-        return write(row, None if value is ABSENT else value)
-    return Field(Column(cell.header, fold=cell.fold, drop=cell.drop, min_width=cell.min_width), text)
-
-
 def _fields(kind: type, wide: bool, prefix: str = "") -> tuple[Field, ...]:
-    return tuple(_field(prefix + attr, cell) for attr, cell in screen_columns(kind, wide))
+    return declared_fields(kind, wide, _TEXTS, prefix)
 
 
 def _hanging_note(row: HangingRow, brokers: bool) -> tuple[str, list[str]]:
@@ -190,5 +187,5 @@ _LIST_SCREEN = {w: _fields(TransactionRow, w) for w in (False, True)}
 _DESCRIBE_RECORD = _fields(DescribeRow, False)
 _HISTORY_SCREEN = {w: _fields(HistoryRow, w) for w in (False, True)}
 _PRODUCERS_SCREEN = {w: _fields(ProducerRow, w) for w in (False, True)}
-_TIMELINE_SCREEN = {w: (_field("producer_id", dict(screen_columns(ProducerRow, w))["producer_id"]),)
+_TIMELINE_SCREEN = {w: (declared_field("producer_id", dict(screen_columns(ProducerRow, w))["producer_id"], _TEXTS),)
                     + _fields(SpanRow, w, "span.") for w in (False, True)}
