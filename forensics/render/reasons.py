@@ -7,13 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from forensics.analysis import reasons as r
+from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.analysis.clock import AsOf
 from forensics.analysis.evidence_gaps import Gap
 from forensics.analysis.hanging import TORN_OR_LOST, Verdict, VerdictEvidence, evidence_of
 from forensics.analysis.settling import TOO_RECENT_ADVICE
 from forensics.model import first_few
 from forensics.render.time_text import stamp
-from forensics.report.hanging import hanging_row
+from forensics.report.hanging import BOOTSTRAP_PLACEHOLDER, hanging_row
 from forensics.report.rows import HangingRow
 
 _SHOWN_COORDINATORS = 3  # __transaction_state partitions named by a settling gap
@@ -167,8 +168,12 @@ def evidence_json(ev: VerdictEvidence, as_of: int | None = None) -> dict[str, An
     return out
 
 
-def worded_row(v: Verdict, when: AsOf, *args: Any, **kw: Any) -> HangingRow:
-    """The row of verdict ``v`` (:func:`forensics.report.hanging.hanging_row`, given ``args`` and ``kw``) with
-    its reason and evidence written out, their times aged from ``when``."""
-    return hanging_row(v, *args, reason=reason_text(v.reason, when.time_ms),
-                       evidence=evidence_json(evidence_of(v), when.time_ms), **kw)
+def worded_row(v: Verdict, when: AsOf, *, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: str | None = None,
+               arm_unverifiable: bool = False, version: BrokerVersionRange | None = None,
+               as_of: AsOf | None = None) -> HangingRow:
+    """The row of verdict ``v`` (:func:`forensics.report.hanging.hanging_row`: its abort commands name
+    ``bootstrap`` and ``command_config``; ``as_of``: stated in the row) with its reason and evidence written
+    out, their times aged from ``when``."""
+    return hanging_row(v, bootstrap, command_config, arm_unverifiable, version,
+                       reason=reason_text(v.reason, when.time_ms),
+                       evidence=evidence_json(evidence_of(v), when.time_ms), as_of=as_of)

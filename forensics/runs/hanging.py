@@ -178,7 +178,8 @@ class CommandsRequest:
         """The rows of ``verdicts`` with their commands (armed or not) and what each abort discards, their
         reasons' times aged from ``when``."""
 
-        rows = [worded_row(v, when, self.bootstrap, self.command_config, arm_unverifiable, version) for v in verdicts]
+        rows = [worded_row(v, when, bootstrap=self.bootstrap, command_config=self.command_config,
+                           arm_unverifiable=arm_unverifiable, version=version) for v in verdicts]
         return with_previews(verdicts, rows, inventory, self.redact)
 
 
