@@ -8,7 +8,7 @@ as text (UTF-8, invalid bytes replaced) unless ``redact`` is set.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from typing import Any
 from collections.abc import Sequence
 

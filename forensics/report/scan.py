@@ -7,7 +7,8 @@ layout's checkpoints (log start offset, high watermark, topic id); every finding
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
+from forensics.dataclass_fast import dataclass
 from collections.abc import Sequence
 
 from forensics.analysis.clock import AsOf, given, incident_clock, newest_per_file

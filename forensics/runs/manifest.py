@@ -14,7 +14,8 @@ import json
 import os
 import socket
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from forensics.dataclass_fast import dataclass
 from collections.abc import Sequence
 
 from forensics import __version__

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from forensics.dataclass_fast import dataclass
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.coverage import describe as describe_coverage
