@@ -24,7 +24,8 @@ rows and the renderers all read the same declarations.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, fields
+from dataclasses import fields
+from forensics.dataclass_fast import dataclass
 from typing import Any, NamedTuple
 
 

@@ -12,7 +12,7 @@ its :class:`~forensics.analysis.evidence_gaps.Gap` (it names no time).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 
 from forensics.model import TopicPartition
 

@@ -33,7 +33,7 @@ for exceptions without a message such as ``BufferUnderflowException``) and whose
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from dataclasses import field as _dc_field
 from typing import Any
 

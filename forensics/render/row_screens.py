@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rich.cells import cell_len
-from rich.console import Console
+
+if TYPE_CHECKING:  # (made by table_fit.fit_console when a screen is printed)
+    from rich.console import Console
 
 from forensics.columns import ABSENT, Cell, screen_columns
 from forensics.render.table_fit import Column, fold, print_fitted

@@ -8,7 +8,8 @@ as text (UTF-8, invalid bytes replaced) unless ``redact`` is set.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from forensics.dataclass_fast import dataclass
 from typing import Any
 from collections.abc import Sequence
 

@@ -7,7 +7,8 @@ Built by keyword in :mod:`forensics.report.state`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from forensics.dataclass_fast import dataclass
 from typing import Any
 
 from forensics.columns import (

@@ -7,8 +7,10 @@ layout's checkpoints (log start offset, high watermark, topic id); every finding
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
+from forensics.dataclass_fast import dataclass
 from collections.abc import Sequence
+from typing import Any
 
 from forensics.analysis.clock import AsOf, given, incident_clock, newest_per_file
 from forensics.analysis.filters import Filters
@@ -223,9 +225,10 @@ def scan_clock(report: ScanReport, file_times: Sequence[tuple[int, str]]) -> AsO
     return incident_clock(newest_per_file((s.max_timestamp, s.path) for s in segs), file_times)
 
 
-def assemble_scan(paths: Sequence[str], inv: Inventory, results: dict[str, ReplicaResult], as_of: int | None = None,
+def assemble_scan(paths: Sequence[str], inv: Inventory, results: dict[str, Any], as_of: int | None = None,
                   max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS) -> ScanReport:
-    """The scan report from what the executor read for ``plan(inv, SCAN_SCOPE)``, as of ``as_of`` (default:
+    """The scan report from what the executor read for ``plan(inv, SCAN_SCOPE)`` (each replica's results
+    as read, or as a :class:`ScanFolder` given to the executor made them), as of ``as_of`` (default:
     the incident clock; the record times it sets aside are in ``as_of.set_aside``, not yet among the
     findings: the caller adds them, written by :func:`forensics.render.clock_text.set_aside_findings`)."""
     report = _scan(paths, inv, results)
@@ -238,17 +241,44 @@ def assemble_scan(paths: Sequence[str], inv: Inventory, results: dict[str, Repli
 SCAN_SCOPE = Scope(stats=True, data=True, coordinator=False, non_live=True)
 
 
-def _scan(paths: Sequence[str], inv: Inventory, results: dict[str, ReplicaResult]) -> ScanReport:
+class ScanFolder:
+    """What :func:`assemble_scan` makes of one partition's results (its :class:`PartitionSummary`, the
+    producer state rebuilt and dropped), made as each replica is read: given to the executor
+    (``consume``), so that the rebuilds run during the job (over a pool, while the workers read) and
+    the driver never holds a partition's events beside the next one's. Other results (files given
+    alone) are kept as read; :func:`assemble_scan` takes either."""
+
+    def __init__(self, inv: Inventory) -> None:
+        self._where: dict[str, tuple[LogDir, PartitionDir]] = {p.path: (d, p) for d in inv.log_dirs
+                                                               for p in d.partitions}
+        if inv.partitions:
+            bare = _bare()
+            self._where.update((p.path, (bare, p)) for p in inv.partitions)
+
+    def __call__(self, key: str, r: ReplicaResult) -> Any:
+        where = self._where.get(key)
+        return r if where is None else _partition(where[0], where[1], r)
+
+
+def _bare() -> LogDir:
+    """The log dir of the partition dirs given directly, outside any log dir."""
+    return LogDir(path="", meta=None, clean_shutdown=None)
+
+
+def _summary(log_dir: LogDir, p: PartitionDir, results: dict[str, Any]) -> PartitionSummary:
+    r = results.get(p.path, EMPTY_RESULT)
+    return _partition(log_dir, p, r) if isinstance(r, ReplicaResult) else r  # (ScanFolder made it already)
+
+
+def _scan(paths: Sequence[str], inv: Inventory, results: dict[str, Any]) -> ScanReport:
     dirs = []
     for d in inv.log_dirs:
-        parts = tuple(_partition(d, p, results.get(p.path, EMPTY_RESULT))
-                      for p in sorted(d.partitions, key=_partition_order))
+        parts = tuple(_summary(d, p, results) for p in sorted(d.partitions, key=_partition_order))
         dirs.append(LogDirSummary(d.path, d.broker_id, d.cluster_id, d.directory_id, d.had_clean_shutdown, parts,
                                   tuple(d.findings)))
     if inv.partitions:  # partition dirs given directly, outside any log dir
-        bare = LogDir(path="", meta=None, clean_shutdown=None)
-        parts = tuple(_partition(bare, p, results.get(p.path, EMPTY_RESULT))
-                      for p in sorted(inv.partitions, key=_partition_order))
+        bare = _bare()
+        parts = tuple(_summary(bare, p, results) for p in sorted(inv.partitions, key=_partition_order))
         dirs.append(LogDirSummary("", None, None, None, False, parts))
     loose, other = [], []
     unreadable = _unreadable(inv.findings)

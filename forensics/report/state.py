@@ -9,7 +9,8 @@ table and CSV renderers print them in column order).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from forensics.dataclass_fast import dataclass
 from typing import TypedDict
 from re import Pattern
 from collections.abc import Callable, Iterable, Mapping, Sequence

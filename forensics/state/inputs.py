@@ -5,7 +5,8 @@ Plain picklable tuples (they cross process boundaries in the Spark executor), wi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from forensics.dataclass_fast import dataclass
 from typing import NamedTuple
 
 from forensics.codec.checkpoints import EpochEntry
