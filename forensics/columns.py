@@ -5,11 +5,14 @@ than its name and type (``field(metadata=column(...))``): the key it has in JSON
 ``producer_id`` -> ``producerId``, as Kafka's tools and our JSON name it), its place among the CSV
 columns (``csv=N``), its header and place in Kafka's tool table (``kafka=(N, "Header")``, with the
 text that tool prints for an absent value, ``absent``), and its name and type in an export table
-(``export="long!"``; ``!``: never null). A value computed from the others is a :func:`derived`
+(``export="long!"``; ``!``: never null), and its cell in the ``--format table`` screens for people
+(``table=Cell(N, "Header", ...)`` at the screen's width, ``wide=Cell(...)`` with ``--wide``: its place,
+header, how the cell writes it, whether it folds or may be left out to fit), and what the HTML report
+calls it (``label=Label(...)``). A value computed from the others is a :func:`derived`
 column: stored nowhere, printed where its declaration places it (``after`` a field). Everything a
 renderer prints of a row comes from here: :meth:`JsonRow.as_json` (the JSON object, and the mapping
-the tables and CSV read by key), :func:`csv_columns`, :func:`kafka_columns`, :func:`export_columns`
-and :func:`export_values`.
+the tables and CSV read by key), :func:`csv_columns`, :func:`kafka_columns`, :func:`screen_columns`,
+:func:`export_columns` and :func:`export_values`.
 
 A field left :data:`ABSENT` is no column of that row (``asOfMs`` only in find-hanging's rows,
 ``abortPreview`` only where one was computed).
@@ -21,7 +24,8 @@ rows and the renderers all read the same declarations.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, fields
+from dataclasses import fields
+from forensics.dataclass_fast import dataclass
 from typing import Any, NamedTuple
 
 
@@ -42,6 +46,53 @@ def column_name(field_name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+# what a value is, for the outputs that write it for people, each its own way (a screen's cell, the report's
+# card): as it is (PLAIN: "-" for None on a screen), an epoch-ms time, a duration in ms, a byte count, lines,
+# quoted texts, a list; a screen's own: ms with their duration, describe's start time with its age, the
+# verdict with its state, the row's topic and partition as topic-N
+PLAIN, TIME, DURATION, BYTES, LINES, QUOTED, ITEMS = "", "time", "duration", "bytes", "lines", "quoted", "items"
+MS, START, VERDICT, TOPIC_N = "ms", "start", "verdict", "topic-N"
+# scan's: a count of items, yes/no, a byte count in people's units / exact too, a log dir's path, a partition's
+# name (topic-N, or its directory's; its status when not live), its open transactions with the oldest's age,
+# an offset range (first_offset..last_offset), a set, a count of findings
+COUNT, YES_NO, SIZE, EXACT_SIZE, LOG_DIR, NAME, OPEN, OFFSETS, SET, TOTAL = (
+    "count", "yes/no", "size", "exact size", "log dir", "name", "open", "offsets", "set", "total")
+# where the report's card of a row shows a top-level column (a nested one shows in its record's group)
+FACT, ELSEWHERE, MORE = "fact", "elsewhere", "more"
+
+
+class Label(NamedTuple):
+    """What the HTML report calls a column (:mod:`forensics.report.incident_labels`): how a person reads it
+    (``text``, where ``{n}`` is a list item's number), what a missing value means (``none``: never a bare
+    ``null``), how the value is shown (``kind``), where the card shows it (``place``), what an empty list
+    means (``empty``), whether a missing value says nothing worth a line (``skip_none``: left out), and a
+    :data:`FACT`'s place among the card's facts (``order``)."""
+
+    text: str
+    none: str = "unknown"
+    kind: str = PLAIN
+    place: str = MORE
+    empty: str = "none"
+    skip_none: bool = False
+    order: int = 0
+
+
+class Cell(NamedTuple):
+    """A column of a ``--format table`` screen (:mod:`forensics.render.state_screens`): its place (from 1) and
+    header; ``text``, how the screen writes the value (``""``: as it is, ``-`` for None; the screen names the
+    others: ``time``, ``items``, ...); ``fold``: long text folds within the cell, else it never wraps;
+    ``drop``: 0 always shown, else may be left out to fit, the highest first; ``min_width``: a folding
+    column's narrowest; ``path``: it folds after a '/'."""
+
+    place: int
+    header: str
+    text: str = PLAIN
+    fold: bool = False
+    drop: int = 0
+    min_width: int = 12
+    path: bool = False  # a folding column of paths: folded after a '/'
+
+
 @dataclass(frozen=True)
 class ColumnSpec:
     """What a field's declaration says of it beyond its name and type (see the module doc)."""
@@ -51,16 +102,20 @@ class ColumnSpec:
     kafka: tuple[int, str] | None = None  # (place, header) in Kafka's tool table; None: not there
     absent: str = "None"  # what Kafka's tool prints where the value is None
     export: str | None = None  # its type in an export table (``long``, ``string!``, ``array<short>``)
+    table: Cell | None = None  # its cell in the --format table screen; None: not there
+    wide: Cell | None = None  # its cell in that screen with --wide; None: not there
+    label: Label | None = None  # what the HTML report calls it; None: the report humanises its key
     after: str | None = None  # a derived column: the field it follows
 
 
 def column(*, json: str | None = None, csv: int | None = None, kafka: tuple[int, str] | None = None,
-           absent: str = "None", export: str | None = None) -> dict[str, ColumnSpec]:
+           absent: str = "None", export: str | None = None, table: Cell | None = None,
+           wide: Cell | None = None, label: Label | None = None) -> dict[str, ColumnSpec]:
     """What a field's declaration says of it (see :class:`ColumnSpec`), as the field's metadata::
 
         producer_id: int = field(metadata=column(csv=1, kafka=(1, "ProducerId")))
     """
-    return {_KEY: ColumnSpec(json, csv, kafka, absent, export)}
+    return {_KEY: ColumnSpec(json, csv, kafka, absent, export, table, wide, label)}
 
 
 class derived(property):  # noqa: N801 (a decorator, spelled as one)
@@ -167,6 +222,13 @@ def kafka_columns(kind: type) -> tuple[KafkaCell, ...]:
     """A row kind's columns in Kafka's tool table, in that table's order."""
     chosen = sorted((c for c in columns(kind) if c.spec.kafka is not None), key=lambda c: c.spec.kafka[0])  # type: ignore[index]
     return tuple(KafkaCell(c.spec.kafka[1], c.attr, c.spec.absent) for c in chosen)  # type: ignore[index]
+
+
+def screen_columns(kind: type, wide: bool = False) -> tuple[tuple[str, Cell], ...]:
+    """A row kind's columns in its ``--format table`` screen (``wide``: with ``--wide``), in the screen's
+    order: (the attribute that holds it, its cell)."""
+    cells = ((c.attr, c.spec.wide if wide else c.spec.table) for c in columns(kind))
+    return tuple(sorted(((attr, cell) for attr, cell in cells if cell is not None), key=lambda ac: ac[1].place))
 
 
 def export_columns(kind: type) -> tuple[tuple[str, str], ...]:

@@ -7,7 +7,7 @@ byte range, offset range) and why it matters. Plain frozen data, JSON-able throu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from enum import Enum
 from typing import Any, final
 from collections.abc import Iterable, Sequence

@@ -29,7 +29,8 @@ release run the next release's levels) are not considered.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
+from forensics.dataclass_fast import dataclass
 from typing import NamedTuple
 
 from forensics.errors import UsageError

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from enum import Enum
 from typing import NamedTuple
 

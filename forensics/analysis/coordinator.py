@@ -10,7 +10,8 @@ leader epoch: ``TransactionCoordinator.onElection``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
+from forensics.dataclass_fast import dataclass
 from typing import NamedTuple
 from collections.abc import Iterable, Sequence
 

@@ -19,7 +19,8 @@ all-clear of a scope holding it is not proven.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from forensics.dataclass_fast import dataclass
 from typing import Any, NamedTuple
 from collections.abc import Mapping, Sequence
 

@@ -5,7 +5,7 @@ per run before any verdict; every later step reads it instead of guessing."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from typing import NamedTuple
 
 from forensics.analysis.coverage import Coverage, names

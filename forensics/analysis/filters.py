@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from forensics.dataclass_fast import dataclass
 
 from forensics.analysis.coordinator import CoordinatorView
 from forensics.codec.txnlog import TransactionStatus

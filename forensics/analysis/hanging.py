@@ -24,7 +24,7 @@ Each kind and the rules it carries (armed or not, needs a person, advice): :mod:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from collections.abc import Sequence
 
 from forensics.analysis.contradictions import (contradictions, fold_disagreement, other_producers_disagreement,

@@ -12,7 +12,8 @@ transactions implied by markers checked against the ``.txnindex`` files.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from forensics.dataclass_fast import dataclass
 from typing import NamedTuple
 from collections.abc import Iterable, Sequence
 

@@ -34,7 +34,8 @@ Younger than that, the verdict is "too recent to judge from this copy" (see docs
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from forensics.dataclass_fast import dataclass
 from typing import NamedTuple
 from collections.abc import Iterable, Mapping, Sequence
 

@@ -11,7 +11,7 @@ The reasons of :mod:`forensics.analysis.hanging`, from what the coordinator's re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 
 from forensics.analysis.gap_facts import Gap, LogDamage, Part
 from forensics.model import TopicPartition

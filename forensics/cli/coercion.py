@@ -15,7 +15,7 @@ command. Where typer has no such conversion (another version), :func:`install` c
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, get_args, get_origin
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 
 PROG = "kafka-forensics"
 EXAMPLE_DISK = "fixtures/example-disk"

@@ -9,7 +9,7 @@ header never touches the record bodies, so a header-only scan costs one ``unpack
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from typing import Any, NamedTuple, cast, final
 from collections.abc import Iterable, Iterator
 

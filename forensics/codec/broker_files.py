@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from typing import NamedTuple
 
 from forensics.codec.checkpoints import decode_kafka_uuid, encode_kafka_uuid

@@ -25,7 +25,7 @@ import base64
 import binascii
 import re
 import uuid
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from types import MappingProxyType
 from typing import (
     NamedTuple,

@@ -23,7 +23,7 @@ raises :class:`CorruptIndexError` where Kafka's tool would fail.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from typing import Generic, NamedTuple, TypeVar
 from collections.abc import Callable, Iterator
 

@@ -24,7 +24,7 @@ ids.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from typing import Any
 
 from forensics.codec.metadata_schemas import METADATA_MESSAGES, METADATA_RECORD_TYPES

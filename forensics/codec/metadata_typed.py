@@ -11,7 +11,8 @@ Kafka's ``PartitionRegistration`` (the state a ``PartitionRecord`` creates, and 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from forensics.dataclass_fast import dataclass
 from typing import Any, NamedTuple
 
 from forensics.codec.java_reader import uuid_from_string

@@ -39,7 +39,7 @@ version 0.
 from __future__ import annotations
 
 import struct as _struct
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from typing import Any
 
 from forensics.codec.java_reader import JavaReader, SchemaReadError

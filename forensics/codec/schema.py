@@ -33,7 +33,7 @@ for exceptions without a message such as ``BufferUnderflowException``) and whose
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from dataclasses import field as _dc_field
 from typing import Any
 
@@ -260,32 +260,55 @@ def read_message(msg: Message, reader: JavaReader, version: int) -> dict[str, An
     return _read_struct(msg, msg.struct, reader, version)
 
 
-def _read_struct(msg: Message, st: Struct, r: JavaReader, v: int) -> dict[str, Any]:
+def _struct_plan(msg: Message, st: Struct, v: int):
+    """What :func:`_read_struct` works out from the versions alone, once per (struct, version): None when
+    the struct has no version ``v``, else (per field: field, read at ``v``, versions handed to it), whether
+    a tagged-field section follows, the versions handed to its fields, and tag -> (field, its tagged
+    versions), the first field in schema order carrying that tag. Kept on the struct, keyed by everything it
+    is computed from (a struct's versions are assigned when its message is built)."""
+    key = (v, st.parent, st.versions, msg.flexible)
+    plans = st.__dict__.setdefault("_plans", {})
+    try:
+        return plans[key]
+    except KeyError:
+        pass
     ok, _ = cond(v, st.parent, st.versions)
-    if not ok:
+    plan = None
+    if ok:
+        cur = intersect(st.parent, st.versions)
+        fields = []
+        for f in st.fields:
+            fok, present = cond(v, subtract(f.versions, f.tagged), cur)
+            fields.append((f, fok, present))
+        fok, cur_flex = cond(v, msg.flexible, cur)
+        tags: dict[int | None, tuple[Field, Versions]] = {}
+        for f in st.fields:
+            valid_tagged = intersect(f.versions, f.tagged)
+            if valid_tagged is not None and f.tag not in tags:
+                tags[f.tag] = (f, valid_tagged)
+        plan = (tuple(fields), fok, cur_flex, tags)
+    plans[key] = plan
+    return plan
+
+
+def _read_struct(msg: Message, st: Struct, r: JavaReader, v: int) -> dict[str, Any]:
+    plan = _struct_plan(msg, st, v)
+    if plan is None:
         raise SchemaReadError(UNSUPPORTED_VERSION, f"Can't read version {v} of {st.name}", position=r.pos)
-    cur = intersect(st.parent, st.versions)
+    fields, flexible, cur_flex, tags = plan
     out: dict[str, Any] = {}
-    for f in st.fields:
-        mandatory = subtract(f.versions, f.tagged)
-        ok, present = cond(v, mandatory, cur)
+    for f, ok, present in fields:
         if ok:
             out[f.name] = _read_value(msg, f, r, v, present, tagged=False)
         else:
             out[f.name] = f.default_value()
-    ok, cur_flex = cond(v, msg.flexible, cur)
-    if ok:
+    if flexible:
         count = r.read_unsigned_varint()
         i = 0
         while i < count:
             tag = r.read_unsigned_varint()
             size = r.read_unsigned_varint()
-            target = None
-            for f in st.fields:
-                valid_tagged = intersect(f.versions, f.tagged)
-                if valid_tagged is not None and f.tag == tag:
-                    target = (f, valid_tagged)
-                    break
+            target = tags.get(tag)
             if target is None:
                 r.read_array(size)  # unknown tagged field: kept raw by Kafka, never printed
             else:

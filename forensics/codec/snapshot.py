@@ -14,7 +14,7 @@ Kafka (``trailing_bytes``). Error messages reuse Kafka's wording where Kafka has
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from typing import NamedTuple
 
 from forensics.codec.crc import crc32c

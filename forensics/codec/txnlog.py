@@ -20,7 +20,7 @@ Error positions are byte positions inside the buffer given, plus ``base_position
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from enum import IntEnum
 from typing import NamedTuple, TypeVar
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from collections.abc import Sequence
 
 from forensics.codec import broker_files as bf

@@ -8,7 +8,8 @@ typed records of :mod:`forensics.codec.checkpoints`. Nothing here holds an open 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+from forensics.dataclass_fast import dataclass
 from types import MappingProxyType
 
 from forensics.codec.broker_files import CleanShutdown, MetaProperties, QuorumState

@@ -7,7 +7,7 @@ per replica; nothing after that depends on which one ran.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from enum import Enum
 from typing import NamedTuple
 from collections.abc import Callable, Sequence

@@ -17,7 +17,8 @@ control batch), so a table of any size never passes through the driver.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
+from forensics.dataclass_fast import dataclass
 from typing import NamedTuple
 
 from forensics.codec import legacy

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 
 ENV = "KAFKA_FORENSICS_SPARK_CDS"
 MAX_ARCHIVES = 2  # one per Java runtime and PySpark install; each is 110-170 MB

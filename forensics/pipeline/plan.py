@@ -9,7 +9,8 @@ assembles the analysis inputs from the inventory (:mod:`forensics.pipeline.assem
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from forensics.dataclass_fast import dataclass
 from enum import Enum
 from typing import NamedTuple
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 
 from forensics.codec import batch as v2
 from forensics.codec.offsets import decode_offset_commit

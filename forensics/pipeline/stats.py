@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 
 from forensics.pipeline.plan import WorkUnit
 

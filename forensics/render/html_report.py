@@ -24,7 +24,8 @@ from forensics.render.html_text import esc, value_text
 from forensics.render.size_text import size
 from forensics.render.selection_text import attention_words, left_out_words, selection_options, selection_words
 from forensics.render.time_text import age, duration, iso, moment
-from forensics.report.incident_labels import GROUP_LABELS, LINES, QUOTED
+from forensics.columns import LINES, QUOTED
+from forensics.report.incident_labels import GROUP_LABELS
 from forensics.report.incident_model import (
     Field,
     Incident,

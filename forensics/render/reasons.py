@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from forensics.analysis import reasons as r
+from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.analysis.clock import AsOf
 from forensics.analysis.gap_facts import Gap
 from forensics.analysis.hanging import Verdict, VerdictEvidence, evidence_of
@@ -14,7 +15,7 @@ from forensics.model import first_few
 from forensics.render.advice_text import advice_lines
 from forensics.render.gap_text import gap_text, log_damage_text, part_text
 from forensics.render.time_text import stamp
-from forensics.report.hanging import hanging_row
+from forensics.report.hanging import BOOTSTRAP_PLACEHOLDER, hanging_row
 from forensics.report.rows import HangingRow
 
 _SHOWN_MISSING = 10  # __transaction_state partitions named as missing from the inputs
@@ -148,8 +149,12 @@ def evidence_json(ev: VerdictEvidence, as_of: int | None = None) -> dict[str, An
     return out
 
 
-def worded_row(v: Verdict, when: AsOf, *args: Any, **kw: Any) -> HangingRow:
-    """The row of verdict ``v`` (:func:`forensics.report.hanging.hanging_row`, given ``args`` and ``kw``) with
-    its reason, evidence and advice written out, their times aged from ``when``."""
-    return hanging_row(v, *args, reason=reason_text(v.reason, when.time_ms),
-                       evidence=evidence_json(evidence_of(v), when.time_ms), advice=advice_lines(v.advice), **kw)
+def worded_row(v: Verdict, when: AsOf, *, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: str | None = None,
+               arm_unverifiable: bool = False, version: BrokerVersionRange | None = None,
+               as_of: AsOf | None = None) -> HangingRow:
+    """The row of verdict ``v`` (:func:`forensics.report.hanging.hanging_row`: its abort commands name
+    ``bootstrap`` and ``command_config``; ``as_of``: stated in the row) with its reason, evidence and advice
+    written out, their times aged from ``when``."""
+    return hanging_row(v, bootstrap, command_config, arm_unverifiable, version,
+                       reason=reason_text(v.reason, when.time_ms),
+                       evidence=evidence_json(evidence_of(v), when.time_ms), advice=advice_lines(v.advice), as_of=as_of)

@@ -1,6 +1,8 @@
 """Row reports as screens for people (``--format table``): a table fitted to the screen as scan's are
 (:mod:`forensics.render.table_fit`), the long texts of each row folded after it, one record as
-``Field  value`` lines. Knows no Kafka rule: the caller names its fields, their cells and texts.
+``Field  value`` lines. Knows no Kafka rule: the caller gives its fields (their headers, layout and
+cells; the state screens take them from the rows' declarations, :func:`forensics.columns.screen_columns`)
+and texts.
 
 Every cell and text goes through :func:`~forensics.render.terminal_text.term` (evidence text never
 reaches the terminal raw). A width of None (``--wide``, or a file or a pipe without ``COLUMNS``)
@@ -9,14 +11,16 @@ prints every line whole.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rich.cells import cell_len
-from rich.console import Console
 
-from forensics.columns import ABSENT
+if TYPE_CHECKING:  # (made by table_fit.fit_console when a screen is printed)
+    from rich.console import Console
+
+from forensics.columns import ABSENT, Cell, screen_columns
 from forensics.render.table_fit import Column, fold, print_fitted
 from forensics.render.terminal_text import term
 
@@ -35,15 +39,24 @@ def dash(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-def key(name: str, text: Callable[[Any], str] = dash) -> Callable[[Any], str]:
-    """The cell of a row's field ``name`` (a dotted path: ``span.first_offset``): ``text`` of it (default: as
-    it is, ``-`` for None; a column the row does not have is None)."""
-    get = attrgetter(name)
+Texts = Mapping[str, Callable[[Any, Any], str]]  # Cell.text -> the cell of (row, value)
 
-    def cell(row: Any) -> str:
+
+def declared_field(path: str, cell: Cell, texts: Texts) -> Field:
+    """The screen's column of a row's field ``path`` (a dotted path: ``span.first_offset``) as its declared
+    ``cell`` says, written by ``texts[cell.text]``; a column the row does not have is None."""
+    get, write = attrgetter(path), texts[cell.text]
+
+    def text(row: Any) -> str:
         value = get(row)
-        return text(None if value is ABSENT else value)
-    return cell
+        return write(row, None if value is ABSENT else value)
+    return Field(Column(cell.header, fold=cell.fold, drop=cell.drop, min_width=cell.min_width, path=cell.path), text)
+
+
+def declared_fields(kind: type, wide: bool, texts: Texts, prefix: str = "") -> tuple[Field, ...]:
+    """A row kind's screen (``wide``: with ``--wide``) as its fields declare it
+    (:func:`forensics.columns.screen_columns`); ``prefix``: the path from the screen's row to one of ``kind``."""
+    return tuple(declared_field(prefix + attr, cell, texts) for attr, cell in screen_columns(kind, wide))
 
 
 def print_rows(console: Console, title: str | None, fields: Sequence[Field], rows: Sequence[Any],

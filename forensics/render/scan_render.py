@@ -16,13 +16,17 @@ import json
 from typing import Any, TextIO
 from collections.abc import Sequence
 
+from rich.console import Console
+
 from forensics.analysis.broker_version import BrokerVersionRange
+from forensics.columns import COUNT, EXACT_SIZE, LOG_DIR, NAME, OFFSETS, OPEN, PLAIN, SET, SIZE, TOTAL, YES_NO
 from forensics.findings import Finding, total
 from forensics.model import first_few
 from forensics.render.clock_text import as_of_text
 from forensics.render.counts import by_topic, count
 from forensics.render.machine_format import SCAN
 from forensics.render.size_text import exact_size, size
+from forensics.render.row_screens import Field, Texts, declared_fields
 from forensics.render.table_fit import Column, fit_console, print_fitted, screen_width
 from forensics.render.terminal_text import term
 from forensics.render.time_text import short_duration
@@ -41,36 +45,24 @@ def _opt(value) -> str:
     return "-" if value is None else term(value)
 
 
-def _size(n: int, wide: bool) -> str:
-    """``214.5 KiB``; with ``wide`` the exact count too, ``214.5 KiB (219,613 bytes)`` (JSON: ``bytes``)."""
-    return exact_size(n) if wide else size(n)
+# -- the columns: as the summaries declare them (forensics.report.scan, forensics.state.inputs: each
+# field's Cell), the findings' here ------------------------------------------------------------------------
 
-
-# -- the columns: (column, cell of a row) ----------------------------------------------------------------
-
-_DIRS = (Column("Broker"), Column("LogDir", fold=True, path=True), Column("CleanShutdown", drop=1), Column("Partitions"),
-         Column("Bytes", drop=2), Column("LateTxnPartitions"), Column("Findings"))
-_DIRS_WIDE = (Column("Broker"), Column("Cluster"), Column("DirectoryId"), Column("LogDir", fold=True, path=True),
-              Column("CleanShutdown"), Column("Partitions"), Column("Bytes"), Column("LateTxnPartitions"),
-              Column("Findings"))
-_PARTS = (Column("Broker", drop=1), Column("Partition", fold=True), Column("LogStart", drop=2), Column("HW"),
-          Column("LSO"), Column("LSOLag"), Column("OpenTxns"), Column("Findings"))
-_PARTS_WIDE = (Column("Broker"), Column("Partition", fold=True), Column("TopicId"), Column("Segments"),
-               Column("Bytes"), Column("Batches"), Column("Records"), Column("Offsets"), Column("LogStart"),
-               Column("HW"), Column("LSO"), Column("LSOLag"), Column("OpenTxns"), Column("Magic"),
-               Column("Codecs"), Column("Findings"))
-_LOOSE = (Column("File", fold=True, path=True), Column("Bytes"), Column("Batches"), Column("Records"), Column("Offsets"),
-          Column("Magic", drop=2), Column("Codecs", drop=1), Column("Findings"))
+_TEXTS: Texts = {  # Cell.text -> the cell of (row, value)
+    PLAIN: lambda row, value: _opt(value), COUNT: lambda row, value: str(len(value)),
+    YES_NO: lambda row, value: "yes" if value else "no",
+    SIZE: lambda row, value: size(value),  # 214.5 KiB; --wide: exact_size, the count too (JSON: bytes)
+    EXACT_SIZE: lambda row, value: exact_size(value),
+    LOG_DIR: lambda row, value: term(value) or "(partition dirs given directly)",
+    NAME: lambda row, value: _name(row), OPEN: lambda row, value: _open(row),
+    OFFSETS: lambda row, value: _offsets(row.first_offset, row.last_offset), SET: lambda row, value: _set(value),
+    TOTAL: lambda row, value: str(total(value))}
 _FINDINGS = (Column("Severity"), Column("Kind"), Column("Path", fold=True, path=True),
              Column("Bytes", drop=1), Column("Offsets", drop=2), Column("Message", fold=True, min_width=20))
 
 
-def _dir_cells(d: LogDirSummary, wide: bool) -> list[str]:
-    n = sum(total(p.all_findings()) for p in d.partitions) + total(d.findings)
-    head = [_opt(d.broker_id)] + ([_opt(d.cluster_id), _opt(d.directory_id)] if wide else [])
-    return head + [term(d.path) or "(partition dirs given directly)", "yes" if d.clean_shutdown else "no",
-                   str(len(d.partitions)), _size(sum(p.bytes for p in d.partitions), wide),
-                   str(d.partitions_with_late_transactions), str(n)]
+def _print(console: Console, title: str, fields: Sequence[Field], rows: Sequence[Any], width: int | None) -> None:
+    print_fitted(console, title, [f.column for f in fields], [[f.text(r) for f in fields] for r in rows], width)
 
 
 def _name(p: PartitionSummary) -> str:
@@ -98,21 +90,6 @@ def _open(p: PartitionSummary) -> str:
             + (", late)" if p.late_transaction else ")"))
 
 
-def _part_cells(p: PartitionSummary, wide: bool) -> list[str]:
-    ends = [_opt(p.log_start_offset), _opt(p.high_watermark), _opt(p.last_stable_offset),
-            _opt(p.last_stable_offset_lag), _open(p)]
-    if not wide:
-        return [_opt(p.broker_id), _name(p)] + ends + [str(total(p.all_findings()))]
-    return ([_opt(p.broker_id), _name(p), _opt(p.topic_id), str(len(p.segments)), _size(p.bytes, wide), str(p.batches),
-             str(p.records), _offsets(p.first_offset, p.last_offset)] + ends
-            + [_set(p.magics), _set(p.codecs), str(total(p.all_findings()))])
-
-
-def _loose_cells(s: SegmentSummary, wide: bool) -> list[str]:
-    return [term(s.path), _size(s.size, wide), str(s.batches), str(s.records), _offsets(s.first_offset, s.last_offset),
-            _set(s.magics), _set(s.codecs), str(total(s.findings))]
-
-
 def _finding_cells(f: Finding) -> list[str]:
     end = f.last_position if f.end_position is None else f.end_position
     return [f.level.value, f.kind.value, _opt(f.path), "-" if f.position is None else f"{f.position}..{_opt(end)}",
@@ -136,8 +113,7 @@ def render_scan_table(report: ScanReport, out: TextIO, version: BrokerVersionRan
     width = None if wide else screen_width(out)
     console = fit_console(out, width)
     if report.log_dirs:
-        print_fitted(console, _dirs_title(report.log_dirs, wide), _DIRS_WIDE if wide else _DIRS,
-               [_dir_cells(d, wide) for d in report.log_dirs], width)
+        _print(console, _dirs_title(report.log_dirs, wide), _DIRS[wide], report.log_dirs, width)
     console.print(f"As of {term(as_of_text(report.as_of))}")
     if version is not None:
         console.print(term(version.label))
@@ -145,13 +121,13 @@ def render_scan_table(report: ScanReport, out: TextIO, version: BrokerVersionRan
     parts = every if internal else [p for p in every if not quiet_internal(p)]
     hidden = [] if internal else [p for p in every if quiet_internal(p)]
     if parts:
-        print_fitted(console, "Partitions", _PARTS_WIDE if wide else _PARTS, [_part_cells(p, wide) for p in parts], width)
+        _print(console, "Partitions", _PARTS[wide], parts, width)
     elif report.log_dirs and not hidden:
         console.print("Partitions: none")  # log dirs that hold none: said, not an empty box
     if hidden:
         console.print(_hidden_line(hidden))
     if report.loose_segments:
-        print_fitted(console, "Segment files", _LOOSE, [_loose_cells(s, wide) for s in report.loose_segments], width)
+        _print(console, "Segment files", _LOOSE[wide], report.loose_segments, width)
     if report.other_loose_files:  # given beside what scan reads: said, not passed over in silence
         names = first_few([term(p) for p in report.other_loose_files], 3)
         console.print(f"Not read by scan (it reads log dirs, partition dirs and .log segments; `kafka-forensics dump` "
@@ -236,3 +212,9 @@ def render_scan_json(report: ScanReport, out: TextIO, manifest: dict[str, Any] |
         obj["manifest"] = manifest
     json.dump(obj, out, indent=2, sort_keys=False)
     out.write("\n")
+
+
+# (False, True): at the screen's width, with --wide
+_DIRS = {w: declared_fields(LogDirSummary, w, _TEXTS) for w in (False, True)}
+_PARTS = {w: declared_fields(PartitionSummary, w, _TEXTS) for w in (False, True)}
+_LOOSE = {w: declared_fields(SegmentSummary, w, _TEXTS) for w in (False, True)}

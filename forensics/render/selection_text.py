@@ -6,10 +6,12 @@ cluster."""
 from __future__ import annotations
 
 import shlex
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from forensics.render.counts import count
-from forensics.report.incident_model import Selection
+
+if TYPE_CHECKING:  # (the report's model, loaded by the report alone)
+    from forensics.report.incident_model import Selection
 
 
 class Chosen(Protocol):

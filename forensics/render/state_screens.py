@@ -18,12 +18,22 @@ from collections import Counter
 from typing import Any, NamedTuple, TextIO
 from collections.abc import Sequence
 
-from forensics.render.row_screens import Field, dash, key, print_notes, print_record, print_rows
+from forensics.columns import DURATION, ITEMS, MS, START, TIME, TOPIC_N, VERDICT, screen_columns
+from forensics.render.row_screens import (
+    Field,
+    Texts,
+    dash,
+    declared_field,
+    declared_fields,
+    print_notes,
+    print_record,
+    print_rows,
+)
 from forensics.render.state_render import hanging_lines, verdict_heading, verdict_label
-from forensics.render.table_fit import Column, fit_console, screen_width
+from forensics.render.table_fit import fit_console, screen_width
 from forensics.render.terminal_text import term
 from forensics.render.time_text import duration, short_duration, stamp, table_time
-from forensics.report.rows import DescribeRow, HangingRow, ProducerRow, SpanRow, TransactionRow
+from forensics.report.rows import DescribeRow, HangingRow, HistoryRow, ProducerRow, SpanRow, TransactionRow
 
 
 class ProducerSpan(NamedTuple):
@@ -50,20 +60,17 @@ def _width(out: TextIO, wide: bool) -> int | None:
     return None if wide else screen_width(out)
 
 
-# -- find-hanging ------------------------------------------------------------------------------------
+# -- the screens' columns, as the rows declare them (forensics.report.rows: each field's Cell) -----------
 
-_PARTITION = Field(Column("Partition", fold=True, min_width=24), _partition)
-_PRODUCER = Field(Column("ProducerId"), key("producer_id"))
-_HANGING = (
-    _PARTITION, _PRODUCER, Field(Column("Epoch"), key("producer_epoch")),
-    Field(Column("CoordEpoch"), key("coordinator_epoch")), Field(Column("StartOffset"), key("start_offset")),
-    Field(Column("Duration", drop=2), key("duration_ms", short_duration)),
-    Field(Column("Verdict", drop=1), verdict_label))  # both also in the lines under the table
-_HANGING_WIDE = (
-    _PARTITION, Field(Column("Broker"), key("broker_id")), _PRODUCER, Field(Column("ProducerEpoch"), key("producer_epoch")),
-    Field(Column("CoordinatorEpoch"), key("coordinator_epoch")), Field(Column("StartOffset"), key("start_offset")),
-    Field(Column("LastTimestamp"), key("last_timestamp", _time)), Field(Column("Duration"), key("duration_ms", short_duration)),
-    Field(Column("Verdict"), verdict_label), Field(Column("TransactionalId", fold=True), key("transactional_id")))
+_TEXTS: Texts = {  # Cell.text -> the cell of (row, value)
+    "": lambda row, value: dash(value), TIME: lambda row, value: _time(value),
+    ITEMS: lambda row, value: _items(value), DURATION: lambda row, value: short_duration(value),
+    MS: lambda row, value: _ms(value), START: lambda row, value: _start(row),
+    VERDICT: lambda row, value: verdict_label(row), TOPIC_N: lambda row, value: _partition(row)}
+
+
+def _fields(kind: type, wide: bool, prefix: str = "") -> tuple[Field, ...]:
+    return declared_fields(kind, wide, _TEXTS, prefix)
 
 
 def _hanging_note(row: HangingRow, brokers: bool) -> tuple[str, list[str]]:
@@ -98,22 +105,12 @@ def hanging_screen(rows: Sequence[HangingRow], out: TextIO, wide: bool = False, 
         return
     width = _width(out, wide)
     console = fit_console(out, width)
-    print_rows(console, None, _HANGING_WIDE if wide else _HANGING, rows, width)
+    print_rows(console, None, _HANGING_SCREEN[wide], rows, width)
     brokers = len({r.broker_id for r in rows}) > 1
     print_notes(console, [_hanging_note(r, brokers) for r in rows], width)
 
 
 # -- list --------------------------------------------------------------------------------------------
-
-_TXID = Field(Column("TransactionalId", fold=True, min_width=16), key("transactional_id"))
-_LIST = (
-    _TXID, Field(Column("Coordinator", drop=2), key("coordinator")), _PRODUCER,
-    Field(Column("TransactionState"), key("transaction_state")),
-    Field(Column("ProducerEpoch", drop=1), key("producer_epoch")),
-    Field(Column("TopicPartitions", fold=True), key("topic_partitions", _items)))
-_LIST_WIDE = _LIST[:5] + (
-    Field(Column("TransactionTimeoutMs"), key("transaction_timeout_ms")),
-    Field(Column("LastUpdateTime"), key("last_update_time_ms", _time)), _LIST[5])
 
 
 def list_screen(rows: Sequence[TransactionRow], out: TextIO, wide: bool = False, empty: str = "no transactional id") -> None:
@@ -122,7 +119,7 @@ def list_screen(rows: Sequence[TransactionRow], out: TextIO, wide: bool = False,
         out.write(term(empty) + "\n")
         return
     width = _width(out, wide)
-    print_rows(fit_console(out, width), None, _LIST_WIDE if wide else _LIST, rows, width)
+    print_rows(fit_console(out, width), None, _LIST_SCREEN[wide], rows, width)
 
 
 # -- describe ----------------------------------------------------------------------------------------
@@ -140,24 +137,7 @@ def _ms(value: Any) -> str:
 
 def _record(row: DescribeRow) -> list[tuple[str, str]]:
     """kafka-transactions.sh describe's fields, one a line, its times as people read them."""
-    return [("CoordinatorId", dash(row.coordinator_id)), ("TransactionalId", dash(row.transactional_id)),
-            ("ProducerId", dash(row.producer_id)), ("ProducerEpoch", dash(row.producer_epoch)),
-            ("TransactionState", dash(row.transaction_state)),
-            ("TransactionTimeoutMs", _ms(row.transaction_timeout_ms)),
-            ("CurrentTransactionStartTime", _start(row)),
-            ("TransactionDurationMs", _ms(row.transaction_duration_ms)),
-            ("TopicPartitions", _items(row.topic_partitions))]
-
-
-_HISTORY = (
-    Field(Column("Offset"), key("offset")), Field(Column("Timestamp"), key("timestamp", _time)),
-    Field(Column("TransactionState"), key("transaction_state")), Field(Column("ProducerId", drop=2), key("producer_id")),
-    Field(Column("Epoch", drop=1), key("producer_epoch")),
-    Field(Column("TopicPartitions", fold=True), key("topic_partitions", _items)))
-_HISTORY_WIDE = _HISTORY[:5] + (
-    Field(Column("CoordinatorEpoch"), key("coordinator_epoch")),
-    Field(Column("TransactionTimeoutMs"), key("transaction_timeout_ms")),
-    Field(Column("StartTime"), key("start_time_ms", _time)), _HISTORY[5])
+    return [(f.column.header, f.text(row)) for f in _DESCRIBE_RECORD]
 
 
 def describe_screen(rows: Sequence[DescribeRow], out: TextIO, wide: bool = False) -> None:
@@ -170,31 +150,10 @@ def describe_screen(rows: Sequence[DescribeRow], out: TextIO, wide: bool = False
         print_record(console, _record(row), width)
         out.write("\n")
         title = f"History in __transaction_state-{row.transaction_state_partition}"
-        print_rows(console, title, _HISTORY_WIDE if wide else _HISTORY, row.history, width)
+        print_rows(console, title, _HISTORY_SCREEN[wide], row.history, width)
 
 
 # -- describe-producers ------------------------------------------------------------------------------
-
-_PRODUCERS = (
-    _PRODUCER, Field(Column("Epoch"), key("producer_epoch")), Field(Column("CoordEpoch"), key("latest_coordinator_epoch")),
-    Field(Column("LastSequence", drop=1), key("last_sequence")), Field(Column("LastTimestamp"), key("last_timestamp", _time)),
-    Field(Column("StartOffset"), key("current_transaction_start_offset")))
-_PRODUCERS_WIDE = (
-    _PRODUCER, Field(Column("ProducerEpoch"), key("producer_epoch")),
-    Field(Column("LatestCoordinatorEpoch"), key("latest_coordinator_epoch")),
-    Field(Column("LastSequence"), key("last_sequence")), Field(Column("LastTimestamp"), key("last_timestamp", _time)),
-    Field(Column("CurrentTransactionStartOffset"), key("current_transaction_start_offset")),
-    Field(Column("LastOffset"), key("last_offset")), Field(Column("Broker"), key("broker_id")))
-_TIMELINE = (
-    _PRODUCER, Field(Column("FirstOffset"), key("span.first_offset")),
-    Field(Column("LastDataOffset", drop=1), key("span.last_data_offset")), Field(Column("MarkerOffset"), key("span.marker_offset")),
-    Field(Column("Outcome"), key("span.outcome")), Field(Column("FirstTimestamp"), key("span.first_timestamp", _time)))
-_TIMELINE_WIDE = _TIMELINE[:5] + (
-    Field(Column("DataEpochs"), key("span.data_epochs", _items)), Field(Column("MarkerEpoch"), key("span.marker_epoch")),
-    Field(Column("CoordinatorEpoch"), key("span.coordinator_epoch")), Field(Column("Batches"), key("span.batches")),
-    Field(Column("Records"), key("span.records")), _TIMELINE[5],
-    Field(Column("MarkerTimestamp"), key("span.marker_timestamp", _time)))
-
 
 def _replica(rows: Sequence[ProducerRow]) -> str:
     if not rows:
@@ -212,11 +171,21 @@ def producers_screen(rows: Sequence[ProducerRow], out: TextIO, wide: bool = Fals
         return
     width = _width(out, wide)
     console = fit_console(out, width)
-    print_rows(console, f"Producers{_replica(rows)}", _PRODUCERS_WIDE if wide else _PRODUCERS, rows, width)
+    print_rows(console, f"Producers{_replica(rows)}", _PRODUCERS_SCREEN[wide], rows, width)
     spans = [ProducerSpan(r.producer_id, s) for r in rows for s in r.transactions]
     if timeline:
         out.write("\n")
         if spans:
-            print_rows(console, f"Transactions{_replica(rows)}", _TIMELINE_WIDE if wide else _TIMELINE, spans, width)
+            print_rows(console, f"Transactions{_replica(rows)}", _TIMELINE_SCREEN[wide], spans, width)
         else:
             out.write(term(f"no transaction of these producers{_replica(rows)}") + "\n")
+
+
+# (False, True): at the screen's width, with --wide; the timeline's rows are (producer id, span)
+_HANGING_SCREEN = {w: _fields(HangingRow, w) for w in (False, True)}
+_LIST_SCREEN = {w: _fields(TransactionRow, w) for w in (False, True)}
+_DESCRIBE_RECORD = _fields(DescribeRow, False)
+_HISTORY_SCREEN = {w: _fields(HistoryRow, w) for w in (False, True)}
+_PRODUCERS_SCREEN = {w: _fields(ProducerRow, w) for w in (False, True)}
+_TIMELINE_SCREEN = {w: (declared_field("producer_id", dict(screen_columns(ProducerRow, w))["producer_id"], _TEXTS),)
+                    + _fields(SpanRow, w, "span.") for w in (False, True)}

@@ -14,11 +14,14 @@ import os
 import re
 import textwrap
 from collections.abc import Sequence
-from typing import NamedTuple, TextIO
+from functools import cache
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 from rich.cells import cell_len, chop_cells
-from rich.console import Console
-from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 from forensics.render.table_text import print_table
 
@@ -99,6 +102,8 @@ def make_table(title: str | None, columns: Sequence[Column], rows: Sequence[Sequ
                shown: Sequence[int] | None = None, widths: dict[int, int] | None = None) -> Table:
     """A rich table of ``rows`` (text cells) with the ``shown`` columns: folding ones fold (at their
     ``widths`` where given, else where rich folds them), the others never wrap."""
+    from rich.table import Table  # (loaded when a table is printed: JSON and CSV never load it)
+
     keep = list(range(len(columns))) if shown is None else list(shown)
     table = Table(title=title, title_justify="left")
     for i in keep:
@@ -110,19 +115,24 @@ def make_table(title: str | None, columns: Sequence[Column], rows: Sequence[Sequ
     return table
 
 
-class FitConsole(Console):
+@cache
+def _fit_console_class() -> type[Console]:
     """rich's console, except that a closed pipe is left to the command line (which ends the
-    command quietly, exit 0) instead of rich's ``SystemExit(1)``."""
+    command quietly, exit 0) instead of rich's ``SystemExit(1)`` (made when a screen is first printed:
+    rich's console costs a tenth of a command's imports, and JSON and CSV never print one)."""
+    from rich.console import Console
 
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        raise BrokenPipeError
+    class FitConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+    return FitConsole
 
 
 def fit_console(out: TextIO, width: int | None) -> Console:
     """A console onto ``out`` ``width`` columns wide (None: never folds), with markup, emoji codes and
     highlighting off (no text from the evidence is ever read as rich markup)."""
-    return FitConsole(file=out, width=width or NO_LIMIT, highlight=False, soft_wrap=False, markup=False, emoji=False)
+    return _fit_console_class()(file=out, width=width or NO_LIMIT, highlight=False, soft_wrap=False, markup=False, emoji=False)
 
 
 _PATH_PIECE = re.compile(r"[^/ ]*(?:/+| +)|[^/ ]+$")

@@ -11,10 +11,14 @@ cell-width functions; in every other case it hands the table to rich.
 
 from __future__ import annotations
 
-from rich.box import Box
+from typing import TYPE_CHECKING
+
 from rich.cells import cell_len
-from rich.console import Console
-from rich.table import Table
+
+if TYPE_CHECKING:  # (rich's console and tables are loaded by who makes them: JSON and CSV never do)
+    from rich.box import Box
+    from rich.console import Console
+    from rich.table import Table
 
 
 def _plain(console: Console, text: object) -> str | None:

@@ -8,7 +8,7 @@ too, and decoding resumes after the damaged region.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from collections.abc import Iterable, Iterator
 
 from forensics.codec import batch as v2

@@ -55,7 +55,8 @@ from forensics.report.incident_model import (
     Summary,
     Timeline,
 )
-from forensics.report.incident_labels import ELSEWHERE, FACT, GROUP_LABELS, LABELS, label
+from forensics.columns import ELSEWHERE, FACT
+from forensics.report.incident_labels import FACTS, GROUP_LABELS, label
 from forensics.report.rows import HangingRow
 from forensics.report.scan import ScanReport, total_log_bytes, without_producer_state
 from forensics.report.state import StateReport
@@ -250,7 +251,7 @@ def _commands(row: HangingRow) -> tuple[list[CommandLine], list[FieldGroup]]:
 def _facts(row: HangingRow) -> tuple[Field, ...]:
     """The row's own facts, in the label table's order."""
     values = dict(row.json_items())
-    return tuple(f for key, lab in LABELS.items() if lab.place == FACT and key in values for f in _field(key, values[key]))
+    return tuple(f for key in FACTS if key in values for f in _field(key, values[key]))
 
 
 def _transaction(v: Verdict, row: HangingRow) -> OpenTransaction:

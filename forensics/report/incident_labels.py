@@ -1,77 +1,43 @@
-"""What the incident report calls each key of a ``find-hanging`` row: one table, in one place.
+"""What the incident report calls each key of a ``find-hanging`` row, in one place.
 
 :data:`LABELS` is keyed by the key's path in the row (``evidence.openTransaction.fromSnapshot``;
-list items as ``[]``: ``evidence.gaps[].text``). Each entry says how a person reads it (``text``,
-where ``{n}`` is the list item's number), what a missing value means (``none``: never a bare
-``null``), what an empty list means (``empty``), how to show the value (``kind``) and where the
-card shows it (``place``). Rows grow keys over time: :func:`label` humanises a key the table does
-not know yet (``brandNewFact`` -> "brand new fact"), so it still shows; a test fails while a key
-of a real row has no entry here.
+list items as ``[]``: ``evidence.gaps[].text``). Each entry (a :class:`~forensics.columns.Label`) says how
+a person reads it (``text``, where ``{n}`` is the list item's number), what a missing value means
+(``none``: never a bare ``null``), what an empty list means (``empty``), how to show the value (``kind``)
+and where the card shows it (``place``; the facts in their ``order``). A column of a typed row
+(:class:`~forensics.report.rows.HangingRow`, :class:`~forensics.report.preview.AbortPreview` and its
+records) declares its label with its field (``column(label=...)``); the keys of the mappings a row holds
+(``abortForms``, ``evidence``) have theirs here. Rows grow keys over time: :func:`label` humanises a
+key the table does not know yet (``brandNewFact`` -> "brand new fact"), so it still shows; a test
+fails while a key of a real row has no entry.
 """
 
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
-# kinds: how a value is shown
-TIME, DURATION, BYTES, LINES, QUOTED, PLAIN = "time", "duration", "bytes", "lines", "quoted", ""
-# places: where the transaction's card shows a top-level key (a nested key shows in its record's group)
-FACT, ELSEWHERE, MORE = "fact", "elsewhere", "more"
-
-
-class Label(NamedTuple):
-    text: str
-    none: str = "unknown"  # what a missing value (JSON null) means
-    kind: str = PLAIN
-    place: str = MORE  # of a top-level key
-    empty: str = "none"  # what an empty list means
-    skip_none: bool = False  # a missing value says nothing worth a line (the key is left out)
+from forensics.columns import BYTES, ELSEWHERE, FACT, MORE, PLAIN, TIME, Label, columns
+from forensics.report.preview import AbortPreview, BlockingTransaction, StuckGroup
+from forensics.report.rows import HangingRow
 
 
 def _elsewhere(text: str) -> Label:
     return Label(text, place=ELSEWHERE)
 
 
+def _declared(kind: type, prefix: str = "") -> dict[str, Label]:
+    """The labels a row kind's columns declare, keyed by ``prefix`` + their JSON key."""
+    return {prefix + c.key: c.spec.label for c in columns(kind) if c.spec.label is not None}
+
+
 _NO_DATA = "unknown: no data batch of it among the inputs (known from the producer snapshot only)"
 
 LABELS: dict[str, Label] = {
-    # -- the card's heading, badge, reason, advice and commands show these --------------------------------
-    "topic": _elsewhere("topic"),
-    "partition": _elsewhere("partition"),
-    "transactionalId": _elsewhere("transactional id"),
-    "verdict": _elsewhere("verdict"),
-    "verdictState": _elsewhere("verdict state (the badge shows it: ongoing, overdue)"),
-    "reason": _elsewhere("why"),
-    "armed": _elsewhere("abort armed"),
-    "notArmedBecause": _elsewhere("not armed because"),
-    "advice": _elsewhere("what to do"),
-    "abortForms": _elsewhere("abort commands"),
-    "activeForm": _elsewhere("the abort form for these brokers (first among the commands)"),
+    **_declared(HangingRow),
+    # -- the abort forms (the card's commands) -------------------------------------------------------------
     "abortForms.abortArgs": _elsewhere("kafka-transactions.sh abort (legacy form)"),
     "abortForms.abortArgsStartOffset": _elsewhere("kafka-transactions.sh abort --start-offset"),
     "abortForms.kafkaPythonArgs": _elsewhere("kafka-python admin abort"),
-    "abortArgs": _elsewhere("kafka-transactions.sh abort (legacy form), armed"),
-    "abortArgsStartOffset": _elsewhere("kafka-transactions.sh abort --start-offset, armed"),
-    "kafkaPythonArgs": _elsewhere("kafka-python admin abort, armed"),
-    "asOfMs": _elsewhere("as of"),
-    "asOfSource": _elsewhere("where the as-of time came from"),
-    "durationS": _elsewhere("open for (seconds)"),
-    "durationMin": _elsewhere("open for (minutes, as kafka-transactions.sh find-hanging prints it)"),
-    "evidence": _elsewhere("evidence"),  # its own group, last
-    "abortPreview": Label("what the abort discards", skip_none=True),  # its own group
-    # -- the card's facts, in this order ---------------------------------------------------------------------
-    "brokerId": Label("broker", "unknown: its log dir has no meta.properties", place=FACT),
-    "startOffset": Label("start offset (first offset of the transaction)", place=FACT),
-    "producerId": Label("producer id", place=FACT),
-    "producerEpoch": Label("producer epoch", place=FACT),
-    "coordinatorEpoch": Label("coordinator epoch (-1: none yet)", place=FACT),
-    "lastSequence": Label("last sequence", place=FACT),
-    "lastTimestamp": Label("last timestamp (the producer's newest batch)", kind=TIME, place=FACT),
-    "durationMs": Label("open for (as-of time minus last timestamp)", "unknown: no timestamp", DURATION, FACT),
-    "overdueMs": Label("past its own transaction timeout by", kind=DURATION, place=FACT, skip_none=True),
-    "coordinatorPartition": Label("coordinator partition (__transaction_state)",
-                                  "unknown: no coordinator record names this producer", place=FACT),
     # -- evidence --------------------------------------------------------------------------------------------
     "evidence.partitionDir": Label("partition directory"),
     "evidence.brokerId": Label("broker id of the log dir", "unknown: no meta.properties in the log dir"),
@@ -109,36 +75,13 @@ LABELS: dict[str, Label] = {
     "evidence.gaps[].log_end": Label("evidence gap {n}: the log read ends at offset", skip_none=True),
     "evidence.gaps[].partition_dir": Label("evidence gap {n}: partition directory"),
     # -- the abort preview -------------------------------------------------------------------------------------
-    "abortPreview.firstOffset": Label("first offset discarded", "unknown: no data batch of it among the inputs"),
-    "abortPreview.lastOffset": Label("last offset discarded", "unknown: no data batch of it among the inputs"),
-    "abortPreview.batches": Label("batches discarded"),
-    "abortPreview.records": Label("records discarded"),
-    "abortPreview.bytes": Label("bytes discarded", kind=BYTES),
-    "abortPreview.firstTimestamp": Label("first record discarded: time", "unknown: no data batch read",
-                                         TIME),
-    "abortPreview.lastTimestamp": Label("last record discarded: time", "unknown: no data batch read",
-                                        TIME),
-    "abortPreview.keys": Label("record keys discarded (the first ones)", kind=QUOTED,
-                               empty="none read"),
-    "abortPreview.segments": Label("segment files holding them", kind=LINES,
-                                   empty="none read"),
-    "abortPreview.lastStableOffset": Label("last stable offset now"),
-    "abortPreview.highWatermark": Label("high watermark"),
-    "abortPreview.lsoAfterAbort": Label("last stable offset after the abort marker"),
-    "abortPreview.nextBlockingTransaction": Label("next transaction holding the LSO back",
-                                                  "none: the LSO moves up to the high watermark"),
-    "abortPreview.nextBlockingTransaction.producerId": Label("next transaction holding the LSO back: producer id"),
-    "abortPreview.nextBlockingTransaction.firstOffset": Label("next transaction holding the LSO back: first "
-                                                              "offset"),
-    "abortPreview.stuckConsumerGroups": Label("consumer groups committed at the LSO (waiting on it)",
-                                              "unknown: no __consumer_offsets in the inputs",
-                                              empty="none: no group committed at the LSO"),
-    "abortPreview.stuckConsumerGroups[].group": Label("waiting group {n}"),
-    "abortPreview.stuckConsumerGroups[].committedOffset": Label("waiting group {n}: committed offset"),
-    "abortPreview.stuckConsumerGroups[].commitTimestamp": Label("waiting group {n}: committed at", kind=TIME),
-    "abortPreview.findings": Label("findings while reading that data", kind=LINES,
-                                   empty="none: read as Kafka wrote it"),
+    **_declared(AbortPreview, "abortPreview."),
+    **_declared(BlockingTransaction, "abortPreview.nextBlockingTransaction."),
+    **_declared(StuckGroup, "abortPreview.stuckConsumerGroups[]."),
 }
+# the card's facts (top-level keys), in their order
+FACTS: tuple[str, ...] = tuple(sorted((k for k, lab in LABELS.items() if lab.place == FACT),
+                                      key=lambda k: LABELS[k].order))
 
 # the heading of a nested record's group on the card ("": the row's other keys)
 GROUP_LABELS = {"abortPreview": "What the abort discards, and where the LSO moves", "evidence": "Evidence",

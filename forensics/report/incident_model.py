@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 
 from forensics.analysis.clock import AsOf
 from forensics.findings import Finding

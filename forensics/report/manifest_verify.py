@@ -14,7 +14,7 @@ are checked, and nothing can be said of entries it does not list.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from typing import Any
 from collections.abc import Mapping, Sequence
 

@@ -8,7 +8,8 @@ as text (UTF-8, invalid bytes replaced) unless ``redact`` is set.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import field
+from forensics.dataclass_fast import dataclass
 from typing import Any
 from collections.abc import Sequence
 
@@ -18,26 +19,27 @@ from forensics.layout import Inventory, PartitionStatus
 from forensics.model import CONSUMER_OFFSETS_TOPIC, TopicPartition
 from forensics.pipeline.preview import CommittedOffset, DiscardedData
 from forensics.report.decoders import string_text
-from forensics.columns import JsonRow
+from forensics.columns import BYTES, LINES, QUOTED, TIME, JsonRow, Label, column
 
 REDACTED = "<redacted>"
+_NO_BATCH = "unknown: no data batch of it among the inputs"
 
 
 @dataclass(frozen=True, slots=True)
 class BlockingTransaction(JsonRow):
     """The next open transaction of another producer, which holds the LSO once this one is aborted."""
 
-    producer_id: int
-    first_offset: int
+    producer_id: int = field(metadata=column(label=Label("next transaction holding the LSO back: producer id")))
+    first_offset: int = field(metadata=column(label=Label("next transaction holding the LSO back: first offset")))
 
 
 @dataclass(frozen=True, slots=True)
 class StuckGroup(JsonRow):
     """A consumer group whose committed offset sits at the partition's LSO."""
 
-    group: str
-    committed_offset: int
-    commit_timestamp: int | None
+    group: str = field(metadata=column(label=Label("waiting group {n}")))
+    committed_offset: int = field(metadata=column(label=Label("waiting group {n}: committed offset")))
+    commit_timestamp: int | None = field(metadata=column(label=Label("waiting group {n}: committed at", kind=TIME)))
 
 
 def lso_after_abort(v: Verdict) -> tuple[int, BlockingTransaction | None]:
@@ -79,21 +81,28 @@ def stuck_at_lso(commits: dict[TopicPartition, dict[str, CommittedOffset]], lso:
 class AbortPreview(JsonRow):
     """What aborting one open transaction discards on its partition, and what it frees."""
 
-    first_offset: int
-    last_offset: int | None
-    batches: int
-    records: int
-    bytes: int
-    first_timestamp: int | None
-    last_timestamp: int | None
-    keys: Any  # the first distinct keys as text, or REDACTED
-    segments: list[str]
-    last_stable_offset: int
-    high_watermark: int
-    lso_after_abort: int
-    next_blocking_transaction: BlockingTransaction | None
-    stuck_consumer_groups: list[StuckGroup] | None  # None: no __consumer_offsets among the inputs
-    findings: list[str]
+    first_offset: int = field(metadata=column(label=Label("first offset discarded", _NO_BATCH)))
+    last_offset: int | None = field(metadata=column(label=Label("last offset discarded", _NO_BATCH)))
+    batches: int = field(metadata=column(label=Label("batches discarded")))
+    records: int = field(metadata=column(label=Label("records discarded")))
+    bytes: int = field(metadata=column(label=Label("bytes discarded", kind=BYTES)))
+    first_timestamp: int | None = field(metadata=column(
+        label=Label("first record discarded: time", "unknown: no data batch read", TIME)))
+    last_timestamp: int | None = field(metadata=column(
+        label=Label("last record discarded: time", "unknown: no data batch read", TIME)))
+    keys: Any = field(metadata=column(  # the first distinct keys as text, or REDACTED
+        label=Label("record keys discarded (the first ones)", kind=QUOTED, empty="none read")))
+    segments: list[str] = field(metadata=column(label=Label("segment files holding them", kind=LINES, empty="none read")))
+    last_stable_offset: int = field(metadata=column(label=Label("last stable offset now")))
+    high_watermark: int = field(metadata=column(label=Label("high watermark")))
+    lso_after_abort: int = field(metadata=column(label=Label("last stable offset after the abort marker")))
+    next_blocking_transaction: BlockingTransaction | None = field(metadata=column(
+        label=Label("next transaction holding the LSO back", "none: the LSO moves up to the high watermark")))
+    stuck_consumer_groups: list[StuckGroup] | None = field(metadata=column(  # None: no __consumer_offsets among the inputs
+        label=Label("consumer groups committed at the LSO (waiting on it)", "unknown: no __consumer_offsets in the inputs",
+                    empty="none: no group committed at the LSO")))
+    findings: list[str] = field(metadata=column(
+        label=Label("findings while reading that data", kind=LINES, empty="none: read as Kafka wrote it")))
 
 
 def abort_preview(v: Verdict, data: DiscardedData, stuck: dict[TopicPartition, list[CommittedOffset]] | None,

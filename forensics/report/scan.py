@@ -7,14 +7,17 @@ layout's checkpoints (log start offset, high watermark, topic id); every finding
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
+from forensics.dataclass_fast import dataclass
 from collections.abc import Sequence
+from typing import Any
 
 from forensics.analysis.clock import AsOf, given, incident_clock, newest_per_file
 from forensics.analysis.filters import Filters
 from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS
 from forensics.analysis.producers import rebuild_partition
-from forensics.findings import Finding, FindingKind, not_kafka_segment
+from forensics.columns import COUNT, EXACT_SIZE, LOG_DIR, NAME, OFFSETS, OPEN, SET, SIZE, YES_NO, Cell, column, derived
+from forensics.findings import Finding, FindingKind, not_kafka_segment, total
 from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus
 from forensics.layout.evidence import input_file_times
 from forensics.model import CLUSTER_METADATA_TOPIC, CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
@@ -30,44 +33,50 @@ INTERNAL_TOPICS = (CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, CLUSTER_META
 
 @dataclass(frozen=True, slots=True)
 class PartitionSummary:
+    """A partition replica as scan shows it; its cells in scan's Partitions table declared with its fields
+    (:mod:`forensics.columns`)."""
+
     log_dir: str
-    broker_id: int | None
+    broker_id: int | None = field(metadata=column(table=Cell(1, "Broker", drop=1), wide=Cell(1, "Broker")))
     path: str
-    topic: str | None
+    topic: str | None = field(metadata=column(  # the table names the partition: topic-N, else its directory's
+        table=Cell(2, "Partition", NAME, fold=True), wide=Cell(2, "Partition", NAME, fold=True)))
     partition: int | None
     status: str
-    topic_id: str | None
-    log_start_offset: int | None
-    high_watermark: int | None
-    segments: tuple[SegmentSummary, ...]
+    topic_id: str | None = field(metadata=column(wide=Cell(3, "TopicId")))
+    log_start_offset: int | None = field(metadata=column(table=Cell(3, "LogStart", drop=2), wide=Cell(9, "LogStart")))
+    high_watermark: int | None = field(metadata=column(table=Cell(4, "HW"), wide=Cell(10, "HW")))
+    segments: tuple[SegmentSummary, ...] = field(metadata=column(wide=Cell(4, "Segments", COUNT)))
     findings: tuple[Finding, ...] = ()
-    last_stable_offset: int | None = None  # None: not computed (no transactional data, or internal log)
-    open_transactions: int = 0
+    last_stable_offset: int | None = field(  # None: not computed (no transactional data, or internal log)
+        default=None, metadata=column(table=Cell(5, "LSO"), wide=Cell(11, "LSO")))
+    open_transactions: int = field(default=0, metadata=column(  # with the oldest's age
+        table=Cell(7, "OpenTxns", OPEN), wide=Cell(13, "OpenTxns", OPEN)))
     state_findings: tuple[Finding, ...] = ()  # producer-state anomalies (``ProducerAppendInfo``)
     oldest_open_txn_start: int | None = None  # first data timestamp of the oldest open transaction
     oldest_open_txn_last_timestamp: int | None = None  # its producer entry's lastTimestamp
     max_active_txn_duration_ms: int | None = None  # as-of minus oldest_open_txn_start
     late_transaction: bool = False  # ``ProducerStateManager.hasLateTransaction``, against the as-of time
 
-    @property
+    @derived(after="late_transaction", table=Cell(6, "LSOLag"), wide=Cell(12, "LSOLag"))
     def last_stable_offset_lag(self) -> int | None:
         if self.high_watermark is None or self.last_stable_offset is None:
             return None
         return self.high_watermark - self.last_stable_offset
 
-    @property
+    @derived(after="last_stable_offset_lag", wide=Cell(5, "Bytes", EXACT_SIZE))
     def bytes(self) -> int:
         return sum(s.size for s in self.segments)
 
-    @property
+    @derived(after="bytes", wide=Cell(6, "Batches"))
     def batches(self) -> int:
         return sum(s.batches for s in self.segments)
 
-    @property
+    @derived(after="batches", wide=Cell(7, "Records"))
     def records(self) -> int:
         return sum(s.records for s in self.segments)
 
-    @property
+    @derived(after="records", wide=Cell(8, "Offsets", OFFSETS))
     def first_offset(self) -> int | None:
         return min((s.first_offset for s in self.segments if s.first_offset is not None), default=None)
 
@@ -75,32 +84,52 @@ class PartitionSummary:
     def last_offset(self) -> int | None:
         return max((s.last_offset for s in self.segments if s.last_offset is not None), default=None)
 
-    @property
+    @derived(after="first_offset", wide=Cell(14, "Magic", SET))
     def magics(self) -> frozenset[int]:
         return frozenset().union(*(s.magics for s in self.segments))
 
-    @property
+    @derived(after="magics", wide=Cell(15, "Codecs", SET))
     def codecs(self) -> frozenset[str]:
         return frozenset().union(*(s.codecs for s in self.segments))
 
     def all_findings(self) -> tuple[Finding, ...]:
         return self.findings + tuple(f for s in self.segments for f in s.findings) + self.state_findings
 
+    @derived(after="codecs", table=Cell(8, "Findings"), wide=Cell(16, "Findings"))
+    def finding_total(self) -> int:
+        """Its findings, its segments' and its producer state's, counted (an aggregate as the many it stands for)."""
+        return total(self.all_findings())
+
 
 @dataclass(frozen=True, slots=True)
 class LogDirSummary:
-    path: str
-    broker_id: int | None
-    cluster_id: str | None
-    directory_id: str | None
-    clean_shutdown: bool
-    partitions: tuple[PartitionSummary, ...]
+    """A log dir as scan shows it; its cells in scan's Log directories table declared with its fields
+    (:mod:`forensics.columns`)."""
+
+    path: str = field(metadata=column(table=Cell(2, "LogDir", LOG_DIR, fold=True, path=True),
+                                      wide=Cell(4, "LogDir", LOG_DIR, fold=True, path=True)))
+    broker_id: int | None = field(metadata=column(table=Cell(1, "Broker"), wide=Cell(1, "Broker")))
+    cluster_id: str | None = field(metadata=column(wide=Cell(2, "Cluster")))
+    directory_id: str | None = field(metadata=column(wide=Cell(3, "DirectoryId")))
+    clean_shutdown: bool = field(metadata=column(table=Cell(3, "CleanShutdown", YES_NO, drop=1),
+                                                 wide=Cell(5, "CleanShutdown", YES_NO)))
+    partitions: tuple[PartitionSummary, ...] = field(metadata=column(table=Cell(4, "Partitions", COUNT),
+                                                                     wide=Cell(6, "Partitions", COUNT)))
     findings: tuple[Finding, ...] = ()
 
-    @property
+    @derived(after="findings", table=Cell(5, "Bytes", SIZE, drop=2), wide=Cell(7, "Bytes", EXACT_SIZE))
+    def bytes(self) -> int:
+        return sum(p.bytes for p in self.partitions)
+
+    @derived(after="bytes", table=Cell(6, "LateTxnPartitions"), wide=Cell(8, "LateTxnPartitions"))
     def partitions_with_late_transactions(self) -> int:
         """Kafka's PartitionsWithLateTransactionsCount for this broker, as of the report's time."""
         return sum(p.late_transaction for p in self.partitions)
+
+    @derived(after="partitions_with_late_transactions", table=Cell(7, "Findings"), wide=Cell(9, "Findings"))
+    def finding_total(self) -> int:
+        """Its own findings and its partitions', counted."""
+        return sum(p.finding_total for p in self.partitions) + total(self.findings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,9 +225,10 @@ def scan_clock(report: ScanReport, file_times: Sequence[tuple[int, str]]) -> AsO
     return incident_clock(newest_per_file((s.max_timestamp, s.path) for s in segs), file_times)
 
 
-def assemble_scan(paths: Sequence[str], inv: Inventory, results: dict[str, ReplicaResult], as_of: int | None = None,
+def assemble_scan(paths: Sequence[str], inv: Inventory, results: dict[str, Any], as_of: int | None = None,
                   max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS) -> ScanReport:
-    """The scan report from what the executor read for ``plan(inv, SCAN_SCOPE)``, as of ``as_of`` (default:
+    """The scan report from what the executor read for ``plan(inv, SCAN_SCOPE)`` (each replica's results
+    as read, or as a :class:`ScanFolder` given to the executor made them), as of ``as_of`` (default:
     the incident clock; the record times it sets aside are in ``as_of.set_aside``, not yet among the
     findings: the caller adds them, written by :func:`forensics.render.clock_text.set_aside_findings`)."""
     report = _scan(paths, inv, results)
@@ -211,17 +241,44 @@ def assemble_scan(paths: Sequence[str], inv: Inventory, results: dict[str, Repli
 SCAN_SCOPE = Scope(stats=True, data=True, coordinator=False, non_live=True)
 
 
-def _scan(paths: Sequence[str], inv: Inventory, results: dict[str, ReplicaResult]) -> ScanReport:
+class ScanFolder:
+    """What :func:`assemble_scan` makes of one partition's results (its :class:`PartitionSummary`, the
+    producer state rebuilt and dropped), made as each replica is read: given to the executor
+    (``consume``), so that the rebuilds run during the job (over a pool, while the workers read) and
+    the driver never holds a partition's events beside the next one's. Other results (files given
+    alone) are kept as read; :func:`assemble_scan` takes either."""
+
+    def __init__(self, inv: Inventory) -> None:
+        self._where: dict[str, tuple[LogDir, PartitionDir]] = {p.path: (d, p) for d in inv.log_dirs
+                                                               for p in d.partitions}
+        if inv.partitions:
+            bare = _bare()
+            self._where.update((p.path, (bare, p)) for p in inv.partitions)
+
+    def __call__(self, key: str, r: ReplicaResult) -> Any:
+        where = self._where.get(key)
+        return r if where is None else _partition(where[0], where[1], r)
+
+
+def _bare() -> LogDir:
+    """The log dir of the partition dirs given directly, outside any log dir."""
+    return LogDir(path="", meta=None, clean_shutdown=None)
+
+
+def _summary(log_dir: LogDir, p: PartitionDir, results: dict[str, Any]) -> PartitionSummary:
+    r = results.get(p.path, EMPTY_RESULT)
+    return _partition(log_dir, p, r) if isinstance(r, ReplicaResult) else r  # (ScanFolder made it already)
+
+
+def _scan(paths: Sequence[str], inv: Inventory, results: dict[str, Any]) -> ScanReport:
     dirs = []
     for d in inv.log_dirs:
-        parts = tuple(_partition(d, p, results.get(p.path, EMPTY_RESULT))
-                      for p in sorted(d.partitions, key=_partition_order))
+        parts = tuple(_summary(d, p, results) for p in sorted(d.partitions, key=_partition_order))
         dirs.append(LogDirSummary(d.path, d.broker_id, d.cluster_id, d.directory_id, d.had_clean_shutdown, parts,
                                   tuple(d.findings)))
     if inv.partitions:  # partition dirs given directly, outside any log dir
-        bare = LogDir(path="", meta=None, clean_shutdown=None)
-        parts = tuple(_partition(bare, p, results.get(p.path, EMPTY_RESULT))
-                      for p in sorted(inv.partitions, key=_partition_order))
+        bare = _bare()
+        parts = tuple(_summary(bare, p, results) for p in sorted(inv.partitions, key=_partition_order))
         dirs.append(LogDirSummary("", None, None, None, False, parts))
     loose, other = [], []
     unreadable = _unreadable(inv.findings)

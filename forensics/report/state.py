@@ -9,10 +9,11 @@ table and CSV renderers print them in column order).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
+from forensics.dataclass_fast import dataclass
+from typing import TypedDict
 from re import Pattern
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from forensics.analysis.clock import AsOf, RecordTime, incident_clock, newest_per_file
 from forensics.analysis.coordinator import (
@@ -143,6 +144,17 @@ def state_scope(topic: str | None = None, partition: int | None = None, broker_i
     return Scope(data=data, coordinator=True, select=_selector(topic, partition, broker_id), metadata_tail=True)
 
 
+Folded = PartitionView | FoldedReplica | TxnStateInputs | ReplicaResult
+"""What :class:`StateFolder` makes of a replica's results, by its topic: a data partition in scope a
+:class:`PartitionView`; a ``__transaction_state`` replica a :class:`FoldedReplica` (its partition's only copy)
+or its :class:`TxnStateInputs`; ``__cluster_metadata`` and anything else its :class:`ReplicaResult` as read
+(the clock reads the metadata's segment summaries)."""
+
+
+def _folded_wrong(key: str, made: Folded, wanted: str) -> TypeError:
+    return TypeError(f"{key}: the state folder made a {type(made).__name__}, not a {wanted}")
+
+
 class StateFolder:
     """What :func:`assemble_state` makes of one replica's results: a data partition's
     :class:`PartitionView` (its events dropped), a ``__transaction_state`` replica folded at once when
@@ -160,7 +172,7 @@ class StateFolder:
         self._where = {p.path: (log_dir, p) for log_dir, p in live}
         self._copies = Counter(p.topic_partition for _, p in live)
 
-    def __call__(self, key: str, r: ReplicaResult) -> Any:
+    def __call__(self, key: str, r: ReplicaResult) -> Folded:
         if key not in self._where:
             return r
         log_dir, p = self._where[key]
@@ -176,7 +188,7 @@ class StateFolder:
         return r
 
 
-def assemble_state(inv: Inventory, results: dict[str, Any], scope: Scope,
+def assemble_state(inv: Inventory, results: Mapping[str, Folded], scope: Scope,
                    partition_count: int | None = None, folder: StateFolder | None = None,
                    metadata_count: int | None = None) -> StateReport:
     """Producer state (data partitions in ``scope``) and coordinator metadata, from what the executor
@@ -185,15 +197,23 @@ def assemble_state(inv: Inventory, results: dict[str, Any], scope: Scope,
     (``--transaction-state-partitions``); ``metadata_count``: as ``__cluster_metadata`` says it."""
     folder = folder if folder is not None else StateFolder(inv, scope)
     notes = loose_file_notes(inv)
-    views, txn, metadata = [], [], []
+    views: list[PartitionView] = []
+    txn: list[TxnStateInputs | FoldedReplica] = []
+    metadata: list[SegmentSummary] = []
     for log_dir, p in live_partitions(inv):
         r = results.get(p.path, EMPTY_RESULT)
         folded = folder(p.path, r) if isinstance(r, ReplicaResult) else r
         if p.topic == CLUSTER_METADATA_TOPIC:
+            if not isinstance(folded, ReplicaResult):
+                raise _folded_wrong(p.path, folded, "ReplicaResult")
             metadata.extend(folded.summaries)
         elif is_txn_state(p):
+            if not isinstance(folded, (TxnStateInputs, FoldedReplica)):
+                raise _folded_wrong(p.path, folded, "TxnStateInputs or FoldedReplica")
             txn.append(folded)
         elif scope.data and scope.selects(log_dir, p):
+            if not isinstance(folded, PartitionView):
+                raise _folded_wrong(p.path, folded, "PartitionView")
             views.append(folded)
     views.sort(key=lambda v: (v.topic_partition.topic, v.topic_partition.partition,
                               -1 if v.inputs.broker_id is None else v.inputs.broker_id, v.inputs.path))
@@ -226,7 +246,7 @@ GIVEN_COUNT = "--transaction-state-partitions"
 METADATA_COUNT = "__cluster_metadata"
 
 
-def _partition_count(replicas, given: int | None, metadata: int | None) -> tuple[int, list[Finding], str]:
+def _partition_count(replicas: Sequence[TxnStateInputs | FoldedReplica], given: int | None, metadata: int | None) -> tuple[int, list[Finding], str]:
     """The ``__transaction_state`` partition count, what the disk says against it, and where it comes from:
     as given, else as ``__cluster_metadata`` says (both proven), else inferred from what is present ("")."""
     if given is not None:
@@ -375,10 +395,25 @@ def _history_row(h: HistoryEntry) -> HistoryRow:
         start_time_ms=v.start_timestamp_ms if v else ABSENT, value_version=v.version if v else ABSENT)
 
 
-def _transaction_columns(v: TransactionIdView) -> dict[str, Any]:
+class _TransactionColumns(TypedDict):
     """The columns list and describe both show of an id, by field name (both rows take them as keywords)."""
+
+    transactional_id: str
+    coordinator: int | None
+    producer_id: int | None
+    producer_epoch: int | None
+    transaction_state: str
+    transaction_timeout_ms: int | None
+    current_transaction_start_time_ms: int | None
+    topic_partitions: list[str]
+    last_update_time_ms: int | None
+    coordinator_epoch: int
+    transaction_state_partition: int
+
+
+def _transaction_columns(v: TransactionIdView) -> _TransactionColumns:
     m = v.metadata
-    return dict(transactional_id=v.transactional_id, coordinator=v.coordinator,
+    return _TransactionColumns(transactional_id=v.transactional_id, coordinator=v.coordinator,
                 producer_id=m.producer_id if m else None, producer_epoch=m.producer_epoch if m else None,
                 transaction_state=v.state_name, transaction_timeout_ms=m.timeout_ms if m else None,
                 current_transaction_start_time_ms=m.start_ms if m and m.start_ms >= 0 else None,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 
 from forensics.analysis.filters import Filters, check_filters
 from forensics.layout import Inventory

@@ -8,7 +8,7 @@ never waits for its end. A file that cannot be read is told (one line) and the o
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from typing import TYPE_CHECKING
 
 from forensics.errors import InputError

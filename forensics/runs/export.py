@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from forensics.dataclass_fast import dataclass
 from collections.abc import Sequence
 
 from forensics import __version__

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import TYPE_CHECKING
+from forensics.dataclass_fast import dataclass
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.clock import AsOf
@@ -30,8 +32,6 @@ from forensics.report.hanging import (
     find_hanging as verdicts_of,
     outcome_of,
 )
-from forensics.report.incident import build_incident
-from forensics.report.incident_model import Incident
 from forensics.report.state import (
     StateFolder,
     StateReport,
@@ -44,6 +44,9 @@ from forensics.runs.broker_version import broker_version_of
 from forensics.runs.context import EngineChoice, Evidence, Listener, Opened, Quiet, open_evidence
 from forensics.runs.manifest import ManifestWritten
 from forensics.runs.rebuild import previews
+
+if TYPE_CHECKING:  # (the incident model is loaded by the report alone: incident_report)
+    from forensics.report.incident_model import Incident
 
 
 @dataclass(frozen=True)
@@ -180,7 +183,8 @@ class CommandsRequest:
         """The rows of ``verdicts`` with their commands (armed or not) and what each abort discards, their
         reasons' times aged from ``when``."""
 
-        rows = [worded_row(v, when, self.bootstrap, self.command_config, arm_unverifiable, version) for v in verdicts]
+        rows = [worded_row(v, when, bootstrap=self.bootstrap, command_config=self.command_config,
+                           arm_unverifiable=arm_unverifiable, version=version) for v in verdicts]
         return with_previews(verdicts, rows, inventory, self.redact)
 
 
@@ -225,6 +229,8 @@ def incident_report(req: ReportRequest, listener: Listener = Quiet()) -> ReportR
     """The incident model: every open transaction with its verdict, evidence and commands, LSO lag per
     partition, a timeline per transactional id (rendered to HTML by the command line). With a topic,
     partition or broker id, only those partitions, and what the rest of the evidence holds counted."""
+    from forensics.report.incident import build_incident
+
     opened, rep, verdicts, when, version, model = _verdicts("report", req.verdicts, listener, lean=False)
     run = _finish(opened, rep, when, version, model)
     rows = req.rows(verdicts, opened.inventory, version, when)

@@ -9,23 +9,24 @@ and returns its digest, which JSON reports embed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import socket
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from forensics.dataclass_fast import dataclass
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import InputError
 from forensics.io.files import WHOLE_FILE_LIMIT, read_small_file
 from forensics.layout.evidence import check_output_path
-from forensics.layout.evidence_files import EvidenceEntry, evidence_tree, roles_of
 from forensics.layout.inventory import Inventory
-from forensics.render.manifest_render import manifest_json
-from forensics.report.manifest import Manifest, ManifestEntry, ManifestFormatError, close_run, record_inputs
-from forensics.report.manifest_verify import Verification, manifest_checks, parse_manifest, verify_manifest
+
+if TYPE_CHECKING:  # (a run without --manifest loads none of it: hashing, the tree walk, the JSON)
+    from forensics.layout.evidence_files import EvidenceEntry
+    from forensics.report.manifest import Manifest, ManifestEntry
+    from forensics.report.manifest_verify import Verification
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,10 @@ class ManifestRun:
         self.target = target
         if target is None:
             return
+        import socket
+
+        from forensics.report.manifest import Manifest
+
         check_output_path(target, inputs, "--manifest")
         self.manifest = Manifest(
             tool_version=__version__, command=command, command_line=tuple(command_line),
@@ -66,12 +71,16 @@ class ManifestRun:
 
     def record(self, entries: Sequence[EvidenceEntry]) -> None:
         if self.target is not None:
+            from forensics.report.manifest import record_inputs
+
             self.manifest = record_inputs(self.manifest, entries)
 
     def record_inventory(self, inventory: Inventory, engine: str | None = None) -> None:
         """Record the whole tree under the inputs, each entry with the role discovery gave it, and hash
         every regular file; ``engine``: the executor that will really run."""
         if self.target is not None:
+            from forensics.layout.evidence_files import evidence_tree, roles_of
+
             if engine is not None:
                 self.manifest = replace(self.manifest, engine=engine)
             self.record(evidence_tree(self.manifest.inputs, roles_of(inventory)))
@@ -79,12 +88,19 @@ class ManifestRun:
     def record_given(self, paths: Sequence[str]) -> None:
         """Record the files named (``dump``): a directory among them is refused by the command, not walked."""
         if self.target is not None:
+            from forensics.layout.evidence_files import evidence_tree
+
             self.record(evidence_tree([p for p in paths if not os.path.isdir(p)]))
 
     def finish(self, as_of_ms: int | None = None, as_of_source: str | None = None) -> ManifestWritten | None:
         """Write the manifest; its digest for the report (None without --manifest)."""
         if self.target is None:
             return None
+        import hashlib
+
+        from forensics.render.manifest_render import manifest_json
+        from forensics.report.manifest import close_run
+
         self.manifest = close_run(self.manifest, time.time_ns() // 1_000_000, as_of_ms, as_of_source)
         data = manifest_json(self.manifest)
         write_atomically(self.target, data)
@@ -129,6 +145,11 @@ class Verified:
 def verify(manifest: str, base: str | None = None) -> Verified:
     """Check a manifest and the evidence tree against each other: its own digest and summary, then every
     entry under its inputs (``base``: resolve its relative paths there instead)."""
+    import hashlib
+
+    from forensics.report.manifest import ManifestFormatError
+    from forensics.report.manifest_verify import manifest_checks, parse_manifest, verify_manifest
+
     data = read_small_file(manifest, WHOLE_FILE_LIMIT)
     try:
         obj = json.loads(data.decode("utf-8"))

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from forensics.dataclass_fast import dataclass
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.coverage import describe as describe_coverage
@@ -12,12 +13,11 @@ from forensics.errors import InputError
 from forensics.layout.inventory import Inventory
 from forensics.layout.names import FileKind
 from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
-from forensics.pipeline.executor import as_read
 from forensics.pipeline.plan import plan
 from forensics.pipeline.stats import EngineStats
 from forensics.render.clock_text import set_aside_findings
 from forensics.report.evidence_facts import coverage_of
-from forensics.report.scan import SCAN_SCOPE, ScanReport, assemble_scan, selected
+from forensics.report.scan import SCAN_SCOPE, ScanFolder, ScanReport, assemble_scan, selected
 from forensics.runs.broker_version import broker_version_of
 from forensics.runs.context import EngineChoice, Evidence, Listener, Quiet, open_evidence
 from forensics.runs.manifest import ManifestWritten
@@ -49,7 +49,7 @@ def scan(req: ScanRequest, listener: Listener = Quiet()) -> ScanResult:
     """Brokers and log dirs, partitions, segments, bytes, batches, offsets, formats, codecs, findings."""
     opened = open_evidence("scan", req.evidence, req.engine, listener, Filters(req.topic, req.partition, req.broker_id))
     refuse_nothing_to_read(opened.inventory)
-    results = opened.run_units(plan(opened.inventory, SCAN_SCOPE), "scanning", listener, as_read)
+    results = opened.run_units(plan(opened.inventory, SCAN_SCOPE), "scanning", listener, ScanFolder(opened.inventory))
     assembled = assemble_scan(req.evidence.paths, opened.inventory, results, req.as_of)
     assembled = replace(assembled, findings=assembled.findings + set_aside_findings(assembled.as_of))
     report = selected(assembled, req.topic, req.partition, req.broker_id)

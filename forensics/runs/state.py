@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 
 from forensics.analysis.clock import AsOf, given
 from forensics.analysis.filters import Filters, canonical_state, check_filters, states_present

@@ -21,7 +21,8 @@ Questions the image answers (all pure, nothing read):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from forensics.dataclass_fast import dataclass
 from types import MappingProxyType
 from typing import NamedTuple
 from collections.abc import Iterator, Mapping

@@ -11,7 +11,8 @@ checked against :mod:`forensics.state.transitions`; illegal ones become findings
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
+from forensics.dataclass_fast import dataclass
 from enum import Enum
 from typing import NamedTuple
 from collections.abc import Callable, Iterable, Sequence

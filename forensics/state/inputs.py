@@ -5,11 +5,13 @@ Plain picklable tuples (they cross process boundaries in the Spark executor), wi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import field
+from forensics.dataclass_fast import dataclass
 from typing import NamedTuple
 
 from forensics.codec.checkpoints import EpochEntry
 from forensics.codec.snapshot import ProducerSnapshot
+from forensics.columns import EXACT_SIZE, OFFSETS, SET, SIZE, TOTAL, Cell, column
 from forensics.findings import Finding
 from forensics.model import TopicPartition
 from forensics.state.coordinator import TxnLogRecord
@@ -18,22 +20,28 @@ from forensics.state.events import ProducerEvent
 
 @dataclass(frozen=True, slots=True)
 class SegmentSummary:
-    """Header statistics of one ``.log`` file (what ``scan`` reports per segment)."""
+    """Header statistics of one ``.log`` file (what ``scan`` reports per segment; its cells in scan's table
+    of files given alone, the same at any width: :mod:`forensics.columns`)."""
 
-    path: str
+    path: str = field(metadata=column(table=Cell(1, "File", fold=True, path=True),
+                                      wide=Cell(1, "File", fold=True, path=True)))
     base_offset: int
-    size: int
-    batches: int = 0
-    records: int = 0
-    first_offset: int | None = None
+    size: int = field(metadata=column(table=Cell(2, "Bytes", SIZE), wide=Cell(2, "Bytes", EXACT_SIZE)))
+    batches: int = field(default=0, metadata=column(table=Cell(3, "Batches"), wide=Cell(3, "Batches")))
+    records: int = field(default=0, metadata=column(table=Cell(4, "Records"), wide=Cell(4, "Records")))
+    first_offset: int | None = field(default=None, metadata=column(table=Cell(5, "Offsets", OFFSETS),
+                                                                   wide=Cell(5, "Offsets", OFFSETS)))
     last_offset: int | None = None
     max_timestamp: int | None = None
-    magics: frozenset[int] = frozenset()
-    codecs: frozenset[str] = frozenset()
+    magics: frozenset[int] = field(default=frozenset(), metadata=column(table=Cell(6, "Magic", SET, drop=2),
+                                                                        wide=Cell(6, "Magic", SET, drop=2)))
+    codecs: frozenset[str] = field(default=frozenset(), metadata=column(table=Cell(7, "Codecs", SET, drop=1),
+                                                                        wide=Cell(7, "Codecs", SET, drop=1)))
     transactional_batches: int = 0
     control_batches: int = 0
     invalid_batches: int = 0
-    findings: tuple[Finding, ...] = ()
+    findings: tuple[Finding, ...] = field(default=(), metadata=column(table=Cell(8, "Findings", TOTAL),
+                                                                      wide=Cell(8, "Findings", TOTAL)))
 
 
 class SegmentEvents(NamedTuple):

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
+from forensics.dataclass_fast import dataclass
 
 from forensics.codec.snapshot import ProducerStateEntry
 from forensics.findings import Finding, FindingKind, FindingRuns

@@ -4,7 +4,9 @@ justify and never reads as all clear (issue 22; the sweep, its disks and its ora
 Fast tier: the sweep's own machinery (the undo gives every byte and mtime back, the stale snapshots are
 the broker's own at an earlier offset, the oracle counts what it must, ``abort-commands`` arms exactly the
 rows ``find-hanging`` marks armed) and a deterministic sample (the first mutation of each class on a few
-disks). Slow tier: every mutation of every disk (> 5,000 runs, over one process per core). Each class is
+disks). Slow tier: every mutation of every generated and fixture disk, and of the real-broker disks a
+per-class sample of the largest classes (``evidence_sweep.CAPS``: the same edit over the partitions of one
+topic; > 5,000 runs, over one process per core). Each class is
 its own test; the classes ``main`` still gets wrong are ``OPEN`` (strict xfail, with what the sweep
 measured), so a fix shows as an XPASS to take off the list.
 """

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tests.machine_output import rows_of
@@ -17,6 +18,22 @@ def forensics(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     """The kafka-forensics CLI, as an operator runs it."""
     return subprocess.run([sys.executable, "-m", "forensics", *args, "--engine", "local", "--no-progress"],
                           capture_output=True, text=True, timeout=timeout)
+
+
+def forensics_here(*args: str) -> subprocess.CompletedProcess:
+    """The same command line run in this process (typer's ``CliRunner``), for evidence analysed after the fact
+    (a copy taken earlier, the broker stopped): a child process would add only its start-up, ~0.5 s CPU a run.
+    An exception that escapes is written to stderr as a child's would be (``Traceback ...``), exit 1."""
+    from typer.testing import CliRunner
+
+    from forensics.cli.app import app
+
+    argv = [*args, "--engine", "local", "--no-progress"]
+    r = CliRunner().invoke(app, argv)
+    err = r.stderr
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        err += "".join(traceback.format_exception(*r.exc_info))
+    return subprocess.CompletedProcess(["kafka-forensics", *argv], r.exit_code, r.stdout, err)
 
 
 def armed_lines(script: str) -> list[str]:
@@ -62,12 +79,14 @@ def run_summary(r: subprocess.CompletedProcess) -> dict:
     return {"rc": r.returncode, "stderr": r.stderr.splitlines(), "traceback": "Traceback" in r.stderr}
 
 
-def analyse(paths: Sequence[Path], bootstrap: str = UNUSED_BOOTSTRAP) -> dict:
-    """find-hanging (default options, then --all, both --format json) and abort-commands on ``paths``."""
+def analyse(paths: Sequence[Path], bootstrap: str = UNUSED_BOOTSTRAP,
+            run: Callable[..., subprocess.CompletedProcess] = forensics) -> dict:
+    """find-hanging (default options, then --all, both --format json) and abort-commands on ``paths``, each a
+    child process (``run=forensics_here``: in this process)."""
     args = [str(p) for p in paths]
-    fh = forensics("find-hanging", *args, "--format", "json")
-    fh_all = forensics("find-hanging", *args, "--all", "--format", "json")
-    ac = forensics("abort-commands", *args, "--bootstrap-server", bootstrap)
+    fh = run("find-hanging", *args, "--format", "json")
+    fh_all = run("find-hanging", *args, "--all", "--format", "json")
+    ac = run("abort-commands", *args, "--bootstrap-server", bootstrap)
     return {
         "find_hanging": dict(run_summary(fh), rows=[row_summary(r) for r in json_rows(fh)]),
         "find_hanging_all": dict(run_summary(fh_all), rows=[row_summary(r) for r in json_rows(fh_all)]),

@@ -5,7 +5,9 @@ it or Java 17+): slow.
 a producer committing a transaction every ~50 ms across 3 partitions and one holding a transaction 3-8 s;
 28 copies of the log dir at random moments while they run (20 ``cp -r``, 4 ``cp -a``, 4 slow file-by-file
 copies, the time a big disk takes) and 10 runs of find-hanging / abort-commands on the broker's own log
-dir, while segments roll and retention deletes them. Each copy and each run: nothing armed, no
+dir, while segments roll and retention deletes them. The copies are analysed after the broker stopped, in
+this process (``forensics_here``: 3 runs a copy, 58 copies, the same command lines; a child process would
+add only its start-up); the runs on the live log dir are child processes, as an operator starts them. Each copy and each run: nothing armed, no
 ``hanging`` / ``stuck-coordinator`` on a transaction the producers' logs show in flight, a line saying the
 evidence is of a running broker; no traceback. The copy after the clean stop keeps today's verdicts.
 """
@@ -15,7 +17,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e import live_evidence
-from tests.e2e.forensics_cli import analyse
+from tests.e2e.forensics_cli import analyse, forensics_here
 from tests.e2e.kafka_broker import broker_problem
 from tests.evidence import checks, claims
 
@@ -33,7 +35,7 @@ class Scene:
     def copy(self, i: int) -> tuple:
         row = self.truth["copies"][i]
         if row["copy"] not in self.analyses:
-            self.analyses[row["copy"]] = analyse([self.out / "copies" / row["copy"]])
+            self.analyses[row["copy"]] = analyse([self.out / "copies" / row["copy"]], run=forensics_here)
         return row, self.analyses[row["copy"]]
 
 
@@ -64,7 +66,7 @@ def test_copy_of_a_running_broker_says_so(scene: Scene, i: int) -> None:
 
 
 def test_copy_after_the_clean_stop_keeps_todays_verdicts(scene: Scene) -> None:
-    got = analyse([scene.out / "copies" / "final"])
+    got = analyse([scene.out / "copies" / "final"], run=forensics_here)
     assert scene.truth["final"]["in_flight"] == []
     assert (got["find_hanging"]["rc"], got["find_hanging"]["rows"], checks.armed(got)) == (0, [], [])
     assert not any(claims.says_running_broker(checks.said(got[out])) for out in checks.OUTPUTS)

@@ -1,7 +1,8 @@
 """Issue 22's properties on the committed real-broker evidence (``fixtures/live/``, see its RECIPE.md): fast.
 
 Each fixture is materialised first (``tests/e2e/live_fixtures.materialise``: the broker's file sizes,
-bytes and mtimes back), then our CLI runs on it as an operator runs it.
+bytes and mtimes back), then our CLI runs on it with an operator's command lines, in this process
+(``forensics_here``; one test checks that a child process, as an operator starts it, says the same).
 
 * three copies taken with ``cp -r`` / a slow file-by-file copy while a real broker ran, each of which
   caught a transaction in flight: nothing armed, no ``hanging`` / ``stuck-coordinator`` on a transaction
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.forensics_cli import analyse
+from tests.e2e.forensics_cli import analyse, forensics_here
 from tests.e2e.live_fixtures import LIVE, materialise, truth_of
 from tests.evidence import checks, claims
 
@@ -31,8 +32,16 @@ def analysed(name: str, tmp_path_factory) -> tuple:
     if name not in _cache:
         disk, scene = materialise(name, tmp_path_factory.mktemp(name)), truth_of(name)
         paths = checks.jbod_dirs(disk, scene) if "log_dirs" in scene else [disk]
-        _cache[name] = (disk, scene, analyse(paths))
+        _cache[name] = (disk, scene, analyse(paths, run=forensics_here))
     return _cache[name]
+
+
+def test_in_process_runs_say_what_a_child_process_says(tmp_path_factory):
+    """The runs below are in this process; a child process, as an operator starts it, gives the same exit
+    codes, rows, stderr lines and script on a copy of a running broker (the lines saying so on stderr, a
+    transaction in flight among the rows)."""
+    disk, scene, here = analysed("live-tv2-cp-r-prepare-commit", tmp_path_factory)
+    assert analyse([disk]) == here
 
 
 @pytest.fixture(scope="module", autouse=True)

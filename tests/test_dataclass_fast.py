@@ -1,0 +1,129 @@
+"""forensics.dataclass_fast makes the standard library's dataclasses: the same repr, equality, hash,
+frozen guards, slots, replace, pickling and unhashability, class by class (differential)."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from dataclasses import field
+
+import pytest
+
+from forensics.dataclass_fast import dataclass as fast
+
+SHAPES = [
+    {"frozen": True, "slots": True},
+    {"frozen": True},
+    {},
+    {"slots": True},
+    {"frozen": True, "kw_only": True},
+]
+
+
+def _pair(options: dict, body):
+    """The same class made by each decorator."""
+    return dataclasses.dataclass(**options)(body()), fast(**options)(body())
+
+
+def _point():
+    class Point:
+        x: int
+        y: str = "a"
+        z: tuple = ()
+        hidden: int = field(default=0, repr=False, compare=False)
+        nohash: int = field(default=1, hash=False)
+    return Point
+
+
+def _one():
+    class One:
+        v: float
+    return One
+
+
+def _empty():
+    class Empty:
+        pass
+    return Empty
+
+
+@pytest.mark.parametrize("options", SHAPES)
+@pytest.mark.parametrize("body", [_point, _one, _empty])
+def test_the_same_methods_as_the_standard_library(options, body):
+    std, ours = _pair(options, body)
+    names = [f.name for f in dataclasses.fields(std)]
+    assert names == [f.name for f in dataclasses.fields(ours)]
+    args = {"x": 3, "y": "b", "z": (1, 2), "hidden": 9, "nohash": 5, "v": float("nan")}
+    kw = {n: args[n] for n in names}
+    a, b = std(**kw), ours(**kw)
+    assert repr(a) == repr(b).replace(type(b).__qualname__, type(a).__qualname__)
+    assert (a == std(**kw)) == (b == ours(**kw))
+    assert (a.__eq__(object()), b.__eq__(object())) == (NotImplemented, NotImplemented)
+    if type(std).__hash__ is None or std.__hash__ is None:
+        assert ours.__hash__ is None
+        with pytest.raises(TypeError):
+            hash(b)
+    else:
+        assert hash(a) == hash(b)
+    if options.get("frozen") and names:
+        for obj in (a, b):
+            with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field"):
+                setattr(obj, names[0], 1)
+            with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field"):
+                delattr(obj, names[0])
+    if "x" in names:
+        assert dataclasses.replace(b, x=4).x == 4
+        changed = dataclasses.replace(b, hidden=7)
+        assert changed == b and repr(changed) == repr(b)  # neither compared nor shown
+        assert (changed == dataclasses.replace(b, x=8)) is False
+    assert hasattr(b, "__slots__") == hasattr(a, "__slots__")
+    assert std.__match_args__ == ours.__match_args__
+
+
+def test_pickles_like_the_standard_library():
+    ours = fast(frozen=True, slots=True)(_point())
+    ours.__qualname__ = ours.__name__ = "PickledPoint"
+    globals()["PickledPoint"] = ours
+    b = ours(x=1)
+    assert pickle.loads(pickle.dumps(b)) == b
+
+
+def test_a_method_the_class_defines_is_kept():
+    @fast(frozen=True)
+    class Own:
+        a: int
+
+        def __repr__(self) -> str:
+            return "own"
+
+        def __eq__(self, other) -> bool:
+            return True
+
+        def __hash__(self) -> int:
+            return 7
+    assert (repr(Own(1)), Own(1) == 2, hash(Own(1))) == ("own", True, 7)
+
+    @fast
+    class EqOnly:
+        a: int
+
+        def __eq__(self, other) -> bool:
+            return True
+    assert EqOnly.__hash__ is None  # as the standard library: __eq__ in the body and no __hash__
+
+
+def test_recursion_shows_dots():
+    @fast
+    class Node:
+        child: list
+    n = Node([])
+    n.child.append(n)
+    assert repr(n) == "test_recursion_shows_dots.<locals>.Node(child=[...])"
+
+
+def test_other_options_go_to_the_standard_library():
+    @fast(order=True, frozen=True)
+    class Ordered:
+        a: int
+    assert Ordered(1) < Ordered(2)
+    assert dataclasses.dataclass(order=True, frozen=True)(type("X", (), {"__annotations__": {"a": int}}))
