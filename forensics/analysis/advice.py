@@ -10,15 +10,20 @@ Grounded in Kafka's own code paths:
   aborts the transaction in flight (``TransactionCoordinator.handleInitProducerId``), on every broker
   with transactions (0.11+); ``kafka-transactions.sh forceTerminateTransaction`` (Kafka 4.0+, KIP-939)
   sends that request from the command line.
+
+Each line of advice is a fact (a frozen dataclass: what to do, with the values it names: the partition, the
+coordinator, the producer, the epochs); :mod:`forensics.render.advice_text` writes the sentences.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from forensics.analysis.coordinator import TransactionIdView
-from forensics.analysis.evidence_gaps import Gap
+from forensics.analysis.gap_facts import Gap
 from forensics.analysis.producers import PartitionView
+from forensics.model import TopicPartition
 from forensics.state.coordinator import Decision
 from forensics.state.producer import ProducerState
 
@@ -38,104 +43,199 @@ class Verdict(Protocol):
     @property
     def gaps(self) -> tuple[Gap, ...]: ...
     @property
-    def overdue_ms(self) -> int | None: ...
-    @property
     def decision(self) -> Decision | None: ...
-    @property
-    def coordinator_partition(self) -> int | None: ...
 
 
-def _coordinator(v: Verdict) -> str:
+@dataclass(frozen=True, slots=True)
+class Coordinator:
+    """The coordinator of the verdict's transactional id, as the id view found it."""
+
+    transactional_id: str
+    partition: int  # its __transaction_state partition
+    broker: int | None  # the broker the partition was read from
+    coordinator_epoch: int
+
+
+def _coordinator(v: Verdict) -> Coordinator | None:
     i = v.id_view
-    if i is None:
-        return "the coordinator"
-    return (f"the coordinator of {i.transactional_id!r}: __transaction_state-{i.partition}, read from broker "
-            f"{i.coordinator} (coordinator epoch {i.coordinator_epoch})")
+    return None if i is None else Coordinator(i.transactional_id, i.partition, i.coordinator, i.coordinator_epoch)
 
 
-def _leader_log(v: Verdict) -> str:
-    return f"the server.log of the broker leading {v.view.topic_partition}"
+# -- stuck-coordinator ------------------------------------------------------------------------------
 
 
-def _terminate(v: Verdict) -> str:
-    tid = v.transactional_id or "<transactional.id>"
-    return (f"to end it: start a producer with transactional.id {tid!r} and call initTransactions() (any broker "
-            "with transactions: it bumps the epoch and aborts the transaction in flight), or on a Kafka 4.0+ tool "
-            f"kafka-transactions.sh forceTerminateTransaction --transactionalId {tid!r} (the same request); both "
-            "abort: only if the transaction's data may be discarded")
+@dataclass(frozen=True, slots=True)
+class DoNotAbortCommitted:
+    """The coordinator decided to commit: an abort would discard data committed on the other partitions."""
 
 
-def _reload(v: Verdict) -> str:
-    p = v.coordinator_partition
-    broker = v.id_view.coordinator if v.id_view is not None else None
-    return (f"a new leader of __transaction_state-{p} reloads it and resends the pending markers: restart broker "
-            f"{broker} or move that partition's leadership (kafka-leader-election.sh, brokers 2.4+), after making "
-            f"sure {v.view.topic_partition} has a live leader")
+@dataclass(frozen=True, slots=True)
+class MarkersNeverArrived:
+    """The coordinator holds the transaction in PrepareCommit/PrepareAbort; its markers never reached the partition."""
+
+    coordinator: Coordinator | None
+    state_name: str | None  # None: no id view
+    partition: TopicPartition
 
 
-def stuck(v: Verdict) -> tuple[str, ...]:
+@dataclass(frozen=True, slots=True)
+class CheckMarkerWrites:
+    """Where to look for the errors of the coordinator's WriteTxnMarkers."""
+
+    partition: TopicPartition
+    producer_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReloadCoordinator:
+    """A new leader of the coordinator partition reloads it and resends the pending markers."""
+
+    coordinator: Coordinator | None
+    partition: TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class AbortWritesMarker:
+    """The coordinator decided to abort: the (commented) abort writes the marker it could not."""
+
+
+# -- fenced-coordinator -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DoNotAbortLastCommit:
+    """The coordinator's last decision was COMMIT: no tool writes one, an abort discards committed data."""
+
+
+@dataclass(frozen=True, slots=True)
+class RefusesMarkers:
+    """The partition refuses the coordinator's markers: its entry holds a higher coordinator epoch."""
+
+    coordinator: Coordinator | None
+    producer_id: int
+    coordinator_epoch: int  # the partition's entry's
+
+
+@dataclass(frozen=True, slots=True)
+class CheckFencing:
+    """Where to look for TRANSACTION_COORDINATOR_FENCED, and for who aborted with that coordinator epoch."""
+
+    partition: TopicPartition
+    producer_id: int
+    coordinator_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class AbortAtPartitionEpoch:
+    """The coordinator decided to abort: an abort given the partition's own coordinator epoch writes the marker."""
+
+    coordinator_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedWhateverDecided:
+    """Still Ongoing: whatever the coordinator decides, its marker will be refused."""
+
+
+# -- overdue ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PastOwnTimeout:
+    """Ongoing past its own timeout: the coordinator should have aborted it."""
+
+    timeout_ms: int | None  # None: the id's metadata is unknown
+    coordinator: Coordinator | None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckTimeoutAborts:
+    """Where to look for why the coordinator did not abort the timed-out transaction."""
+
+    coordinator: Coordinator | None
+    partition: TopicPartition
+    producer_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReloadAborts:
+    """A new leader of the coordinator partition loads it and aborts the timed-out transaction."""
+
+    coordinator: Coordinator | None
+
+
+@dataclass(frozen=True, slots=True)
+class Terminate:
+    """How to end it by hand: initTransactions() with its transactional.id, or forceTerminateTransaction."""
+
+    transactional_id: str | None
+
+
+# -- unverifiable -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FreshCopy:
+    """Take a fresh copy of the partition dirs whose records are damaged or incomplete."""
+
+    partition_dirs: tuple[str, ...]  # sorted, each once
+
+
+@dataclass(frozen=True, slots=True)
+class AddCoordinators:
+    """Add the disks holding every __transaction_state partition, or ask the live cluster."""
+
+
+Advice = (DoNotAbortCommitted | MarkersNeverArrived | CheckMarkerWrites | ReloadCoordinator | AbortWritesMarker
+          | DoNotAbortLastCommit | RefusesMarkers | CheckFencing | AbortAtPartitionEpoch | RefusedWhateverDecided
+          | PastOwnTimeout | CheckTimeoutAborts | ReloadAborts | Terminate | FreshCopy | AddCoordinators)
+
+
+def stuck(v: Verdict) -> tuple[Advice, ...]:
     """A coordinator that holds the transaction in PrepareCommit/PrepareAbort: its markers never arrived."""
-    lines = [f"{_coordinator(v)} holds the transaction in {v.id_view.state_name if v.id_view else '?'}; "
-             f"its markers never reached {v.view.topic_partition}",
-             f"check {_leader_log(v)} and the coordinator broker's server.log for WriteTxnMarkers of producer "
-             f"{v.entry.producer_id} (errors such as NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, "
-             "INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED)", _reload(v)]
+    c, tp = _coordinator(v), v.view.topic_partition
+    lines: list[Advice] = [MarkersNeverArrived(c, v.id_view.state_name if v.id_view else None, tp),
+                           CheckMarkerWrites(tp, v.entry.producer_id), ReloadCoordinator(c, tp)]
     if v.decision is Decision.COMMIT:
-        lines.insert(0, "do NOT abort: the coordinator decided to COMMIT; an abort would discard data committed on "
-                        "the transaction's other partitions")
+        lines.insert(0, DoNotAbortCommitted())
     else:
-        lines.append("the coordinator decided to ABORT: the abort below (commented) writes the marker it could not")
+        lines.append(AbortWritesMarker())
     return tuple(lines)
 
 
-def fenced(v: Verdict) -> tuple[str, ...]:
+def fenced(v: Verdict) -> tuple[Advice, ...]:
     """The partition refuses the coordinator's markers (a coordinator epoch above the coordinator's own)."""
     e = v.entry
-    lines = [f"the partition refuses the markers of {_coordinator(v)}: producer {e.producer_id}'s entry holds "
-             f"coordinator epoch {e.coordinator_epoch}",
-             f"check {_leader_log(v)} for TRANSACTION_COORDINATOR_FENCED on WriteTxnMarkers of producer "
-             f"{e.producer_id}, and who ran an abort with --coordinator-epoch {e.coordinator_epoch}"]
+    lines: list[Advice] = [RefusesMarkers(_coordinator(v), e.producer_id, e.coordinator_epoch),
+                           CheckFencing(v.view.topic_partition, e.producer_id, e.coordinator_epoch)]
     if v.decision is Decision.COMMIT:
-        lines.insert(0, "do NOT abort: the coordinator's last decision for this id was COMMIT; no tool writes a "
-                        "COMMIT marker, and an abort discards data committed on the other partitions: decide with "
-                        "the data's owners")
+        lines.insert(0, DoNotAbortLastCommit())
     elif v.decision is Decision.ABORT:
-        lines.append(f"the coordinator's last decision was ABORT: an abort given the partition's own coordinator "
-                     f"epoch {e.coordinator_epoch} (commented below) writes the marker it could not")
+        lines.append(AbortAtPartitionEpoch(e.coordinator_epoch))
     else:
-        lines.append("the transaction is still Ongoing: whatever the coordinator decides, its marker will be "
-                     "refused here")
+        lines.append(RefusedWhateverDecided())
     return tuple(lines)
 
 
-def overdue(v: Verdict) -> tuple[str, ...]:
+def overdue(v: Verdict) -> tuple[Advice, ...]:
     """Ongoing past its own timeout: the coordinator should have aborted it (its timeout checker,
     ``TransactionCoordinator.abortTimedOutTransactions``, every 10 s by default) and has not. How long
     past it is the verdict's heading's (``ongoing, overdue by 1 h 7 min``) and JSON's ``overdueMs``,
-    written once, not here again in other words."""
+    said once, not here again."""
     m = v.id_view.metadata if v.id_view is not None else None
-    timeout = f"{m.timeout_ms} ms" if m is not None else "?"
-    broker = v.id_view.coordinator if v.id_view else "?"
-    return (f"Ongoing past its own timeout ({timeout}): {_coordinator(v)} should have "
-            "aborted it (it checks every 10 s by default)",
-            f"check that broker {broker} still leads __transaction_state-{v.coordinator_partition} and its "
-            "server.log for the aborts of timed-out transactions (errors writing the PrepareAbort record or its "
-            f"markers), and {_leader_log(v)} for WriteTxnMarkers of producer {v.entry.producer_id}",
-            f"a new leader of __transaction_state-{v.coordinator_partition} loads it and aborts the timed-out "
-            f"transaction: restart broker {broker} or move that partition's leadership (kafka-leader-election.sh, "
-            "brokers 2.4+)", _terminate(v))
+    c = _coordinator(v)
+    return (PastOwnTimeout(m.timeout_ms if m is not None else None, c),
+            CheckTimeoutAborts(c, v.view.topic_partition, v.entry.producer_id), ReloadAborts(c),
+            Terminate(v.transactional_id))
 
 
-def unverifiable(v: Verdict) -> tuple[str, ...]:
+def unverifiable(v: Verdict) -> tuple[Advice, ...]:
     """The evidence cannot decide: what to add or copy again."""
     if v.gaps:
-        paths = sorted({g.partition_dir for g in v.gaps})
-        return (f"take a fresh copy of {', '.join(paths)} and run again; the guard in abort-commands compares "
-                "with the live cluster before any abort",)
-    return ("add the disks holding every __transaction_state partition and run again, or ask the live cluster "
-            "(kafka-transactions.sh describe-producers / find-hanging)",)
+        return (FreshCopy(tuple(sorted({g.partition_dir for g in v.gaps}))),)
+    return (AddCoordinators(),)
 
 
-def none(v: Verdict) -> tuple[str, ...]:
+def none(v: Verdict) -> tuple[Advice, ...]:
     """A proven hang (the abort command is the advice), or a transaction its coordinator will finish in time."""
     return ()

@@ -14,6 +14,10 @@ make an open transaction ``unverifiable``, with the records named by file and by
   transaction (a leader refuses a lower epoch, ``ProducerAppendInfo``; a duplicated or renumbered batch
   shows as one), or data above the high watermark (never acknowledged: not what consumers wait on).
   A lower epoch at the transaction's *first* batch is KAFKA-9144's signature, not a contradiction.
+
+Each contradiction is a :class:`~forensics.analysis.gap_facts.Gap` of kind ``contradiction`` holding its fact
+(:mod:`forensics.analysis.gap_facts`: the files, byte positions, offsets, epochs and broker ids that disagree);
+:mod:`forensics.render.gap_text` writes the words.
 """
 
 from __future__ import annotations
@@ -21,17 +25,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from forensics.analysis.coordinator import TransactionIdView
-from forensics.analysis.evidence_gaps import Gap
+from forensics.analysis import gap_facts as gf
+from forensics.analysis.gap_facts import Gap
+from forensics.analysis.replicas import replica_of
 from forensics.analysis.producers import (PartitionView, StateDisagreement, batches_from, disagreeing_producers,
                                          repeated_producers, state_disagreement)
-from forensics.analysis.replicas import replica_name
 from forensics.state.producer import TransactionSpan
 
 CONTRADICTION = "contradiction"
-
-
-def _open_text(first: int | None) -> str:
-    return f"open since offset {first}" if first is not None else "no open transaction"
 
 
 def fold_disagreement(view: PartitionView, pid: int) -> Gap | None:
@@ -42,29 +43,11 @@ def fold_disagreement(view: PartitionView, pid: int) -> Gap | None:
 
 
 def _disagreement_gap(view: PartitionView, pid: int, d: StateDisagreement) -> Gap:
-    against = (f"the older producer snapshot {view.witness_snapshot} plus the replay" if d.by_witness
-               else "the full history of its segments")
     snap = view.snapshot_used.path if view.snapshot_used is not None else None
-    source = f"the producer snapshot {snap} plus the replay" if snap else "the replay the broker would make"
-    if d.other is None and d.loaded_open is None and d.loaded is not None:
-        segments = view.inputs.segments
-        what = (f"{source} holds its last batch at offset {d.loaded.last_offset}, but the log, which holds offsets "
-                f"{segments[0].base_offset if segments else '?'} to {view.log_end_offset - 1}, has no batch of it")
-    elif d.other is None:
-        what = f"{source} says {_open_text(d.loaded_open)}, but {against} has no entry for it"
-    elif d.loaded is None:
-        what = f"{source} has no entry for it, {against} {_open_text(d.other_open)}"
-    elif d.loaded_open != d.other_open:
-        what = f"{source} says {_open_text(d.loaded_open)}, {against} {_open_text(d.other_open)}"
-    elif (d.loaded.producer_epoch, d.loaded.coordinator_epoch) != (d.other.producer_epoch, d.other.coordinator_epoch):
-        what = (f"{source} gives producer epoch {d.loaded.producer_epoch} and coordinator epoch "
-                f"{d.loaded.coordinator_epoch}, {against} {d.other.producer_epoch} and {d.other.coordinator_epoch}")
-    else:
-        what = (f"{source} gives its last batch at offset {d.loaded.last_offset} with sequence "
-                f"{d.loaded.last_sequence}, {against} at {d.other.last_offset} with {d.other.last_sequence}")
-    return Gap(CONTRADICTION, f"the producer state of {view.topic_partition} contradicts itself for producer {pid}: "
-               f"{what} (a snapshot of another moment or partition, or an edited one)", snap or view.inputs.path,
-               partition_dir=view.inputs.path)
+    segments = view.inputs.segments
+    fact = gf.FoldDisagreement(view.topic_partition, pid, snap, str(view.witness_snapshot) if d.by_witness else None,
+                               d, segments[0].base_offset if segments else None, view.log_end_offset)
+    return Gap(CONTRADICTION, fact, snap or view.inputs.path, partition_dir=view.inputs.path)
 
 
 def other_producers_disagreement(view: PartitionView) -> tuple[tuple[int | None, Gap], ...]:
@@ -78,9 +61,8 @@ def other_producers_disagreement(view: PartitionView) -> tuple[tuple[int | None,
     repeated = repeated_producers(view.snapshot_used)
     if repeated and view.snapshot_used is not None:
         path = view.snapshot_used.path
-        out.append((None, Gap(CONTRADICTION, f"the producer snapshot {path} of {view.topic_partition} lists producer "
-                              f"{repeated[0]} more than once (a broker writes one entry per producer): an edited "
-                              "snapshot", path, partition_dir=view.inputs.path)))
+        fact = gf.RepeatedProducer(path, view.topic_partition, repeated[0])
+        out.append((None, Gap(CONTRADICTION, fact, path, partition_dir=view.inputs.path)))
     for pid, d in disagreeing_producers(view.broker, view.history, view.witness, view.witness_offset, start):
         out.append((pid, _disagreement_gap(view, pid, d)))
     return tuple(out)
@@ -96,10 +78,8 @@ def snapshot_without_data(view: PartitionView, pid: int) -> Gap | None:
     if first is None or pid in view.history.entries or not segments or first < segments[0].base_offset:
         return None
     snap = view.snapshot_used.path if view.snapshot_used is not None else view.inputs.path
-    return Gap(CONTRADICTION, f"the producer snapshot {snap} says producer {pid} has a transaction open on "
-               f"{view.topic_partition} since offset {first}, but no batch of producer {pid} is in the log, which "
-               f"holds offsets {segments[0].base_offset} to {view.log_end_offset - 1} (a snapshot of another "
-               "partition or an edited one)", snap, partition_dir=view.inputs.path)
+    fact = gf.SnapshotWithoutData(snap, pid, view.topic_partition, first, segments[0].base_offset, view.log_end_offset)
+    return Gap(CONTRADICTION, fact, snap, partition_dir=view.inputs.path)
 
 
 def coordinator_contradiction(v: TransactionIdView | None) -> Gap | None:
@@ -107,10 +87,9 @@ def coordinator_contradiction(v: TransactionIdView | None) -> Gap | None:
     if v is None or v.summary.illegal is None:
         return None
     bad = v.summary.illegal
-    return Gap(CONTRADICTION, f"the coordinator's records of {v.transactional_id!r} contradict each other: "
-               f"{bad.problem} at offset {bad.offset} of __transaction_state-{v.partition} ({bad.at.path} @ byte "
-               f"{bad.at.position}), so its newest record is not proven to be the coordinator's last word",
-               bad.at.path, bad.at.position)
+    fact = gf.CoordinatorRecordsContradict(v.transactional_id, bad.problem, bad.offset, v.partition, bad.at.path,
+                                           bad.at.position)
+    return Gap(CONTRADICTION, fact, bad.at.path, bad.at.position)
 
 
 def data_contradictions(view: PartitionView, span: TransactionSpan | None) -> list[Gap]:
@@ -122,22 +101,16 @@ def data_contradictions(view: PartitionView, span: TransactionSpan | None) -> li
     path = where.path if where is not None else view.inputs.path
     position = where.position if where is not None else None
     if len(span.data_epochs) > 1:
-        out.append(Gap(CONTRADICTION, f"the open transaction from offset {span.first_offset} ({path} @ byte "
-                       f"{position}) holds batches of producer epochs {', '.join(map(str, span.data_epochs))} (one "
-                       "transaction has one epoch: a batch duplicated, renumbered or of another producer)", path,
+        out.append(Gap(CONTRADICTION, gf.MixedEpochs(span.first_offset, path, position, tuple(span.data_epochs)), path,
                        position, partition_dir=view.inputs.path))
     if span.duplicate_at is not None:
         d = span.duplicate_at
-        out.append(Gap(CONTRADICTION, f"the open transaction from offset {span.first_offset} holds a batch repeating "
-                       f"sequence numbers its producer already wrote at that epoch ({d.path} @ byte {d.position}): a "
-                       "duplicated, renumbered or replayed batch (a leader that knows the producer refuses it; a late "
-                       "retry after the producer's state expired looks the same on disk)", d.path, d.position,
+        out.append(Gap(CONTRADICTION, gf.RepeatedSequence(span.first_offset, d.path, d.position), d.path, d.position,
                        partition_dir=view.inputs.path))
     last = span.last_data_offset
     if view.high_watermark_known and last is not None and last >= view.high_watermark:
-        out.append(Gap(CONTRADICTION, f"the open transaction's data reaches offset {last}, at or above the high "
-                       f"watermark {view.high_watermark} (replication-offset-checkpoint of {view.inputs.log_dir}): never "
-                       "acknowledged, not what holds the LSO", path, position, partition_dir=view.inputs.path))
+        out.append(Gap(CONTRADICTION, gf.AboveHighWatermark(last, view.high_watermark, view.inputs.log_dir), path,
+                       position, partition_dir=view.inputs.path))
     return out
 
 
@@ -160,10 +133,9 @@ def replica_epoch_disagreement(view: PartitionView, replicas: Sequence[Partition
             at = mine.get(e.epoch)
             if at is None or at == e.start_offset or e.start_offset == o.log_start_offset:
                 continue
-            return Gap(CONTRADICTION, f"{replica_name(o, replicas)}'s leader-epoch-checkpoint of {view.topic_partition} "
-                       f"({o.inputs.path}) starts leader epoch {e.epoch} at offset {e.start_offset}, that of the copy "
-                       f"read ({view.inputs.path}) at {at}: one leader writes each epoch and its followers copy it, so "
-                       "one of them is edited, stale or of another moment", o.inputs.path, partition_dir=o.inputs.path)
+            fact = gf.ReplicaEpochs(gf.Replica(*replica_of(o, replicas)), view.topic_partition, o.inputs.path, e.epoch, e.start_offset,
+                                    view.inputs.path, at)
+            return Gap(CONTRADICTION, fact, o.inputs.path, partition_dir=o.inputs.path)
     return None
 
 
@@ -185,9 +157,7 @@ def replica_disagreement(view: PartitionView, replicas: Sequence[PartitionView],
         epochs = tuple(span.data_epochs) if span is not None else ()
         if theirs == first and len(epochs) <= 1 and (not epochs or not ours or epochs == ours):
             continue
-        return Gap(CONTRADICTION, f"{replica_name(o, replicas)}'s copy of {view.topic_partition} ({o.inputs.path}) "
-                   f"holds producer {pid}'s open transaction since offset {theirs} with batches of producer epochs "
-                   f"{', '.join(map(str, epochs)) or '?'}, the copy read since offset {first} with "
-                   f"{', '.join(map(str, ours)) or '?'}: the replicas of one transaction disagree", o.inputs.path,
-                   partition_dir=o.inputs.path)
+        fact = gf.ReplicaTransaction(gf.Replica(*replica_of(o, replicas)), view.topic_partition, o.inputs.path, pid, theirs, epochs,
+                                     first, ours)
+        return Gap(CONTRADICTION, fact, o.inputs.path, partition_dir=o.inputs.path)
     return None

@@ -22,6 +22,9 @@ records that would contradict the verdict may simply be missing from the copy:
   its last segment's offset or time index names (``LogSegment.append`` indexes offsets the log holds).
 
 A torn copy and a marker really lost look alike on disk; only the live cluster tells them apart.
+
+Each gap holds a fact of :mod:`forensics.analysis.gap_facts` (what is missing and where: paths, offsets,
+epochs); :mod:`forensics.render.gap_text` writes the words.
 """
 
 from __future__ import annotations
@@ -32,14 +35,15 @@ from collections.abc import Callable, Iterable, Sequence
 
 from forensics.analysis.coordinator import CoordinatorPartitionView, CoordinatorView, TransactionIdView
 from forensics.analysis.producers import COORDINATOR_WRITTEN_TOPICS, PartitionView
-from forensics.analysis.coverage import Coverage, joined
+from forensics.analysis.coverage import Coverage
+from forensics.analysis import gap_facts as gf
+from forensics.analysis.gap_facts import Gap, LogDamage
 from forensics.analysis.quiescence import Quiescence
-from forensics.analysis.reasons import Settling
 from forensics.codec.checkpoints import EpochEntry
 from forensics.codec.txnlog import transaction_partition_for
 from forensics.findings import Finding, FindingKind
 from forensics.layout import Inventory, LogDir, PartitionDir
-from forensics.model import TRANSACTION_STATE_TOPIC, TopicPartition, first_few
+from forensics.model import TRANSACTION_STATE_TOPIC, TopicPartition
 from forensics.state.producer import TransactionSpan
 
 DAMAGE_KINDS = frozenset({
@@ -48,7 +52,6 @@ DAMAGE_KINDS = frozenset({
     FindingKind.CORRUPT_TRANSACTION_LOG, FindingKind.UNREADABLE_FILE, FindingKind.NOT_KAFKA,
     FindingKind.OFFSET_REGRESSION, FindingKind.BATCH_BEFORE_BASE,
 })
-_SHOWN = 3  # gaps named in a reason; the rest are counted
 _REPEATS = 16  # earlier transactions whose first batch an open one's is compared with
 COPY_MISSING = "copy_missing"  # the copy a verdict needs (a partition's leader's) is not among the inputs
 MISPLACED = "misplaced_records"  # a coordinator partition holds records of ids that hash to another one
@@ -59,19 +62,6 @@ BatchCrc = Callable[[str, int], int | None]  # (segment path, byte) -> the CRC o
 # (segment paths, leader-epoch-checkpoint entries, log start) -> the first batch the entries contradict:
 # (offset, its leader epoch, the entries' epoch or None, path, byte) (pipeline/witnesses.epoch_mismatch)
 EpochCheck = Callable[[Sequence[str], Sequence[EpochEntry], int], tuple[int, int, int | None, str, int] | None]
-
-
-class Gap(NamedTuple):
-    """One reason why a log may not hold every record the broker wrote."""
-
-    kind: str  # a damage finding's kind, or below_high_watermark / below_recovery_point / past_recovery_point /
-    # snapshot_past_end, or too_recent (analysis/settling.py)
-    text: str  # "is damaged at byte 600 of 00000000000000000000.log (crc_mismatch)", "below its high watermark 5"
-    path: str
-    position: int | None = None
-    log_end: int | None = None  # the end gaps: where the log read ends
-    partition_dir: str = ""
-    settling: Settling | None = None  # a too_recent gap's facts (its text: forensics.render.reasons.gap_text)
 
 
 class LogExtent(NamedTuple):
@@ -93,57 +83,39 @@ class LogExtent(NamedTuple):
     led_at: int | None = None  # the leader epoch at which __cluster_metadata makes this replica's broker its leader
 
 
-def _damage_text(f: Finding) -> str:
-    if f.kind is FindingKind.UNREADABLE_FILE:
-        return f"cannot be read ({_file_name(f.path)})"
-    where = f"at byte {f.position} of" if f.position is not None else "in"
-    return f"is damaged {where} {_file_name(f.path)} ({f.kind.value})"
-
-
-def _file_name(path: str | None) -> str:
-    return (path or "?").rsplit("/", 1)[-1]
-
-
 def end_gaps(log: LogExtent) -> list[Gap]:
     """The log ends below what the broker's own files say it held."""
     out = []
     if log.high_watermark is not None and log.log_end < log.high_watermark:
-        out.append(Gap("below_high_watermark", f"below its high watermark {log.high_watermark}", log.path,
+        out.append(Gap("below_high_watermark", gf.BelowHighWatermark(log.high_watermark), log.path,
                        log_end=log.log_end, partition_dir=log.path))
     if log.recovery_point is not None and log.log_end < log.recovery_point:
-        out.append(Gap("below_recovery_point", f"below its recovery point {log.recovery_point}", log.path,
+        out.append(Gap("below_recovery_point", gf.BelowRecoveryPoint(log.recovery_point), log.path,
                        log_end=log.log_end, partition_dir=log.path))
     if log.clean_shutdown and log.recovery_point is not None and log.log_end > log.recovery_point:
-        out.append(Gap("past_recovery_point", f"past its recovery point {log.recovery_point} although its broker "
-                       "stopped cleanly (a clean stop checkpoints every log's end): a stale checkpoint or a log of "
-                       "another moment", log.path, log_end=log.log_end, partition_dir=log.path))
+        out.append(Gap("past_recovery_point", gf.PastRecoveryPoint(log.recovery_point), log.path, log_end=log.log_end,
+                       partition_dir=log.path))
     if log.clean_shutdown and log.sole_replica and log.high_watermark is not None and log.log_end > log.high_watermark:
-        out.append(Gap("past_high_watermark", f"past its high watermark {log.high_watermark} (replication-offset-"
-                       "checkpoint) although its broker stopped cleanly and holds its only replica (a sole replica's "
-                       "high watermark is its log end, checkpointed at a clean stop): a stale checkpoint or a log of "
-                       "another moment", log.path, log_end=log.log_end, partition_dir=log.path))
+        out.append(Gap("past_high_watermark", gf.PastHighWatermark(log.high_watermark), log.path, log_end=log.log_end,
+                       partition_dir=log.path))
     if log.log_start is not None and log.log_end < log.log_start:
-        out.append(Gap("below_log_start", f"below its log start offset {log.log_start} (log-start-offset-checkpoint)",
-                       log.path, log_end=log.log_end, partition_dir=log.path))
+        out.append(Gap("below_log_start", gf.BelowLogStart(log.log_start), log.path, log_end=log.log_end,
+                       partition_dir=log.path))
     epochs = [e for e in log.leader_epochs if e.start_offset > log.log_end]
     if epochs:
-        out.append(Gap("epoch_past_end", f"below the start of its leader epoch {epochs[-1].epoch} at offset "
-                       f"{epochs[-1].start_offset} (leader-epoch-checkpoint)", log.path, log_end=log.log_end,
-                       partition_dir=log.path))
+        out.append(Gap("epoch_past_end", gf.EpochPastEnd(epochs[-1].epoch, epochs[-1].start_offset), log.path,
+                       log_end=log.log_end, partition_dir=log.path))
     if log.reach is not None and log.log_end < log.reach[0]:
-        out.append(Gap("index_past_end", f"below offset {log.reach[0] - 1}, which its {log.reach[2]} "
-                       f"{_file_name(log.reach[1])} names", log.reach[1], log_end=log.log_end,
-                       partition_dir=log.path))
+        out.append(Gap("index_past_end", gf.IndexPastEnd(log.reach[0] - 1, log.reach[2], log.reach[1]), log.reach[1],
+                       log_end=log.log_end, partition_dir=log.path))
     last = log.leader_epochs[-1].epoch if log.leader_epochs else None
     if log.clean_shutdown and log.led_at is not None and last is not None and last < log.led_at:
-        out.append(Gap("epoch_behind_metadata", f"its leader-epoch-checkpoint ends at leader epoch {last}, although "
-                       f"__cluster_metadata makes its broker the leader at epoch {log.led_at} and the broker stopped "
-                       "cleanly (a leader records its epoch when elected, Partition.makeLeader): a stale or edited "
-                       "checkpoint, or a log of another moment", log.path, log_end=log.log_end, partition_dir=log.path))
+        out.append(Gap("epoch_behind_metadata", gf.EpochBehindMetadata(last, log.led_at), log.path, log_end=log.log_end,
+                       partition_dir=log.path))
     beyond = [o for o in log.snapshot_offsets if o > log.log_end]
     if beyond:
-        out.append(Gap("snapshot_past_end", f"below its producer snapshot {max(beyond):020d}.snapshot", log.path,
-                       log_end=log.log_end, partition_dir=log.path))
+        out.append(Gap("snapshot_past_end", gf.SnapshotPastEnd(max(beyond)), log.path, log_end=log.log_end,
+                       partition_dir=log.path))
     return out
 
 
@@ -153,12 +125,13 @@ class LogGaps:
     def __init__(self, log: LogExtent) -> None:
         order = {path: i for i, path in enumerate(log.segments)}
         placed, self._elsewhere = [], []
-        for f in log.findings:
-            if f.kind not in DAMAGE_KINDS or f.path is None:
+        for found in log.findings:
+            if found.kind not in DAMAGE_KINDS or found.path is None:
                 continue
-            gap = Gap(f.kind.value, _damage_text(f), f.path, f.position, partition_dir=log.path)
-            if f.path in order:
-                placed.append(((order[f.path], f.position or 0), gap))
+            gap = Gap(found.kind.value, gf.Damage(found.kind, found.path, found.position), found.path, found.position,
+                      partition_dir=log.path)
+            if found.path in order:
+                placed.append(((order[found.path], found.position or 0), gap))
             else:
                 self._elsewhere.append(gap)
         placed.sort(key=lambda kg: kg[0])
@@ -179,15 +152,11 @@ def gaps_of(log: LogExtent, after: tuple[str, int] | None = None) -> tuple[Gap, 
     return LogGaps(log).from_(after)
 
 
-def describe(label: str, gaps: Sequence[Gap]) -> str:
-    """``the log of __transaction_state-43 is damaged at byte 534 of 00000000000000000000.log
-    (truncated_tail) and ends at offset 4, below its high watermark 5 and its recovery point 5``."""
-    damage = list(dict.fromkeys(g.text for g in gaps if g.log_end is None))  # one file unreadable twice: said once
-    ends = list({g.text: g for g in gaps if g.log_end is not None}.values())
-    parts = damage[:_SHOWN] + ([f"{len(damage) - _SHOWN} more damaged places"] if len(damage) > _SHOWN else [])
-    if ends:
-        parts.append(f"ends at offset {ends[0].log_end}, {joined([g.text for g in ends])}")
-    return f"the log of {label} {joined(parts)}"
+def log_damage(label: str, gaps: Sequence[Gap], means: gf.DamageMeans = gf.DamageMeans.NOTHING) -> LogDamage:
+    """The gaps of the log of ``label`` said together (its words: :func:`forensics.render.gap_text.log_damage_text`:
+    ``the log of __transaction_state-43 is damaged at byte 534 of 00000000000000000000.log (truncated_tail) and
+    ends at offset 4, below its high watermark 5 and its recovery point 5``)."""
+    return LogDamage(label, tuple(gaps), means)
 
 
 def misplaced_records(coordinator: CoordinatorView | None) -> dict[int, Gap]:
@@ -202,11 +171,8 @@ def misplaced_records(coordinator: CoordinatorView | None) -> dict[int, Gap]:
         foreign = [(tid, home, first) for tid, home, first in homes if home != part]
         if foreign:
             first = foreign[0][2]
-            ids = first_few([f"{tid!r} to {home}" for tid, home, _ in foreign], 1)
-            out[part] = Gap(MISPLACED, f"__transaction_state-{part} holds records of ids that hash to other partitions "
-                            f"({ids}; {first.at.path} @ byte {first.at.position}): a segment of "
-                            "another partition, or a renamed or mixed-up copy, so it is not proven to hold its own "
-                            "records", first.at.path, first.at.position, partition_dir=cp.inputs.path)
+            fact = gf.Misplaced(part, tuple((tid, home) for tid, home, _ in foreign), first.at.path, first.at.position)
+            out[part] = Gap(MISPLACED, fact, first.at.path, first.at.position, partition_dir=cp.inputs.path)
     return out
 
 
@@ -262,10 +228,8 @@ def epoch_gap(check: EpochCheck, label: str, partition_dir: str, segments: Seque
     if found is None:
         return None
     offset, epoch, expected, path, position = found
-    said = f"epoch {expected}" if expected is not None else "no epoch (no entry starts at or below it)"
-    return Gap("contradiction", f"the batch holding offset {offset} of {label} ({path} @ byte {position}) carries "
-               f"leader epoch {epoch}, where its leader-epoch-checkpoint gives {said}: an edited or stale "
-               "checkpoint, or a log of another moment", path, position, partition_dir=partition_dir)
+    return Gap("contradiction", gf.EpochMismatch(label, offset, path, position, epoch, expected), path, position,
+               partition_dir=partition_dir)
 
 
 class EvidenceCheck:
@@ -351,10 +315,8 @@ class EvidenceCheck:
         for s in view.history.spans.get(pid, ())[-_REPEATS:]:
             o = s.start
             if o is not None and o != start and self._crc(o.path, o.position) == mine:
-                return Gap("contradiction", f"the open transaction's first batch ({start.path} @ byte {start.position}) "
-                           f"holds the same records as the first batch of producer {pid}'s transaction at offset "
-                           f"{s.first_offset} ({o.path} @ byte {o.position}, CRC {mine:#010x}): a copy of a batch, not a "
-                           "new transaction", start.path, start.position, partition_dir=view.inputs.path)
+                fact = gf.RepeatedBatch(start.path, start.position, pid, s.first_offset, o.path, o.position, mine)
+                return Gap("contradiction", fact, start.path, start.position, partition_dir=view.inputs.path)
         return None
 
     def misplaced(self, v: TransactionIdView | None) -> tuple[Gap, ...]:
@@ -377,13 +339,11 @@ class EvidenceCheck:
         for t in dict.fromkeys(wanted):
             u = self.coverage.gap(t)
             if u is not None:
-                out.append(Gap(COPY_MISSING, f"{t}: {u.text}, which may hold newer records", "", partition_dir=""))
+                out.append(Gap(COPY_MISSING, gf.CopyMissing(t, u), "", partition_dir=""))
         if v is None and every_coordinator:
             lacking = sorted((t for t in self.coverage.uncovered if t.topic == TRANSACTION_STATE_TOPIC),
                              key=lambda t: t.partition)
             if lacking:
-                names = first_few([str(t) for t in lacking], _SHOWN)
-                out.append(Gap(COPY_MISSING, f"{len(lacking)} coordinator partition(s) lack the copy that matters "
-                               f"({names}; {self.coverage.uncovered[lacking[0]].text}): one may hold this producer's "
-                               "record", "", partition_dir=""))
+                fact = gf.CoordinatorCopiesMissing(tuple(lacking), self.coverage.uncovered[lacking[0]])
+                out.append(Gap(COPY_MISSING, fact, "", partition_dir=""))
         return tuple(out)

@@ -8,12 +8,13 @@ from collections.abc import Mapping
 from forensics.dataclass_fast import dataclass
 from typing import NamedTuple
 
-from forensics.analysis.coverage import SHOWN, Coverage, names
+from forensics.analysis.coverage import Coverage, names
 from forensics.analysis.coverage import describe as describe_coverage
 from forensics.analysis.filters import Filters
+from forensics.analysis.gap_facts import Gap, LogDamage
 from forensics.analysis.quiescence import Quiescence
 from forensics.analysis.quiescence import describe as describe_quiescence
-from forensics.model import TopicPartition, first_few
+from forensics.model import TopicPartition
 
 
 class TornLog(NamedTuple):
@@ -21,7 +22,8 @@ class TornLog(NamedTuple):
     partition holding other partitions' records: what it lacks may be an open transaction."""
 
     topic_partition: TopicPartition
-    text: str  # "the log of orders-0 ends at offset 3, below its high watermark 5 (...)"
+    parts: tuple[LogDamage | Gap, ...]  # its log's end gaps, a replica's contradiction, its misplaced records
+    # (their words: forensics.render.gap_text.torn_text, "the log of orders-0 ends at offset 3, below ...")
 
 
 @dataclass(frozen=True)
@@ -31,14 +33,10 @@ class EvidenceModel:
     torn: tuple[TornLog, ...] = ()
 
     def lines(self, brokers: Mapping[str, int | None]) -> list[str]:
-        """What weakens the verdicts, one line each (``brokers``: log dir path -> broker id)."""
+        """What weakens the verdicts, one line each (``brokers``: log dir path -> broker id), but for the torn logs
+        (:func:`forensics.render.gap_text.torn_warning` writes theirs, said after these)."""
         moment = describe_quiescence(self.quiescence, brokers)
-        torn = []
-        if self.torn:
-            torn = [f"evidence: {len(self.torn)} partition(s) whose log disagrees with what their own files say it held, "
-                    "of which " + first_few([t.text for t in self.torn], SHOWN, "; ")
-                    + ": what is missing may hold an open transaction, so no all-clear is proven"]
-        return ([moment] if moment else []) + describe_coverage(self.coverage) + torn
+        return ([moment] if moment else []) + describe_coverage(self.coverage)
 
     def unproven_all_clear(self, selection: Filters) -> str | None:
         """Why no all-clear of ``selection`` is proven by this evidence (None: it is)."""

@@ -30,8 +30,10 @@ from collections.abc import Sequence
 from forensics.analysis.contradictions import (contradictions, fold_disagreement, other_producers_disagreement,
                                               replica_disagreement, replica_epoch_disagreement)
 from forensics.analysis import reasons as r
+from forensics.analysis.advice import Advice
 from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
-from forensics.analysis.evidence_gaps import EvidenceCheck, Gap, describe
+from forensics.analysis.evidence_gaps import EvidenceCheck, log_damage
+from forensics.analysis.gap_facts import DamageMeans, Gap, NotBrokersOwn, Part
 from forensics.analysis.producers import PartitionView
 from forensics.analysis.replicas import markers_elsewhere
 from forensics.analysis.settling import settling_gaps
@@ -43,8 +45,6 @@ from forensics.state.producer import ProducerState, TransactionSpan
 
 DEFAULT_MAX_TRANSACTION_TIMEOUT_MS = 15 * 60_000
 OVERDUE_GRACE_MS = 60_000  # the coordinator aborts timed-out transactions every 10 s by default
-TORN_OR_LOST = ("a torn or partial copy and a marker really lost look alike on disk: only the live cluster "
-                "tells them apart (the guard in abort-commands compares with describe-producers)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +83,9 @@ class Verdict:
         return self.abortable or self.needs_person
 
     @property
-    def advice(self) -> tuple[str, ...]:
-        """Operator guidance (:mod:`forensics.analysis.advice`, as the kind names it); ``()`` when none."""
+    def advice(self) -> tuple[Advice, ...]:
+        """Operator guidance as facts (:mod:`forensics.analysis.advice`, as the kind names it; its words:
+        :mod:`forensics.render.advice_text`); ``()`` when none."""
         return self.verdict.advice(self)
 
     @property
@@ -200,39 +201,38 @@ def _unproven(verdict: VerdictKind, reason: r.Classified | r.Patterned, view: Pa
     if check is not None:
         found += [check.repeated_batch(view, e.producer_id, span), check.epoch_contradiction(view)]
     gaps: list[Gap] = list(contradictions(view, e.producer_id, span, v)) + [g for g in found if g is not None]
-    parts: list[str | r.Settling] = [g.text for g in gaps]
+    parts: list[Part] = list(gaps)
     torn: list[Gap] = []  # damaged or incomplete records
     if check is not None:
         data = check.data(view, span)
         if verdict is not VerdictKind.HANGING:  # what it rests on: the log and what its checkpoints say (an index is rebuilt)
             data = tuple(g for g in data if g.log_end is not None or g.path.endswith(".log"))
         if data:
-            parts.append(describe(str(view.topic_partition), data) + (
-                ": this transaction's marker may be missing from the copy" if verdict is VerdictKind.HANGING else
-                ": the copy may not hold what the broker last wrote of this transaction"))
+            parts.append(log_damage(str(view.topic_partition), data, DamageMeans.MARKER_MAY_BE_MISSING
+                                    if verdict is VerdictKind.HANGING else DamageMeans.COPY_MAY_NOT_HOLD))
             torn.extend(data)
         if verdict is VerdictKind.HANGING or v is not None:
             wanted = None if v is None else sorted({v.partition, v.expected_partition})
             contradicting = check.coordinator_epoch_contradictions(wanted)
-            parts.extend(g.text + ": the id's records there are not proven to be the broker's own" for g in contradicting)
+            parts.extend(NotBrokersOwn(g) for g in contradicting)
             gaps.extend(contradicting)
             for label, missing in check.coordinator(wanted):
-                parts.append(describe(label, missing) + (": the id's newest record may be missing" if v is not None
-                                                         else ": the record of this producer id may be missing"))
+                parts.append(log_damage(label, missing, DamageMeans.ID_RECORD_MAY_BE_MISSING if v is not None
+                                        else DamageMeans.PRODUCER_RECORD_MAY_BE_MISSING))
                 torn.extend(missing)
     gaps.extend(torn)
     if check is not None:
         foreign = check.misplaced(v) if v is not None or verdict is VerdictKind.HANGING else ()
-        parts.extend(g.text for g in foreign)
+        parts.extend(foreign)
         gaps.extend(foreign)
     if verdict in (VerdictKind.HANGING, VerdictKind.STUCK, VerdictKind.FENCED) and check is not None:
         missing = check.copies_missing(view.topic_partition, v if verdict is not VerdictKind.FENCED else None, verdict is VerdictKind.HANGING)
-        parts.extend(g.text for g in missing)
+        parts.extend(missing)
         gaps.extend(missing)
     recent: tuple[Gap, ...] = ()
     if verdict in (VerdictKind.HANGING, VerdictKind.STUCK) and check is not None:
         recent = settling_gaps(verdict is VerdictKind.HANGING, view, e, span, v, coord, check.quiescence)
-    parts.extend(g.settling if g.settling is not None else g.text for g in recent)
+    parts.extend(recent)
     gaps.extend(recent)
     if not gaps:
         return reason, ()
@@ -285,7 +285,7 @@ def _lost_from_log(view: PartitionView, coord: CoordinatorView | None, check: Ev
     for entry, first, path in _snapshot_only(view):
         _, said, v = _classify(view, entry, coord)
         gaps = check.data(view, None) if check is not None else ()
-        damage = describe(str(view.topic_partition), gaps) if gaps else None
+        damage = log_damage(str(view.topic_partition), gaps) if gaps else None
         reason = r.SnapshotOnly(first, path.rsplit("/", 1)[-1], damage, said)
         out.append((entry, first, VerdictKind.UNVERIFIABLE, reason, v, tuple(gaps)))
     return out
@@ -309,7 +309,7 @@ def _history_only(view: PartitionView, coord: CoordinatorView | None) -> list[_U
         gap = fold_disagreement(view, pid)
         gaps: tuple[Gap, ...] = (gap,) if gap is not None else ()
         reason = r.HistoryOnly(first, None if fold is view.history else str(view.witness_snapshot),
-                               gap.text if gap is not None else None, said)
+                               gap, said)
         out.append((entry, first, VerdictKind.UNVERIFIABLE, reason, v, gaps))
     return out
 

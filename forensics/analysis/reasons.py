@@ -4,16 +4,16 @@ names (offsets, epochs, epoch-ms times, timeouts, file names), never a formatted
 
 The reasons of :mod:`forensics.analysis.hanging`, from what the coordinator's records say
 (:data:`Classified`), the patterns a hang shows (:data:`Pattern`), what keeps one from being proven
-(:class:`Unproven`, with the settling facts of :mod:`forensics.analysis.settling`), to the open
-transactions only a snapshot or the segments' history shows (:class:`SnapshotOnly`, :class:`HistoryOnly`).
-A part of :class:`Unproven` that is a damage or contradiction of the evidence stays the English text of
-its :class:`~forensics.analysis.evidence_gaps.Gap` (it names no time).
+(:class:`Unproven`: the gaps of the evidence, :mod:`forensics.analysis.gap_facts`, with the settling facts of
+:mod:`forensics.analysis.settling`), to the open transactions only a snapshot or the segments' history shows
+(:class:`SnapshotOnly`, :class:`HistoryOnly`).
 """
 
 from __future__ import annotations
 
 from forensics.dataclass_fast import dataclass
 
+from forensics.analysis.gap_facts import Gap, LogDamage, Part
 from forensics.model import TopicPartition
 
 # -- what the coordinator's records say ------------------------------------------------------------
@@ -168,43 +168,16 @@ class Patterned:
     patterns: tuple[Pattern, ...]
 
 
-# -- the settling rule (analysis/settling.py) -------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class MarkerMayBeLater:
-    """The data partition was copied less than the window after the coordinator's newest record for the id."""
-
-    partition: TopicPartition
-    copied_ms: int | None  # no earlier than this; None: nothing on the disk tells
-    window_ms: int
-    transactional_id: str
-    state_name: str
-    decided_ms: int
-
-
-@dataclass(frozen=True, slots=True)
-class CoordinatorMayBeLater:
-    """Coordinator partitions copied less than the window after the transaction's newest data."""
-
-    partitions: tuple[int, ...]  # the __transaction_state partitions copied too soon
-    copied_ms: int | None  # the first one's: no earlier than this; None: nothing on the disk tells
-    window_ms: int
-    data_ms: int
-    known_id: bool  # the coordinator's record of the id (else: of this producer)
-
-
-Settling = MarkerMayBeLater | CoordinatorMayBeLater
-
 # -- what keeps a verdict from being proven, and the transactions the log read does not show --------
 
 
 @dataclass(frozen=True, slots=True)
 class Unproven:
-    """``not proven: <reason>; but <part>; <part>...``: each part a gap's text, or a settling fact."""
+    """``not proven: <reason>; but <part>; <part>...``: each part a gap (a contradiction, a settling fact, ...),
+    the damage of one log, or a coordinator partition's records not proven the broker's own."""
 
     reason: Classified | Patterned
-    parts: tuple[str | Settling, ...]
+    parts: tuple[Part, ...]
     torn_or_lost: bool  # a torn copy and a lost marker look alike (hanging with damaged records)
     too_recent: bool  # the settling rule kept it from being judged
 
@@ -224,7 +197,7 @@ class SnapshotOnly:
 
     first_offset: int
     snapshot_file: str
-    damage: str | None  # what is damaged of the partition's log (evidence_gaps.describe)
+    damage: LogDamage | None  # what is damaged of the partition's log
     coordinator: Classified
 
 
@@ -234,7 +207,7 @@ class HistoryOnly:
 
     first_offset: int
     older_snapshot: str | None  # None: the full history of the segments
-    disagreement: str | None  # the gap's text; None: the readings disagree
+    disagreement: Gap | None  # how the readings disagree; None: not said
     coordinator: Classified
 
 

@@ -76,12 +76,19 @@ def markers_elsewhere(replicas: Sequence[PartitionView], here: PartitionView, pr
             and s.marker_offset not in mine]
 
 
-def replica_name(view: PartitionView, group: Sequence[PartitionView]) -> str:
-    """``broker N``, with the replica's directory when another replica of ``group`` claims N too."""
+def replica_of(view: PartitionView, group: Sequence[PartitionView]) -> tuple[int | None, str | None]:
+    """The replica's broker, with its directory when another replica of ``group`` claims that broker too (else
+    None)."""
     bid = view.inputs.broker_id
-    if any(o is not view and o.inputs.broker_id == bid for o in group):
-        return f"broker {bid} ({view.inputs.path})"
-    return f"broker {bid}"
+    shared = any(o is not view and o.inputs.broker_id == bid for o in group)
+    return bid, view.inputs.path if shared else None
+
+
+def replica_name(view: PartitionView, group: Sequence[PartitionView]) -> str:
+    """``broker N``, with the replica's directory when another replica of ``group`` claims N too (a finding's
+    message; a gap's words: forensics.render.gap_text)."""
+    bid, path = replica_of(view, group)
+    return f"broker {bid}" + (f" ({path})" if path is not None else "")
 
 
 def compare_replicas(views: Sequence[PartitionView]) -> list[Finding]:

@@ -18,10 +18,9 @@ On a quiescent log dir (its broker stopped cleanly) a partition is final and the
 from __future__ import annotations
 
 from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
-from forensics.analysis.evidence_gaps import Gap
 from forensics.analysis.producers import PartitionView
 from forensics.analysis.quiescence import Quiescence
-from forensics.analysis.reasons import CoordinatorMayBeLater, MarkerMayBeLater
+from forensics.analysis.gap_facts import CoordinatorMayBeLater, Gap, MarkerMayBeLater
 from forensics.state.producer import ProducerState, TransactionSpan
 
 TOO_RECENT = "too_recent"
@@ -42,7 +41,7 @@ def settling_gaps(hanging: bool, view: PartitionView, entry: ProducerState, span
     """What keeps a verdict that a marker is missing (hanging, stuck) from being judged on this copy: the
     data partition against the coordinator's newest record for the id and, for ``hanging`` (the coordinator
     shows no transaction in flight), the coordinator partitions against the transaction's newest data. Each gap
-    holds its facts (``settling``), written out by :func:`forensics.render.reasons.settling_text`."""
+    holds its facts (``settling``), written out by :func:`forensics.render.gap_text.settling_text`."""
     if q is None or q.proven or coord is None:
         return ()
     out: list[Gap] = []
@@ -50,7 +49,7 @@ def settling_gaps(hanging: bool, view: PartitionView, entry: ProducerState, span
     if v is not None and not q.settled_after(path, decision_time(v)):
         fact = MarkerMayBeLater(tp, q.copy_time(path), q.window_ms, v.transactional_id, v.last.state_name,
                                 decision_time(v))
-        out.append(Gap(TOO_RECENT, "", path, partition_dir=path, settling=fact))
+        out.append(Gap(TOO_RECENT, fact, path, partition_dir=path))
     if not hanging:
         return tuple(out)
     data = _data_time(entry, span)
@@ -59,10 +58,6 @@ def settling_gaps(hanging: bool, view: PartitionView, entry: ProducerState, span
     if early:
         first = coord.partitions[early[0]].inputs.path
         later = CoordinatorMayBeLater(tuple(early), q.copy_time(first), q.window_ms, data, v is not None)
-        out.append(Gap(TOO_RECENT, "", first, partition_dir=first, settling=later))
+        out.append(Gap(TOO_RECENT, later, first, partition_dir=first))
     return tuple(out)
 
-
-TOO_RECENT_ADVICE = ("too recent to judge from this copy: judge it on the live cluster (kafka-transactions.sh "
-                     "find-hanging, describe-producers) or on a copy taken after the brokers stopped cleanly, or give "
-                     "--copy-start when the copy began later than the disk shows")

@@ -11,7 +11,8 @@ the row's ``verdict``, is the same but for a state of another kind (``overdue``:
 Adding a kind:
 
 1. one member here (its value, arming, offer, whether it needs a person, tone, an advice function in
-   :mod:`forensics.analysis.advice`, why it is not armed; ``state_of`` for a state of another kind)
+   :mod:`forensics.analysis.advice` returning its facts, their words in :mod:`forensics.render.advice_text`,
+   why it is not armed; ``state_of`` for a state of another kind)
    and the place in :mod:`forensics.analysis.hanging` that decides it;
 2. its scenario fixture: a story in ``fixtures/hanging_scenarios.py`` with its
    ``fixtures/hanging-scenarios/<name>/expected.json`` (tests/analysis/test_hanging_scenarios.py);
@@ -52,11 +53,11 @@ class VerdictKind(str, Enum):
     tone: str  # the report's tone (forensics.report.incident_model: its colour in render/html_style)
     word: str  # the verdict written in JSON, CSV and --format text: its value, or the kind it is a state of
     label: str  # what the table and the report show: the word, and the state where it is one ("ongoing, overdue")
-    advice: Callable[..., tuple[str, ...]]  # operator guidance, given the Verdict; () when none
+    advice: Callable[..., tuple[_advice.Advice, ...]]  # operator guidance (facts), given the Verdict; () when none
     unarmed: str | None  # why its abort is not armed, where one is offered or the state needs saying
 
     def __new__(cls, value: str, arming: Arming, offer: Offer, needs_person: bool, tone: str,
-                advice: Callable[..., tuple[str, ...]], unarmed: str | None = None,
+                advice: Callable[..., tuple[_advice.Advice, ...]], unarmed: str | None = None,
                 state_of: str | None = None) -> VerdictKind:
         member = str.__new__(cls, value)
         member._value_ = value

@@ -9,42 +9,23 @@ from typing import Any
 from forensics.analysis import reasons as r
 from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.analysis.clock import AsOf
-from forensics.analysis.evidence_gaps import Gap
-from forensics.analysis.hanging import TORN_OR_LOST, Verdict, VerdictEvidence, evidence_of
-from forensics.analysis.settling import TOO_RECENT_ADVICE
+from forensics.analysis.gap_facts import Gap
+from forensics.analysis.hanging import Verdict, VerdictEvidence, evidence_of
 from forensics.model import first_few
+from forensics.render.advice_text import advice_lines
+from forensics.render.gap_text import gap_text, log_damage_text, part_text
 from forensics.render.time_text import stamp
 from forensics.report.hanging import BOOTSTRAP_PLACEHOLDER, hanging_row
 from forensics.report.rows import HangingRow
 
-_SHOWN_COORDINATORS = 3  # __transaction_state partitions named by a settling gap
 _SHOWN_MISSING = 10  # __transaction_state partitions named as missing from the inputs
-
-
-def _minutes(ms: int) -> str:
-    return f"{ms / 60_000:g} min"
-
-
-def _copied(at: int | None, as_of: int | None) -> str:
-    return f"copied no earlier than {stamp(at, as_of)}" if at is not None else "copied at a moment nothing on it tells"
-
-
-def settling_text(s: r.Settling, as_of: int | None = None) -> str:
-    """A settling gap's text: what was copied too soon after what."""
-    if isinstance(s, r.MarkerMayBeLater):
-        return (f"{s.partition} was {_copied(s.copied_ms, as_of)}, less than {_minutes(s.window_ms)} after the "
-                f"coordinator's newest record for {s.transactional_id!r} ({s.state_name} at "
-                f"{stamp(s.decided_ms, as_of)}): its marker may have landed after this copy")
-    names = first_few([f"__transaction_state-{p}" for p in s.partitions], _SHOWN_COORDINATORS)
-    what = "the coordinator's record of it" if s.known_id else "a coordinator record of this producer"
-    return (f"{names} {'was' if len(s.partitions) == 1 else 'were'} {_copied(s.copied_ms, as_of)}, less than "
-            f"{_minutes(s.window_ms)} after this transaction's newest data ({stamp(s.data_ms, as_of)}): {what} "
-            "may be newer than this copy")
-
-
-def gap_text(g: Gap, as_of: int | None = None) -> str:
-    """A gap's text: its own, or its settling fact written out."""
-    return settling_text(g.settling, as_of) if g.settling is not None else g.text
+# the tails of an unproven reason (analysis/reasons.Unproven): a hanging verdict resting on damaged records, and
+# one the settling rule kept from being judged
+TORN_OR_LOST = ("a torn or partial copy and a marker really lost look alike on disk: only the live cluster "
+                "tells them apart (the guard in abort-commands compares with describe-producers)")
+TOO_RECENT_ADVICE = ("too recent to judge from this copy: judge it on the live cluster (kafka-transactions.sh "
+                     "find-hanging, describe-producers) or on a copy taken after the brokers stopped cleanly, or give "
+                     "--copy-start when the copy began later than the disk shows")
 
 
 def _classified(c: r.Classified, as_of: int | None) -> str:
@@ -115,7 +96,7 @@ def reason_text(reason: r.Reason, as_of: int | None = None) -> str:
     if isinstance(reason, r.Patterned):
         return _classified(reason.reason, as_of) + "".join(f"; {pattern_text(p)}" for p in reason.patterns)
     if isinstance(reason, r.Unproven):
-        parts = [p if isinstance(p, str) else settling_text(p, as_of) for p in reason.parts]
+        parts = [part_text(p, as_of) for p in reason.parts]
         tail = ([TORN_OR_LOST] if reason.torn_or_lost else []) + ([TOO_RECENT_ADVICE] if reason.too_recent else [])
         return (f"not proven: {reason_text(reason.reason, as_of)}; but {'; '.join(parts)}"
                 + "".join(f"; {t}" for t in tail))
@@ -125,7 +106,7 @@ def reason_text(reason: r.Reason, as_of: int | None = None) -> str:
                 "coordinator should have aborted it, yet its records still hold it Ongoing, so no marker is proven "
                 "missing")
     if isinstance(reason, r.SnapshotOnly):
-        damage = f"; {reason.damage}" if reason.damage is not None else ""
+        damage = f"; {log_damage_text(reason.damage, as_of)}" if reason.damage is not None else ""
         return (f"open since offset {reason.first_offset} in the producer snapshot {reason.snapshot_file}, but the "
                 f"log read does not show it{damage}: what holds the LSO there cannot be read; the coordinator: "
                 f"{_classified(reason.coordinator, as_of)}")
@@ -133,7 +114,7 @@ def reason_text(reason: r.Reason, as_of: int | None = None) -> str:
         where = ("the full history of the segments" if reason.older_snapshot is None else
                  f"the older producer snapshot {reason.older_snapshot} plus the replay")
         return (f"open since offset {reason.first_offset} in {where}, but not in the state the broker "
-                f"loads: {reason.disagreement if reason.disagreement is not None else 'the readings disagree'}; "
+                f"loads: {gap_text(reason.disagreement, as_of) if reason.disagreement is not None else 'the readings disagree'}; "
                 f"the coordinator: {_classified(reason.coordinator, as_of)}")
     return _classified(reason, as_of)
 
@@ -172,8 +153,8 @@ def worded_row(v: Verdict, when: AsOf, *, bootstrap: str = BOOTSTRAP_PLACEHOLDER
                arm_unverifiable: bool = False, version: BrokerVersionRange | None = None,
                as_of: AsOf | None = None) -> HangingRow:
     """The row of verdict ``v`` (:func:`forensics.report.hanging.hanging_row`: its abort commands name
-    ``bootstrap`` and ``command_config``; ``as_of``: stated in the row) with its reason and evidence written
-    out, their times aged from ``when``."""
+    ``bootstrap`` and ``command_config``; ``as_of``: stated in the row) with its reason, evidence and advice
+    written out, their times aged from ``when``."""
     return hanging_row(v, bootstrap, command_config, arm_unverifiable, version,
                        reason=reason_text(v.reason, when.time_ms),
-                       evidence=evidence_json(evidence_of(v), when.time_ms), as_of=as_of)
+                       evidence=evidence_json(evidence_of(v), when.time_ms), advice=advice_lines(v.advice), as_of=as_of)

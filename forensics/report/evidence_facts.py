@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 from forensics.analysis.clock import AsOf, FileTimes
 from forensics.analysis.contradictions import replica_epoch_disagreement
-from forensics.analysis.evidence_gaps import EvidenceExtents, Gap, describe, end_gaps, epoch_gap, misplaced_records
+from forensics.analysis.evidence_gaps import EvidenceExtents, end_gaps, epoch_gap, log_damage, misplaced_records
+from forensics.analysis.gap_facts import Gap, LogDamage
 from forensics.analysis.evidence_model import EvidenceModel, TornLog
 from forensics.analysis.coverage import Coverage, PresentCopy, PresentLogDir, from_checkpoints, from_image
 from forensics.analysis.quiescence import ChangedFile, LogDirFacts, Quiescence, assess, earliest_copy
@@ -98,20 +99,20 @@ def torn_logs(report: StateReport, coverage: Coverage) -> tuple[TornLog, ...]:
     out = []
     for v in leader_views(report, leaders=coverage.leaders):
         gaps = end_gaps(extents.of_view(v))
-        texts = [describe(str(v.topic_partition), gaps)] if gaps else []
+        parts: list[LogDamage | Gap] = [log_damage(str(v.topic_partition), gaps)] if gaps else []
         disagreeing = _replicas_disagree(v, groups.get(v.topic_partition, []))
         if disagreeing is not None:
-            texts.append(disagreeing.text)
-        if texts:
-            out.append(TornLog(v.topic_partition, "; ".join(texts)))
+            parts.append(disagreeing)
+        if parts:
+            out.append(TornLog(v.topic_partition, tuple(parts)))
     coordinator = report.coordinator
     misplaced = misplaced_records(coordinator)
     for part, cp in sorted(coordinator.partitions.items()):
         extent = extents.of_coordinator(part, cp, with_findings=False)
         gaps = end_gaps(extent)
-        texts = ([describe(extent.label, gaps)] if gaps else []) + ([misplaced[part].text] if part in misplaced else [])
-        if texts:
-            out.append(TornLog(TopicPartition(TRANSACTION_STATE_TOPIC, part), "; ".join(texts)))
+        said = ([log_damage(extent.label, gaps)] if gaps else []) + ([misplaced[part]] if part in misplaced else [])
+        if said:
+            out.append(TornLog(TopicPartition(TRANSACTION_STATE_TOPIC, part), tuple(said)))
     return tuple(out)
 
 

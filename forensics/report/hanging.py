@@ -25,7 +25,6 @@ from forensics.analysis.verdict_kinds import Arming, Offer
 from forensics.analysis.evidence_model import EvidenceModel
 from forensics.analysis.producers import PartitionView
 from forensics.analysis.replicas import group_replicas
-from forensics.analysis.settling import TOO_RECENT
 from forensics.codec.txnlog import TransactionStatus as S
 from forensics.layout.names import is_legal_topic
 from forensics.model import TopicPartition
@@ -188,7 +187,7 @@ def _not_armed_because(v: Verdict, arm_unverifiable: bool, legal_topic: bool) ->
         return ("the partition dir's topic name is not one Kafka allows (1-249 of a-z A-Z 0-9 . _ -): a forged or "
                 "damaged directory name")
     if v.verdict.arming is Arming.ON_REQUEST:
-        if any(g.kind == TOO_RECENT for g in v.gaps):
+        if any(g.settling is not None for g in v.gaps):  # a too_recent gap
             return ("too recent to judge from this copy (see the reason): judge it on the live cluster or on a copy "
                     "of stopped brokers; --arm-unverifiable does not arm it")
         if v.gaps:
@@ -210,9 +209,9 @@ def _why_not_armed(v: Verdict, armed: bool, arm_unverifiable: bool, legal_topic:
 
 def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: str | None = None,
                 arm_unverifiable: bool = False, version: BrokerVersionRange | None = None, *,
-                reason: str, evidence: dict[str, Any], as_of: AsOf | None = None,
+                reason: str, evidence: dict[str, Any], advice: list[str], as_of: AsOf | None = None,
                 preview: AbortPreview | None = ABSENT) -> HangingRow:
-    """The row of verdict ``v``, with its reason and evidence as the caller wrote them
+    """The row of verdict ``v``, with its reason, evidence and advice as the caller wrote them
     (:func:`forensics.render.reasons.worded_row` builds it so); ``as_of``: stated in the row (find-hanging);
     ``preview``: what its abort discards (:func:`forensics.report.preview.abort_preview`)."""
     tp = v.view.topic_partition
@@ -230,7 +229,7 @@ def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_conf
         duration_ms=v.duration_ms, verdict=v.verdict.word, reason=reason, transactional_id=v.transactional_id,
         evidence=evidence, broker_id=v.view.inputs.broker_id, last_sequence=e.last_sequence, armed=armed,
         not_armed_because=_why_not_armed(v, armed, arm_unverifiable, legal), abort_forms=forms,
-        active_form=active_form(version) if forms else None, advice=list(v.advice),
+        active_form=active_form(version) if forms else None, advice=advice,
         coordinator_partition=v.coordinator_partition, overdue_ms=v.overdue_ms, verdict_state=v.verdict.value,
         as_of_ms=as_of.time_ms if as_of is not None else ABSENT,
         as_of_source=as_of.source if as_of is not None else ABSENT, abort_preview=preview if forms else ABSENT)

@@ -21,6 +21,7 @@ from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_clus
 from forensics.pipeline.plan import plan
 from forensics.pipeline.stats import EngineStats
 from forensics.pipeline.witnesses import batch_crc, epoch_mismatch, index_reach
+from forensics.render.gap_text import torn_warning
 from forensics.render.reasons import worded_row
 from forensics.report.evidence_facts import evidence_model_of
 from forensics.report.hanging import (
@@ -112,7 +113,8 @@ def _NO_HISTORY(transactional_id: str) -> bool:
 def _finish(opened: Opened, rep: StateReport, when: AsOf, version: BrokerVersionRange,
             model: EvidenceModel) -> VerdictRun:
     written = opened.manifest.finish(when.time_ms, when.source)
-    return VerdictRun(when, version, tuple(rep.evidence_findings()), tuple(evidence_warnings(rep, model)), written,
+    warnings = tuple(evidence_warnings(rep, model)) + tuple(torn_warning(model.torn))
+    return VerdictRun(when, version, tuple(rep.evidence_findings()), warnings, written,
                       opened.stats)
 
 

@@ -1,6 +1,6 @@
-"""The operator advice of :mod:`forensics.analysis.advice`, called directly on real verdicts (the hanging
-scenarios, rebuilt and judged by :func:`forensics.analysis.hanging.classify`), each branch of each
-function: the coordinator's decision (commit, abort, none yet), the gaps, a missing id view."""
+"""The operator advice of :mod:`forensics.analysis.advice` as facts, called directly on real verdicts (the
+hanging scenarios, rebuilt and judged by :func:`forensics.analysis.hanging.classify`): which lines each kind
+gives, in which order, with which values. Their words: tests/render/test_advice_text.py."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from dataclasses import replace
 import pytest
 
 from fixtures import hanging_scenarios
-from forensics.analysis import advice
-from forensics.analysis.evidence_gaps import Gap
+from forensics.analysis import advice as a
+from forensics.analysis.gap_facts import Gap, SnapshotPastEnd
 from forensics.analysis.hanging import classify
 from forensics.analysis.verdict_kinds import VerdictKind
+from forensics.model import TopicPartition
 from forensics.report.hanging import leader_views
 from forensics.runs.rebuild import load_state
 from forensics.state.coordinator import Decision
@@ -32,91 +33,44 @@ def verdict(tmp_path_factory):
     return first
 
 
-def test_stuck_on_commit_says_never_abort_and_how_to_resend_the_markers(verdict):
+def test_stuck_on_commit_forbids_the_abort_first(verdict):
     v = verdict("prepare-commit-pending")
-    assert v.verdict is VerdictKind.STUCK and v.decision is Decision.COMMIT
-    lines = advice.stuck(v)
-    assert lines == v.advice  # the kind names this function
-    assert lines == (
-        "do NOT abort: the coordinator decided to COMMIT; an abort would discard data committed on the transaction's "
-        "other partitions",
-        "the coordinator of 'prep-app': __transaction_state-0, read from broker 1 (coordinator epoch 0) holds the "
-        "transaction in PrepareCommit; its markers never reached prep-1",
-        "check the server.log of the broker leading prep-1 and the coordinator broker's server.log for "
-        "WriteTxnMarkers of producer 700 (errors such as NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, "
-        "INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED)",
-        "a new leader of __transaction_state-0 reloads it and resends the pending markers: restart broker 1 or move "
-        "that partition's leadership (kafka-leader-election.sh, brokers 2.4+), after making sure prep-1 has a live "
-        "leader")
+    tp, c = TopicPartition("prep", 1), a.Coordinator("prep-app", 0, 1, 0)
+    assert a.stuck(v) == v.advice == (a.DoNotAbortCommitted(), a.MarkersNeverArrived(c, "PrepareCommit", tp),
+                                      a.CheckMarkerWrites(tp, 700), a.ReloadCoordinator(c, tp))
+    on_abort = a.stuck(replace(v, decision=Decision.ABORT))
+    assert on_abort == v.advice[1:] + (a.AbortWritesMarker(),)
 
 
-def test_stuck_on_abort_offers_the_abort_that_writes_the_missing_marker(verdict):
-    lines = advice.stuck(replace(verdict("prepare-commit-pending"), decision=Decision.ABORT))
-    assert not any(line.startswith("do NOT abort") for line in lines)
-    assert lines[-1] == "the coordinator decided to ABORT: the abort below (commented) writes the marker it could not"
-    assert len(lines) == 4
-
-
-def test_fenced_advice_follows_the_coordinator_s_last_decision(verdict):
+def test_fenced_follows_the_coordinator_s_last_decision(verdict):
     v = verdict("fenced-coordinator")
-    assert v.verdict is VerdictKind.FENCED and v.decision is Decision.COMMIT
-    commit = advice.fenced(v)
-    assert commit == v.advice and len(commit) == 3
-    assert commit[0].startswith("do NOT abort: the coordinator's last decision for this id was COMMIT")
-    assert commit[1] == ("the partition refuses the markers of the coordinator of 'fen-app': __transaction_state-0, "
-                         "read from broker 1 (coordinator epoch 2): producer 1100's entry holds coordinator epoch 9")
-    assert commit[2] == ("check the server.log of the broker leading fen-0 for TRANSACTION_COORDINATOR_FENCED on "
-                         "WriteTxnMarkers of producer 1100, and who ran an abort with --coordinator-epoch 9")
-    abort = advice.fenced(replace(v, decision=Decision.ABORT))
-    assert abort[:2] == commit[1:] and abort[2] == (
-        "the coordinator's last decision was ABORT: an abort given the partition's own coordinator epoch 9 "
-        "(commented below) writes the marker it could not")
-    ongoing = advice.fenced(replace(v, decision=None))
-    assert ongoing[2] == ("the transaction is still Ongoing: whatever the coordinator decides, its marker will be "
-                          "refused here")
+    tp, c = TopicPartition("fen", 0), a.Coordinator("fen-app", 0, 1, 2)
+    both = (a.RefusesMarkers(c, 1100, 9), a.CheckFencing(tp, 1100, 9))
+    assert a.fenced(v) == v.advice == (a.DoNotAbortLastCommit(), *both)
+    assert a.fenced(replace(v, decision=Decision.ABORT)) == (*both, a.AbortAtPartitionEpoch(9))
+    assert a.fenced(replace(v, decision=None)) == (*both, a.RefusedWhateverDecided())
 
 
-def test_overdue_advice_says_what_to_check_and_how_to_end_it_and_leaves_how_late_to_the_heading(verdict):
-    """How long past its timeout is said once, by the heading (``ongoing, overdue by 58 min``, in the
-    screens' duration form) and JSON's overdueMs: the advice said "58 min" again, and "67 min" beside a
-    heading's "1 h 7 min" (issue 24)."""
+def test_overdue_names_the_timeout_the_coordinator_and_how_to_end_it_not_how_late(verdict):
     v = verdict("tv2")
-    assert v.verdict is VerdictKind.OVERDUE
-    lines = advice.overdue(v)
-    assert lines == v.advice and len(lines) == 4
-    assert lines[0] == ("Ongoing past its own timeout (60000 ms): the coordinator of "
-                        "'tv2-app': __transaction_state-2, read from broker 1 (coordinator epoch 0) should have "
-                        "aborted it (it checks every 10 s by default)")
-    assert v.overdue_ms // 60_000 == 58 and not any(" min" in line for line in lines)
-    assert "the server.log of the broker leading tv2-0 for WriteTxnMarkers of producer 800" in lines[1]
-    assert lines[2].startswith("a new leader of __transaction_state-2 loads it and aborts the timed-out transaction: "
-                               "restart broker 1")
-    assert "transactional.id 'tv2-app'" in lines[3] and "forceTerminateTransaction --transactionalId 'tv2-app'" \
-        in lines[3]
-    assert advice.overdue(replace(v, overdue_ms=59 * 60_000 + 59_999)) == lines  # how late: the heading's
+    tp, c = TopicPartition("tv2", 0), a.Coordinator("tv2-app", 2, 1, 0)
+    assert a.overdue(v) == v.advice == (a.PastOwnTimeout(60_000, c), a.CheckTimeoutAborts(c, tp, 800),
+                                        a.ReloadAborts(c), a.Terminate("tv2-app"))
+    assert a.overdue(replace(v, overdue_ms=59 * 60_000 + 59_999)) == v.advice  # how late: the heading's
+    assert a.overdue(replace(v, id_view=None, transactional_id=None)) == (
+        a.PastOwnTimeout(None, None), a.CheckTimeoutAborts(None, tp, 800), a.ReloadAborts(None), a.Terminate(None))
 
 
-def test_overdue_without_an_id_names_placeholders(verdict):
-    lines = advice.overdue(replace(verdict("tv2"), id_view=None, transactional_id=None))
-    assert lines[0].startswith("Ongoing past its own timeout (?): the coordinator should have aborted it")
-    assert "transactional.id '<transactional.id>'" in lines[3]
-
-
-def test_unverifiable_asks_for_the_coordinators_or_a_fresh_copy(verdict):
+def test_unverifiable_asks_for_the_coordinators_or_a_fresh_copy_of_each_partition_dir_once(verdict):
     v = verdict("missing-txn-state-partition")
     assert v.verdict is VerdictKind.UNVERIFIABLE and v.gaps == ()
-    assert advice.unverifiable(v) == v.advice == (
-        "add the disks holding every __transaction_state partition and run again, or ask the live cluster "
-        "(kafka-transactions.sh describe-producers / find-hanging)",)
-    gaps = (Gap("truncated_tail", "t", "/e/b-1/x-0/0.log", 356, None, "/e/b-1/x-0"),
-            Gap("too_recent", "t", "/e/b-1/__transaction_state-1/0.log", None, None, "/e/b-1/__transaction_state-1"),
-            Gap("crc_mismatch", "t", "/e/b-1/x-0/9.log", 10, None, "/e/b-1/x-0"))
-    assert advice.unverifiable(replace(v, gaps=gaps)) == (
-        "take a fresh copy of /e/b-1/__transaction_state-1, /e/b-1/x-0 and run again; the guard in abort-commands "
-        "compares with the live cluster before any abort",)  # each partition dir once, sorted
+    assert a.unverifiable(v) == v.advice == (a.AddCoordinators(),)
+    dirs = ["/e/b-1/x-0", "/e/b-1/__transaction_state-1", "/e/b-1/x-0"]
+    gaps = tuple(Gap("snapshot_past_end", SnapshotPastEnd(9), f"{d}/0.log", None, 0, d) for d in dirs)
+    assert a.unverifiable(replace(v, gaps=gaps)) == (a.FreshCopy(("/e/b-1/__transaction_state-1", "/e/b-1/x-0")),)
 
 
 def test_a_proven_hang_and_an_ongoing_transaction_need_no_advice(verdict):
     hanging, ongoing = verdict("kafka-9144"), verdict("ongoing")
     assert (hanging.verdict, ongoing.verdict) == (VerdictKind.HANGING, VerdictKind.ONGOING)
-    assert advice.none(hanging) == hanging.advice == () and advice.none(ongoing) == ongoing.advice == ()
+    assert a.none(hanging) == hanging.advice == () and a.none(ongoing) == ongoing.advice == ()

@@ -12,20 +12,21 @@ from pathlib import Path
 import pytest
 
 from fixtures import hanging_scenarios
+from forensics.analysis import gap_facts as gf
 from forensics.analysis import reasons as r
 from forensics.analysis.evidence_gaps import EvidenceCheck
 from forensics.analysis.hanging import (
     DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
     OVERDUE_GRACE_MS,
-    TORN_OR_LOST,
     classify,
     classify_partition,
     evidence_of,
 )
 from forensics.analysis.replicas import group_replicas
 from forensics.analysis.verdict_kinds import VerdictKind
+from forensics.findings import FindingKind
 from forensics.model import TopicPartition
-from forensics.render.reasons import evidence_json, gap_json, pattern_text, reason_text
+from forensics.render.reasons import TORN_OR_LOST, evidence_json, gap_json, pattern_text, reason_text
 from forensics.render.time_text import stamp
 from forensics.report.hanging import leader_views
 from forensics.runs.rebuild import load_state
@@ -247,6 +248,9 @@ def test_a_damaged_log_keeps_the_hang_from_being_proven(scenario):
     assert v.verdict is VerdictKind.UNVERIFIABLE
     assert [(g.kind, g.position, Path(g.partition_dir).name) for g in v.gaps] == [("truncated_tail", 356, "torn-0")]
     assert isinstance(v.reason, r.Unproven) and v.reason.reason == bare.reason and v.reason.torn_or_lost
+    [damage] = v.gaps  # the facts: the finding's kind, file and byte, said as this log's damage
+    assert damage.fact == gf.Damage(FindingKind.TRUNCATED_TAIL, damage.path, 356) and damage.path.endswith(".log")
+    assert v.reason.parts == (gf.LogDamage("torn-0", v.gaps, gf.DamageMeans.MARKER_MAY_BE_MISSING),)
     assert reason_text(v.reason).startswith(f"not proven: {reason_text(bare.reason)}; but the log of torn-0 is damaged at byte 356 of "
                                "00000000000000000000.log (truncated_tail): this transaction's marker may be missing "
                                "from the copy")
