@@ -208,10 +208,18 @@ def test_a_ctrl_c_held_back_during_the_forks_leaves_no_worker(disks, monkeypatch
         return pid
 
     monkeypatch.setattr(pool_mod.os, "fork", fork)
+    # Seen once in a full run (gw1, 2026-12-03): no KeyboardInterrupt. Which premise failed is said first:
+    # the handler a test before left in this worker, or fewer forks than two.
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler, signal.getsignal(signal.SIGINT)
     before = _children()
-    with pytest.raises(KeyboardInterrupt):
+    try:
         LocalExecutor(2, forced=True, min_task_bytes=1).run(units)
-    assert len(forks) == 2 and _children() <= before
+        interrupted = False
+    except KeyboardInterrupt:
+        interrupted = True
+    assert len(forks) == 2, f"{len(forks)} workers forked"
+    assert interrupted, "the Ctrl-C held back during the forks never landed"
+    assert _children() <= before
     assert all(not os.path.exists(f"/proc/{pid}") or _zombie(pid) for pid in forks)
 
 
