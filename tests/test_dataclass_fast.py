@@ -127,3 +127,23 @@ def test_other_options_go_to_the_standard_library():
         a: int
     assert Ordered(1) < Ordered(2)
     assert dataclasses.dataclass(order=True, frozen=True)(type("X", (), {"__annotations__": {"a": int}}))
+
+
+def test_every_module_of_the_package_uses_it() -> None:
+    """A class made by the standard library's decorator costs its share of every command's start-up
+    (docs/performance.md, "The serial part"): forensics/ imports ``dataclass`` from here only."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[1] / "forensics"
+    stdlib = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "dataclass_fast.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "dataclasses":
+                stdlib += [f"{path.relative_to(package)}:{node.lineno}" for a in node.names if a.name == "dataclass"]
+            elif isinstance(node, ast.Attribute) and node.attr == "dataclass" and \
+                    isinstance(node.value, ast.Name) and node.value.id == "dataclasses":
+                stdlib.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert stdlib == [], f"use forensics.dataclass_fast.dataclass: {stdlib}"

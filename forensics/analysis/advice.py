@@ -17,7 +17,7 @@ coordinator, the producer, the epochs); :mod:`forensics.render.advice_text` writ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from typing import Protocol
 
 from forensics.analysis.coordinator import TransactionIdView

@@ -9,7 +9,7 @@ print (a verdict's reason, the evidence's ``gaps[].text``, the run's warnings).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from forensics.dataclass_fast import dataclass
 from enum import Enum
 from typing import NamedTuple
 
