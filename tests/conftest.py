@@ -93,10 +93,11 @@ def pytest_sessionstart(session):
 
 @pytest.fixture(autouse=True)
 def _sigint_handler_kept():
-    """Each test ends with the SIGINT handler it began with: the CLI's ``main`` run in this process leaves
-    ``SIG_IGN`` behind (its work done, the exit code is the truth), and a later test in the same worker
-    would never see a Ctrl-C (tests/pipeline/test_pool.py's Ctrl-C during the forks failed so, twice, in
-    full runs). A test that changed it is named in the warnings summary."""
+    """Each test ends with the SIGINT handler it began with, so that no test decides what a later one in
+    the same worker gets (the CLI's ``main`` ends with ``SIG_IGN``; a Spark session puts Python's default
+    back). A test that changed it is named in the warnings summary. A suite started in the background by a
+    non-interactive shell (``cmd &``) begins with SIGINT ignored: a test about Ctrl-C sets its handler itself
+    (tests/pipeline/test_pool.py)."""
     before = signal.getsignal(signal.SIGINT)
     yield
     after = signal.getsignal(signal.SIGINT)

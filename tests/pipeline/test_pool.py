@@ -208,9 +208,8 @@ def test_a_ctrl_c_held_back_during_the_forks_leaves_no_worker(disks, monkeypatch
         return pid
 
     monkeypatch.setattr(pool_mod.os, "fork", fork)
-    # Python's own Ctrl-C, whatever this worker was left with: in full runs an xdist worker reached this
-    # test with SIG_IGN, set outside any test (tests/conftest.py's _sigint_handler_kept saw it as a test's
-    # starting handler), and no KeyboardInterrupt came
+    # Python's own Ctrl-C, whatever this process began with: a suite started in the background by a
+    # non-interactive shell (`cmd &`) inherits SIGINT ignored, and no KeyboardInterrupt came
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     before = _children()
     try:
