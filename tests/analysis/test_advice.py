@@ -8,29 +8,18 @@ from dataclasses import replace
 
 import pytest
 
-from fixtures import hanging_scenarios
 from forensics.analysis import advice as a
 from forensics.analysis.gap_facts import Gap, SnapshotPastEnd
-from forensics.analysis.hanging import classify
 from forensics.analysis.verdict_kinds import VerdictKind
 from forensics.model import TopicPartition
-from forensics.report.hanging import leader_views
-from forensics.runs.rebuild import load_state
 from forensics.state.coordinator import Decision
+from tests.scenario_verdicts import first_verdicts
 
 
 @pytest.fixture(scope="module")
 def verdict(tmp_path_factory):
     """``verdict(name)``: the first verdict of a scenario, as of its expected time."""
-    made = {}
-
-    def first(name):
-        if name not in made:
-            rep = load_state([str(hanging_scenarios.build(name, tmp_path_factory.mktemp(name)))])
-            made[name] = classify(leader_views(rep), rep.coordinator, hanging_scenarios.expected(name)["asOf"])[0]
-        return made[name]
-
-    return first
+    return first_verdicts(tmp_path_factory)
 
 
 def test_stuck_on_commit_forbids_the_abort_first(verdict):

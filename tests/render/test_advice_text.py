@@ -10,15 +10,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from fixtures import hanging_scenarios
 from forensics.analysis import advice as facts
 from forensics.analysis.gap_facts import Gap, SnapshotPastEnd
-from forensics.analysis.hanging import classify
 from forensics.analysis.verdict_kinds import VerdictKind
 from forensics.render.advice_text import advice_lines
-from forensics.report.hanging import leader_views
-from forensics.runs.rebuild import load_state
 from forensics.state.coordinator import Decision
+from tests.scenario_verdicts import first_verdicts
 
 
 def _words(f):
@@ -32,15 +29,7 @@ advice = SimpleNamespace(stuck=_words(facts.stuck), fenced=_words(facts.fenced),
 @pytest.fixture(scope="module")
 def verdict(tmp_path_factory):
     """``verdict(name)``: the first verdict of a scenario, as of its expected time."""
-    made = {}
-
-    def first(name):
-        if name not in made:
-            rep = load_state([str(hanging_scenarios.build(name, tmp_path_factory.mktemp(name)))])
-            made[name] = classify(leader_views(rep), rep.coordinator, hanging_scenarios.expected(name)["asOf"])[0]
-        return made[name]
-
-    return first
+    return first_verdicts(tmp_path_factory)
 
 
 def test_stuck_on_commit_says_never_abort_and_how_to_resend_the_markers(verdict):
