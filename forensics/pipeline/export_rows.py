@@ -26,6 +26,7 @@ from forensics.codec.compression import codec_name
 from forensics.codec.control import read_control_batch
 from forensics.columns import JsonRow, column, export_columns
 from forensics.errors import ForensicsError, InputError
+from forensics.findings import Finding
 from forensics.io.frames import Frame, V2Frame
 from forensics.io.segment import SegmentWalk
 from forensics.pipeline.plan import UnitKind
@@ -61,6 +62,11 @@ def _cols(spec: str) -> tuple[Column, ...]:
         name, typ = item.split()
         out.append(Column(name, typ.rstrip("!"), not typ.endswith("!")))
     return tuple(out)
+
+
+def _table_columns(kind: type) -> tuple[Column, ...]:
+    """The columns a row kind declares for its export table (:func:`forensics.columns.export_columns`)."""
+    return _cols(", ".join(f"{name} {typ}" for name, typ in export_columns(kind)))
 
 
 _REPLICA = "replicaPath string, logDir string, brokerId int, topic string, partition int"
@@ -107,7 +113,7 @@ class PartitionRow(JsonRow):
     snapshot_path: str | None = field(metadata=column(export="string"))
 
 
-PARTITIONS = Table("partitions", _cols(", ".join(f"{name} {typ}" for name, typ in export_columns(PartitionRow))))
+PARTITIONS = Table("partitions", _table_columns(PartitionRow))
 
 COORDINATOR_RECORDS = Table("coordinator_records", _cols(
     "transactionStatePartition int!, replicaPath string!, brokerId int, path string!, position long!, offset long!, "
@@ -116,9 +122,7 @@ COORDINATOR_RECORDS = Table("coordinator_records", _cols(
     "transactionTimeoutMs int, topicPartitions array<string>, lastUpdateTimeMs long, startTimeMs long, "
     "previousProducerId long, nextProducerId long, nextProducerEpoch short, clientTransactionVersion short"))
 
-FINDINGS = Table("findings", _cols(
-    "kind string!, severity string!, message string!, path string, position long, endPosition long, "
-    "firstOffset long, lastOffset long, count long!, lastPosition long"))
+FINDINGS = Table("findings", _table_columns(Finding))
 
 TABLES = (BATCHES, TRANSACTIONS, PRODUCER_STATES, PARTITIONS, COORDINATOR_RECORDS, FINDINGS)
 

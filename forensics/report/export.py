@@ -72,8 +72,8 @@ def all_findings(scan_report, state_report) -> list:
 
 
 def finding_rows(findings) -> list[tuple]:
-    return [(f.kind.value, f.level.value, f.message, f.path, f.position, f.end_position, f.first_offset,
-             f.last_offset, f.count, f.last_position) for f in findings]
+    """The ``findings`` table: each finding's export columns (:class:`~forensics.findings.Finding` declares them)."""
+    return [export_values(f) for f in findings]
 
 
 def contexts(inventory) -> dict[str, Context]:
