@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from dataclasses import field, replace
 from forensics.dataclass_fast import dataclass
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from forensics.analysis.clock import AsOf, given, incident_clock, newest_per_file
 from forensics.analysis.filters import Filters
@@ -236,7 +235,7 @@ def scan_clock(report: ScanReport, file_times: Sequence[tuple[int, str]]) -> AsO
     return incident_clock(newest_per_file((s.max_timestamp, s.path) for s in segs), file_times)
 
 
-def assemble_scan(paths: Sequence[str], inv: Inventory, results: dict[str, Any], as_of: int | None = None,
+def assemble_scan(paths: Sequence[str], inv: Inventory, results: Scanned, as_of: int | None = None,
                   max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS) -> ScanReport:
     """The scan report from what the executor read for ``plan(inv, SCAN_SCOPE)`` (each replica's results
     as read, or as a :class:`ScanFolder` given to the executor made them), as of ``as_of`` (default:
@@ -250,6 +249,8 @@ def assemble_scan(paths: Sequence[str], inv: Inventory, results: dict[str, Any],
 
 
 SCAN_SCOPE = Scope(stats=True, data=True, coordinator=False, non_live=True)
+# what the executor read for scan, by replica (or file): as read, or a partition's summary as ScanFolder made it
+Scanned = Mapping[str, "ReplicaResult | PartitionSummary"]
 
 
 class ScanFolder:
@@ -266,7 +267,7 @@ class ScanFolder:
             bare = _bare()
             self._where.update((p.path, (bare, p)) for p in inv.partitions)
 
-    def __call__(self, key: str, r: ReplicaResult) -> Any:
+    def __call__(self, key: str, r: ReplicaResult) -> ReplicaResult | PartitionSummary:
         where = self._where.get(key)
         return r if where is None else _partition(where[0], where[1], r)
 
@@ -276,12 +277,12 @@ def _bare() -> LogDir:
     return LogDir(path="", meta=None, clean_shutdown=None)
 
 
-def _summary(log_dir: LogDir, p: PartitionDir, results: dict[str, Any]) -> PartitionSummary:
+def _summary(log_dir: LogDir, p: PartitionDir, results: Scanned) -> PartitionSummary:
     r = results.get(p.path, EMPTY_RESULT)
     return _partition(log_dir, p, r) if isinstance(r, ReplicaResult) else r  # (ScanFolder made it already)
 
 
-def _scan(paths: Sequence[str], inv: Inventory, results: dict[str, Any]) -> ScanReport:
+def _scan(paths: Sequence[str], inv: Inventory, results: Scanned) -> ScanReport:
     dirs = []
     for d in inv.log_dirs:
         parts = tuple(_summary(d, p, results) for p in sorted(d.partitions, key=_partition_order))
@@ -296,8 +297,8 @@ def _scan(paths: Sequence[str], inv: Inventory, results: dict[str, Any]) -> Scan
     loose, other = [], []
     unreadable = _unreadable(inv.findings)
     for f in inv.loose_files:
-        r = results.get(f.path)
-        if r is not None and r.summaries:
+        r = results.get(f.path)  # (a file given alone: as read)
+        if isinstance(r, ReplicaResult) and r.summaries:
             loose.append(_as_read(r.summaries[0], unreadable))
         else:
             other.append(f.path)
