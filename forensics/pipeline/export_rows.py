@@ -85,9 +85,28 @@ TRANSACTIONS = Table("transactions", _cols(
     "startPosition long, isOpen boolean!, markerOffset long, outcome string, markerEpoch short, "
     "coordinatorEpoch int, markerTimestamp long, markerPath string, markerPosition long, fromSnapshot boolean!"))
 
-PRODUCER_STATES = Table("producer_states", _cols(
-    _REPLICA + ", producerId long!, producerEpoch short!, coordinatorEpoch int!, lastSequence int!, lastOffset long!, "
-    "offsetDelta int!, lastTimestamp long!, currentTxnFirstOffset long"))
+
+@dataclass(frozen=True, slots=True)
+class ProducerStateRow(JsonRow):
+    """One producer of a data partition replica, as its state was rebuilt (``ProducerStateEntry``): a row of
+    the ``producer_states`` table (:func:`forensics.report.export.producer_state_rows`)."""
+
+    replica_path: str = field(metadata=column(export="string"))
+    log_dir: str | None = field(metadata=column(export="string"))
+    broker_id: int | None = field(metadata=column(export="int"))
+    topic: str = field(metadata=column(export="string"))
+    partition: int = field(metadata=column(export="int"))
+    producer_id: int = field(metadata=column(export="long!"))
+    producer_epoch: int = field(metadata=column(export="short!"))
+    coordinator_epoch: int = field(metadata=column(export="int!"))  # as DescribeProducers reports it (-1: none)
+    last_sequence: int = field(metadata=column(export="int!"))
+    last_offset: int = field(metadata=column(export="long!"))
+    offset_delta: int = field(metadata=column(export="int!"))
+    last_timestamp: int = field(metadata=column(export="long!"))
+    current_txn_first_offset: int | None = field(metadata=column(export="long"))
+
+
+PRODUCER_STATES = Table("producer_states", _table_columns(ProducerStateRow))
 
 
 

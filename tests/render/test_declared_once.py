@@ -15,7 +15,7 @@ import pytest
 from forensics.columns import Cell, Label, column, columns, csv_columns, export_columns, kafka_columns, screen_columns
 from forensics.dataclass_fast import dataclass
 from forensics.findings import Finding
-from forensics.pipeline.export_rows import FINDINGS, PARTITIONS, PartitionRow
+from forensics.pipeline.export_rows import FINDINGS, PARTITIONS, PRODUCER_STATES, PartitionRow, ProducerStateRow
 from forensics.render import scan_render, state_render, state_screens
 from forensics.render.kafka_text import LIST_TEXT, PRODUCERS_TEXT, declared_layout
 from forensics.render.machine_format import LIST
@@ -28,7 +28,7 @@ from forensics.report.scan import LogDirSummary, PartitionSummary
 from forensics.state.inputs import SegmentSummary
 
 KINDS = (HangingRow, RowEvidence, ProducerRow, SpanRow, TransactionRow, DescribeRow, HistoryRow, PartitionRow,
-         LogDirSummary, PartitionSummary, SegmentSummary)
+         ProducerStateRow, LogDirSummary, PartitionSummary, SegmentSummary)
 ADDED = column(csv=99, kafka=(99, "AddedFact"), export="long", table=Cell(99, "AddedFact"),
                wide=Cell(99, "AddedFact"), label=Label("an added fact"))
 
@@ -93,6 +93,7 @@ def test_the_commands_column_lists_are_the_declarations():
     assert [c.header for c in PRODUCERS_TEXT.columns] == [c.header for c in kafka_columns(ProducerRow)]
     assert PARTITIONS.names == tuple(k for k, _ in export_columns(PartitionRow))
     assert FINDINGS.names == tuple(k for k, _ in export_columns(Finding))
+    assert PRODUCER_STATES.names == tuple(k for k, _ in export_columns(ProducerStateRow))
     assert [c.column.header for c in scan_render._FINDINGS] == [
         cell.header for _, cell in screen_columns(Finding)]
 
