@@ -69,7 +69,18 @@ def _table_columns(kind: type) -> tuple[Column, ...]:
     return _cols(", ".join(f"{name} {typ}" for name, typ in export_columns(kind)))
 
 
-_REPLICA = "replicaPath string, logDir string, brokerId int, topic string, partition int"
+@dataclass(frozen=True, slots=True)
+class ReplicaColumns(JsonRow):
+    """The first columns of every table of a partition replica's rows: which replica (the rows below add theirs)."""
+
+    replica_path: str = field(metadata=column(export="string"))
+    log_dir: str | None = field(metadata=column(export="string"))
+    broker_id: int | None = field(metadata=column(export="int"))
+    topic: str = field(metadata=column(export="string"))
+    partition: int = field(metadata=column(export="int"))
+
+
+_REPLICA = ", ".join(f"{name} {typ}" for name, typ in export_columns(ReplicaColumns))  # (batches, transactions)
 
 BATCHES = Table("batches", _cols(
     "path string!, " + _REPLICA + ", partitionStatus string, segmentBaseOffset long, position long!, size long!, "
@@ -87,15 +98,10 @@ TRANSACTIONS = Table("transactions", _cols(
 
 
 @dataclass(frozen=True, slots=True)
-class ProducerStateRow(JsonRow):
+class ProducerStateRow(ReplicaColumns):
     """One producer of a data partition replica, as its state was rebuilt (``ProducerStateEntry``): a row of
     the ``producer_states`` table (:func:`forensics.report.export.producer_state_rows`)."""
 
-    replica_path: str = field(metadata=column(export="string"))
-    log_dir: str | None = field(metadata=column(export="string"))
-    broker_id: int | None = field(metadata=column(export="int"))
-    topic: str = field(metadata=column(export="string"))
-    partition: int = field(metadata=column(export="int"))
     producer_id: int = field(metadata=column(export="long!"))
     producer_epoch: int = field(metadata=column(export="short!"))
     coordinator_epoch: int = field(metadata=column(export="int!"))  # as DescribeProducers reports it (-1: none)
@@ -109,17 +115,11 @@ class ProducerStateRow(JsonRow):
 PRODUCER_STATES = Table("producer_states", _table_columns(ProducerStateRow))
 
 
-
 @dataclass(frozen=True, slots=True)
-class PartitionRow(JsonRow):
+class PartitionRow(ReplicaColumns):
     """One data partition replica's figures as its state was rebuilt: a row of the ``partitions`` table,
     the state views' partition row (:func:`forensics.report.state.partition_state_rows`)."""
 
-    replica_path: str = field(metadata=column(export="string"))
-    log_dir: str | None = field(metadata=column(export="string"))
-    broker_id: int | None = field(metadata=column(export="int"))
-    topic: str = field(metadata=column(export="string"))
-    partition: int = field(metadata=column(export="int"))
     log_start_offset: int = field(metadata=column(export="long!"))
     log_end_offset: int = field(metadata=column(export="long!"))
     high_watermark: int | None = field(metadata=column(export="long"))  # None: not known (no checkpoint names it)
