@@ -138,11 +138,15 @@ NO_COORDINATOR_WARNING = ("no __transaction_state partition among the inputs: ve
                           "on age alone, as Kafka's find-hanging; add the coordinators' disks.")
 
 
-def evidence_warnings(report: StateReport, evidence: EvidenceModel | None = None) -> list[str]:
-    """What weakens every verdict of the run, said first by every output."""
-    out = [] if report.coordinator.partitions else [NO_COORDINATOR_WARNING]
-    brokers = {d.path: d.broker_id for d in report.inventory.log_dirs}
-    return out + (evidence.lines(brokers) if evidence is not None else [])
+def evidence_warnings(report: StateReport) -> list[str]:
+    """What weakens every verdict of the run, said first by every output, before the evidence model's lines
+    (:func:`forensics.render.evidence_text.evidence_lines`)."""
+    return [] if report.coordinator.partitions else [NO_COORDINATOR_WARNING]
+
+
+def log_dir_brokers(report: StateReport) -> dict[str, int | None]:
+    """Each log dir's broker id, by path (what the evidence lines name a log dir by)."""
+    return {d.path: d.broker_id for d in report.inventory.log_dirs}
 
 
 def _commit_pending(v: Verdict) -> bool:

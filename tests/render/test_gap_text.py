@@ -5,7 +5,7 @@ adds, the torn-log warning."""
 from __future__ import annotations
 
 from forensics.analysis import gap_facts as f
-from forensics.analysis.coverage import Uncovered
+from forensics.analysis.coverage import Uncovered, UncoveredWhy
 from forensics.analysis.evidence_model import TornLog
 from forensics.findings import FindingKind
 from forensics.model import TopicPartition
@@ -62,14 +62,14 @@ def test_contradictions_name_their_records_by_file_and_byte() -> None:
 
 
 def test_copies_missing_say_what_coverage_found() -> None:
-    u = Uncovered(TopicPartition("__transaction_state", 1), "its leader's copy (broker 3) is not among the inputs", 3)
+    u = Uncovered(TopicPartition("__transaction_state", 1), UncoveredWhy.LEADER_COPY_MISSING, 3)
     lacking = tuple(TopicPartition("__transaction_state", p) for p in (1, 2, 5, 8))
     assert fact_text(f.CopyMissing(TP, u)) == (
-        "orders-0: its leader's copy (broker 3) is not among the inputs, which may hold newer records")
+        "orders-0: its leader's copy (broker 3) is not among the inputs; no replica's is, which may hold newer records")
     assert fact_text(f.CoordinatorCopiesMissing(lacking, u)) == (
         "4 coordinator partition(s) lack the copy that matters (__transaction_state-1, __transaction_state-2, "
-        "__transaction_state-5 and 1 more; its leader's copy (broker 3) is not among the inputs): one may hold this "
-        "producer's record")
+        "__transaction_state-5 and 1 more; its leader's copy (broker 3) is not among the inputs; no replica's is): one "
+        "may hold this producer's record")
 
 
 def test_a_part_of_an_unproven_reason_adds_what_it_means() -> None:

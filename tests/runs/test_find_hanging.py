@@ -13,11 +13,14 @@ from typer.testing import CliRunner
 
 import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
 from fixtures import hanging_scenarios
+from forensics.analysis.evidence_model import NoAllClear, NoAllClearWhy
 from forensics.analysis.verdict_kinds import VerdictKind
 from forensics.cli.app import app
 from forensics.errors import UsageError
 from forensics.exit_codes import EXIT_FOUND, EXIT_OK, EXIT_UNDECIDED
+from forensics.model import TopicPartition
 from forensics.pipeline.engine import EngineName, EngineSpec
+from forensics.render.evidence_text import no_all_clear_text
 from forensics.render.time_text import stamp
 from forensics.report.hanging import NO_COORDINATOR_WARNING, Outcome
 from forensics.report.preview import AbortPreview
@@ -219,14 +222,15 @@ def test_a_real_disk_missing_a_partition_is_no_all_clear(tmp_path):
     disk = copy_without(REAL_TV2, tmp_path / "disk", "b-txn-aborts-1")
     part = _find(disk)
     assert part.outcome is Outcome.UNDECIDED and EXIT_OF[part.outcome] == EXIT_UNDECIDED
-    assert part.unproven == "1 partition(s) lack the copy that matters (b-txn-aborts-1)"
+    assert part.unproven == NoAllClear(NoAllClearWhy.COPIES_MISSING, (TopicPartition("b-txn-aborts", 1),))
+    assert no_all_clear_text(part.unproven) == "1 partition(s) lack the copy that matters (b-txn-aborts-1)"
     assert part.rows == () and len(part.hidden) == 2  # the ongoing ones are still in time
     [warning] = part.run.warnings
     assert warning.startswith("evidence: 1 partition(s) without the copy that matters among the inputs, of which "
                               "b-txn-aborts-1: its leader's copy (broker 1, ")
     printed = _cli(disk)
     assert printed.exit_code == EXIT_UNDECIDED and rows_of(printed.stdout) == []
-    assert f"this is no all-clear: {part.unproven}" in " ".join(printed.stderr.split())
+    assert f"this is no all-clear: {no_all_clear_text(part.unproven)}" in " ".join(printed.stderr.split())
 
 
 def test_a_coordinator_partition_left_out_makes_the_hang_unverifiable(tmp_path):
