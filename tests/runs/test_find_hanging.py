@@ -20,6 +20,7 @@ from forensics.errors import UsageError
 from forensics.exit_codes import EXIT_FOUND, EXIT_OK, EXIT_UNDECIDED
 from forensics.model import TopicPartition
 from forensics.pipeline.engine import EngineName, EngineSpec
+from forensics.render.armed_text import KIND_UNARMED
 from forensics.render.evidence_text import no_all_clear_text
 from forensics.render.time_text import stamp
 from forensics.report.hanging import NO_COORDINATOR_WARNING, Outcome
@@ -242,7 +243,7 @@ def test_a_coordinator_partition_left_out_makes_the_hang_unverifiable(tmp_path):
     assert row.transactional_id is None and row.coordinator_partition is None
     assert row.reason == ("no coordinator record for producer id 2002, but __transaction_state partitions 0 are not "
                           "among the inputs: the coordinator may still complete this transaction")
-    assert row.not_armed_because == VerdictKind.UNVERIFIABLE.unarmed
+    assert row.not_armed_because == KIND_UNARMED[VerdictKind.UNVERIFIABLE]
     assert row.abort_args is None and row.abort_forms["abortArgs"][-4:] == [
         "--producer-epoch", "1", "--coordinator-epoch", "0"]
     assert row.advice == ["add the disks holding every __transaction_state partition and run again, or ask the "
