@@ -122,7 +122,7 @@ def reason_text(reason: r.Reason, as_of: int | None = None) -> str:
 
 def gap_json(g: Gap, as_of: int | None = None) -> dict[str, Any]:
     """A gap as the row's ``evidence.gaps`` lists it."""
-    return {"kind": g.kind, "text": gap_text(g, as_of), "path": g.path, "position": g.position,
+    return {"kind": g.kind.value, "text": gap_text(g, as_of), "path": g.path, "position": g.position,
             "log_end": g.log_end, "partition_dir": g.partition_dir}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from forensics.analysis.coverage import Coverage, CoverageSource
 from forensics.analysis.evidence_model import EvidenceModel, NoAllClear, NoAllClearWhy, TornLog
-from forensics.analysis.gap_facts import BelowHighWatermark, Gap, LogDamage
+from forensics.analysis.gap_facts import BelowHighWatermark, Gap, GapKind, LogDamage
 from forensics.analysis.quiescence import Quiescence, Unsettled, UnsettledKind
 from forensics.model import TopicPartition
 from forensics.render.evidence_text import evidence_lines, no_all_clear_text
@@ -30,7 +30,7 @@ def test_the_lines_in_their_order() -> None:
     """The quiescence first, then the coverage, then the torn logs."""
     q = Quiescence((Unsettled(UnsettledKind.NO_CLEAN_SHUTDOWN, "/d/1"),), frozenset())
     c = Coverage(CoverageSource.CHECKPOINTS, (), (1,), (), (), {}, None)
-    end = Gap("below_high_watermark", BelowHighWatermark(5), "/d/1/t-0", log_end=3)
+    end = Gap(GapKind.BELOW_HIGH_WATERMARK, BelowHighWatermark(5), "/d/1/t-0", log_end=3)
     lines = evidence_lines(EvidenceModel(q, c, (TornLog(TPS[0], (LogDamage("t-0", (end,)),)),)), {"/d/1": 1})
     assert [ln[:40] for ln in lines] == ["evidence: not one quiescent moment: brok", "evidence: no __cluster_metadata among th",
                                          "evidence: 1 partition(s) whose log disag"]
