@@ -38,6 +38,7 @@ from forensics.cli.options import (
     given_broker_version,
     parse_time,
 )
+from forensics.render.broker_version_text import version_label
 from forensics.render.clock_text import as_of_text
 from forensics.render.evidence_text import no_all_clear_text
 from forensics.render.machine_format import FIND_HANGING
@@ -147,7 +148,7 @@ def abort_commands_cli(
         ref = after_run(done.run.manifest, done.run.stats)
         render_abort_script(done.rows, sys.stdout, as_of=as_of_text(done.run.as_of), inputs=paths, manifest=ref,
                             bootstrap=bootstrap, command_config=command_config, warnings=list(done.run.warnings),
-                            brokers=done.run.version.label,
+                            brokers=version_label(done.run.version),
                             selection=req.selection if req.selection.narrows_partitions else None)
         sys.stdout.flush()
         write_clock(done.run.as_of, as_of_line=False)

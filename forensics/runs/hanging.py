@@ -21,6 +21,7 @@ from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_clus
 from forensics.pipeline.plan import plan
 from forensics.pipeline.stats import EngineStats
 from forensics.pipeline.witnesses import batch_crc, epoch_mismatch, index_reach
+from forensics.render.broker_version_text import version_label
 from forensics.render.evidence_text import evidence_lines
 from forensics.render.reasons import worded_row
 from forensics.report.evidence_facts import evidence_model_of
@@ -240,7 +241,7 @@ def incident_report(req: ReportRequest, listener: Listener = Quiet()) -> ReportR
     written = run.manifest
     incident = build_incident(rep, verdicts, when, inputs=req.verdicts.evidence.paths, rows=rows,
                               manifest=(written.ref.path, written.ref.sha256) if written is not None else None,
-                              brokers=version.label, selection=selection, whole=whole, warnings=run.warnings)
+                              brokers=version_label(version), selection=selection, whole=whole, warnings=run.warnings)
     return ReportResult(incident, run)
 
 

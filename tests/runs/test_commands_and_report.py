@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from fixtures import hanging_scenarios
 from forensics.analysis.verdict_kinds import VerdictKind
+from forensics.render.broker_version_text import version_label
 from forensics.render.armed_text import KIND_UNARMED
 from forensics.report.hanging import NO_COORDINATOR_WARNING
 from forensics.columns import ABSENT
@@ -93,7 +94,7 @@ def test_fenced_and_ongoing_rows_say_why_they_are_not_armed(scenarios):
 def test_the_report_counts_and_draws_the_example_disk():
     done = _report(EXAMPLE)
     inc = done.incident
-    assert (inc.as_of_ms, inc.inputs, inc.brokers) == (EXAMPLE_AS_OF, (str(EXAMPLE),), done.run.version.label)
+    assert (inc.as_of_ms, inc.inputs, inc.brokers) == (EXAMPLE_AS_OF, (str(EXAMPLE),), version_label(done.run.version))
     assert inc.manifest_path is None and inc.selection is None and inc.warnings == ()
     s = inc.summary
     assert (s.brokers, s.log_dirs, s.topics, s.partitions, s.replicas) == ((1,), 1, 2, 3, 3)

@@ -20,6 +20,7 @@ from forensics.errors import UsageError
 from forensics.exit_codes import EXIT_FOUND, EXIT_OK, EXIT_UNDECIDED
 from forensics.model import TopicPartition
 from forensics.pipeline.engine import EngineName, EngineSpec
+from forensics.render.broker_version_text import version_label
 from forensics.render.armed_text import KIND_UNARMED
 from forensics.render.evidence_text import no_all_clear_text
 from forensics.render.time_text import stamp
@@ -100,7 +101,7 @@ def test_the_run_says_its_clock_version_and_evidence():
                                        "00000000000000000000.log; ")
     [row] = _find(EXAMPLE).rows
     assert (row.as_of_ms, row.as_of_source) == (run.as_of.time_ms, run.as_of.source)
-    assert run.version.label.startswith("broker 4.1 or newer: KRaft, metadata.version 4.1-IV1")
+    assert version_label(run.version).startswith("broker 4.1 or newer: KRaft, metadata.version 4.1-IV1")
     assert run.evidence == () and run.warnings == () and run.manifest is None
     assert run.stats is not None and run.stats.engine == "local"  # the executor's statistics (--stats, KAFKA_FORENSICS_STATS)
 
