@@ -108,7 +108,10 @@ def schedule(units: Sequence[WorkUnit], workers: int, min_task_bytes: int | None
         if cost(group) > target():
             for u in group:
                 run = runs[-1]
-                if run and (cost(run) + cost((u,)) > target() or len(run) >= MAX_TASK_UNITS):
+                # a unit of no bytes (a snapshot, an index) rides with the run before it: cut off alone
+                # it would balance nothing, and would make a replica that fits one task a split one
+                # (merged and folded in the driver) and a task of its own
+                if run and ((u.size and cost(run) + cost((u,)) > target()) or len(run) >= MAX_TASK_UNITS):
                     runs.append([])
                 runs[-1].append(u)
         else:
