@@ -8,7 +8,10 @@ as :mod:`forensics.pipeline.spark`). Tasks shrink towards the end of the plan (g
 self-scheduling: each about a quarter of what remains per worker), so that the workers finish
 together, and are handed to whichever worker is free; their results are taken in plan order, so the
 driver hands each replica to ``consume`` exactly as one process does, and holds at most a few tasks'
-results (pickled) that arrived ahead of their turn.
+results (pickled) that arrived ahead of their turn. A ``consume`` that may run anywhere
+(:func:`~forensics.pipeline.executor.in_worker`: the state and scan folders) is applied to a whole
+replica by the worker that read it, which sends back what it made (a partition's summary, not its
+events): the driver only assembles, and folds only the replicas split across tasks.
 
 Workers are forked from the driver when the job starts (a fork costs milliseconds where ``spawn``
 or ``forkserver`` cost a third of a second of start-up: docs/performance.md): they share the
