@@ -20,7 +20,7 @@ def as_read(key: str, results: ReplicaResult) -> ReplicaResult:
     return results
 
 
-as_read.in_worker = True  # type: ignore[attr-defined]  (see in_worker)
+as_read.in_worker = True  # type: ignore[attr-defined]  # see in_worker
 
 
 def in_worker(consume: Callable[[str, ReplicaResult], object]) -> bool:
