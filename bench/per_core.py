@@ -12,7 +12,9 @@ main's), without ``--jobs``, in the same rounds.
 The anchors: the page-cache read of every ``.log`` file (``cat`` to /dev/null: what reading the
 bytes costs at all) and one CRC-32C pass over them with the ``crc32c`` package (what checking them
 costs: every batch's checksum is verified, so no reader of the disk can go below it on one core;
-timed inside its process, mapped files, start-up left out). Then ``kafka-forensics find-hanging``
+timed inside its process, mapped files, start-up left out), and the same pass dealt over one process
+per core (the most that N cores of this machine give, at the moment's load: the ceiling of the
+``--jobs`` ratios; a VM's cores may share what a real core has). Then ``kafka-forensics find-hanging``
 and ``scan`` of the same disk (``--format json --no-progress --engine local``) with each ``--jobs``.
 Each round runs every configuration once, the order rotating from round to round; the disk is read
 once before. Per run: wall time and CPU time (user + sys of the process and every child, from the
@@ -43,6 +45,9 @@ CRC_PASS = r"""
 import mmap, os, sys, time
 from crc32c import crc32c
 paths = sys.argv[1:]
+start_at = float(os.environ.get("CRC_START_AT", "0"))  # the processes of one pass start together
+while time.time() < start_at:
+    time.sleep(0.001)
 t0, c0 = time.perf_counter(), time.process_time()
 n = 0
 for p in paths:
@@ -52,7 +57,7 @@ for p in paths:
             crc32c(m)
             n += len(m)
             m.close()
-print(time.perf_counter() - t0, time.process_time() - c0, n)
+print(time.perf_counter() - t0, time.process_time() - c0, n, t0 + time.time() - time.perf_counter(), time.time())
 """
 
 
@@ -82,8 +87,26 @@ def anchors(paths: list[str]) -> dict[str, tuple[float, float]]:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     out = subprocess.run([sys.executable, "-c", CRC_PASS, *paths], capture_output=True, text=True, check=True)
-    crc_wall, crc_cpu, _ = (float(x) for x in out.stdout.split())
-    return {"cat": (wall, cpu), "crc32c": (crc_wall, crc_cpu)}
+    crc_wall, crc_cpu = (float(x) for x in out.stdout.split()[:2])
+    return {"cat": (wall, cpu), "crc32c": (crc_wall, crc_cpu), "crc32c_cores": crc_on_every_core(paths)}
+
+
+def crc_on_every_core(paths: list[str]) -> float:
+    """The wall time of the same CRC-32C pass cut over one process per core (the files dealt out by
+    size), all starting the pass at one moment, to the last one's end: what N cores of this
+    machine give a job that is all bytes, at this moment's load (the ceiling of any N-process ratio)."""
+    n = os.cpu_count() or 1
+    shares: list[list[str]] = [[] for _ in range(n)]
+    loads = [0] * n
+    for path in sorted(paths, key=os.path.getsize, reverse=True):
+        k = loads.index(min(loads))
+        shares[k].append(path)
+        loads[k] += os.path.getsize(path)
+    env = dict(os.environ, CRC_START_AT=str(time.time() + 0.5))  # after every interpreter has started
+    procs = [subprocess.Popen([sys.executable, "-c", CRC_PASS, *share], stdout=subprocess.PIPE, text=True, env=env)
+             for share in shares if share]
+    spans = [tuple(float(x) for x in p.communicate()[0].split()[3:5]) for p in procs]
+    return max(end for _, end in spans) - min(start for start, _ in spans)
 
 
 def command(cmd: str, disk: Path, jobs: str, work: Path, i: int, cli: list[str] | None = None) -> dict:
@@ -152,7 +175,11 @@ def main(argv: list[str] | None = None) -> int:
           f"  same stdout")
     print(f"{'cat (page cache)':<26}{cat_wall:8.3f}{cat_cpu:8.3f}{gib / cat_cpu:12.2f}{cat_cpu / crc_cpu:11.2f}")
     print(f"{'CRC-32C pass (crc32c)':<26}{crc_wall:8.3f}{crc_cpu:8.3f}{gib / crc_cpu:12.2f}{1.0:11.2f}")
-    summary = {"gib": gib, "files": len(paths), "loads": loads, "cat": [cat_wall, cat_cpu], "crc32c": [crc_wall, crc_cpu]}
+    cores = os.cpu_count() or 1
+    crc_cores = med(x["crc32c_cores"] for x in rows["anchors"])
+    print(f"{f'CRC-32C pass, {cores} processes':<26}{crc_cores:8.3f}")
+    summary = {"gib": gib, "files": len(paths), "loads": loads, "cat": [cat_wall, cat_cpu], "crc32c": [crc_wall, crc_cpu],
+               "crc32c_cores": crc_cores}
     for c in cmds:
         reference = rows[f"{c} --jobs {jobs[0]}"][0]["out"]
         for j in jobs:
@@ -171,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
             first, other = (med(x["wall"] for x in rows[f"{c} --jobs {k}"]) for k in (jobs[0], j))
             print(f"  {c}: --jobs {jobs[0]} / {j}: {first / other:.2f}x (wall; >1: {j} faster)")
     print("job / CRC: the work units' time in one process over the CRC-32C pass's CPU")
+    print(f"the machine's ceiling now: one CRC-32C pass / the same over {cores} processes = "
+          f"{crc_wall / crc_cores:.2f}x (wall; what {cores} cores give a job of bytes alone at this load)")
     if a.json:
         a.json.write_text(json.dumps(summary, indent=2))
     return 0

@@ -29,9 +29,8 @@ release run the next release's levels) are not considered.
 from __future__ import annotations
 
 import re
-from dataclasses import field
+from enum import Enum
 from forensics.dataclass_fast import dataclass
-from typing import NamedTuple
 
 from forensics.errors import UsageError
 
@@ -53,23 +52,12 @@ LATEST_PRODUCTION: dict[int, Version] = {7: (3, 3), 8: (3, 4), 11: (3, 5), 14: (
 NEWEST_KNOWN: Version = (4, 1)
 
 
-def text(v: Version) -> str:
-    return f"{v[0]}.{v[1]}"
-
-
 def parse_version(value: str) -> Version:
     """``3.9``, ``4.1.0`` or ``2.8.2`` -> (major, minor); UsageError otherwise."""
     m = re.fullmatch(r"\s*(\d{1,2})\.(\d{1,2})(?:\.\d{1,3})?\s*", value)
     if m is None:
         raise UsageError(f"--broker-version {value!r}: give a Kafka release such as 3.9 or 4.1.0")
     return int(m.group(1)), int(m.group(2))
-
-
-def metadata_version_name(level: int) -> str:
-    name = METADATA_VERSIONS.get(level)
-    if name is not None:
-        return name
-    return f"level {level} (newer than {METADATA_VERSIONS[max(METADATA_VERSIONS)]})" if level > 0 else f"level {level}"
 
 
 def _release(level: int) -> Version | None:
@@ -101,75 +89,84 @@ class DiskFacts:
     supported_metadata: tuple[tuple[int, int], ...] = ()  # (broker id, max metadata.version level supported)
 
 
-class _Bound(NamedTuple):
+class VersionFact(Enum):
+    """A fact of the inputs that only some releases write (its words: :mod:`forensics.render.broker_version_text`)."""
+
+    KRAFT_META_PROPERTIES = "kraft_meta_properties"  # meta.properties version 1: KRaft mode
+    KRAFT_METADATA_LOG = "kraft_metadata_log"  # a __cluster_metadata-0 dir (no meta.properties version 1)
+    ZOOKEEPER = "zookeeper"  # meta.properties version 0 and no __cluster_metadata
+    BOOTSTRAP_CHECKPOINT = "bootstrap_checkpoint"
+    DIRECTORY_ID = "directory_id"
+    CLEAN_SHUTDOWN_EPOCH = "clean_shutdown_epoch"  # a .kafka_cleanshutdown holding a broker epoch
+    CLEAN_SHUTDOWN_EMPTY = "clean_shutdown_empty"
+    STRAY_DIRS = "stray_dirs"
+    QUORUM_STATE_V1 = "quorum_state_v1"
+    TOPIC_IDS = "topic_ids"
+    PRODUCER_STATE_FILES = "producer_state_files"
+    MESSAGE_FORMAT_V2 = "message_format_v2"
+    TXN_VALUES_V1 = "txn_values_v1"
+    METADATA_VERSION = "metadata_version"  # finalized metadata.version (its level)
+    TRANSACTION_VERSION = "transaction_version"  # finalized transaction.version (its level)
+    KRAFT_VERSION = "kraft_version"  # finalized kraft.version (its level)
+    SUPPORTED_METADATA = "supported_metadata"  # the highest metadata.version each broker registered with
+
+
+MODES = frozenset({VersionFact.KRAFT_META_PROPERTIES, VersionFact.KRAFT_METADATA_LOG, VersionFact.ZOOKEEPER})
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """The release range one fact allows (None: unbounded on that side)."""
+
+    fact: VersionFact
     low: Version | None
     high: Version | None
-    short: str  # for the one-line label
-    evidence: str
+    level: int = 0  # METADATA_VERSION, TRANSACTION_VERSION, KRAFT_VERSION: the finalized level
+    supported: tuple[tuple[int, int], ...] = ()  # SUPPORTED_METADATA: (broker id, level), by broker id
 
 
-def _bound_text(low: Version | None, high: Version | None) -> str:
-    if low is not None and high is not None:
-        return text(low) if low == high else f"{text(low)} to {text(high)}"
-    if low is not None:
-        return f"{text(low)} or newer"
-    if high is not None:
-        return f"{text(high)} or older"
-    return "any version"
-
-
-def _b(low: Version | None, high: Version | None, short: str, fact: str) -> _Bound:
-    return _Bound(low, high, short, f"{fact}: {_bound_text(low, high)}")
-
-
-def _layout_bounds(f: DiskFacts) -> list[_Bound]:
-    out: list[_Bound] = []
+def _layout_bounds(f: DiskFacts) -> list[Bound]:
+    out: list[Bound] = []
     if 1 in f.meta_versions or f.kraft_metadata:
-        fact = "meta.properties version 1" if 1 in f.meta_versions else "__cluster_metadata-0"
-        out.append(_b((2, 8), None, "KRaft", f"{fact} (KRaft mode; production-ready from 3.3)"))
+        fact = VersionFact.KRAFT_META_PROPERTIES if 1 in f.meta_versions else VersionFact.KRAFT_METADATA_LOG
+        out.append(Bound(fact, (2, 8), None))
     elif 0 in f.meta_versions:
-        out.append(_b(None, (3, 9), "ZooKeeper mode", "meta.properties version 0 and no __cluster_metadata among the "
-                      "inputs (ZooKeeper mode, removed in 4.0)"))
+        out.append(Bound(VersionFact.ZOOKEEPER, None, (3, 9)))
     if f.bootstrap_checkpoint:
-        out.append(_b((3, 3), None, "bootstrap.checkpoint", "bootstrap.checkpoint (KIP-778)"))
+        out.append(Bound(VersionFact.BOOTSTRAP_CHECKPOINT, (3, 3), None))
     if f.directory_id:
-        out.append(_b((3, 7), None, "directory.id", "meta.properties directory.id (KIP-858)"))
+        out.append(Bound(VersionFact.DIRECTORY_ID, (3, 7), None))
     if f.clean_shutdown_json:
-        out.append(_b((3, 7), None, "clean-shutdown broker epoch", ".kafka_cleanshutdown holds a broker epoch "
-                      "(KIP-966)"))
+        out.append(Bound(VersionFact.CLEAN_SHUTDOWN_EPOCH, (3, 7), None))
     if f.clean_shutdown_empty:
-        out.append(_b(None, (3, 6), "empty clean-shutdown file", ".kafka_cleanshutdown is empty (3.7 and later "
-                      "write a broker epoch)"))
+        out.append(Bound(VersionFact.CLEAN_SHUTDOWN_EMPTY, None, (3, 6)))
     if f.stray_dirs:
-        out.append(_b((3, 7), None, "-stray dirs", "-stray partition dirs (KAFKA-15605)"))
+        out.append(Bound(VersionFact.STRAY_DIRS, (3, 7), None))
     if 1 in f.quorum_state_versions:
-        out.append(_b((3, 8), None, "quorum-state v1", "quorum-state data_version 1"))
+        out.append(Bound(VersionFact.QUORUM_STATE_V1, (3, 8), None))
     if f.topic_ids:
-        out.append(_b((2, 8), None, "topic ids", "partition.metadata with topic ids (KIP-516)"))
+        out.append(Bound(VersionFact.TOPIC_IDS, (2, 8), None))
     if f.producer_state_files:
-        out.append(_b((0, 11), None, "producer state files", "producer-state snapshots, leader-epoch-checkpoint or "
-                      ".txnindex"))
+        out.append(Bound(VersionFact.PRODUCER_STATE_FILES, (0, 11), None))
     if 2 in f.magics:
-        out.append(_b((0, 11), None, "message format v2", "message format v2 (magic 2)"))
+        out.append(Bound(VersionFact.MESSAGE_FORMAT_V2, (0, 11), None))
     if 1 in f.txn_value_versions:
-        out.append(_b((4, 0), None, "__transaction_state values v1", "__transaction_state values of version 1 "
-                      "(written with transaction.version >= 1)"))
+        out.append(Bound(VersionFact.TXN_VALUES_V1, (4, 0), None))
     return out
 
 
-def _metadata_bounds(f: DiskFacts) -> list[_Bound]:
-    out: list[_Bound] = []
+def _metadata_bounds(f: DiskFacts) -> list[Bound]:
+    out: list[Bound] = []
     levels = dict(f.features)
     mv = levels.get("metadata.version")
     if mv is not None:
-        out.append(_b(_release(mv), None, f"metadata.version {metadata_version_name(mv)}",
-                      f"metadata.version {metadata_version_name(mv)} (level {mv})"))
+        out.append(Bound(VersionFact.METADATA_VERSION, _release(mv), None, mv))
     tv = levels.get("transaction.version")
     if tv is not None:
-        out.append(_b((4, 0) if tv >= 1 else None, None, f"transaction.version {tv}", f"transaction.version {tv}"))
+        out.append(Bound(VersionFact.TRANSACTION_VERSION, (4, 0) if tv >= 1 else None, None, tv))
     kv = levels.get("kraft.version")
     if kv:
-        out.append(_b((3, 9), None, f"kraft.version {kv}", f"kraft.version {kv}"))
+        out.append(Bound(VersionFact.KRAFT_VERSION, (3, 9), None, kv))
     if f.supported_metadata:
         top = sorted({level for _, level in f.supported_metadata})
         lows = [_release(level) for level in top]
@@ -177,22 +174,27 @@ def _metadata_bounds(f: DiskFacts) -> list[_Bound]:
         low = min((v for v in lows if v is not None), default=None)
         known = [h for h in highs if h is not None]
         high = max(known) if len(known) == len(highs) else None  # a level with no release known: no bound
-        brokers = ", ".join(f"{b}: {metadata_version_name(level)}" for b, level in sorted(f.supported_metadata))
-        names = " to ".join(dict.fromkeys(metadata_version_name(level) for level in (top[0], top[-1])))
-        out.append(_b(low, high, f"brokers support metadata.version up to {names}",
-                      f"highest metadata.version each broker registered with (RegisterBrokerRecord; {brokers})"))
+        out.append(Bound(VersionFact.SUPPORTED_METADATA, low, high, supported=tuple(sorted(f.supported_metadata))))
     return out
+
+
+class VersionSource(str, Enum):
+    """Where a range comes from (its value: the JSON's ``brokerVersion.source``)."""
+
+    DISK = "disk"
+    GIVEN = "--broker-version"
 
 
 @dataclass(frozen=True)
 class BrokerVersionRange:
-    """The Kafka release range of the brokers that wrote the inputs (or the one given)."""
+    """The Kafka release range of the brokers that wrote the inputs (or the one given); its words (the one-line
+    label, an evidence line per fact): :mod:`forensics.render.broker_version_text`."""
 
     low: Version | None  # the brokers run this release or newer (None: nothing tells)
     high: Version | None  # ... and this release or older (None: nothing tells)
-    label: str  # one line: "broker 3.9 or newer: KRaft, metadata.version 3.9-IV0"
-    evidence: tuple[str, ...] = field(default=())  # one line per fact
-    source: str = "disk"  # "disk" or "--broker-version"
+    bounds: tuple[Bound, ...] = ()  # one per fact, in the order said (the metadata's, then the layout's)
+    source: VersionSource = VersionSource.DISK
+    disk: BrokerVersionRange | None = None  # GIVEN: what the disks themselves say (None: not inferred)
 
     @property
     def consistent(self) -> bool:
@@ -208,36 +210,18 @@ class BrokerVersionRange:
             return False
         return None
 
-    def as_json(self) -> dict:
-        return {"low": text(self.low) if self.low else None, "high": text(self.high) if self.high else None,
-                "label": self.label, "source": self.source, "evidence": list(self.evidence)}
-
 
 def infer_broker_version(facts: DiskFacts) -> BrokerVersionRange:
     bounds = _metadata_bounds(facts) + _layout_bounds(facts)
     low = max((b.low for b in bounds if b.low is not None), default=None)
     high = min((b.high for b in bounds if b.high is not None), default=None)
-    evidence = tuple(b.evidence for b in bounds)
-    if not bounds:
-        return BrokerVersionRange(None, None, "broker version unknown: nothing among the inputs is release-specific",
-                                  evidence)
-    named = [b.short for b in bounds if b.short in ("KRaft", "ZooKeeper mode")]  # the mode first
-    named += [b.short for b in bounds if b.short.startswith(("metadata.version", "transaction.version"))]
-    named += [b.short for b in bounds if (b.low is not None and b.low == low) or (b.high is not None and b.high == high)]
-    reasons = ", ".join(dict.fromkeys(named))
-    if low is not None and high is not None and low > high:
-        return BrokerVersionRange(low, high, f"broker version unclear: the evidence contradicts itself "
-                                  f"({text(low)} or newer, {text(high)} or older): {reasons}", evidence)
-    return BrokerVersionRange(low, high, f"broker {_bound_text(low, high)}: {reasons}", evidence)
+    return BrokerVersionRange(low, high, tuple(bounds))
 
 
 def given_broker_version(version: Version, disk: BrokerVersionRange | None = None) -> BrokerVersionRange:
-    """The range ``--broker-version`` sets; the disk's own inference kept as evidence."""
-    said = f"; the disks say {disk.label}" if disk is not None else ""
-    label = f"broker {text(version)} (--broker-version{said})"
-    evidence = (f"--broker-version {text(version)}",) + (disk.evidence if disk is not None else ())
-    return BrokerVersionRange(version, version, label, evidence, "--broker-version")
+    """The range ``--broker-version`` sets; the disk's own inference kept beside it."""
+    return BrokerVersionRange(version, version, source=VersionSource.GIVEN, disk=disk)
 
 
-__all__ = ["BrokerVersionRange", "DiskFacts", "LATEST_PRODUCTION", "METADATA_VERSIONS", "Version",
-           "given_broker_version", "infer_broker_version", "metadata_version_name", "parse_version", "text"]
+__all__ = ["MODES", "Bound", "BrokerVersionRange", "DiskFacts", "LATEST_PRODUCTION", "METADATA_VERSIONS", "Version",
+           "VersionFact", "VersionSource", "given_broker_version", "infer_broker_version", "parse_version"]

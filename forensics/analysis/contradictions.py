@@ -26,13 +26,12 @@ from collections.abc import Sequence
 
 from forensics.analysis.coordinator import TransactionIdView
 from forensics.analysis import gap_facts as gf
-from forensics.analysis.gap_facts import Gap
+from forensics.analysis.gap_facts import Gap, GapKind
 from forensics.analysis.replicas import replica_of
 from forensics.analysis.producers import (PartitionView, StateDisagreement, batches_from, disagreeing_producers,
                                          repeated_producers, state_disagreement)
 from forensics.state.producer import TransactionSpan
 
-CONTRADICTION = "contradiction"
 
 
 def fold_disagreement(view: PartitionView, pid: int) -> Gap | None:
@@ -47,7 +46,7 @@ def _disagreement_gap(view: PartitionView, pid: int, d: StateDisagreement) -> Ga
     segments = view.inputs.segments
     fact = gf.FoldDisagreement(view.topic_partition, pid, snap, str(view.witness_snapshot) if d.by_witness else None,
                                d, segments[0].base_offset if segments else None, view.log_end_offset)
-    return Gap(CONTRADICTION, fact, snap or view.inputs.path, partition_dir=view.inputs.path)
+    return Gap(GapKind.CONTRADICTION, fact, snap or view.inputs.path, partition_dir=view.inputs.path)
 
 
 def other_producers_disagreement(view: PartitionView) -> tuple[tuple[int | None, Gap], ...]:
@@ -62,7 +61,7 @@ def other_producers_disagreement(view: PartitionView) -> tuple[tuple[int | None,
     if repeated and view.snapshot_used is not None:
         path = view.snapshot_used.path
         fact = gf.RepeatedProducer(path, view.topic_partition, repeated[0])
-        out.append((None, Gap(CONTRADICTION, fact, path, partition_dir=view.inputs.path)))
+        out.append((None, Gap(GapKind.CONTRADICTION, fact, path, partition_dir=view.inputs.path)))
     for pid, d in disagreeing_producers(view.broker, view.history, view.witness, view.witness_offset, start):
         out.append((pid, _disagreement_gap(view, pid, d)))
     return tuple(out)
@@ -79,7 +78,7 @@ def snapshot_without_data(view: PartitionView, pid: int) -> Gap | None:
         return None
     snap = view.snapshot_used.path if view.snapshot_used is not None else view.inputs.path
     fact = gf.SnapshotWithoutData(snap, pid, view.topic_partition, first, segments[0].base_offset, view.log_end_offset)
-    return Gap(CONTRADICTION, fact, snap, partition_dir=view.inputs.path)
+    return Gap(GapKind.CONTRADICTION, fact, snap, partition_dir=view.inputs.path)
 
 
 def coordinator_contradiction(v: TransactionIdView | None) -> Gap | None:
@@ -89,7 +88,7 @@ def coordinator_contradiction(v: TransactionIdView | None) -> Gap | None:
     bad = v.summary.illegal
     fact = gf.CoordinatorRecordsContradict(v.transactional_id, bad.problem, bad.offset, v.partition, bad.at.path,
                                            bad.at.position)
-    return Gap(CONTRADICTION, fact, bad.at.path, bad.at.position)
+    return Gap(GapKind.CONTRADICTION, fact, bad.at.path, bad.at.position)
 
 
 def data_contradictions(view: PartitionView, span: TransactionSpan | None) -> list[Gap]:
@@ -101,15 +100,15 @@ def data_contradictions(view: PartitionView, span: TransactionSpan | None) -> li
     path = where.path if where is not None else view.inputs.path
     position = where.position if where is not None else None
     if len(span.data_epochs) > 1:
-        out.append(Gap(CONTRADICTION, gf.MixedEpochs(span.first_offset, path, position, tuple(span.data_epochs)), path,
+        out.append(Gap(GapKind.CONTRADICTION, gf.MixedEpochs(span.first_offset, path, position, tuple(span.data_epochs)), path,
                        position, partition_dir=view.inputs.path))
     if span.duplicate_at is not None:
         d = span.duplicate_at
-        out.append(Gap(CONTRADICTION, gf.RepeatedSequence(span.first_offset, d.path, d.position), d.path, d.position,
+        out.append(Gap(GapKind.CONTRADICTION, gf.RepeatedSequence(span.first_offset, d.path, d.position), d.path, d.position,
                        partition_dir=view.inputs.path))
     last = span.last_data_offset
     if view.high_watermark_known and last is not None and last >= view.high_watermark:
-        out.append(Gap(CONTRADICTION, gf.AboveHighWatermark(last, view.high_watermark, view.inputs.log_dir), path,
+        out.append(Gap(GapKind.CONTRADICTION, gf.AboveHighWatermark(last, view.high_watermark, view.inputs.log_dir), path,
                        position, partition_dir=view.inputs.path))
     return out
 
@@ -135,7 +134,7 @@ def replica_epoch_disagreement(view: PartitionView, replicas: Sequence[Partition
                 continue
             fact = gf.ReplicaEpochs(gf.Replica(*replica_of(o, replicas)), view.topic_partition, o.inputs.path, e.epoch, e.start_offset,
                                     view.inputs.path, at)
-            return Gap(CONTRADICTION, fact, o.inputs.path, partition_dir=o.inputs.path)
+            return Gap(GapKind.CONTRADICTION, fact, o.inputs.path, partition_dir=o.inputs.path)
     return None
 
 
@@ -159,5 +158,5 @@ def replica_disagreement(view: PartitionView, replicas: Sequence[PartitionView],
             continue
         fact = gf.ReplicaTransaction(gf.Replica(*replica_of(o, replicas)), view.topic_partition, o.inputs.path, pid, theirs, epochs,
                                      first, ours)
-        return Gap(CONTRADICTION, fact, o.inputs.path, partition_dir=o.inputs.path)
+        return Gap(GapKind.CONTRADICTION, fact, o.inputs.path, partition_dir=o.inputs.path)
     return None

@@ -20,14 +20,13 @@ all-clear of a scope holding it is not proven.
 from __future__ import annotations
 
 from dataclasses import field
+from enum import Enum
 from forensics.dataclass_fast import dataclass
 from typing import Any, NamedTuple
 from collections.abc import Mapping, Sequence
 
 from forensics.analysis.filters import Filters
-from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, TopicPartition, first_few
-
-SHOWN = 3  # partitions named per missing piece
+from forensics.model import CLUSTER_METADATA_TOPIC, TRANSACTION_STATE_TOPIC, TopicPartition
 
 
 class PresentCopy(NamedTuple):
@@ -47,12 +46,25 @@ class PresentLogDir(NamedTuple):
     listed: tuple[TopicPartition, ...]  # the partitions its checkpoints name
 
 
-class Uncovered(NamedTuple):
-    """One partition whose copy that matters is not among the inputs."""
+class UncoveredWhy(Enum):
+    """Why a partition's copy that matters is not among the inputs."""
+
+    LEADER_COPY_MISSING = "leader_copy_missing"  # KRaft: its (last) leader's copy is not given
+    NO_LEADER = "no_leader"  # KRaft: it has no leader, now or before
+    LISTED_NOT_GIVEN = "listed_not_given"  # ZooKeeper-era: a log dir's checkpoints list it, its dir is not given
+
+
+@dataclass(frozen=True, slots=True)
+class Uncovered:
+    """One partition whose copy that matters is not among the inputs (its words:
+    :func:`forensics.render.coverage_text.uncovered_text`)."""
 
     topic_partition: TopicPartition
-    text: str  # "its leader's copy (broker 3, log dir 1aB...) is not among the inputs; broker 2's is"
+    why: UncoveredWhy
     leader: int | None  # the broker whose copy is missing (None: unknown)
+    held: tuple[int | None, ...] = ()  # KRaft: the brokers whose copies are among the inputs (ascending, None last)
+    directory_id: str | None = None  # KRaft: the log dir the leader's replica is assigned to (None or "": not named)
+    log_dir: str = ""  # LISTED_NOT_GIVEN: the log dir whose checkpoints list it
 
 
 class MissingBroker(NamedTuple):
@@ -66,11 +78,19 @@ class MissingLogDir(NamedTuple):
     partitions: tuple[TopicPartition, ...]  # assigned to it
 
 
+class CoverageSource(Enum):
+    """What tells what the evidence should hold."""
+
+    METADATA = "__cluster_metadata"  # KRaft: the cluster image
+    CHECKPOINTS = "checkpoints"  # ZooKeeper-era: each log dir's checkpoints
+    NOTHING = ""  # no log dir among the inputs
+
+
 @dataclass(frozen=True)
 class Coverage:
     """The evidence against what the disk says should be there."""
 
-    source: str  # "__cluster_metadata" (KRaft), "checkpoints" (ZooKeeper-era), "" (nothing tells)
+    source: CoverageSource
     brokers_expected: tuple[int, ...]
     brokers_present: tuple[int, ...]
     missing_brokers: tuple[MissingBroker, ...]
@@ -102,20 +122,6 @@ class Coverage:
         return [u for tp, u in self.uncovered.items() if selection.selects(tp.topic, tp.partition, None)]
 
 
-def names(tps: Sequence[TopicPartition]) -> str:
-    """The first few partitions, and how many more."""
-    return first_few([str(tp) for tp in tps], SHOWN)
-
-
-def joined(parts: Sequence[str]) -> str:
-    """``a, b and c``."""
-    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
-
-
-def _dir_text(directory_id: str | None) -> str:
-    return f", log dir {directory_id}" if directory_id else ""
-
-
 def from_image(image: Any, log_dirs: Sequence[PresentLogDir], copies: Sequence[PresentCopy]) -> Coverage:
     """The coverage by a KRaft cluster image (``forensics.state.cluster_image.ClusterImage``)."""
     present_brokers = sorted({d.broker_id for d in log_dirs if d.broker_id is not None})
@@ -133,14 +139,11 @@ def from_image(image: Any, log_dirs: Sequence[PresentLogDir], copies: Sequence[P
             continue
         if not here and leader < 0 and not p.replicas:
             continue
-        where = _dir_text(p.directory_of(leader)) if leader >= 0 else ""
-        held = sorted({c.broker_id for c in here}, key=lambda b: (b is None, b))
-        others = joined([f"broker {b}'s" for b in held]) if held else "no replica's"
+        held = tuple(sorted({c.broker_id for c in here}, key=lambda b: (b is None, b)))
         if leader >= 0:
-            text = f"its leader's copy (broker {leader}{where}) is not among the inputs; {others} {'are' if len(held) > 1 else 'is'}"
+            uncovered[tp] = Uncovered(tp, UncoveredWhy.LEADER_COPY_MISSING, leader, held, p.directory_of(leader))
         else:
-            text = f"it has no leader, and {others} {'copies are' if len(held) > 1 else 'copy is'} among the inputs"
-        uncovered[tp] = Uncovered(tp, text, leader if leader >= 0 else None)
+            uncovered[tp] = Uncovered(tp, UncoveredWhy.NO_LEADER, None, held)
     missing_brokers = []
     for b in sorted(image.brokers):
         if b not in present_brokers:
@@ -154,7 +157,7 @@ def from_image(image: Any, log_dirs: Sequence[PresentLogDir], copies: Sequence[P
             missing_dirs.append(MissingLogDir(broker, directory, parts))
     leaders = {p.topic_partition: (p.leader, p.registration.leader_epoch) if p.leader >= 0 else
                (p.last_leader, p.last_leader_epoch) for p in image.partitions() if p.leader >= 0 or p.last_leader >= 0}
-    return Coverage("__cluster_metadata", tuple(sorted(image.brokers)), tuple(present_brokers), tuple(missing_brokers),
+    return Coverage(CoverageSource.METADATA, tuple(sorted(image.brokers)), tuple(present_brokers), tuple(missing_brokers),
                     tuple(missing_dirs), uncovered, image.partition_count(TRANSACTION_STATE_TOPIC), leaders=leaders,
                     sole_replicas=frozenset(p.topic_partition for p in image.partitions() if len(p.replicas) == 1))
 
@@ -167,46 +170,6 @@ def from_checkpoints(log_dirs: Sequence[PresentLogDir], copies: Sequence[Present
         for tp in d.listed:
             if (tp, d.path) in present or tp.topic == CLUSTER_METADATA_TOPIC:
                 continue
-            who = f"broker {d.broker_id}" if d.broker_id is not None else d.path
-            uncovered.setdefault(tp, Uncovered(tp, f"{who}'s checkpoints list it, but its partition dir is not among "
-                                               f"the inputs ({d.path}): that copy may be the leader's", d.broker_id))
+            uncovered.setdefault(tp, Uncovered(tp, UncoveredWhy.LISTED_NOT_GIVEN, d.broker_id, log_dir=d.path))
     brokers = tuple(sorted({d.broker_id for d in log_dirs if d.broker_id is not None}))
-    return Coverage("checkpoints" if log_dirs else "", (), brokers, (), (), uncovered, None)
-
-
-def describe(c: Coverage) -> list[str]:
-    """The lines every output gives about the coverage: what is missing, or what nothing on the disk tells."""
-    out = []
-    for b in c.missing_brokers:
-        what = f"leader of {len(b.leads)} partition(s), of which {names(list(b.leads))}" if b.leads else "it leads nothing"
-        out.append(f"evidence: broker {b.broker_id} is registered in __cluster_metadata but none of its log dirs is "
-                   f"among the inputs ({what})")
-    for m in c.missing_log_dirs:
-        out.append(f"evidence: broker {m.broker_id}'s log dir {m.directory_id} is registered but not among the inputs "
-                   f"({len(m.partitions)} partition(s) assigned to it, of which {names(list(m.partitions))})"
-                   if m.partitions else f"evidence: broker {m.broker_id}'s log dir {m.directory_id} is registered but "
-                   "not among the inputs (no partition is assigned to it)")
-    counted = {tp for b in c.missing_brokers for tp in b.leads} | {tp for m in c.missing_log_dirs for tp in m.partitions}
-    rest = [u for tp, u in c.uncovered.items() if tp not in counted]
-    if rest:
-        out.append(f"evidence: {len(rest)} partition(s) without the copy that matters among the inputs, of which "
-                   + "; ".join(f"{u.topic_partition}: {u.text}" for u in rest[:SHOWN]))
-    if c.metadata_incomplete:
-        out.append("evidence: the __cluster_metadata log read is incomplete (damaged, records missing, or records "
-                   "that do not decode or that Kafka's replay refuses: see its findings): what it says should exist "
-                   "may be out of date, so no all-clear is proven")
-    if c.metadata_copies_missing:
-        out.append(f"evidence: metadata log dir(s) {', '.join(c.metadata_copies_missing[:SHOWN])} given without "
-                   "their __cluster_metadata-0 (their bootstrap.checkpoint makes them the metadata dir): the copy "
-                   "read may lag the one left out, so no all-clear is proven; add it")
-    if c.metadata_missing:
-        out.append(f"evidence: KRaft broker log dir(s) {', '.join(c.metadata_missing[:SHOWN])} given, but the log dir "
-                   "holding __cluster_metadata is missing: nothing names the broker's other log dirs, the cluster's "
-                   "brokers, the partitions' leaders or __transaction_state's partition count, so no all-clear is "
-                   "proven; add the metadata log dir (metadata.log.dir, else the first of log.dirs)")
-    elif c.source == "checkpoints":
-        out.append("evidence: no __cluster_metadata among the inputs (a ZooKeeper-era disk, or its metadata log dir "
-                   "left out): the cluster's other brokers and the partitions' leaders are not on these disks; "
-                   f"brokers {', '.join(map(str, c.brokers_present)) or 'none'} judged as given")
-    return out
-
+    return Coverage(CoverageSource.CHECKPOINTS if log_dirs else CoverageSource.NOTHING, (), brokers, (), (), uncovered, None)

@@ -37,7 +37,7 @@ from forensics.analysis.coordinator import CoordinatorPartitionView, Coordinator
 from forensics.analysis.producers import COORDINATOR_WRITTEN_TOPICS, PartitionView
 from forensics.analysis.coverage import Coverage
 from forensics.analysis import gap_facts as gf
-from forensics.analysis.gap_facts import Gap, LogDamage
+from forensics.analysis.gap_facts import Gap, GapKind, LogDamage
 from forensics.analysis.quiescence import Quiescence
 from forensics.codec.checkpoints import EpochEntry
 from forensics.codec.txnlog import transaction_partition_for
@@ -53,8 +53,6 @@ DAMAGE_KINDS = frozenset({
     FindingKind.OFFSET_REGRESSION, FindingKind.BATCH_BEFORE_BASE,
 })
 _REPEATS = 16  # earlier transactions whose first batch an open one's is compared with
-COPY_MISSING = "copy_missing"  # the copy a verdict needs (a partition's leader's) is not among the inputs
-MISPLACED = "misplaced_records"  # a coordinator partition holds records of ids that hash to another one
 # what a partition dir's index files say its log reached: (next offset, index path, "offset index"), the
 # runs' reader (pipeline/witnesses.index_reach) handed in, so that this floor opens no file
 Reach = Callable[[PartitionDir], tuple[int, str, str] | None]
@@ -87,34 +85,34 @@ def end_gaps(log: LogExtent) -> list[Gap]:
     """The log ends below what the broker's own files say it held."""
     out = []
     if log.high_watermark is not None and log.log_end < log.high_watermark:
-        out.append(Gap("below_high_watermark", gf.BelowHighWatermark(log.high_watermark), log.path,
+        out.append(Gap(GapKind.BELOW_HIGH_WATERMARK, gf.BelowHighWatermark(log.high_watermark), log.path,
                        log_end=log.log_end, partition_dir=log.path))
     if log.recovery_point is not None and log.log_end < log.recovery_point:
-        out.append(Gap("below_recovery_point", gf.BelowRecoveryPoint(log.recovery_point), log.path,
+        out.append(Gap(GapKind.BELOW_RECOVERY_POINT, gf.BelowRecoveryPoint(log.recovery_point), log.path,
                        log_end=log.log_end, partition_dir=log.path))
     if log.clean_shutdown and log.recovery_point is not None and log.log_end > log.recovery_point:
-        out.append(Gap("past_recovery_point", gf.PastRecoveryPoint(log.recovery_point), log.path, log_end=log.log_end,
+        out.append(Gap(GapKind.PAST_RECOVERY_POINT, gf.PastRecoveryPoint(log.recovery_point), log.path, log_end=log.log_end,
                        partition_dir=log.path))
     if log.clean_shutdown and log.sole_replica and log.high_watermark is not None and log.log_end > log.high_watermark:
-        out.append(Gap("past_high_watermark", gf.PastHighWatermark(log.high_watermark), log.path, log_end=log.log_end,
+        out.append(Gap(GapKind.PAST_HIGH_WATERMARK, gf.PastHighWatermark(log.high_watermark), log.path, log_end=log.log_end,
                        partition_dir=log.path))
     if log.log_start is not None and log.log_end < log.log_start:
-        out.append(Gap("below_log_start", gf.BelowLogStart(log.log_start), log.path, log_end=log.log_end,
+        out.append(Gap(GapKind.BELOW_LOG_START, gf.BelowLogStart(log.log_start), log.path, log_end=log.log_end,
                        partition_dir=log.path))
     epochs = [e for e in log.leader_epochs if e.start_offset > log.log_end]
     if epochs:
-        out.append(Gap("epoch_past_end", gf.EpochPastEnd(epochs[-1].epoch, epochs[-1].start_offset), log.path,
+        out.append(Gap(GapKind.EPOCH_PAST_END, gf.EpochPastEnd(epochs[-1].epoch, epochs[-1].start_offset), log.path,
                        log_end=log.log_end, partition_dir=log.path))
     if log.reach is not None and log.log_end < log.reach[0]:
-        out.append(Gap("index_past_end", gf.IndexPastEnd(log.reach[0] - 1, log.reach[2], log.reach[1]), log.reach[1],
+        out.append(Gap(GapKind.INDEX_PAST_END, gf.IndexPastEnd(log.reach[0] - 1, log.reach[2], log.reach[1]), log.reach[1],
                        log_end=log.log_end, partition_dir=log.path))
     last = log.leader_epochs[-1].epoch if log.leader_epochs else None
     if log.clean_shutdown and log.led_at is not None and last is not None and last < log.led_at:
-        out.append(Gap("epoch_behind_metadata", gf.EpochBehindMetadata(last, log.led_at), log.path, log_end=log.log_end,
+        out.append(Gap(GapKind.EPOCH_BEHIND_METADATA, gf.EpochBehindMetadata(last, log.led_at), log.path, log_end=log.log_end,
                        partition_dir=log.path))
     beyond = [o for o in log.snapshot_offsets if o > log.log_end]
     if beyond:
-        out.append(Gap("snapshot_past_end", gf.SnapshotPastEnd(max(beyond)), log.path, log_end=log.log_end,
+        out.append(Gap(GapKind.SNAPSHOT_PAST_END, gf.SnapshotPastEnd(max(beyond)), log.path, log_end=log.log_end,
                        partition_dir=log.path))
     return out
 
@@ -128,7 +126,7 @@ class LogGaps:
         for found in log.findings:
             if found.kind not in DAMAGE_KINDS or found.path is None:
                 continue
-            gap = Gap(found.kind.value, gf.Damage(found.kind, found.path, found.position), found.path, found.position,
+            gap = Gap(found.kind, gf.Damage(found.kind, found.path, found.position), found.path, found.position,
                       partition_dir=log.path)
             if found.path in order:
                 placed.append(((order[found.path], found.position or 0), gap))
@@ -172,7 +170,7 @@ def misplaced_records(coordinator: CoordinatorView | None) -> dict[int, Gap]:
         if foreign:
             first = foreign[0][2]
             fact = gf.Misplaced(part, tuple((tid, home) for tid, home, _ in foreign), first.at.path, first.at.position)
-            out[part] = Gap(MISPLACED, fact, first.at.path, first.at.position, partition_dir=cp.inputs.path)
+            out[part] = Gap(GapKind.MISPLACED_RECORDS, fact, first.at.path, first.at.position, partition_dir=cp.inputs.path)
     return out
 
 
@@ -228,7 +226,7 @@ def epoch_gap(check: EpochCheck, label: str, partition_dir: str, segments: Seque
     if found is None:
         return None
     offset, epoch, expected, path, position = found
-    return Gap("contradiction", gf.EpochMismatch(label, offset, path, position, epoch, expected), path, position,
+    return Gap(GapKind.CONTRADICTION, gf.EpochMismatch(label, offset, path, position, epoch, expected), path, position,
                partition_dir=partition_dir)
 
 
@@ -316,7 +314,7 @@ class EvidenceCheck:
             o = s.start
             if o is not None and o != start and self._crc(o.path, o.position) == mine:
                 fact = gf.RepeatedBatch(start.path, start.position, pid, s.first_offset, o.path, o.position, mine)
-                return Gap("contradiction", fact, start.path, start.position, partition_dir=view.inputs.path)
+                return Gap(GapKind.CONTRADICTION, fact, start.path, start.position, partition_dir=view.inputs.path)
         return None
 
     def misplaced(self, v: TransactionIdView | None) -> tuple[Gap, ...]:
@@ -339,11 +337,11 @@ class EvidenceCheck:
         for t in dict.fromkeys(wanted):
             u = self.coverage.gap(t)
             if u is not None:
-                out.append(Gap(COPY_MISSING, gf.CopyMissing(t, u), "", partition_dir=""))
+                out.append(Gap(GapKind.COPY_MISSING, gf.CopyMissing(t, u), "", partition_dir=""))
         if v is None and every_coordinator:
             lacking = sorted((t for t in self.coverage.uncovered if t.topic == TRANSACTION_STATE_TOPIC),
                              key=lambda t: t.partition)
             if lacking:
                 fact = gf.CoordinatorCopiesMissing(tuple(lacking), self.coverage.uncovered[lacking[0]])
-                out.append(Gap(COPY_MISSING, fact, "", partition_dir=""))
+                out.append(Gap(GapKind.COPY_MISSING, fact, "", partition_dir=""))
         return tuple(out)

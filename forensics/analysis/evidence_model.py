@@ -4,16 +4,14 @@ per run before any verdict; every later step reads it instead of guessing."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from enum import Enum
 from forensics.dataclass_fast import dataclass
 from typing import NamedTuple
 
-from forensics.analysis.coverage import Coverage, names
-from forensics.analysis.coverage import describe as describe_coverage
+from forensics.analysis.coverage import Coverage
 from forensics.analysis.filters import Filters
 from forensics.analysis.gap_facts import Gap, LogDamage
 from forensics.analysis.quiescence import Quiescence
-from forensics.analysis.quiescence import describe as describe_quiescence
 from forensics.model import TopicPartition
 
 
@@ -26,33 +24,45 @@ class TornLog(NamedTuple):
     # (their words: forensics.render.gap_text.torn_text, "the log of orders-0 ends at offset 3, below ...")
 
 
+class NoAllClearWhy(Enum):
+    """Why nothing hanging is no all-clear of a selection: what the evidence lacks."""
+
+    METADATA_MISSING = "metadata_missing"  # the log dir holding __cluster_metadata is missing
+    METADATA_INCOMPLETE = "metadata_incomplete"  # the __cluster_metadata log read is incomplete
+    METADATA_COPY_MISSING = "metadata_copy_missing"  # a metadata log dir without its __cluster_metadata-0
+    COPIES_MISSING = "copies_missing"  # partitions lack the copy that matters
+    LOGS_TORN = "logs_torn"  # partitions whose log disagrees with their own files
+
+
+@dataclass(frozen=True, slots=True)
+class NoAllClear:
+    """Why no all-clear of a selection is proven (its words: :func:`forensics.render.evidence_text.no_all_clear_text`)."""
+
+    why: NoAllClearWhy
+    partitions: tuple[TopicPartition, ...] = ()  # COPIES_MISSING, LOGS_TORN: the partitions, in the model's order
+
+
 @dataclass(frozen=True)
 class EvidenceModel:
+    """What weakens the verdicts (its lines: :func:`forensics.render.evidence_text.evidence_lines`)."""
+
     quiescence: Quiescence
     coverage: Coverage
     torn: tuple[TornLog, ...] = ()
 
-    def lines(self, brokers: Mapping[str, int | None]) -> list[str]:
-        """What weakens the verdicts, one line each (``brokers``: log dir path -> broker id), but for the torn logs
-        (:func:`forensics.render.gap_text.torn_warning` writes theirs, said after these)."""
-        moment = describe_quiescence(self.quiescence, brokers)
-        return ([moment] if moment else []) + describe_coverage(self.coverage)
-
-    def unproven_all_clear(self, selection: Filters) -> str | None:
+    def unproven_all_clear(self, selection: Filters) -> NoAllClear | None:
         """Why no all-clear of ``selection`` is proven by this evidence (None: it is)."""
         c = self.coverage
         uncovered = c.uncovered_in(selection)
         if c.metadata_missing:
-            return "the log dir holding __cluster_metadata is missing"
+            return NoAllClear(NoAllClearWhy.METADATA_MISSING)
         if c.metadata_incomplete:
-            return "the __cluster_metadata log read is incomplete"
+            return NoAllClear(NoAllClearWhy.METADATA_INCOMPLETE)
         if c.metadata_copies_missing:
-            return "a metadata log dir is given without its __cluster_metadata-0"
+            return NoAllClear(NoAllClearWhy.METADATA_COPY_MISSING)
         if uncovered:
-            listed = names([u.topic_partition for u in uncovered])
-            return f"{len(uncovered)} partition(s) lack the copy that matters ({listed})"
+            return NoAllClear(NoAllClearWhy.COPIES_MISSING, tuple(u.topic_partition for u in uncovered))
         torn = [t for t in self.torn if selection.selects(t.topic_partition.topic, t.topic_partition.partition, None)]
         if torn:
-            listed = names([t.topic_partition for t in torn])
-            return f"{len(torn)} partition(s) whose log disagrees with their own files ({listed})"
+            return NoAllClear(NoAllClearWhy.LOGS_TORN, tuple(t.topic_partition for t in torn))
         return None  # a missing broker or log dir that leads nothing in the selection holds no copy it needs

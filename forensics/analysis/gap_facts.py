@@ -293,13 +293,31 @@ Settling = MarkerMayBeLater | CoordinatorMayBeLater
 GapFact = Damage | EndFact | Misplaced | CopyMissing | CoordinatorCopiesMissing | Contradiction | Settling
 
 
+class GapKind(str, Enum):
+    """A gap's kind but for damage (a damage gap's kind is its finding's :class:`FindingKind`); its value is the
+    row's ``evidence.gaps[].kind``."""
+
+    BELOW_HIGH_WATERMARK = "below_high_watermark"  # the log's end against its broker's files (EndFact)
+    BELOW_RECOVERY_POINT = "below_recovery_point"
+    PAST_RECOVERY_POINT = "past_recovery_point"
+    PAST_HIGH_WATERMARK = "past_high_watermark"
+    BELOW_LOG_START = "below_log_start"
+    EPOCH_PAST_END = "epoch_past_end"
+    INDEX_PAST_END = "index_past_end"
+    EPOCH_BEHIND_METADATA = "epoch_behind_metadata"
+    SNAPSHOT_PAST_END = "snapshot_past_end"
+    CONTRADICTION = "contradiction"  # the evidence against itself (Contradiction)
+    MISPLACED_RECORDS = "misplaced_records"  # a coordinator partition holds records of ids that hash to another one
+    COPY_MISSING = "copy_missing"  # the copy a verdict needs (a partition's leader's) is not among the inputs
+    TOO_RECENT = "too_recent"  # copied too soon after what would change it (Settling: analysis/settling.py)
+
+
 class Gap(NamedTuple):
     """One reason why a log may not hold every record the broker wrote, or why its records are not proven the
     broker's own: its kind (the JSON's ``kind``), its fact (the words: :func:`forensics.render.gap_text.gap_text`)
     and where it is."""
 
-    kind: str  # a damage finding's kind, or below_high_watermark / below_recovery_point / past_recovery_point /
-    # snapshot_past_end, ..., contradiction, misplaced_records, copy_missing, or too_recent (analysis/settling.py)
+    kind: GapKind | FindingKind  # a damage finding's kind, or the gap's
     fact: GapFact
     path: str
     position: int | None = None

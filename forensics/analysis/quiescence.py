@@ -36,26 +36,19 @@ from __future__ import annotations
 
 from dataclasses import field
 from forensics.dataclass_fast import dataclass
+from enum import Enum
 from typing import NamedTuple
 from collections.abc import Iterable, Mapping, Sequence
 
-from forensics.model import first_few
 
+class UnsettledKind(str, Enum):
+    """Why the evidence is not proven to be one quiescent moment."""
 
-NO_CLEAN_SHUTDOWN = "no_clean_shutdown"
-LOCK_HELD = "lock_held"
-STALE_CLEAN_SHUTDOWN = "stale_clean_shutdown"
-CHANGED_WHILE_READ = "changed_while_read"
-NO_LOG_DIR = "no_log_dir"
-_SHOWN = 3  # partitions or files named per reason
-
-
-class Unsettled(NamedTuple):
-    """One reason why the evidence is not proven to be one quiescent moment."""
-
-    kind: str  # one of the constants above
-    path: str  # the log dir (or partition dir, file) it is about
-    text: str  # "has no .kafka_cleanshutdown", "is locked by a running process (pid 4242)"
+    NO_CLEAN_SHUTDOWN = "no_clean_shutdown"
+    LOCK_HELD = "lock_held"
+    STALE_CLEAN_SHUTDOWN = "stale_clean_shutdown"
+    CHANGED_WHILE_READ = "changed_while_read"
+    NO_LOG_DIR = "no_log_dir"
 
 
 class LogDirFacts(NamedTuple):
@@ -75,6 +68,21 @@ class ChangedFile(NamedTuple):
     path: str
     size_before: int | None
     size_after: int | None  # None: gone
+
+
+@dataclass(frozen=True, slots=True)
+class Unsettled:
+    """One reason why the evidence is not proven to be one quiescent moment, with the values its kind names
+    (its words: :func:`forensics.render.quiescence_text.unsettled_text`)."""
+
+    kind: UnsettledKind
+    path: str  # the log dir (or partition dir) it is about
+    lock_pid: int = 0  # LOCK_HELD: the process holding .lock
+    broker_id: int | None = None  # STALE_CLEAN_SHUTDOWN: the log dir's broker,
+    shutdown_epoch: int = -1  # the broker epoch its .kafka_cleanshutdown records
+    registered_epoch: int = -1  # and that of the broker's newest registration in __cluster_metadata
+    changed: tuple[ChangedFile, ...] = ()  # CHANGED_WHILE_READ: the files, in the order read
+    others: tuple[str, ...] = ()  # NO_LOG_DIR: the other partition dirs given without their log dirs
 
 
 @dataclass(frozen=True)
@@ -107,24 +115,14 @@ class Quiescence:
         return event_ms is not None and event_ms >= 0 and copied is not None and copied - event_ms >= self.window_ms
 
 
-def _names(items: Sequence[str]) -> str:
-    return first_few(items, _SHOWN)
-
-
 def _dir_problems(d: LogDirFacts) -> Iterable[Unsettled]:
     if d.lock_pid:
-        yield Unsettled(LOCK_HELD, d.path, f"is in use: its .lock is held by a running process (pid {d.lock_pid}), "
-                        "a live broker's log dir")
+        yield Unsettled(UnsettledKind.LOCK_HELD, d.path, lock_pid=d.lock_pid)
     if not d.clean_shutdown:
-        yield Unsettled(NO_CLEAN_SHUTDOWN, d.path, "has no .kafka_cleanshutdown: the broker was running, or did "
-                        "not stop cleanly, when it was copied")
+        yield Unsettled(UnsettledKind.NO_CLEAN_SHUTDOWN, d.path)
     elif d.shutdown_epoch is not None and d.registered_epoch is not None and d.shutdown_epoch != d.registered_epoch:
-        why = ("the broker registered again after that stop (it deletes the file when it starts): the file is an "
-               "earlier stop's, mixed into this copy" if d.registered_epoch > d.shutdown_epoch else
-               "the metadata copy is older than that stop: files of different moments")
-        yield Unsettled(STALE_CLEAN_SHUTDOWN, d.path, f"has a .kafka_cleanshutdown of broker epoch {d.shutdown_epoch}, "
-                        f"but the newest registration of broker {d.broker_id} in __cluster_metadata has epoch "
-                        f"{d.registered_epoch}: {why}")
+        yield Unsettled(UnsettledKind.STALE_CLEAN_SHUTDOWN, d.path, broker_id=d.broker_id,
+                        shutdown_epoch=d.shutdown_epoch, registered_epoch=d.registered_epoch)
 
 
 def assess(log_dirs: Sequence[LogDirFacts], loose_partitions: Sequence[str], changed: Sequence[ChangedFile],
@@ -134,26 +132,18 @@ def assess(log_dirs: Sequence[LogDirFacts], loose_partitions: Sequence[str], cha
     ``copied_by`` (each partition dir's earliest copy time), ``dir_of`` (partition dir -> log dir)."""
     unsettled = []
     quiet = set()
-    moved: dict[str, list] = {}
+    moved: dict[str, list[ChangedFile]] = {}
     for c in changed:
         moved.setdefault(dir_of.get(_parent(c.path), ""), []).append(c)
     for d in log_dirs:
         problems = list(_dir_problems(d))
         if d.path in moved:
-            files = [f"{c.path.rsplit('/', 1)[-1]} " + ("vanished" if c.size_after is None else
-                                                        f"{c.size_before} -> {c.size_after} bytes")
-                     for c in moved[d.path]]
-            problems.append(Unsettled(CHANGED_WHILE_READ, d.path, f"changed while it was read ({_names(files)})"))
+            problems.append(Unsettled(UnsettledKind.CHANGED_WHILE_READ, d.path, changed=tuple(moved[d.path])))
         unsettled.extend(problems)
         if not problems:
             quiet.add(d.path)
     if loose_partitions:
-        others = list(loose_partitions[1:])
-        names = _names(others) if len(others) > _SHOWN else " and ".join([", ".join(others[:-1]), others[-1]] if
-                                                                         len(others) > 1 else others)
-        also = f", as are {names}: nothing tells whether their brokers" if others else \
-            ": nothing tells whether its broker"
-        unsettled.append(Unsettled(NO_LOG_DIR, loose_partitions[0], f"given without its log dir{also} had stopped"))
+        unsettled.append(Unsettled(UnsettledKind.NO_LOG_DIR, loose_partitions[0], others=tuple(loose_partitions[1:])))
     return Quiescence(tuple(unsettled), frozenset(quiet), dict(copied_by), window_ms, dict(dir_of))
 
 
@@ -170,19 +160,3 @@ def earliest_copy(record_ms: int | None, file_ms: Iterable[int], as_of_ms: int |
     if trust_file_times:
         candidates += [min(t, as_of_ms) if as_of_ms is not None else t for t in file_ms]
     return max(candidates) if candidates else None
-
-
-def describe(q: Quiescence, brokers: Mapping[str, int | None]) -> str | None:
-    """One line for every output: why the evidence is not one quiescent moment and what that does to the
-    verdicts (None when it is)."""
-    if q.proven:
-        return None
-    parts = []
-    for u in q.unsettled:
-        broker = brokers.get(u.path)
-        who = f"broker {broker}'s log dir {u.path}" if broker is not None else u.path
-        parts.append(f"{who} {u.text}")
-    return ("evidence: not one quiescent moment: " + first_few(parts, _SHOWN, "; ") + ": a copy of a running broker (or "
-            f"of one that crashed) holds each partition as of its own copy, so a transaction, Prepare state or "
-            f"completion less than {q.window_ms // 60_000} min older than its partition's copy is too recent to "
-            "judge (unverifiable, never armed)")

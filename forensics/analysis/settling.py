@@ -20,10 +20,9 @@ from __future__ import annotations
 from forensics.analysis.coordinator import CoordinatorView, TransactionIdView
 from forensics.analysis.producers import PartitionView
 from forensics.analysis.quiescence import Quiescence
-from forensics.analysis.gap_facts import CoordinatorMayBeLater, Gap, MarkerMayBeLater
+from forensics.analysis.gap_facts import CoordinatorMayBeLater, Gap, GapKind, MarkerMayBeLater
 from forensics.state.producer import ProducerState, TransactionSpan
 
-TOO_RECENT = "too_recent"
 
 def _data_time(entry: ProducerState, span: TransactionSpan | None) -> int:
     times = [entry.last_timestamp] + ([span.last_timestamp] if span is not None and span.last_timestamp else [])
@@ -49,7 +48,7 @@ def settling_gaps(hanging: bool, view: PartitionView, entry: ProducerState, span
     if v is not None and not q.settled_after(path, decision_time(v)):
         fact = MarkerMayBeLater(tp, q.copy_time(path), q.window_ms, v.transactional_id, v.last.state_name,
                                 decision_time(v))
-        out.append(Gap(TOO_RECENT, fact, path, partition_dir=path))
+        out.append(Gap(GapKind.TOO_RECENT, fact, path, partition_dir=path))
     if not hanging:
         return tuple(out)
     data = _data_time(entry, span)
@@ -58,6 +57,6 @@ def settling_gaps(hanging: bool, view: PartitionView, entry: ProducerState, span
     if early:
         first = coord.partitions[early[0]].inputs.path
         later = CoordinatorMayBeLater(tuple(early), q.copy_time(first), q.window_ms, data, v is not None)
-        out.append(Gap(TOO_RECENT, later, first, partition_dir=first))
+        out.append(Gap(GapKind.TOO_RECENT, later, first, partition_dir=first))
     return tuple(out)
 

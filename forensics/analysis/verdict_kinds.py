@@ -3,7 +3,8 @@
 A :class:`VerdictKind` member says, for every transaction judged that kind: whether its abort may be
 armed (:class:`Arming`), whether the abort commands are offered at all (:class:`Offer`), whether it
 needs a person (``find-hanging`` exit 7, :mod:`forensics.exit_codes`), its tone and label in the
-table and the report, its advice (:mod:`forensics.analysis.advice`) and why its abort is not armed.
+table and the report and its advice (:mod:`forensics.analysis.advice`); what it says of its abort not
+being armed is written in :mod:`forensics.render.armed_text`.
 Nothing else compares kinds: the rows, the script, the report and the exit code ask the member. Its
 value (a ``str``: ``VerdictKind.HANGING == "hanging"``) is the row's ``verdictState``; its ``word``,
 the row's ``verdict``, is the same but for a state of another kind (``overdue``: verdict ``ongoing``).
@@ -11,8 +12,8 @@ the row's ``verdict``, is the same but for a state of another kind (``overdue``:
 Adding a kind:
 
 1. one member here (its value, arming, offer, whether it needs a person, tone, an advice function in
-   :mod:`forensics.analysis.advice` returning its facts, their words in :mod:`forensics.render.advice_text`,
-   why it is not armed; ``state_of`` for a state of another kind)
+   :mod:`forensics.analysis.advice` returning its facts, their words in :mod:`forensics.render.advice_text`;
+   ``state_of`` for a state of another kind), why it is not armed in :mod:`forensics.render.armed_text`,
    and the place in :mod:`forensics.analysis.hanging` that decides it;
 2. its scenario fixture: a story in ``fixtures/hanging_scenarios.py`` with its
    ``fixtures/hanging-scenarios/<name>/expected.json`` (tests/analysis/test_hanging_scenarios.py);
@@ -54,17 +55,15 @@ class VerdictKind(str, Enum):
     word: str  # the verdict written in JSON, CSV and --format text: its value, or the kind it is a state of
     label: str  # what the table and the report show: the word, and the state where it is one ("ongoing, overdue")
     advice: Callable[..., tuple[_advice.Advice, ...]]  # operator guidance (facts), given the Verdict; () when none
-    unarmed: str | None  # why its abort is not armed, where one is offered or the state needs saying
 
     def __new__(cls, value: str, arming: Arming, offer: Offer, needs_person: bool, tone: str,
-                advice: Callable[..., tuple[_advice.Advice, ...]], unarmed: str | None = None,
-                state_of: str | None = None) -> VerdictKind:
+                advice: Callable[..., tuple[_advice.Advice, ...]], state_of: str | None = None) -> VerdictKind:
         member = str.__new__(cls, value)
         member._value_ = value
         member.arming, member.offer, member.needs_person, member.tone = arming, offer, needs_person, tone
         member.word = state_of or value
         member.label = value if state_of is None else f"{state_of}, {value}"
-        member.advice, member.unarmed = advice, unarmed
+        member.advice = advice
         return member
 
     def __str__(self) -> str:
@@ -76,20 +75,14 @@ class VerdictKind(str, Enum):
     # the coordinator's own records prove no marker will come; the only kind armed by default
     HANGING = ("hanging", Arming.PROVEN, Offer.ALWAYS, False, "hanging", _advice.none)
     # the evidence cannot decide (no coordinator data, or damaged or incomplete records)
-    UNVERIFIABLE = ("unverifiable", Arming.ON_REQUEST, Offer.ALWAYS, True, "unverified", _advice.unverifiable,
-                    "unverifiable: the evidence cannot prove it hangs (see the reason); --arm-unverifiable arms it")
+    UNVERIFIABLE = ("unverifiable", Arming.ON_REQUEST, Offer.ALWAYS, True, "unverified", _advice.unverifiable)
     # PrepareCommit/PrepareAbort with the partition in its set: markers that never arrived
-    STUCK = ("stuck-coordinator", Arming.NEVER, Offer.AFTER_ABORT, True, "prepare", _advice.stuck,
-             "the coordinator still holds it: see the advice")
+    STUCK = ("stuck-coordinator", Arming.NEVER, Offer.AFTER_ABORT, True, "prepare", _advice.stuck)
     # the partition holds a coordinator epoch above the coordinator's own: it refuses its markers
-    FENCED = ("fenced-coordinator", Arming.NEVER, Offer.AFTER_ABORT, True, "prepare", _advice.fenced,
-              "the partition fences the coordinator: see the advice")
+    FENCED = ("fenced-coordinator", Arming.NEVER, Offer.AFTER_ABORT, True, "prepare", _advice.fenced)
     # Ongoing with the partition in its set: the coordinator will commit, abort or time it out
-    ONGOING = ("ongoing", Arming.NEVER, Offer.NEVER, False, "open", _advice.none,
-               "within its own timeout: the coordinator will still finish it; not proven hanging")
+    ONGOING = ("ongoing", Arming.NEVER, Offer.NEVER, False, "open", _advice.none)
     # ongoing, more than a minute past its own timeout: the coordinator should have aborted it, yet its
     # own records still hold it Ongoing, so no marker is proven missing (JSON: verdict "ongoing",
     # verdictState "overdue")
-    OVERDUE = ("overdue", Arming.NEVER, Offer.NEVER, True, "open", _advice.overdue,
-               "past its own timeout, yet the coordinator still holds it Ongoing: not proven hanging (see the "
-               "advice)", "ongoing")
+    OVERDUE = ("overdue", Arming.NEVER, Offer.NEVER, True, "open", _advice.overdue, "ongoing")

@@ -38,7 +38,9 @@ from forensics.cli.options import (
     given_broker_version,
     parse_time,
 )
+from forensics.render.broker_version_text import version_label
 from forensics.render.clock_text import as_of_text
+from forensics.render.evidence_text import no_all_clear_text
 from forensics.render.machine_format import FIND_HANGING
 from forensics.render.rows import render_rows
 from forensics.render.selection_text import selection_options, selection_words
@@ -107,7 +109,7 @@ def find_hanging_cli(
             kinds = ", ".join(sorted({v.verdict for v in found.hidden}))
             write_note(f"{len(found.hidden)} other open transaction(s) ({kinds}): see --all")
         if found.unproven:
-            write_note(f"nothing is proven hanging, but this is no all-clear: {found.unproven} (see the evidence "
+            write_note(f"nothing is proven hanging, but this is no all-clear: {no_all_clear_text(found.unproven)} (see the evidence "
                        "lines above): exit 7")
         elif found.outcome is Outcome.UNDECIDED:
             write_note("nothing is proven hanging, but the open transaction(s) above need a person (see each "
@@ -146,7 +148,7 @@ def abort_commands_cli(
         ref = after_run(done.run.manifest, done.run.stats)
         render_abort_script(done.rows, sys.stdout, as_of=as_of_text(done.run.as_of), inputs=paths, manifest=ref,
                             bootstrap=bootstrap, command_config=command_config, warnings=list(done.run.warnings),
-                            brokers=done.run.version.label,
+                            brokers=version_label(done.run.version),
                             selection=req.selection if req.selection.narrows_partitions else None)
         sys.stdout.flush()
         write_clock(done.run.as_of, as_of_line=False)

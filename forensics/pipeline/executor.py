@@ -20,6 +20,18 @@ def as_read(key: str, results: ReplicaResult) -> ReplicaResult:
     return results
 
 
+as_read.in_worker = True  # type: ignore[attr-defined]  # see in_worker
+
+
+def in_worker(consume: Callable[[str, ReplicaResult], object]) -> bool:
+    """Whether ``consume`` may run in the worker process that read the replica (the in-process pool's
+    workers, forked when the job starts, inherit it) instead of the driver: it says so with an
+    attribute ``in_worker`` true, promising to be a function of its arguments alone that changes
+    nothing the driver reads later (no list it appends to, no counter), and to return what pickles.
+    Any other ``consume`` runs in the driver, as it always did."""
+    return getattr(consume, "in_worker", False) is True
+
+
 class Executor:
     """Runs work units. ``run`` is the same for every engine; each implements :meth:`run_each`."""
 

@@ -10,7 +10,7 @@ from contextlib import closing, contextmanager
 from collections.abc import Callable, Iterator, Sequence
 
 from forensics.model import Progress
-from forensics.pipeline.executor import R, Executor
+from forensics.pipeline.executor import R, Executor, in_worker
 from forensics.pipeline.stats import EngineStats, engine_stats
 from forensics.pipeline.merge import ReplicaResult, finalize, merge_all, part_of
 from forensics.pipeline.plan import WorkUnit
@@ -82,15 +82,19 @@ class LocalExecutor(Executor):
         parts: dict[str, list] = {}
         results: dict[str, R] = {}
         sent = 0
+        folded = in_worker(consume)  # whole replicas come back folded already (see executor.in_worker)
         try:
             try:
-                start(workers, pool)
+                start(workers, pool, consume if folded else None)
             except OSError:  # the ones forked already are stopped below
                 return None
             with closing(run_tasks(pool, tasks, progress)) as done:  # closed at once on an error or Ctrl-C
                 for task, values, size in done:
                     sent += size
                     for piece, value in zip(task, values):
+                        if folded and piece.whole:
+                            results[piece.key] = value
+                            continue
                         result = merge_parts(parts, piece, value)
                         if result is not None:
                             results[piece.key] = consume(piece.key, result)

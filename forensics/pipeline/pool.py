@@ -8,7 +8,10 @@ as :mod:`forensics.pipeline.spark`). Tasks shrink towards the end of the plan (g
 self-scheduling: each about a quarter of what remains per worker), so that the workers finish
 together, and are handed to whichever worker is free; their results are taken in plan order, so the
 driver hands each replica to ``consume`` exactly as one process does, and holds at most a few tasks'
-results (pickled) that arrived ahead of their turn.
+results (pickled) that arrived ahead of their turn. A ``consume`` that may run anywhere
+(:func:`~forensics.pipeline.executor.in_worker`: the state and scan folders) is applied to a whole
+replica by the worker that read it, which sends back what it made (a partition's summary, not its
+events): the driver only assembles, and folds only the replicas split across tasks.
 
 Workers are forked from the driver when the job starts (a fork costs milliseconds where ``spawn``
 or ``forkserver`` cost a third of a second of start-up: docs/performance.md): they share the
@@ -42,7 +45,7 @@ from collections.abc import Callable, Generator, Sequence
 
 from forensics.errors import ForensicsError
 from forensics.exit_codes import EXIT_INTERNAL
-from forensics.pipeline.merge import ReplicaParts, finalize, merge_all, part_of
+from forensics.pipeline.merge import ReplicaParts, ReplicaResult, finalize, merge_all, part_of
 from forensics.pipeline.plan import WorkUnit
 from forensics.pipeline.units import run_unit
 
@@ -108,7 +111,10 @@ def schedule(units: Sequence[WorkUnit], workers: int, min_task_bytes: int | None
         if cost(group) > target():
             for u in group:
                 run = runs[-1]
-                if run and (cost(run) + cost((u,)) > target() or len(run) >= MAX_TASK_UNITS):
+                # a unit of no bytes (a snapshot, an index) rides with the run before it: cut off alone
+                # it would balance nothing, and would make a replica that fits one task a split one
+                # (merged and folded in the driver) and a task of its own
+                if run and ((u.size and cost(run) + cost((u,)) > target()) or len(run) >= MAX_TASK_UNITS):
                     runs.append([])
                 runs[-1].append(u)
         else:
@@ -135,12 +141,19 @@ def schedule(units: Sequence[WorkUnit], workers: int, min_task_bytes: int | None
 # -- the worker ----------------------------------------------------------------------------------------
 
 
-def run_task(task: Task) -> list[Any]:
-    """What a worker returns for one task: per piece, the finalized replica (whole) or its merged parts."""
+def run_task(task: Task, consume: Callable[[str, ReplicaResult], Any] | None = None) -> list[Any]:
+    """What a worker returns for one task: per piece, the finalized replica (whole; ``consume(key, replica)``
+    with ``consume`` given: folded where it was read) or its merged parts."""
     out: list[Any] = []
     for piece in task:
         merged = merge_all(part_of(run_unit(u)) for u in piece.units)
-        out.append(finalize(merged) if piece.whole else merged)
+        if not piece.whole:
+            out.append(merged)
+            continue
+        replica = finalize(merged)
+        del merged
+        out.append(replica if consume is None else consume(piece.key, replica))
+        del replica  # (what was read is dropped before the next replica is read, as in one process)
     return out
 
 
@@ -174,7 +187,7 @@ def _failure(exc: BaseException) -> bytes:
     return pickle.dumps((type(exc).__name__, str(exc)), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _serve(conn: Connection) -> None:
+def _serve(conn: Connection, consume: Callable[[str, ReplicaResult], Any] | None) -> None:
     while True:
         try:
             message = conn.recv_bytes()
@@ -184,15 +197,17 @@ def _serve(conn: Connection) -> None:
             return  # the driver's "stop"
         index, task = pickle.loads(message)
         try:
-            reply = pickle.dumps((index, True, run_task(task)), protocol=pickle.HIGHEST_PROTOCOL)
+            reply = pickle.dumps((index, True, run_task(task, consume)), protocol=pickle.HIGHEST_PROTOCOL)
         except BaseException as exc:  # noqa: BLE001 - the driver raises it again
             reply = pickle.dumps((index, False, _failure(exc)), protocol=pickle.HIGHEST_PROTOCOL)
         conn.send_bytes(reply)
 
 
-def _worker_main(conn: Connection, inherited: Sequence[Connection], mask) -> None:
+def _worker_main(conn: Connection, inherited: Sequence[Connection], mask,
+                 consume: Callable[[str, ReplicaResult], Any] | None) -> None:
     """A forked worker: Ctrl-C is the driver's, the driver's ends of the sockets are closed (so that
-    each worker sees the driver go), then tasks until told to stop; ``os._exit`` always."""
+    each worker sees the driver go), then tasks until told to stop (whole replicas handed to
+    ``consume``, when given, inherited with the fork); ``os._exit`` always."""
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -201,7 +216,7 @@ def _worker_main(conn: Connection, inherited: Sequence[Connection], mask) -> Non
         sys.stdout = sys.stderr = open(os.devnull, "w")  # never the driver's streams (their locks)
         for c in inherited:
             c.close()
-        _serve(conn)
+        _serve(conn, consume)
         code = 0
     except BaseException:  # noqa: BLE001 - never unwind into the driver's code in a child
         code = 1
@@ -220,7 +235,7 @@ class _Worker:
         self.out: list[int] = []  # indexes of the tasks sent and not answered, oldest first
 
 
-def _start(n: int, workers: list[_Worker]) -> None:
+def _start(n: int, workers: list[_Worker], consume: Callable[[str, ReplicaResult], Any] | None) -> None:
     for stream in (sys.stdout, sys.stderr):  # nothing buffered is copied into a child
         try:
             stream.flush()
@@ -233,7 +248,7 @@ def _start(n: int, workers: list[_Worker]) -> None:
             driver_end, worker_end = Connection(mine.detach()), Connection(theirs.detach())
             pid = os.fork()
             if pid == 0:  # pragma: no cover  (the child; coverage does not follow it)
-                _worker_main(worker_end, [driver_end] + [w.conn for w in workers], mask)
+                _worker_main(worker_end, [driver_end] + [w.conn for w in workers], mask, consume)
             worker_end.close()
             workers.append(_Worker(pid, driver_end))
     except BaseException:
@@ -293,11 +308,12 @@ def _raise_failure(blob: bytes) -> None:
     raise type(name, (Exception,), {})(text)
 
 
-def start(workers: int, pool: list[_Worker]) -> None:
+def start(workers: int, pool: list[_Worker], consume: Callable[[str, ReplicaResult], Any] | None = None) -> None:
     """Fork ``workers`` processes into ``pool`` (raises OSError when the system refuses: the caller runs
     in-process). Each is in ``pool`` as soon as it is forked, so that the caller's :func:`stop` ends it
-    however the start ends (a Ctrl-C held back during the forks lands as they end)."""
-    _start(workers, pool)
+    however the start ends (a Ctrl-C held back during the forks lands as they end). ``consume``: what
+    the workers make of each whole replica they read (see :func:`run_task`; None: the replica itself)."""
+    _start(workers, pool, consume)
 
 
 def stop(pool: Sequence[_Worker]) -> None:

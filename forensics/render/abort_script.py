@@ -15,7 +15,7 @@ from forensics.render.shell_text import command, comment, commented_command
 from forensics.render.size_text import exact_size
 from forensics.render.state_render import verdict_heading, verdict_label
 from forensics.render.time_text import duration, stamp
-from forensics.report.hanging import COMMAND_FORMS, NO_COORDINATOR_EPOCH
+from forensics.report.hanging import COMMAND_FORMS
 from forensics.report.preview import AbortPreview
 from forensics.report.rows import HangingRow
 
@@ -87,6 +87,11 @@ def _evidence_lines(row: HangingRow) -> list[str]:
     return lines
 
 
+# said above the commands of a row whose producer entry holds no coordinator epoch yet
+_NO_COORDINATOR_EPOCH = ("coordinator epoch: the partition's entry has none yet (LatestCoordinatorEpoch -1, as the "
+                         "guard checks it), so the legacy form passes --coordinator-epoch 0: kafka-transactions.sh "
+                         "replaces a negative value by 0 itself (TransactionsCommand.AbortTransactionCommand: 0 is "
+                         "at most any coordinator epoch), and its --start-offset form takes the live entry's, else 0")
 _HEADER = """\
 # An abort discards the open transaction's data on that partition. The arguments follow the
 # safe rule: producer epoch and coordinator epoch of the partition's own producer entry, never
@@ -148,7 +153,7 @@ def _row(r: HangingRow, bootstrap: str, command_config: str | None) -> str:
     out += _comment_block([f"advice: {line}" for line in r.advice or ()])
     armed = bool(r.armed and r.abort_forms)
     if r.abort_forms and isinstance(r.coordinator_epoch, int) and r.coordinator_epoch < 0:
-        out += comment(NO_COORDINATOR_EPOCH, "#   ")
+        out += comment(_NO_COORDINATOR_EPOCH, "#   ")
     if not armed:
         why = r.not_armed_because or "not proven hanging"
         out += comment(f"NOT ARMED ({verdict_label(r)}): {why}")

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from forensics.analysis import gap_facts as f
-from forensics.analysis.coverage import joined
 from forensics.analysis.evidence_model import TornLog
 from forensics.findings import FindingKind
 from forensics.model import first_few
+from forensics.render.coverage_text import joined, uncovered_text
 from forensics.render.time_text import stamp
 
 _SHOWN_DAMAGE = 3  # damaged places of one log named; the rest are counted
@@ -167,11 +167,11 @@ def fact_text(fact: f.GapFact, as_of: int | None = None) -> str:
                 f"{fact.path} @ byte {fact.position}): a segment of another partition, or a renamed or mixed-up copy, "
                 "so it is not proven to hold its own records")
     if isinstance(fact, f.CopyMissing):
-        return f"{fact.topic_partition}: {fact.uncovered.text}, which may hold newer records"
+        return f"{fact.topic_partition}: {uncovered_text(fact.uncovered)}, which may hold newer records"
     if isinstance(fact, f.CoordinatorCopiesMissing):
         names = first_few([str(t) for t in fact.partitions], _SHOWN_COORDINATORS)
         return (f"{len(fact.partitions)} coordinator partition(s) lack the copy that matters ({names}; "
-                f"{fact.first.text}): one may hold this producer's record")
+                f"{uncovered_text(fact.first)}): one may hold this producer's record")
     if isinstance(fact, f.EpochMismatch | f.RepeatedBatch | f.FoldDisagreement | f.RepeatedProducer
                   | f.SnapshotWithoutData | f.CoordinatorRecordsContradict | f.MixedEpochs | f.RepeatedSequence
                   | f.AboveHighWatermark | f.ReplicaEpochs | f.ReplicaTransaction):

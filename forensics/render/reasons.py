@@ -14,9 +14,10 @@ from forensics.analysis.hanging import Verdict, VerdictEvidence, evidence_of
 from forensics.columns import ABSENT
 from forensics.model import first_few
 from forensics.render.advice_text import advice_lines
+from forensics.render.armed_text import not_armed_text
 from forensics.render.gap_text import gap_text, log_damage_text, part_text
 from forensics.render.time_text import stamp
-from forensics.report.hanging import BOOTSTRAP_PLACEHOLDER, hanging_row
+from forensics.report.hanging import BOOTSTRAP_PLACEHOLDER, hanging_row, not_armed
 from forensics.report.rows import (
     BatchPlace, CoordinatorRecordEvidence, GapEvidence, HangingRow, OpenTransactionEvidence, RowEvidence)
 
@@ -123,7 +124,7 @@ def reason_text(reason: r.Reason, as_of: int | None = None) -> str:
 
 def gap_row(g: Gap, as_of: int | None = None) -> GapEvidence:
     """A gap as the row's ``evidence.gaps`` lists it, with its words."""
-    return GapEvidence(kind=g.kind, text=gap_text(g, as_of), path=g.path, position=g.position, log_end=g.log_end,
+    return GapEvidence(kind=g.kind.value, text=gap_text(g, as_of), path=g.path, position=g.position, log_end=g.log_end,
                        partition_dir=g.partition_dir)
 
 
@@ -163,4 +164,5 @@ def worded_row(v: Verdict, when: AsOf, *, bootstrap: str = BOOTSTRAP_PLACEHOLDER
     written out, their times aged from ``when``."""
     return hanging_row(v, bootstrap, command_config, arm_unverifiable, version,
                        reason=reason_text(v.reason, when.time_ms),
-                       evidence=evidence_row(evidence_of(v), when.time_ms), advice=advice_lines(v.advice), as_of=as_of)
+                       evidence=evidence_row(evidence_of(v), when.time_ms), advice=advice_lines(v.advice),
+                       not_armed_because=not_armed_text(not_armed(v, arm_unverifiable), v.verdict), as_of=as_of)

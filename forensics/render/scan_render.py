@@ -23,6 +23,7 @@ from forensics.columns import (
     BYTE_RANGE, COUNT, EXACT_SIZE, LOG_DIR, NAME, OFFSETS, OPEN, PLAIN, SET, SIZE, TOTAL, VALUE, YES_NO)
 from forensics.findings import Finding, total
 from forensics.model import first_few
+from forensics.render.broker_version_text import version_json, version_label
 from forensics.render.clock_text import as_of_text
 from forensics.render.counts import by_topic, count
 from forensics.render.machine_format import SCAN
@@ -116,7 +117,7 @@ def render_scan_table(report: ScanReport, out: TextIO, version: BrokerVersionRan
         _print(console, _dirs_title(report.log_dirs, wide), _DIRS[wide], report.log_dirs, width)
     console.print(f"As of {term(as_of_text(report.as_of))}")
     if version is not None:
-        console.print(term(version.label))
+        console.print(term(version_label(version)))
     every = [p for d in report.log_dirs for p in d.partitions]
     parts = every if internal else [p for p in every if not quiet_internal(p)]
     hidden = [] if internal else [p for p in every if quiet_internal(p)]
@@ -160,7 +161,7 @@ def render_scan_json(report: ScanReport, out: TextIO, manifest: dict[str, Any] |
         "asOf": {"timeMs": report.as_of.time_ms, "source": report.as_of.source},
     }
     if version is not None:
-        obj["brokerVersion"] = version.as_json()
+        obj["brokerVersion"] = version_json(version)
     obj.update({
         "logDirs": [d.as_json() for d in report.log_dirs],  # as the summaries declare their columns
         "segmentFiles": [s.as_json() for s in report.loose_segments],

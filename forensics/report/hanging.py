@@ -137,25 +137,21 @@ NO_COORDINATOR_WARNING = ("no __transaction_state partition among the inputs: ve
                           "on age alone, as Kafka's find-hanging; add the coordinators' disks.")
 
 
-def evidence_warnings(report: StateReport, evidence: EvidenceModel | None = None) -> list[str]:
-    """What weakens every verdict of the run, said first by every output."""
-    out = [] if report.coordinator.partitions else [NO_COORDINATOR_WARNING]
-    brokers = {d.path: d.broker_id for d in report.inventory.log_dirs}
-    return out + (evidence.lines(brokers) if evidence is not None else [])
+def evidence_warnings(report: StateReport) -> list[str]:
+    """What weakens every verdict of the run, said first by every output, before the evidence model's lines
+    (:func:`forensics.render.evidence_text.evidence_lines`)."""
+    return [] if report.coordinator.partitions else [NO_COORDINATOR_WARNING]
+
+
+def log_dir_brokers(report: StateReport) -> dict[str, int | None]:
+    """Each log dir's broker id, by path (what the evidence lines name a log dir by)."""
+    return {d.path: d.broker_id for d in report.inventory.log_dirs}
 
 
 def _commit_pending(v: Verdict) -> bool:
     """The coordinator holds the id in PrepareCommit with this partition in its set."""
     m = v.id_view.metadata if v.id_view is not None else None
     return m is not None and m.state == S.PREPARE_COMMIT and v.view.topic_partition in m.partitions
-
-
-COMMIT_PENDING = ("the coordinator decided to COMMIT and still holds this partition in PrepareCommit: never abort "
-                  "it (see the advice)")
-NO_COORDINATOR_EPOCH = ("coordinator epoch: the partition's entry has none yet (LatestCoordinatorEpoch -1, as the "
-                        "guard checks it), so the legacy form passes --coordinator-epoch 0: kafka-transactions.sh "
-                        "replaces a negative value by 0 itself (TransactionsCommand.AbortTransactionCommand: 0 is "
-                        "at most any coordinator epoch), and its --start-offset form takes the live entry's, else 0")
 
 
 def abort_candidate(v: Verdict) -> bool:
@@ -181,37 +177,43 @@ def _armed(v: Verdict, arm_unverifiable: bool, legal_topic: bool) -> bool:
         arm_unverifiable and arming is Arming.ON_REQUEST and not v.gaps and v.past_age_gate))
 
 
-def _not_armed_because(v: Verdict, arm_unverifiable: bool, legal_topic: bool) -> str | None:
-    if not legal_topic:
-        return ("the partition dir's topic name is not one Kafka allows (1-249 of a-z A-Z 0-9 . _ -): a forged or "
-                "damaged directory name")
-    if v.verdict.arming is Arming.ON_REQUEST:
-        if any(g.settling is not None for g in v.gaps):  # a too_recent gap
-            return ("too recent to judge from this copy (see the reason): judge it on the live cluster or on a copy "
-                    "of stopped brokers; --arm-unverifiable does not arm it")
-        if v.gaps:
-            return ("the records it rests on are damaged or incomplete (see the reason): take a fresh copy; "
-                    "--arm-unverifiable does not arm it")
-        if arm_unverifiable:
-            return "younger than the --max-transaction-timeout age gate"
-    return v.verdict.unarmed
+class NotArmed(Enum):
+    """Why a row's abort is not armed (its words: :func:`forensics.render.armed_text.not_armed_text`)."""
+
+    COMMIT_PENDING = "commit_pending"  # the coordinator decided to COMMIT and still holds the partition
+    ILLEGAL_TOPIC = "illegal_topic"  # the partition dir's topic name is not one Kafka allows
+    TOO_RECENT = "too_recent"  # unverifiable: a settling gap (copied too soon after what would change it)
+    DAMAGED = "damaged"  # unverifiable: the records it rests on are damaged or incomplete
+    YOUNGER_THAN_GATE = "younger_than_gate"  # unverifiable, --arm-unverifiable given: younger than the age gate
+    KIND = "kind"  # what its verdict kind says of itself
 
 
-def _why_not_armed(v: Verdict, armed: bool, arm_unverifiable: bool, legal_topic: bool) -> str | None:
-    """``notArmedBecause``: why the row's abort is not armed (None when it is)."""
-    if armed:
+def not_armed(v: Verdict, arm_unverifiable: bool = False) -> NotArmed | None:
+    """``notArmedBecause`` as a fact: why the row's abort is not armed (None when it is)."""
+    legal_topic = is_legal_topic(v.view.topic_partition.topic)
+    if _armed(v, arm_unverifiable, legal_topic):
         return None
     if _commit_pending(v):
-        return COMMIT_PENDING
-    return _not_armed_because(v, arm_unverifiable, legal_topic)
+        return NotArmed.COMMIT_PENDING
+    if not legal_topic:
+        return NotArmed.ILLEGAL_TOPIC
+    if v.verdict.arming is Arming.ON_REQUEST:
+        if any(g.settling is not None for g in v.gaps):  # a too_recent gap
+            return NotArmed.TOO_RECENT
+        if v.gaps:
+            return NotArmed.DAMAGED
+        if arm_unverifiable:
+            return NotArmed.YOUNGER_THAN_GATE
+    return NotArmed.KIND
 
 
 def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: str | None = None,
                 arm_unverifiable: bool = False, version: BrokerVersionRange | None = None, *,
-                reason: str, evidence: RowEvidence, advice: list[str], as_of: AsOf | None = None,
-                preview: AbortPreview | None = ABSENT) -> HangingRow:
-    """The row of verdict ``v``, with its reason, evidence and advice as the caller wrote them
-    (:func:`forensics.render.reasons.worded_row` builds it so); ``as_of``: stated in the row (find-hanging);
+                reason: str, evidence: RowEvidence, advice: list[str], not_armed_because: str | None,
+                as_of: AsOf | None = None, preview: AbortPreview | None = ABSENT) -> HangingRow:
+    """The row of verdict ``v``, with its reason, evidence, advice and why its abort is not armed (of
+    :func:`not_armed`) as the caller wrote them (:func:`forensics.render.reasons.worded_row` builds it so);
+    ``as_of``: stated in the row (find-hanging);
     ``preview``: what its abort discards (:func:`forensics.report.preview.abort_preview`)."""
     tp = v.view.topic_partition
     e = v.entry
@@ -227,7 +229,7 @@ def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_conf
         coordinator_epoch=e.latest_coordinator_epoch, start_offset=v.start_offset, last_timestamp=e.last_timestamp,
         duration_ms=v.duration_ms, verdict=v.verdict.word, reason=reason, transactional_id=v.transactional_id,
         evidence=evidence, broker_id=v.view.inputs.broker_id, last_sequence=e.last_sequence, armed=armed,
-        not_armed_because=_why_not_armed(v, armed, arm_unverifiable, legal), abort_forms=forms,
+        not_armed_because=not_armed_because, abort_forms=forms,
         active_form=active_form(version) if forms else None, advice=advice,
         coordinator_partition=v.coordinator_partition, overdue_ms=v.overdue_ms, verdict_state=v.verdict.value,
         as_of_ms=as_of.time_ms if as_of is not None else ABSENT,

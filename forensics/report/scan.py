@@ -258,7 +258,11 @@ class ScanFolder:
     producer state rebuilt and dropped), made as each replica is read: given to the executor
     (``consume``), so that the rebuilds run during the job (over a pool, while the workers read) and
     the driver never holds a partition's events beside the next one's. Other results (files given
-    alone) are kept as read; :func:`assemble_scan` takes either."""
+    alone) are kept as read; :func:`assemble_scan` takes either. A function of the replica alone: the
+    in-process pool runs it in the worker that read the replica whole
+    (:func:`~forensics.pipeline.executor.in_worker`)."""
+
+    in_worker = True
 
     def __init__(self, inv: Inventory) -> None:
         self._where: dict[str, tuple[LogDir, PartitionDir]] = {p.path: (d, p) for d in inv.log_dirs

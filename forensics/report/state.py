@@ -164,7 +164,13 @@ class StateFolder:
 
     ``keep_history``: the ids whose coordinator history is kept (None: all); ``lean``: the data
     partitions keep the transactions of their open producers only (see
-    :func:`~forensics.analysis.producers.rebuild_partition`)."""
+    :func:`~forensics.analysis.producers.rebuild_partition`).
+
+    A function of the replica alone (it reads what it was made with, changes nothing, returns what
+    pickles): the in-process pool folds a replica read whole in the worker that read it
+    (:func:`~forensics.pipeline.executor.in_worker`), so that the driver only assembles."""
+
+    in_worker = True
 
     def __init__(self, inv: Inventory, scope: Scope, keep_history: KeepHistory = None, lean: bool = False) -> None:
         self.scope, self.keep_history, self.lean = scope, keep_history, lean

@@ -9,7 +9,7 @@ from forensics.dataclass_fast import dataclass
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
 from forensics.analysis.clock import AsOf
-from forensics.analysis.evidence_model import EvidenceModel
+from forensics.analysis.evidence_model import EvidenceModel, NoAllClear
 from forensics.analysis.filters import Filters
 from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, Verdict
 from forensics.analysis.quiescence import ChangedFile
@@ -21,7 +21,8 @@ from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_clus
 from forensics.pipeline.plan import plan
 from forensics.pipeline.stats import EngineStats
 from forensics.pipeline.witnesses import batch_crc, epoch_mismatch, index_reach
-from forensics.render.gap_text import torn_warning
+from forensics.render.broker_version_text import version_label
+from forensics.render.evidence_text import evidence_lines
 from forensics.render.reasons import worded_row
 from forensics.report.evidence_facts import evidence_model_of
 from forensics.report.hanging import (
@@ -30,6 +31,7 @@ from forensics.report.hanging import (
     Outcome,
     evidence_warnings,
     find_hanging as verdicts_of,
+    log_dir_brokers,
     outcome_of,
 )
 from forensics.report.state import (
@@ -113,7 +115,7 @@ def _NO_HISTORY(transactional_id: str) -> bool:
 def _finish(opened: Opened, rep: StateReport, when: AsOf, version: BrokerVersionRange,
             model: EvidenceModel) -> VerdictRun:
     written = opened.manifest.finish(when.time_ms, when.source)
-    warnings = tuple(evidence_warnings(rep, model)) + tuple(torn_warning(model.torn))
+    warnings = tuple(evidence_warnings(rep)) + tuple(evidence_lines(model, log_dir_brokers(rep)))
     return VerdictRun(when, version, tuple(rep.evidence_findings()), warnings, written,
                       opened.stats)
 
@@ -135,7 +137,7 @@ class FindHangingResult:
     hidden: tuple[Verdict, ...]  # open transactions needing no one, left out without show_all
     outcome: Outcome
     run: VerdictRun
-    unproven: str | None = None  # why nothing hanging is no all-clear: what the evidence lacks
+    unproven: NoAllClear | None = None  # why nothing hanging is no all-clear: what the evidence lacks
 
 
 def find_hanging(req: FindHangingRequest, listener: Listener = Quiet()) -> FindHangingResult:
@@ -239,7 +241,7 @@ def incident_report(req: ReportRequest, listener: Listener = Quiet()) -> ReportR
     written = run.manifest
     incident = build_incident(rep, verdicts, when, inputs=req.verdicts.evidence.paths, rows=rows,
                               manifest=(written.ref.path, written.ref.sha256) if written is not None else None,
-                              brokers=version.label, selection=selection, whole=whole, warnings=run.warnings)
+                              brokers=version_label(version), selection=selection, whole=whole, warnings=run.warnings)
     return ReportResult(incident, run)
 
 

@@ -7,7 +7,6 @@ from dataclasses import replace
 from forensics.dataclass_fast import dataclass
 
 from forensics.analysis.broker_version import BrokerVersionRange, Version
-from forensics.analysis.coverage import describe as describe_coverage
 from forensics.analysis.filters import Filters
 from forensics.errors import InputError
 from forensics.layout.inventory import Inventory
@@ -16,6 +15,7 @@ from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_clus
 from forensics.pipeline.plan import plan
 from forensics.pipeline.stats import EngineStats
 from forensics.render.clock_text import set_aside_findings
+from forensics.render.coverage_text import coverage_lines
 from forensics.report.evidence_facts import coverage_of
 from forensics.report.scan import SCAN_SCOPE, ScanFolder, ScanReport, assemble_scan, selected
 from forensics.runs.broker_version import broker_version_of
@@ -55,7 +55,7 @@ def scan(req: ScanRequest, listener: Listener = Quiet()) -> ScanResult:
     report = selected(assembled, req.topic, req.partition, req.broker_id)
     version = broker_version_of(opened.inventory, scan=report, given=req.broker_version)
     image = read_cluster_image(opened.inventory, record_types=EVIDENCE_RECORD_TYPES)
-    gaps = tuple(describe_coverage(coverage_of(opened.inventory, image)))
+    gaps = tuple(coverage_lines(coverage_of(opened.inventory, image)))
     written = opened.manifest.finish(report.as_of.time_ms, report.as_of.source)
     return ScanResult(report, version, written, opened.stats, gaps)
 

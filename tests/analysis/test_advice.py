@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from forensics.analysis import advice as a
-from forensics.analysis.gap_facts import Gap, SnapshotPastEnd
+from forensics.analysis.gap_facts import Gap, GapKind, SnapshotPastEnd
 from forensics.analysis.verdict_kinds import VerdictKind
 from forensics.model import TopicPartition
 from forensics.state.coordinator import Decision
@@ -55,7 +55,7 @@ def test_unverifiable_asks_for_the_coordinators_or_a_fresh_copy_of_each_partitio
     assert v.verdict is VerdictKind.UNVERIFIABLE and v.gaps == ()
     assert a.unverifiable(v) == v.advice == (a.AddCoordinators(),)
     dirs = ["/e/b-1/x-0", "/e/b-1/__transaction_state-1", "/e/b-1/x-0"]
-    gaps = tuple(Gap("snapshot_past_end", SnapshotPastEnd(9), f"{d}/0.log", None, 0, d) for d in dirs)
+    gaps = tuple(Gap(GapKind.SNAPSHOT_PAST_END, SnapshotPastEnd(9), f"{d}/0.log", None, 0, d) for d in dirs)
     assert a.unverifiable(replace(v, gaps=gaps)) == (a.FreshCopy(("/e/b-1/__transaction_state-1", "/e/b-1/x-0")),)
 
 

@@ -28,8 +28,11 @@ def test_a_log_ending_below_its_checkpoints_gives_one_fact_each_with_the_offsets
                                       f.EpochPastEnd(2, 8), f.IndexPastEnd(10, "offset index", f"{DIR}/0.index"),
                                       f.SnapshotPastEnd(12)]
     assert {g.log_end for g in gaps} == {4} and {g.partition_dir for g in gaps} == {DIR}
-    assert [g.kind for g in gaps] == ["below_high_watermark", "below_recovery_point", "below_log_start",
-                                      "epoch_past_end", "index_past_end", "snapshot_past_end"]
+    assert [g.kind for g in gaps] == [f.GapKind.BELOW_HIGH_WATERMARK, f.GapKind.BELOW_RECOVERY_POINT,
+                                      f.GapKind.BELOW_LOG_START, f.GapKind.EPOCH_PAST_END, f.GapKind.INDEX_PAST_END,
+                                      f.GapKind.SNAPSHOT_PAST_END]
+    assert [g.kind.value for g in gaps] == ["below_high_watermark", "below_recovery_point", "below_log_start",
+                                            "epoch_past_end", "index_past_end", "snapshot_past_end"]
 
 
 def test_a_clean_stop_makes_a_log_past_its_checkpoints_a_gap() -> None:
@@ -53,5 +56,5 @@ def test_damage_is_its_finding_s_kind_file_and_byte_and_only_from_the_point_aske
 
 def test_only_a_settling_gap_answers_settling() -> None:
     fact = f.MarkerMayBeLater(TopicPartition("orders", 0), None, 60_000, "app", "Empty", 1)
-    assert f.Gap("too_recent", fact, DIR).settling is fact
+    assert f.Gap(f.GapKind.TOO_RECENT, fact, DIR).settling is fact
     assert all(g.settling is None for g in end_gaps(_extent(high_watermark=5)))

@@ -13,12 +13,10 @@ from typer.testing import CliRunner
 
 import forensics.cli.hanging_cmd  # noqa: F401
 from forensics.analysis.quiescence import (
-    CHANGED_WHILE_READ,
-    LOCK_HELD,
-    NO_CLEAN_SHUTDOWN,
-    STALE_CLEAN_SHUTDOWN,
     ChangedFile,
     LogDirFacts,
+    Unsettled,
+    UnsettledKind,
     assess,
     earliest_copy,
 )
@@ -106,21 +104,24 @@ def test_quiescence_facts():
     dirty = [LogDirFacts("/d/1", 1, False, 4242), LogDirFacts("/d/2", 2, True, None)]
     changed = [ChangedFile("/d/2/t-1/00000000000000000000.log", 10, 20)]
     q = assess(dirty, ["/loose/t-2"], changed, {"/d/1/t-0": 100_000}, {"/d/1/t-0": "/d/1", "/d/2/t-1": "/d/2"}, 60_000)
-    assert [u.kind for u in q.unsettled] == [LOCK_HELD, NO_CLEAN_SHUTDOWN, CHANGED_WHILE_READ, "no_log_dir"]
+    assert [u.kind for u in q.unsettled] == [UnsettledKind.LOCK_HELD, UnsettledKind.NO_CLEAN_SHUTDOWN,
+                                             UnsettledKind.CHANGED_WHILE_READ, "no_log_dir"]
     assert not q.final("/d/1/t-0") and not q.final("/d/2/t-1")
     assert q.settled_after("/d/1/t-0", 40_000) and not q.settled_after("/d/1/t-0", 40_001)
     assert not q.settled_after("/d/1/t-0", -1)  # no time: nothing to settle against
     assert not q.settled_after("/d/2/t-1", 0)  # no copy time known: never settled
-    assert "00000000000000000000.log 10 -> 20 bytes" in q.unsettled[2].text
+    assert q.unsettled == (Unsettled(UnsettledKind.LOCK_HELD, "/d/1", lock_pid=4242),
+                           Unsettled(UnsettledKind.NO_CLEAN_SHUTDOWN, "/d/1"),
+                           Unsettled(UnsettledKind.CHANGED_WHILE_READ, "/d/2", changed=tuple(changed)),
+                           Unsettled(UnsettledKind.NO_LOG_DIR, "/loose/t-2"))
 
 
 def test_partition_dirs_given_alone_are_named_once():
     """issue 24: "/p/t-0 given without its log dir (/p/t-0)" read as if /p/t-0 were its own log dir."""
     [one] = assess([], ["/p/t-0"], [], {}, {}, 60_000).unsettled
-    assert (one.path, one.text) == ("/p/t-0", "given without its log dir: nothing tells whether its broker had stopped")
+    assert one == Unsettled(UnsettledKind.NO_LOG_DIR, "/p/t-0")
     [three] = assess([], ["/p/t-0", "/p/t-1", "/q/u-0"], [], {}, {}, 60_000).unsettled
-    assert three.text == ("given without its log dir, as are /p/t-1 and /q/u-0: nothing tells whether their brokers "
-                          "had stopped")
+    assert three == Unsettled(UnsettledKind.NO_LOG_DIR, "/p/t-0", others=("/p/t-1", "/q/u-0"))
 
 
 def test_a_clean_shutdown_file_of_another_run_is_no_quiescence(tmp_path):
@@ -139,7 +140,8 @@ def test_a_clean_shutdown_file_of_another_run_is_no_quiescence(tmp_path):
     empty = LogDirFacts("/d/1", 1, True, 0, None, 12)  # <= 3.6 writes an empty file: nothing to compare
     assert assess([empty], [], [], {}, {}, 60_000).proven
     stale = assess([LogDirFacts("/d/1", 1, True, 0, 11, 12)], [], [], {}, {}, 60_000)
-    assert [u.kind for u in stale.unsettled] == [STALE_CLEAN_SHUTDOWN] and not stale.quiet_dirs
+    assert stale.unsettled == (Unsettled(UnsettledKind.STALE_CLEAN_SHUTDOWN, "/d/1", broker_id=1, shutdown_epoch=11,
+                                         registered_epoch=12),) and not stale.quiet_dirs
 
 
 def test_earliest_copy():

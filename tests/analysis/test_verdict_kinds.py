@@ -56,7 +56,7 @@ def test_the_screens_label_a_row_as_its_kind(kind):
 
 def test_overdue_needs_a_person_and_is_never_armed():
     k = VerdictKind.OVERDUE
-    assert k.needs_person and k.arming is Arming.NEVER and k.offer is Offer.NEVER and k.unarmed
+    assert k.needs_person and k.arming is Arming.NEVER and k.offer is Offer.NEVER
 
 
 def test_only_a_proven_kind_is_armed_by_default_and_it_needs_no_person():
@@ -64,10 +64,8 @@ def test_only_a_proven_kind_is_armed_by_default_and_it_needs_no_person():
     assert proven == [VerdictKind.HANGING]
     assert not VerdictKind.HANGING.needs_person and VerdictKind.HANGING.offer is Offer.ALWAYS
     for k in VerdictKind:
-        if k.arming is Arming.NEVER and k.offer is not Offer.NEVER:
-            assert k.unarmed, k  # its commands are shown commented: the script says why
         if k.arming is Arming.ON_REQUEST:
-            assert k.needs_person and k.unarmed and "--arm-unverifiable" in k.unarmed
+            assert k.needs_person, k
 
 
 def test_a_kind_that_offers_no_abort_is_never_armed():

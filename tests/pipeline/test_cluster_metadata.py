@@ -22,7 +22,7 @@ from fixtures.diskgen.canned import example_spec
 from fixtures.diskgen.kraft_records import feature_level_record, no_op_record
 from fixtures.diskgen.spec import ClusterMetadataSpec
 from fixtures.generator import RecordSpec, encode_v2_batch
-from forensics.analysis.broker_version import metadata_version_name
+from forensics.render.broker_version_text import metadata_version_name
 from forensics.findings import FindingKind
 from forensics.layout import discover
 from forensics.pipeline.cluster_metadata import read_cluster_image, snapshot_problem

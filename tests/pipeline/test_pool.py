@@ -83,6 +83,24 @@ def test_schedule_shrinks_towards_the_end() -> None:
     assert sizes[-1] <= pool_mod.MIN_TASK_BYTES and sizes == sorted(sizes, reverse=True)
 
 
+def test_units_of_no_bytes_ride_with_the_run_before_them() -> None:
+    """A snapshot or an index (0 bytes of segment) never starts a piece: cut off alone it balances
+    nothing and makes a replica that fits one task a split one (folded in the driver)."""
+    from forensics.pipeline.plan import UnitKind, WorkUnit
+
+    units = []
+    for i in range(40):
+        sizes = (48 << 20, 0, 48 << 20, 0, 0) if i % 4 == 0 else ((6 << 20) + i, 0, 0)
+        units += [WorkUnit(UnitKind.EVENTS if size else UnitKind.SNAPSHOT, f"p{i}", f"p{i}/{j}", 0, size=size)
+                  for j, size in enumerate(sizes)]
+    tasks = pool_mod.schedule(units, 2)
+    pieces = [p for t in tasks for p in t]
+    assert [u for p in pieces for u in p.units] == units
+    assert all(p.whole or p.units[0].size for p in pieces)  # a piece of a split replica starts with bytes
+    assert all(p.whole for p in pieces if int(p.key[1:]) % 4)  # the small replicas: whole
+    assert any(not p.whole for p in pieces)
+
+
 def _consumed(executor: LocalExecutor, units):
     seen = []
     results = executor.run(units, consume=lambda key, result: seen.append((key, result)) or key)

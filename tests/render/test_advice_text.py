@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from forensics.analysis import advice as facts
-from forensics.analysis.gap_facts import Gap, SnapshotPastEnd
+from forensics.analysis.gap_facts import Gap, GapKind, SnapshotPastEnd
+from forensics.findings import FindingKind
 from forensics.analysis.verdict_kinds import VerdictKind
 from forensics.render.advice_text import advice_lines
 from forensics.state.coordinator import Decision
@@ -109,9 +110,9 @@ def test_unverifiable_asks_for_the_coordinators_or_a_fresh_copy(verdict):
         "add the disks holding every __transaction_state partition and run again, or ask the live cluster "
         "(kafka-transactions.sh describe-producers / find-hanging)",)
     fact = SnapshotPastEnd(9)  # which gap does not matter: the partition dirs do
-    gaps = (Gap("truncated_tail", fact, "/e/b-1/x-0/0.log", 356, None, "/e/b-1/x-0"),
-            Gap("too_recent", fact, "/e/b-1/__transaction_state-1/0.log", None, None, "/e/b-1/__transaction_state-1"),
-            Gap("crc_mismatch", fact, "/e/b-1/x-0/9.log", 10, None, "/e/b-1/x-0"))
+    gaps = (Gap(FindingKind.TRUNCATED_TAIL, fact, "/e/b-1/x-0/0.log", 356, None, "/e/b-1/x-0"),
+            Gap(GapKind.TOO_RECENT, fact, "/e/b-1/__transaction_state-1/0.log", None, None, "/e/b-1/__transaction_state-1"),
+            Gap(FindingKind.CRC_MISMATCH, fact, "/e/b-1/x-0/9.log", 10, None, "/e/b-1/x-0"))
     assert advice.unverifiable(replace(v, gaps=gaps)) == (
         "take a fresh copy of /e/b-1/__transaction_state-1, /e/b-1/x-0 and run again; the guard in abort-commands "
         "compares with the live cluster before any abort",)  # each partition dir once, sorted

@@ -5,7 +5,7 @@ adds, the torn-log warning."""
 from __future__ import annotations
 
 from forensics.analysis import gap_facts as f
-from forensics.analysis.coverage import Uncovered
+from forensics.analysis.coverage import Uncovered, UncoveredWhy
 from forensics.analysis.evidence_model import TornLog
 from forensics.findings import FindingKind
 from forensics.model import TopicPartition
@@ -13,23 +13,23 @@ from forensics.render.gap_text import fact_text, gap_text, log_damage_text, part
 
 SEG = "/d/orders-0/00000000000000000000.log"
 TP = TopicPartition("orders", 0)
-UNREADABLE = f.Gap("unreadable_file", f.Damage(FindingKind.UNREADABLE_FILE, SEG, None), SEG)
-END = f.Gap("below_high_watermark", f.BelowHighWatermark(5), "/d/orders-0", log_end=0)
+UNREADABLE = f.Gap(FindingKind.UNREADABLE_FILE, f.Damage(FindingKind.UNREADABLE_FILE, SEG, None), SEG)
+END = f.Gap(f.GapKind.BELOW_HIGH_WATERMARK, f.BelowHighWatermark(5), "/d/orders-0", log_end=0)
 
 
 def test_a_file_unreadable_twice_is_named_once() -> None:
     assert log_damage_text(f.LogDamage("orders-0", (UNREADABLE, UNREADABLE, END, END))) == (
         "the log of orders-0 cannot be read (00000000000000000000.log) and ends at offset 0, below its high "
         "watermark 5")
-    other = f.Gap("crc_mismatch", f.Damage(FindingKind.CRC_MISMATCH, SEG, 61), SEG, 61)
+    other = f.Gap(FindingKind.CRC_MISMATCH, f.Damage(FindingKind.CRC_MISMATCH, SEG, 61), SEG, 61)
     assert log_damage_text(f.LogDamage("orders-0", (UNREADABLE, other))) == (
         "the log of orders-0 cannot be read (00000000000000000000.log) and is damaged at byte 61 of "
         "00000000000000000000.log (crc_mismatch)")
 
 
 def test_more_than_three_damaged_places_are_counted_and_the_ends_joined() -> None:
-    places = tuple(f.Gap("crc_mismatch", f.Damage(FindingKind.CRC_MISMATCH, SEG, p), SEG, p) for p in (1, 2, 3, 4, 5))
-    rp = f.Gap("below_recovery_point", f.BelowRecoveryPoint(6), "/d/orders-0", log_end=0)
+    places = tuple(f.Gap(FindingKind.CRC_MISMATCH, f.Damage(FindingKind.CRC_MISMATCH, SEG, p), SEG, p) for p in (1, 2, 3, 4, 5))
+    rp = f.Gap(f.GapKind.BELOW_RECOVERY_POINT, f.BelowRecoveryPoint(6), "/d/orders-0", log_end=0)
     text = log_damage_text(f.LogDamage("orders-0", (*places, END, rp), f.DamageMeans.MARKER_MAY_BE_MISSING))
     assert text.endswith("at byte 3 of 00000000000000000000.log (crc_mismatch), 2 more damaged places and ends at "
                          "offset 0, below its high watermark 5 and below its recovery point 6: this transaction's "
@@ -62,18 +62,18 @@ def test_contradictions_name_their_records_by_file_and_byte() -> None:
 
 
 def test_copies_missing_say_what_coverage_found() -> None:
-    u = Uncovered(TopicPartition("__transaction_state", 1), "its leader's copy (broker 3) is not among the inputs", 3)
+    u = Uncovered(TopicPartition("__transaction_state", 1), UncoveredWhy.LEADER_COPY_MISSING, 3)
     lacking = tuple(TopicPartition("__transaction_state", p) for p in (1, 2, 5, 8))
     assert fact_text(f.CopyMissing(TP, u)) == (
-        "orders-0: its leader's copy (broker 3) is not among the inputs, which may hold newer records")
+        "orders-0: its leader's copy (broker 3) is not among the inputs; no replica's is, which may hold newer records")
     assert fact_text(f.CoordinatorCopiesMissing(lacking, u)) == (
         "4 coordinator partition(s) lack the copy that matters (__transaction_state-1, __transaction_state-2, "
-        "__transaction_state-5 and 1 more; its leader's copy (broker 3) is not among the inputs): one may hold this "
-        "producer's record")
+        "__transaction_state-5 and 1 more; its leader's copy (broker 3) is not among the inputs; no replica's is): one "
+        "may hold this producer's record")
 
 
 def test_a_part_of_an_unproven_reason_adds_what_it_means() -> None:
-    contradiction = f.Gap("contradiction", f.EpochMismatch("__transaction_state-0", 1, SEG, 0, 2, 1), SEG, 0)
+    contradiction = f.Gap(f.GapKind.CONTRADICTION, f.EpochMismatch("__transaction_state-0", 1, SEG, 0, 2, 1), SEG, 0)
     assert part_text(f.NotBrokersOwn(contradiction)) == (
         gap_text(contradiction) + ": the id's records there are not proven to be the broker's own")
     assert part_text(END) == "below its high watermark 5"

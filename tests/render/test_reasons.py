@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from forensics.analysis import reasons as r
 from forensics.analysis import gap_facts as gf
-from forensics.analysis.gap_facts import Gap
-from forensics.analysis.settling import TOO_RECENT
+from forensics.analysis.gap_facts import Gap, GapKind
 from forensics.model import TopicPartition
 from forensics.findings import FindingKind
 from forensics.render.gap_text import gap_text, settling_text
@@ -38,21 +37,22 @@ def test_coordinator_partitions_copied_too_soon_are_named_a_few_then_counted():
 
 
 def test_a_gap_s_text_and_json_are_its_own_or_its_facts_written():
-    plain = Gap("truncated_tail", gf.Damage(FindingKind.TRUNCATED_TAIL, "/e/0.log", 3), "/e/0.log", 3, None, "/e")
+    plain = Gap(FindingKind.TRUNCATED_TAIL, gf.Damage(FindingKind.TRUNCATED_TAIL, "/e/0.log", 3), "/e/0.log", 3, None, "/e")
     assert gap_text(plain) == "is damaged at byte 3 of 0.log (truncated_tail)" and plain.settling is None
     assert gap_json(plain) == {"kind": "truncated_tail", "text": gap_text(plain), "path": "/e/0.log", "position": 3,
                                "log_end": None, "partition_dir": "/e"}
     fact = gf.CoordinatorMayBeLater((0,), T, 60_000, T, known_id=True)
-    recent = Gap(TOO_RECENT, fact, "/e/t-0", partition_dir="/e/t-0")
+    recent = Gap(GapKind.TOO_RECENT, fact, "/e/t-0", partition_dir="/e/t-0")
     assert recent.settling is fact
     assert gap_text(recent, T) == settling_text(fact, T) == gap_json(recent, T)["text"]
+    assert type(gap_json(recent, T)["kind"]) is str and gap_json(recent, T)["kind"] == "too_recent"  # the value, not the member
 
 
 def test_an_unproven_reason_says_what_it_rests_on_then_its_parts_then_its_tails():
     head = r.Patterned(r.NoCoordinatorRecord(7), (r.LeaderChange(3, 10),))
     fact = gf.MarkerMayBeLater(TP, None, 60_000, "app", "Empty", T)
-    end = Gap("below_high_watermark", gf.BelowHighWatermark(5), "/e/orders-0", log_end=3)
-    parts = (gf.LogDamage("orders-0", (end,)), Gap(TOO_RECENT, fact, "/e/orders-0"))
+    end = Gap(GapKind.BELOW_HIGH_WATERMARK, gf.BelowHighWatermark(5), "/e/orders-0", log_end=3)
+    parts = (gf.LogDamage("orders-0", (end,)), Gap(GapKind.TOO_RECENT, fact, "/e/orders-0"))
     text = reason_text(r.Unproven(head, parts, torn_or_lost=True, too_recent=True))
     assert text == (f"not proven: {reason_text(head)}; but the log of orders-0 ends at offset 3, below its high "
                     f"watermark 5; {settling_text(fact)}; "

@@ -19,15 +19,18 @@ import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
 import forensics.cli.scan_cmd  # noqa: F401
 from forensics.analysis.broker_version import (
     METADATA_VERSIONS,
+    Bound,
     DiskFacts,
+    VersionFact,
+    VersionSource,
     given_broker_version,
     infer_broker_version,
-    metadata_version_name,
     parse_version,
 )
 from forensics.cli.app import app
 from forensics.errors import UsageError
 from forensics.layout.discovery import discover
+from forensics.render.broker_version_text import metadata_version_name, version_evidence, version_label
 from forensics.runs.broker_version import broker_version_of, kraft_versions
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,7 +55,7 @@ def run(*args):
 
 def test_nothing_release_specific_says_so():
     r = infer_broker_version(DiskFacts())
-    assert (r.low, r.high, r.label, r.evidence) == (
+    assert (r.low, r.high, version_label(r), version_evidence(r)) == (
         None, None, "broker version unknown: nothing among the inputs is release-specific", ())
     assert r.at_least((0, 11)) is None
 
@@ -61,8 +64,8 @@ def test_zookeeper_era_facts_bound_from_both_sides():
     r = infer_broker_version(DiskFacts(meta_versions=frozenset({0}), clean_shutdown_empty=True, topic_ids=True,
                                        producer_state_files=True, magics=frozenset({2})))
     assert (r.low, r.high) == ((2, 8), (3, 6))
-    assert r.label == "broker 2.8 to 3.6: ZooKeeper mode, empty clean-shutdown file, topic ids"
-    assert r.evidence == (
+    assert version_label(r) == "broker 2.8 to 3.6: ZooKeeper mode, empty clean-shutdown file, topic ids"
+    assert version_evidence(r) == (
         "meta.properties version 0 and no __cluster_metadata among the inputs (ZooKeeper mode, removed in 4.0): "
         "3.9 or older",
         ".kafka_cleanshutdown is empty (3.7 and later write a broker epoch): 3.6 or older",
@@ -73,10 +76,21 @@ def test_zookeeper_era_facts_bound_from_both_sides():
                                                                                                  False)
 
 
+def test_each_bound_is_a_fact_with_its_values():
+    """The range keeps the facts it rests on (their words: tests/render/test_broker_version_text.py)."""
+    r = infer_broker_version(DiskFacts(meta_versions=frozenset({0}), clean_shutdown_empty=True,
+                                       features=(("metadata.version", 21),), supported_metadata=((2, 27), (1, 21))))
+    assert r.bounds == (Bound(VersionFact.METADATA_VERSION, (3, 9), None, 21),
+                        Bound(VersionFact.SUPPORTED_METADATA, (3, 9), None, supported=((1, 21), (2, 27))),
+                        Bound(VersionFact.ZOOKEEPER, None, (3, 9)),
+                        Bound(VersionFact.CLEAN_SHUTDOWN_EMPTY, None, (3, 6)))
+    assert (r.low, r.high, r.source, r.consistent) == ((3, 9), (3, 6), VersionSource.DISK, False)
+
+
 def test_contradicting_evidence_answers_nothing():
     r = infer_broker_version(DiskFacts(meta_versions=frozenset({0}), txn_value_versions=frozenset({0, 1})))
     assert not r.consistent and r.at_least((0, 11)) is None and r.at_least((4, 0)) is None
-    assert r.label == ("broker version unclear: the evidence contradicts itself (4.0 or newer, 3.9 or older): "
+    assert version_label(r) == ("broker version unclear: the evidence contradicts itself (4.0 or newer, 3.9 or older): "
                        "ZooKeeper mode, __transaction_state values v1")
 
 
@@ -117,8 +131,8 @@ def test_parse_and_override():
     assert str(e.value) == "--broker-version '4': give a Kafka release such as 3.9 or 4.1.0"
     disk = infer_broker_version(DiskFacts(meta_versions=frozenset({1})))
     r = given_broker_version((3, 5), disk)
-    assert (r.low, r.high, r.source) == ((3, 5), (3, 5), "--broker-version")
-    assert r.label == "broker 3.5 (--broker-version; the disks say broker 2.8 or newer: KRaft)"
+    assert (r.low, r.high, r.source, r.disk) == ((3, 5), (3, 5), VersionSource.GIVEN, disk)
+    assert version_label(r) == "broker 3.5 (--broker-version; the disks say broker 2.8 or newer: KRaft)"
     assert r.at_least((3, 0)) is True and r.at_least((3, 6)) is False
 
 
@@ -128,7 +142,7 @@ def test_parse_and_override():
 @pytest.mark.parametrize("run_name, label", [("kraft-tv2", TV2_LABEL), ("kraft-rv3.9-tv0", TV0_LABEL)])
 def test_real_runs(run_name, label):
     r = broker_version_of(discover([str(REAL / run_name / "disk")]))
-    assert r.label == label and (r.low, r.high) == ((4, 1), None)
+    assert version_label(r) == label and (r.low, r.high) == ((4, 1), None)
     assert r.at_least((3, 0)) is True and r.at_least((4, 1)) is True and r.at_least((4, 2)) is None
 
 
@@ -154,11 +168,11 @@ def test_feature_levels_decoded_from_disk_match_the_live_broker(run_name):
 @pytest.mark.skipif(not SHARED.is_dir(), reason="the shared real Kafka disks are not on this machine")
 @pytest.mark.parametrize("run_name, label", [("kraft-tv2", TV2_LABEL), ("kraft-rv3.9-tv0", TV0_LABEL)])
 def test_shared_real_disks(run_name, label):
-    assert broker_version_of(discover([str(SHARED / run_name / "data")])).label == label
+    assert version_label(broker_version_of(discover([str(SHARED / run_name / "data")]))) == label
 
 
 def test_example_disk():
-    assert broker_version_of(discover([str(EXAMPLE)])).label == EXAMPLE_LABEL
+    assert version_label(broker_version_of(discover([str(EXAMPLE)]))) == EXAMPLE_LABEL
 
 
 def _zk_era(root: Path, clean: bytes = b"") -> Path:
@@ -176,7 +190,7 @@ def _zk_era(root: Path, clean: bytes = b"") -> Path:
 def test_zookeeper_era_looking_dirs(tmp_path):
     r = broker_version_of(discover([str(_zk_era(tmp_path))]))
     assert (r.low, r.high) == ((0, 11), (3, 6))
-    assert r.label == "broker 0.11 to 3.6: ZooKeeper mode, empty clean-shutdown file, producer state files"
+    assert version_label(r) == "broker 0.11 to 3.6: ZooKeeper mode, empty clean-shutdown file, producer state files"
     damaged = broker_version_of(discover([str(_zk_era(tmp_path / "b", clean=b"{not json"))]))
     assert damaged.high == (3, 9)  # a damaged marker is no evidence of an empty one
 

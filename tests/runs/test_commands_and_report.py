@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from fixtures import hanging_scenarios
 from forensics.analysis.verdict_kinds import VerdictKind
-from forensics.report.hanging import COMMIT_PENDING, NO_COORDINATOR_WARNING
+from forensics.render.broker_version_text import version_label
+from forensics.render.armed_text import KIND_UNARMED
+from forensics.report.hanging import NO_COORDINATOR_WARNING
 from forensics.columns import ABSENT
 from forensics.runs.hanging import AbortRequest, ReportRequest, VerdictRequest, abort_commands, incident_report
 from tests.runs.support import EXAMPLE, EXAMPLE_AS_OF, REPORTING_LAST_TIMESTAMP, copy_without, evidence
@@ -49,7 +51,7 @@ def test_an_unverifiable_abort_is_armed_only_on_request_and_past_the_age_gate(tm
     young = REPORTING_LAST_TIMESTAMP + 60_000
     [plain] = _abort(part, as_of=old).rows
     assert (plain.verdict, plain.armed, plain.abort_args) == ("unverifiable", False, None)
-    assert plain.not_armed_because == VerdictKind.UNVERIFIABLE.unarmed
+    assert plain.not_armed_because == KIND_UNARMED[VerdictKind.UNVERIFIABLE]
     assert plain.abort_forms["abortArgs"][-6:] == ["--producer-id", "2002", "--producer-epoch", "1",
                                                    "--coordinator-epoch", "0"]
     done = _abort(part, as_of=old, arm_unverifiable=True)
@@ -69,7 +71,8 @@ def test_a_commit_pending_is_never_offered_an_abort(scenarios):
     [row] = _abort(scenarios["prepare-commit-pending"], as_of=exp["asOf"]).rows
     assert (row.topic, row.partition, row.producer_id, row.verdict) == ("prep", 1, 700, "stuck-coordinator")
     assert row.abort_forms is None and row.abort_args is None and not row.armed
-    assert row.not_armed_because == COMMIT_PENDING
+    assert row.not_armed_because == ("the coordinator decided to COMMIT and still holds this partition in "
+                                     "PrepareCommit: never abort it (see the advice)")
     assert row.advice[0].startswith("do NOT abort: the coordinator decided to COMMIT")
 
 
@@ -78,11 +81,11 @@ def test_fenced_and_ongoing_rows_say_why_they_are_not_armed(scenarios):
     [fenced] = _abort(scenarios["fenced-coordinator"], as_of=exp["asOf"]).rows
     assert (fenced.verdict, fenced.coordinator_epoch, fenced.start_offset) == ("fenced-coordinator", 9, 2)
     assert not fenced.armed and fenced.abort_forms is None  # the coordinator decided COMMIT: no abort offered
-    assert fenced.not_armed_because == VerdictKind.FENCED.unarmed
+    assert fenced.not_armed_because == KIND_UNARMED[VerdictKind.FENCED]
     exp = hanging_scenarios.expected("ongoing")
     [ongoing] = _abort(scenarios["ongoing"], as_of=exp["asOf"]).rows  # every open transaction has a row
     assert (ongoing.verdict, ongoing.armed, ongoing.abort_forms) == ("ongoing", False, None)
-    assert ongoing.not_armed_because == VerdictKind.ONGOING.unarmed
+    assert ongoing.not_armed_because == KIND_UNARMED[VerdictKind.ONGOING]
 
 
 # -- the incident report --------------------------------------------------------------------------
@@ -91,7 +94,7 @@ def test_fenced_and_ongoing_rows_say_why_they_are_not_armed(scenarios):
 def test_the_report_counts_and_draws_the_example_disk():
     done = _report(EXAMPLE)
     inc = done.incident
-    assert (inc.as_of_ms, inc.inputs, inc.brokers) == (EXAMPLE_AS_OF, (str(EXAMPLE),), done.run.version.label)
+    assert (inc.as_of_ms, inc.inputs, inc.brokers) == (EXAMPLE_AS_OF, (str(EXAMPLE),), version_label(done.run.version))
     assert inc.manifest_path is None and inc.selection is None and inc.warnings == ()
     s = inc.summary
     assert (s.brokers, s.log_dirs, s.topics, s.partitions, s.replicas) == ((1,), 1, 2, 3, 3)

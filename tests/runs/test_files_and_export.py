@@ -12,6 +12,8 @@ from forensics.exit_codes import EXIT_INPUT
 from forensics.layout.discovery import discover
 from forensics.report.dump import DumpOptions
 from forensics.report.dump_rows import BatchRow, EntryRow, FileStart, LogStart
+from forensics.analysis.broker_version import VersionSource
+from forensics.render.broker_version_text import version_evidence, version_label
 from forensics.runs.broker_version import broker_version_of
 from forensics.runs.dump import DumpRequest, dump
 from forensics.runs.export import ExportRequest, export
@@ -120,10 +122,10 @@ def test_export_refuses_an_output_inside_the_evidence(tmp_path):
 def test_the_broker_version_from_the_disk_or_as_given():
     inventory = discover([str(EXAMPLE)])
     disk = broker_version_of(inventory)
-    assert disk.source == "disk" and disk.low == (4, 1) and disk.high is None
-    assert disk.at_least((3, 0)) and "metadata.version 4.1-IV1" in disk.label
+    assert disk.source is VersionSource.DISK and disk.low == (4, 1) and disk.high is None
+    assert disk.at_least((3, 0)) and "metadata.version 4.1-IV1" in version_label(disk)
     given = broker_version_of(inventory, given=(3, 6))
-    assert (given.source, given.low, given.high) == ("--broker-version", (3, 6), (3, 6))
-    assert given.label == f"broker 3.6 (--broker-version; the disks say {disk.label})"
-    assert given.evidence == ("--broker-version 3.6", *disk.evidence)  # the disks' own inference kept
+    assert (given.source, given.low, given.high, given.disk) == (VersionSource.GIVEN, (3, 6), (3, 6), disk)
+    assert version_label(given) == f"broker 3.6 (--broker-version; the disks say {version_label(disk)})"
+    assert version_evidence(given) == ("--broker-version 3.6", *version_evidence(disk))  # the disks' own kept
     assert not given.at_least((3, 7))

@@ -13,11 +13,16 @@ from typer.testing import CliRunner
 
 import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
 from fixtures import hanging_scenarios
+from forensics.analysis.evidence_model import NoAllClear, NoAllClearWhy
 from forensics.analysis.verdict_kinds import VerdictKind
 from forensics.cli.app import app
 from forensics.errors import UsageError
 from forensics.exit_codes import EXIT_FOUND, EXIT_OK, EXIT_UNDECIDED
+from forensics.model import TopicPartition
 from forensics.pipeline.engine import EngineName, EngineSpec
+from forensics.render.broker_version_text import version_label
+from forensics.render.armed_text import KIND_UNARMED
+from forensics.render.evidence_text import no_all_clear_text
 from forensics.render.time_text import stamp
 from forensics.report.hanging import NO_COORDINATOR_WARNING, Outcome
 from forensics.report.preview import AbortPreview
@@ -96,7 +101,7 @@ def test_the_run_says_its_clock_version_and_evidence():
                                        "00000000000000000000.log; ")
     [row] = _find(EXAMPLE).rows
     assert (row.as_of_ms, row.as_of_source) == (run.as_of.time_ms, run.as_of.source)
-    assert run.version.label.startswith("broker 4.1 or newer: KRaft, metadata.version 4.1-IV1")
+    assert version_label(run.version).startswith("broker 4.1 or newer: KRaft, metadata.version 4.1-IV1")
     assert run.evidence == () and run.warnings == () and run.manifest is None
     assert run.stats is not None and run.stats.engine == "local"  # the executor's statistics (--stats, KAFKA_FORENSICS_STATS)
 
@@ -219,14 +224,15 @@ def test_a_real_disk_missing_a_partition_is_no_all_clear(tmp_path):
     disk = copy_without(REAL_TV2, tmp_path / "disk", "b-txn-aborts-1")
     part = _find(disk)
     assert part.outcome is Outcome.UNDECIDED and EXIT_OF[part.outcome] == EXIT_UNDECIDED
-    assert part.unproven == "1 partition(s) lack the copy that matters (b-txn-aborts-1)"
+    assert part.unproven == NoAllClear(NoAllClearWhy.COPIES_MISSING, (TopicPartition("b-txn-aborts", 1),))
+    assert no_all_clear_text(part.unproven) == "1 partition(s) lack the copy that matters (b-txn-aborts-1)"
     assert part.rows == () and len(part.hidden) == 2  # the ongoing ones are still in time
     [warning] = part.run.warnings
     assert warning.startswith("evidence: 1 partition(s) without the copy that matters among the inputs, of which "
                               "b-txn-aborts-1: its leader's copy (broker 1, ")
     printed = _cli(disk)
     assert printed.exit_code == EXIT_UNDECIDED and rows_of(printed.stdout) == []
-    assert f"this is no all-clear: {part.unproven}" in " ".join(printed.stderr.split())
+    assert f"this is no all-clear: {no_all_clear_text(part.unproven)}" in " ".join(printed.stderr.split())
 
 
 def test_a_coordinator_partition_left_out_makes_the_hang_unverifiable(tmp_path):
@@ -238,7 +244,7 @@ def test_a_coordinator_partition_left_out_makes_the_hang_unverifiable(tmp_path):
     assert row.transactional_id is None and row.coordinator_partition is None
     assert row.reason == ("no coordinator record for producer id 2002, but __transaction_state partitions 0 are not "
                           "among the inputs: the coordinator may still complete this transaction")
-    assert row.not_armed_because == VerdictKind.UNVERIFIABLE.unarmed
+    assert row.not_armed_because == KIND_UNARMED[VerdictKind.UNVERIFIABLE]
     assert row.abort_args is None and row.abort_forms["abortArgs"][-4:] == [
         "--producer-epoch", "1", "--coordinator-epoch", "0"]
     assert row.advice == ["add the disks holding every __transaction_state partition and run again, or ask the "

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from forensics.cli.app import app
 from forensics.errors import UsageError
+from forensics.render.broker_version_text import version_label
 from forensics.runs.hanging import FindHangingRequest, VerdictRequest, find_hanging
 from forensics.runs.scan import ScanRequest, scan
 from tests.runs.support import EXAMPLE, EXAMPLE_AS_OF, copy_without, evidence
@@ -47,13 +48,13 @@ def test_the_example_disk_partition_by_partition():
     assert (p0.high_watermark, p0.last_stable_offset, p0.bytes) == (12, 12, 1370)
     assert sum(p.bytes for p in parts.values()) == done.report.total_bytes() == 10659
     assert list(done.report.all_findings()) == [] and done.evidence_gaps == ()
-    assert done.version.low is not None and done.version.label.startswith("broker 4.1 or newer")
+    assert done.version.low is not None and version_label(done.version).startswith("broker 4.1 or newer")
 
 
 def test_the_typed_scan_is_what_scan_prints_as_json():
     done, printed = _scan(EXAMPLE), _printed(EXAMPLE)
     assert printed["asOf"] == {"timeMs": done.report.as_of.time_ms, "source": done.report.as_of.source}
-    assert printed["brokerVersion"]["label"] == done.version.label
+    assert printed["brokerVersion"]["label"] == version_label(done.version)
     assert printed["evidence"] == {"gaps": list(done.evidence_gaps)}
     rows = {(p["topic"], p["partition"]): p for p in printed["logDirs"][0]["partitions"]}
     for key, p in _partitions(done).items():
