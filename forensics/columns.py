@@ -15,16 +15,19 @@ the tables and CSV read by key), :func:`csv_columns`, :func:`kafka_columns`, :fu
 :func:`export_columns` and :func:`export_values`.
 
 A field left :data:`ABSENT` is no column of that row (``asOfMs`` only in find-hanging's rows,
-``abortPreview`` only where one was computed).
+``abortPreview`` only where one was computed); a column declared ``json=NO_KEY`` is in no JSON object (a
+figure only the screens show, a field JSON shows merged into another column). In JSON a nested row is
+its own object, a list of rows a list of them, a set its sorted list.
 
-The floor under every other (it imports nothing of ours): the pipeline's export tables, the reports'
-rows and the renderers all read the same declarations.
+A floor of its own under every other but ``dataclass_fast`` (findings declare their columns with it too):
+the pipeline's export tables, the reports' rows and the renderers all read the same declarations.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import fields
+from enum import Enum
 from forensics.dataclass_fast import dataclass
 from typing import Any, NamedTuple
 
@@ -37,6 +40,7 @@ class _Absent:
 
 
 ABSENT: Any = _Absent()  # a column this row does not have
+NO_KEY = ""  # column(json=NO_KEY): a column that no JSON object shows
 _KEY = "forensics.column"
 
 
@@ -57,6 +61,8 @@ MS, START, VERDICT, TOPIC_N = "ms", "start", "verdict", "topic-N"
 # an offset range (first_offset..last_offset), a set, a count of findings
 COUNT, YES_NO, SIZE, EXACT_SIZE, LOG_DIR, NAME, OPEN, OFFSETS, SET, TOTAL = (
     "count", "yes/no", "size", "exact size", "log dir", "name", "open", "offsets", "set", "total")
+# a finding's: an enum as its value, its byte range (position..end)
+VALUE, BYTE_RANGE = "value", "byte range"
 # where the report's card of a row shows a top-level column (a nested one shows in its record's group)
 FACT, ELSEWHERE, MORE = "fact", "elsewhere", "more"
 
@@ -97,7 +103,7 @@ class Cell(NamedTuple):
 class ColumnSpec:
     """What a field's declaration says of it beyond its name and type (see the module doc)."""
 
-    json: str | None = None  # its JSON key; None: the field's name in lowerCamelCase
+    json: str | None = None  # its JSON key; None: the field's name in lowerCamelCase; NO_KEY: in no JSON
     csv: int | None = None  # its place among the CSV columns; None: no CSV column
     kafka: tuple[int, str] | None = None  # (place, header) in Kafka's tool table; None: not there
     absent: str = "None"  # what Kafka's tool prints where the value is None
@@ -146,6 +152,10 @@ class Column(NamedTuple):
 _COLUMNS: dict[type, tuple[Column, ...]] = {}
 
 
+def _key(attr: str, spec: ColumnSpec) -> str:
+    return column_name(attr) if spec.json is None else spec.json
+
+
 def columns(kind: type) -> tuple[Column, ...]:
     """The columns of a row kind, in output order: its fields, each derived column after its field."""
     known = _COLUMNS.get(kind)
@@ -156,7 +166,7 @@ def columns(kind: type) -> tuple[Column, ...]:
         for name, attr in vars(klass).items():  # in declaration order
             if isinstance(attr, derived):
                 extra.setdefault(attr.spec.after or "", []).append(
-                    Column(name, attr.spec.json or column_name(name), attr.spec))
+                    Column(name, _key(name, attr.spec), attr.spec))
     out: list[Column] = []
 
     def place(c: Column) -> None:  # a column, then the derived ones declared after it
@@ -166,19 +176,26 @@ def columns(kind: type) -> tuple[Column, ...]:
 
     for f in fields(kind):
         spec = f.metadata.get(_KEY, ColumnSpec())
-        place(Column(f.name, spec.json or column_name(f.name), spec))
+        place(Column(f.name, _key(f.name, spec), spec))
     if extra:
         raise TypeError(f"{kind.__name__}: derived columns after no column: {sorted(extra)}")
+    keyed = [c.key for c in out if c.key != NO_KEY]
+    if len(set(keyed)) != len(keyed) or any(c.key == NO_KEY and (c.spec.csv is not None or c.spec.export) for c in out):
+        raise TypeError(f"{kind.__name__}: a JSON key twice, or a CSV or export column with no key")
     made = tuple(out)
     _COLUMNS[kind] = made
     return made
 
 
 def json_value(value: Any) -> Any:
+    """A column's value as JSON writes it: a row as its object, a list of rows as a list of them, a set
+    sorted."""
     if isinstance(value, JsonRow):
         return value.as_json()
     if isinstance(value, (list, tuple)) and any(isinstance(v, JsonRow) for v in value):
         return [json_value(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
     return value
 
 
@@ -190,6 +207,8 @@ class JsonRow:
     def json_items(self) -> Iterator[tuple[str, Any]]:
         """(JSON key, JSON value) of every column the row has, in declared order."""
         for c in columns(type(self)):
+            if c.key == NO_KEY:
+                continue
             value = getattr(self, c.attr)
             if value is not ABSENT:
                 yield c.key, json_value(value)
@@ -237,5 +256,6 @@ def export_columns(kind: type) -> tuple[tuple[str, str], ...]:
 
 
 def export_values(row: Any) -> tuple:
-    """A row's values in its export table's column order."""
-    return tuple(getattr(row, c.attr) for c in columns(type(row)) if c.spec.export is not None)
+    """A row's values in its export table's column order (an enum as its value)."""
+    values = (getattr(row, c.attr) for c in columns(type(row)) if c.spec.export is not None)
+    return tuple(v.value if isinstance(v, Enum) else v for v in values)

@@ -2,11 +2,14 @@
 
 A finding never stops the analysis; it records what was seen, where (file path,
 byte range, offset range) and why it matters. Plain frozen data, JSON-able through
-:meth:`Finding.to_dict`.
+:meth:`Finding.to_dict`; a row kind (:mod:`forensics.columns`) whose fields declare their columns in
+export's ``findings`` table and their cells in scan's Findings table.
 """
 
 from __future__ import annotations
 
+from dataclasses import field
+from forensics.columns import BYTE_RANGE, NO_KEY, OFFSETS, VALUE, Cell, JsonRow, column, derived
 from forensics.dataclass_fast import dataclass
 from enum import Enum
 from typing import Any, final
@@ -143,21 +146,35 @@ EVIDENCE_KINDS = frozenset({
 
 @final  # (so that a test of ``type(x) is Finding`` tells the type checker both ways)
 @dataclass(frozen=True, slots=True)
-class Finding:
-    kind: FindingKind
-    message: str
-    path: str | None = None
-    position: int | None = None  # first byte concerned
-    end_position: int | None = None  # exclusive end of the byte range concerned
-    first_offset: int | None = None
-    last_offset: int | None = None
-    severity: Severity | None = None
-    count: int = 1  # more than 1: an aggregate standing for that many findings (see FindingRuns)
-    last_position: int | None = None  # an aggregate's: first byte of the last finding it stands for
+class Finding(JsonRow):
+    """One finding; its columns in export's ``findings`` table (``export=``, an enum as its value) and its cells
+    in scan's Findings table (``table=``, the same at any width) declared with its fields; its JSON is
+    :meth:`to_dict`'s."""
 
-    @property
+    kind: FindingKind = field(metadata=column(export="string!", table=Cell(2, "Kind", VALUE), wide=Cell(2, "Kind", VALUE)))
+    message: str = field(metadata=column(export="string!", table=Cell(6, "Message", fold=True, min_width=20),
+                                         wide=Cell(6, "Message", fold=True, min_width=20)))
+    path: str | None = field(default=None, metadata=column(export="string", table=Cell(3, "Path", fold=True, path=True),
+                                                           wide=Cell(3, "Path", fold=True, path=True)))
+    position: int | None = field(default=None, metadata=column(  # first byte concerned; the table: the byte range
+        export="long", table=Cell(4, "Bytes", BYTE_RANGE, drop=1), wide=Cell(4, "Bytes", BYTE_RANGE, drop=1)))
+    end_position: int | None = field(default=None, metadata=column(export="long"))  # exclusive end of that range
+    first_offset: int | None = field(default=None, metadata=column(  # the table: the offset range
+        export="long", table=Cell(5, "Offsets", OFFSETS, drop=2), wide=Cell(5, "Offsets", OFFSETS, drop=2)))
+    last_offset: int | None = field(default=None, metadata=column(export="long"))
+    severity: Severity | None = field(default=None, metadata=column(json=NO_KEY))  # None: the kind's (level)
+    count: int = field(default=1, metadata=column(  # more than 1: an aggregate standing for that many (FindingRuns)
+        export="long!"))
+    last_position: int | None = field(default=None, metadata=column(  # an aggregate's: the last one's first byte
+        export="long"))
+
+    @derived(after="kind", json="severity", export="string!", table=Cell(1, "Severity", VALUE),
+             wide=Cell(1, "Severity", VALUE))
     def level(self) -> Severity:
         return self.severity or _DEFAULT_SEVERITY.get(self.kind, Severity.WARNING)
+
+    def as_json(self) -> dict[str, Any]:
+        return self.to_dict()
 
     @property
     def byte_count(self) -> int | None:

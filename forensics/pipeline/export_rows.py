@@ -26,6 +26,7 @@ from forensics.codec.compression import codec_name
 from forensics.codec.control import read_control_batch
 from forensics.columns import JsonRow, column, export_columns
 from forensics.errors import ForensicsError, InputError
+from forensics.findings import Finding
 from forensics.io.frames import Frame, V2Frame
 from forensics.io.segment import SegmentWalk
 from forensics.pipeline.plan import UnitKind
@@ -63,7 +64,23 @@ def _cols(spec: str) -> tuple[Column, ...]:
     return tuple(out)
 
 
-_REPLICA = "replicaPath string, logDir string, brokerId int, topic string, partition int"
+def _table_columns(kind: type) -> tuple[Column, ...]:
+    """The columns a row kind declares for its export table (:func:`forensics.columns.export_columns`)."""
+    return _cols(", ".join(f"{name} {typ}" for name, typ in export_columns(kind)))
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaColumns(JsonRow):
+    """The first columns of every table of a partition replica's rows: which replica (the rows below add theirs)."""
+
+    replica_path: str = field(metadata=column(export="string"))
+    log_dir: str | None = field(metadata=column(export="string"))
+    broker_id: int | None = field(metadata=column(export="int"))
+    topic: str = field(metadata=column(export="string"))
+    partition: int = field(metadata=column(export="int"))
+
+
+_REPLICA = ", ".join(f"{name} {typ}" for name, typ in export_columns(ReplicaColumns))  # (batches, transactions)
 
 BATCHES = Table("batches", _cols(
     "path string!, " + _REPLICA + ", partitionStatus string, segmentBaseOffset long, position long!, size long!, "
@@ -79,22 +96,30 @@ TRANSACTIONS = Table("transactions", _cols(
     "startPosition long, isOpen boolean!, markerOffset long, outcome string, markerEpoch short, "
     "coordinatorEpoch int, markerTimestamp long, markerPath string, markerPosition long, fromSnapshot boolean!"))
 
-PRODUCER_STATES = Table("producer_states", _cols(
-    _REPLICA + ", producerId long!, producerEpoch short!, coordinatorEpoch int!, lastSequence int!, lastOffset long!, "
-    "offsetDelta int!, lastTimestamp long!, currentTxnFirstOffset long"))
 
+@dataclass(frozen=True, slots=True)
+class ProducerStateRow(ReplicaColumns):
+    """One producer of a data partition replica, as its state was rebuilt (``ProducerStateEntry``): a row of
+    the ``producer_states`` table (:func:`forensics.report.export.producer_state_rows`)."""
+
+    producer_id: int = field(metadata=column(export="long!"))
+    producer_epoch: int = field(metadata=column(export="short!"))
+    coordinator_epoch: int = field(metadata=column(export="int!"))  # as DescribeProducers reports it (-1: none)
+    last_sequence: int = field(metadata=column(export="int!"))
+    last_offset: int = field(metadata=column(export="long!"))
+    offset_delta: int = field(metadata=column(export="int!"))
+    last_timestamp: int = field(metadata=column(export="long!"))
+    current_txn_first_offset: int | None = field(metadata=column(export="long"))
+
+
+PRODUCER_STATES = Table("producer_states", _table_columns(ProducerStateRow))
 
 
 @dataclass(frozen=True, slots=True)
-class PartitionRow(JsonRow):
+class PartitionRow(ReplicaColumns):
     """One data partition replica's figures as its state was rebuilt: a row of the ``partitions`` table,
     the state views' partition row (:func:`forensics.report.state.partition_state_rows`)."""
 
-    replica_path: str = field(metadata=column(export="string"))
-    log_dir: str | None = field(metadata=column(export="string"))
-    broker_id: int | None = field(metadata=column(export="int"))
-    topic: str = field(metadata=column(export="string"))
-    partition: int = field(metadata=column(export="int"))
     log_start_offset: int = field(metadata=column(export="long!"))
     log_end_offset: int = field(metadata=column(export="long!"))
     high_watermark: int | None = field(metadata=column(export="long"))  # None: not known (no checkpoint names it)
@@ -107,7 +132,7 @@ class PartitionRow(JsonRow):
     snapshot_path: str | None = field(metadata=column(export="string"))
 
 
-PARTITIONS = Table("partitions", _cols(", ".join(f"{name} {typ}" for name, typ in export_columns(PartitionRow))))
+PARTITIONS = Table("partitions", _table_columns(PartitionRow))
 
 COORDINATOR_RECORDS = Table("coordinator_records", _cols(
     "transactionStatePartition int!, replicaPath string!, brokerId int, path string!, position long!, offset long!, "
@@ -116,9 +141,7 @@ COORDINATOR_RECORDS = Table("coordinator_records", _cols(
     "transactionTimeoutMs int, topicPartitions array<string>, lastUpdateTimeMs long, startTimeMs long, "
     "previousProducerId long, nextProducerId long, nextProducerEpoch short, clientTransactionVersion short"))
 
-FINDINGS = Table("findings", _cols(
-    "kind string!, severity string!, message string!, path string, position long, endPosition long, "
-    "firstOffset long, lastOffset long, count long!, lastPosition long"))
+FINDINGS = Table("findings", _table_columns(Finding))
 
 TABLES = (BATCHES, TRANSACTIONS, PRODUCER_STATES, PARTITIONS, COORDINATOR_RECORDS, FINDINGS)
 

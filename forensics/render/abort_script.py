@@ -7,6 +7,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
+from forensics.columns import ABSENT
 from forensics.render.counts import count
 from forensics.render.live_guard import guard_call, guard_functions
 from forensics.render.selection_text import Chosen, selection_options, selection_words
@@ -60,29 +61,29 @@ def _known(value: int | None) -> str:
 
 
 def _evidence_lines(row: HangingRow) -> list[str]:
-    ev = row.evidence or {}
-    lines = [f"partition dir: {ev.get('partitionDir')} (broker {_known(ev.get('brokerId'))})"]
-    first = ev.get("firstBatch")
-    if first:
-        lines.append(f"first batch of the open transaction: {first['path']} @ byte {first['position']}")
-    txn = ev.get("openTransaction")
-    if txn and txn["lastDataOffset"] is None:
-        lines.append(f"open transaction: starts at offset {txn['firstOffset']}, no data batch of it among the inputs "
+    ev = row.evidence
+    lines = [f"partition dir: {ev.partition_dir} (broker {_known(ev.broker_id)})"]
+    first = ev.first_batch
+    if first is not None:
+        lines.append(f"first batch of the open transaction: {first.path} @ byte {first.position}")
+    txn = ev.open_transaction
+    if txn is not None and txn.last_data_offset is None:
+        lines.append(f"open transaction: starts at offset {txn.first_offset}, no data batch of it among the inputs "
                      "(known from the snapshot only)")
-    elif txn:
-        epochs = ", ".join(map(str, txn["epochs"]))
-        lines.append(f"open transaction: offsets {txn['firstOffset']}..{txn['lastDataOffset']}, "
-                     f"{count(txn['batches'], 'batch')}, {count(txn['records'], 'record')}, "
-                     f"{'epoch' if len(txn['epochs']) == 1 else 'epochs'} {epochs}")
-    lines.append(f"LSO {_known(ev.get('lastStableOffset'))}, high watermark {_known(ev.get('highWatermark'))}, "
-                 f"log start {_known(ev.get('logStartOffset'))}")
-    rec = ev.get("coordinatorRecord")
-    if rec:
-        lines.append(f"coordinator: __transaction_state-{rec['partition']} offset {rec['offset']} "
-                     f"({rec['state']}, written {stamp(rec.get('timestamp'))}) in {rec['path']} @ byte "
-                     f"{rec['position']}")
-    for gap in ev.get("gaps") or ():
-        lines.append(f"gap in the evidence: {gap['path']}: {gap['text']}")
+    elif txn is not None:
+        epochs = ", ".join(map(str, txn.epochs))
+        lines.append(f"open transaction: offsets {txn.first_offset}..{txn.last_data_offset}, "
+                     f"{count(txn.batches, 'batch')}, {count(txn.records, 'record')}, "
+                     f"{'epoch' if len(txn.epochs) == 1 else 'epochs'} {epochs}")
+    lines.append(f"LSO {_known(ev.last_stable_offset)}, high watermark {_known(ev.high_watermark)}, "
+                 f"log start {_known(ev.log_start_offset)}")
+    rec = ev.coordinator_record
+    if rec is not ABSENT:
+        lines.append(f"coordinator: __transaction_state-{rec.partition} offset {rec.offset} "
+                     f"({rec.state}, written {stamp(rec.timestamp)}) in {rec.path} @ byte "
+                     f"{rec.position}")
+    for gap in ev.gaps if ev.gaps is not ABSENT else ():
+        lines.append(f"gap in the evidence: {gap.path}: {gap.text}")
     return lines
 
 

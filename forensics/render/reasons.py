@@ -11,13 +11,15 @@ from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.analysis.clock import AsOf
 from forensics.analysis.gap_facts import Gap
 from forensics.analysis.hanging import Verdict, VerdictEvidence, evidence_of
+from forensics.columns import ABSENT
 from forensics.model import first_few
 from forensics.render.advice_text import advice_lines
 from forensics.render.armed_text import not_armed_text
 from forensics.render.gap_text import gap_text, log_damage_text, part_text
 from forensics.render.time_text import stamp
 from forensics.report.hanging import BOOTSTRAP_PLACEHOLDER, hanging_row, not_armed
-from forensics.report.rows import HangingRow
+from forensics.report.rows import (
+    BatchPlace, CoordinatorRecordEvidence, GapEvidence, HangingRow, OpenTransactionEvidence, RowEvidence)
 
 _SHOWN_MISSING = 10  # __transaction_state partitions named as missing from the inputs
 # the tails of an unproven reason (analysis/reasons.Unproven): a hanging verdict resting on damaged records, and
@@ -120,34 +122,38 @@ def reason_text(reason: r.Reason, as_of: int | None = None) -> str:
     return _classified(reason, as_of)
 
 
+def gap_row(g: Gap, as_of: int | None = None) -> GapEvidence:
+    """A gap as the row's ``evidence.gaps`` lists it, with its words."""
+    return GapEvidence(kind=g.kind.value, text=gap_text(g, as_of), path=g.path, position=g.position, log_end=g.log_end,
+                       partition_dir=g.partition_dir)
+
+
 def gap_json(g: Gap, as_of: int | None = None) -> dict[str, Any]:
-    """A gap as the row's ``evidence.gaps`` lists it."""
-    return {"kind": g.kind.value, "text": gap_text(g, as_of), "path": g.path, "position": g.position,
-            "log_end": g.log_end, "partition_dir": g.partition_dir}
+    """A gap as JSON writes it in the row's ``evidence.gaps``."""
+    return gap_row(g, as_of).as_json()
+
+
+def evidence_row(ev: VerdictEvidence, as_of: int | None = None) -> RowEvidence:
+    """Files, byte positions, offsets and coordinator records behind a verdict: the row's ``evidence`` (its
+    JSON keys as :class:`~forensics.report.rows.RowEvidence` declares them), the gaps' words written."""
+    span, c = ev.span, ev.coordinator_record
+    return RowEvidence(
+        partition_dir=ev.partition_dir, broker_id=ev.broker_id,
+        first_batch=BatchPlace(path=span.start.path, position=span.start.position) if span and span.start else None,
+        snapshot=ev.snapshot, log_start_offset=ev.log_start_offset, high_watermark=ev.high_watermark,
+        last_stable_offset=ev.last_stable_offset,
+        open_transaction=None if span is None else OpenTransactionEvidence(
+            first_offset=span.first_offset, last_data_offset=span.last_data_offset, batches=span.batches,
+            records=span.records, bytes=span.bytes, epochs=list(span.data_epochs), from_snapshot=span.from_snapshot),
+        coordinator_record=ABSENT if c is None else CoordinatorRecordEvidence(
+            partition=ev.coordinator_partition, offset=c.offset, state=c.state_name, timestamp=c.timestamp,
+            path=c.at.path, position=c.at.position),
+        gaps=[gap_row(g, as_of) for g in ev.gaps] if ev.gaps else ABSENT)
 
 
 def evidence_json(ev: VerdictEvidence, as_of: int | None = None) -> dict[str, Any]:
-    """Files, byte positions, offsets and coordinator records behind a verdict: the row's ``evidence``."""
-    def at(p: Any) -> dict | None:
-        return {"path": p.path, "position": p.position} if p is not None else None
-
-    span = ev.span
-    out: dict[str, Any] = {
-        "partitionDir": ev.partition_dir, "brokerId": ev.broker_id,
-        "firstBatch": at(span.start) if span else None, "snapshot": ev.snapshot,
-        "logStartOffset": ev.log_start_offset, "highWatermark": ev.high_watermark,
-        "lastStableOffset": ev.last_stable_offset,
-        "openTransaction": None if span is None else {
-            "firstOffset": span.first_offset, "lastDataOffset": span.last_data_offset,
-            "batches": span.batches, "records": span.records, "bytes": span.bytes,
-            "epochs": list(span.data_epochs), "fromSnapshot": span.from_snapshot}}
-    c = ev.coordinator_record
-    if c is not None:
-        out["coordinatorRecord"] = {"partition": ev.coordinator_partition, "offset": c.offset, "state": c.state_name,
-                                    "timestamp": c.timestamp, "path": c.at.path, "position": c.at.position}
-    if ev.gaps:
-        out["gaps"] = [gap_json(g, as_of) for g in ev.gaps]
-    return out
+    """The row's ``evidence`` as JSON writes it."""
+    return evidence_row(ev, as_of).as_json()
 
 
 def worded_row(v: Verdict, when: AsOf, *, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: str | None = None,
@@ -158,5 +164,5 @@ def worded_row(v: Verdict, when: AsOf, *, bootstrap: str = BOOTSTRAP_PLACEHOLDER
     written out, their times aged from ``when``."""
     return hanging_row(v, bootstrap, command_config, arm_unverifiable, version,
                        reason=reason_text(v.reason, when.time_ms),
-                       evidence=evidence_json(evidence_of(v), when.time_ms), advice=advice_lines(v.advice),
+                       evidence=evidence_row(evidence_of(v), when.time_ms), advice=advice_lines(v.advice),
                        not_armed_because=not_armed_text(not_armed(v, arm_unverifiable), v.verdict), as_of=as_of)

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from rich.console import Console
 
 from forensics.analysis.broker_version import BrokerVersionRange
-from forensics.columns import COUNT, EXACT_SIZE, LOG_DIR, NAME, OFFSETS, OPEN, PLAIN, SET, SIZE, TOTAL, YES_NO
+from forensics.columns import (
+    BYTE_RANGE, COUNT, EXACT_SIZE, LOG_DIR, NAME, OFFSETS, OPEN, PLAIN, SET, SIZE, TOTAL, VALUE, YES_NO)
 from forensics.findings import Finding, total
 from forensics.model import first_few
 from forensics.render.broker_version_text import version_json, version_label
@@ -28,14 +29,20 @@ from forensics.render.counts import by_topic, count
 from forensics.render.machine_format import SCAN
 from forensics.render.size_text import exact_size, size
 from forensics.render.row_screens import Field, Texts, declared_fields
-from forensics.render.table_fit import Column, fit_console, print_fitted, screen_width
+from forensics.render.table_fit import fit_console, print_fitted, screen_width
 from forensics.render.terminal_text import term
 from forensics.render.time_text import short_duration
 from forensics.report.scan import LogDirSummary, PartitionSummary, ScanReport, SegmentSummary, quiet_internal
 
 
 def _offsets(first: int | None, last: int | None) -> str:
-    return "-" if first is None else f"{first}..{last}"
+    return "-" if first is None else f"{first}..{_opt(last)}"
+
+
+def _bytes(f: Finding) -> str:
+    """A finding's byte range: its first byte to its end (an aggregate's: to the last one's first byte)."""
+    end = f.last_position if f.end_position is None else f.end_position
+    return "-" if f.position is None else f"{f.position}..{_opt(end)}"
 
 
 def _set(values) -> str:
@@ -46,8 +53,8 @@ def _opt(value) -> str:
     return "-" if value is None else term(value)
 
 
-# -- the columns: as the summaries declare them (forensics.report.scan, forensics.state.inputs: each
-# field's Cell), the findings' here ------------------------------------------------------------------------
+# -- the columns: as the summaries and the findings declare them (forensics.report.scan, forensics.state.inputs,
+# forensics.findings: each field's Cell) ----------------------------------------------------------------------
 
 _TEXTS: Texts = {  # Cell.text -> the cell of (row, value)
     PLAIN: lambda row, value: _opt(value), COUNT: lambda row, value: str(len(value)),
@@ -57,9 +64,8 @@ _TEXTS: Texts = {  # Cell.text -> the cell of (row, value)
     LOG_DIR: lambda row, value: term(value) or "(partition dirs given directly)",
     NAME: lambda row, value: _name(row), OPEN: lambda row, value: _open(row),
     OFFSETS: lambda row, value: _offsets(row.first_offset, row.last_offset), SET: lambda row, value: _set(value),
-    TOTAL: lambda row, value: str(total(value))}
-_FINDINGS = (Column("Severity"), Column("Kind"), Column("Path", fold=True, path=True),
-             Column("Bytes", drop=1), Column("Offsets", drop=2), Column("Message", fold=True, min_width=20))
+    TOTAL: lambda row, value: str(total(value)), VALUE: lambda row, value: value.value,
+    BYTE_RANGE: lambda row, value: _bytes(row)}
 
 
 def _print(console: Console, title: str, fields: Sequence[Field], rows: Sequence[Any], width: int | None) -> None:
@@ -89,12 +95,6 @@ def _open(p: PartitionSummary) -> str:
         return str(p.open_transactions) + (" (late)" if p.late_transaction else "")
     return (f"{p.open_transactions} ({short_duration(p.max_active_txn_duration_ms)}"
             + (", late)" if p.late_transaction else ")"))
-
-
-def _finding_cells(f: Finding) -> list[str]:
-    end = f.last_position if f.end_position is None else f.end_position
-    return [f.level.value, f.kind.value, _opt(f.path), "-" if f.position is None else f"{f.position}..{_opt(end)}",
-            "-" if f.first_offset is None else f"{f.first_offset}..{_opt(f.last_offset)}", term(f.message)]
 
 
 def _hidden_line(hidden: Sequence[PartitionSummary]) -> str:
@@ -135,7 +135,7 @@ def render_scan_table(report: ScanReport, out: TextIO, version: BrokerVersionRan
                       f"decodes indexes and snapshots): {names}")
     findings = report.all_findings()
     if findings:
-        print_fitted(console, f"Findings ({total(findings)})", _FINDINGS, [_finding_cells(f) for f in findings], width)
+        _print(console, f"Findings ({total(findings)})", _FINDINGS, findings, width)
     else:
         console.print("Findings: none")
     if report.log_dirs:
@@ -151,34 +151,6 @@ def evidence_heading(evidence: Sequence[str]) -> str:
     return "Evidence: every broker, log dir and partition the disk names is among the inputs"
 
 
-def _segment_obj(s: SegmentSummary) -> dict[str, Any]:
-    return {
-        "path": s.path, "baseOffset": s.base_offset, "bytes": s.size, "batches": s.batches, "records": s.records,
-        "firstOffset": s.first_offset, "lastOffset": s.last_offset, "maxTimestamp": s.max_timestamp,
-        "magics": sorted(s.magics), "codecs": sorted(s.codecs), "transactionalBatches": s.transactional_batches,
-        "controlBatches": s.control_batches, "invalidBatches": s.invalid_batches,
-        "findings": [f.to_dict() for f in s.findings],
-    }
-
-
-def _partition_obj(p: PartitionSummary) -> dict[str, Any]:
-    return {
-        "brokerId": p.broker_id, "path": p.path, "topic": p.topic, "partition": p.partition, "status": p.status,
-        "topicId": p.topic_id, "logStartOffset": p.log_start_offset, "highWatermark": p.high_watermark,
-        "lastStableOffset": p.last_stable_offset, "lastStableOffsetLag": p.last_stable_offset_lag,
-        "openTransactions": p.open_transactions, "maxActiveTransactionDurationMs": p.max_active_txn_duration_ms,
-        "lateTransaction": p.late_transaction,
-        "bytes": p.bytes, "batches": p.batches, "records": p.records, "firstOffset": p.first_offset,
-        "lastOffset": p.last_offset, "magics": sorted(p.magics), "codecs": sorted(p.codecs),
-        "segments": [_segment_obj(s) for s in p.segments],
-        "findings": [f.to_dict() for f in p.findings + p.state_findings],
-    }
-
-
-def _findings(items: list[Finding]) -> list[dict[str, Any]]:
-    return [f.to_dict() for f in items]
-
-
 def render_scan_json(report: ScanReport, out: TextIO, manifest: dict[str, Any] | None = None,
                      version: BrokerVersionRange | None = None, evidence: Sequence[str] = ()) -> None:
     """One JSON document (its name and version first: :data:`~forensics.render.machine_format.SCAN`); ``manifest``: path and digest of the evidence manifest, embedded when given;
@@ -191,16 +163,10 @@ def render_scan_json(report: ScanReport, out: TextIO, manifest: dict[str, Any] |
     if version is not None:
         obj["brokerVersion"] = version_json(version)
     obj.update({
-        "logDirs": [{
-            "path": d.path, "brokerId": d.broker_id, "clusterId": d.cluster_id, "directoryId": d.directory_id,
-            "cleanShutdown": d.clean_shutdown,
-            "partitionsWithLateTransactions": d.partitions_with_late_transactions,
-            "partitions": [_partition_obj(p) for p in d.partitions],
-            "findings": _findings(list(d.findings)),
-        } for d in report.log_dirs],
-        "segmentFiles": [_segment_obj(s) for s in report.loose_segments],
+        "logDirs": [d.as_json() for d in report.log_dirs],  # as the summaries declare their columns
+        "segmentFiles": [s.as_json() for s in report.loose_segments],
         "otherFiles": list(report.other_loose_files),
-        "findings": _findings(list(report.findings)),
+        "findings": [f.as_json() for f in report.findings],
         "evidence": {"gaps": list(evidence)},
         "summary": {
             "logDirs": len(report.log_dirs),
@@ -219,3 +185,4 @@ def render_scan_json(report: ScanReport, out: TextIO, manifest: dict[str, Any] |
 _DIRS = {w: declared_fields(LogDirSummary, w, _TEXTS) for w in (False, True)}
 _PARTS = {w: declared_fields(PartitionSummary, w, _TEXTS) for w in (False, True)}
 _LOOSE = {w: declared_fields(SegmentSummary, w, _TEXTS) for w in (False, True)}
+_FINDINGS = declared_fields(Finding, False, _TEXTS)  # (the same with --wide)

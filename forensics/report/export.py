@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from forensics.columns import export_values
 from forensics.findings import dedupe
-from forensics.pipeline.export_rows import Context
+from forensics.pipeline.export_rows import Context, ProducerStateRow
 from forensics.report.state import partition_row, without_whole_file_regions
 
 
@@ -36,9 +36,14 @@ def transaction_rows(report) -> list[tuple]:
 
 
 def producer_state_rows(report) -> list[tuple]:
-    return [_replica(v) + (pid, e.producer_epoch, e.latest_coordinator_epoch, e.last_sequence, e.last_offset,
-                           e.offset_delta, e.last_timestamp, e.current_txn_first_offset)
-            for v in report.partitions for pid, e in sorted(v.entries.items())]
+    """The ``producer_states`` table: each replica's producers, as :class:`ProducerStateRow` declares them."""
+    return [export_values(ProducerStateRow(
+        replica_path=v.inputs.path, log_dir=v.inputs.log_dir or None, broker_id=v.inputs.broker_id,
+        topic=v.topic_partition.topic, partition=v.topic_partition.partition, producer_id=pid,
+        producer_epoch=e.producer_epoch, coordinator_epoch=e.latest_coordinator_epoch, last_sequence=e.last_sequence,
+        last_offset=e.last_offset, offset_delta=e.offset_delta, last_timestamp=e.last_timestamp,
+        current_txn_first_offset=e.current_txn_first_offset))
+        for v in report.partitions for pid, e in sorted(v.entries.items())]
 
 
 def partition_rows(report) -> list[tuple]:
@@ -72,8 +77,8 @@ def all_findings(scan_report, state_report) -> list:
 
 
 def finding_rows(findings) -> list[tuple]:
-    return [(f.kind.value, f.level.value, f.message, f.path, f.position, f.end_position, f.first_offset,
-             f.last_offset, f.count, f.last_position) for f in findings]
+    """The ``findings`` table: each finding's export columns (:class:`~forensics.findings.Finding` declares them)."""
+    return [export_values(f) for f in findings]
 
 
 def contexts(inventory) -> dict[str, Context]:

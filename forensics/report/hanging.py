@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from enum import Enum
 from types import MappingProxyType
-from typing import Any
 from collections.abc import Mapping, Sequence
 
 from forensics.analysis.broker_version import BrokerVersionRange
@@ -31,7 +30,7 @@ from forensics.model import TopicPartition
 from forensics.state.coordinator import Decision
 from forensics.columns import ABSENT
 from forensics.report.preview import AbortPreview
-from forensics.report.rows import HangingRow
+from forensics.report.rows import HangingRow, RowEvidence
 from forensics.report.state import StateReport, newest_input_time, preferred_replica
 
 BOOTSTRAP_PLACEHOLDER = "<bootstrap-server>"
@@ -210,7 +209,7 @@ def not_armed(v: Verdict, arm_unverifiable: bool = False) -> NotArmed | None:
 
 def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: str | None = None,
                 arm_unverifiable: bool = False, version: BrokerVersionRange | None = None, *,
-                reason: str, evidence: dict[str, Any], advice: list[str], not_armed_because: str | None,
+                reason: str, evidence: RowEvidence, advice: list[str], not_armed_because: str | None,
                 as_of: AsOf | None = None, preview: AbortPreview | None = ABSENT) -> HangingRow:
     """The row of verdict ``v``, with its reason, evidence, advice and why its abort is not armed (of
     :func:`not_armed`) as the caller wrote them (:func:`forensics.render.reasons.worded_row` builds it so);

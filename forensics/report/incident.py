@@ -262,7 +262,7 @@ def _transaction(v: Verdict, row: HangingRow) -> OpenTransaction:
         e.latest_coordinator_epoch, v.start_offset, v.transactional_id, v.verdict.label,
         row.reason, v.abortable, row.armed, row.not_armed_because, tuple(row.advice),
         e.last_timestamp if e.last_timestamp >= 0 else None, v.duration_ms, v.verdict.tone,
-        tuple(flatten(row.evidence, "evidence")), tuple(commands), tuple(extras), _facts(row),
+        tuple(flatten(row.evidence.as_json(), "evidence")), tuple(commands), tuple(extras), _facts(row),
         row.active_form if row.abort_forms else None)
 
 

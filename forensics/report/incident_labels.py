@@ -6,8 +6,8 @@ a person reads it (``text``, where ``{n}`` is the list item's number), what a mi
 (``none``: never a bare ``null``), what an empty list means (``empty``), how to show the value (``kind``)
 and where the card shows it (``place``; the facts in their ``order``). A column of a typed row
 (:class:`~forensics.report.rows.HangingRow`, :class:`~forensics.report.preview.AbortPreview` and its
-records) declares its label with its field (``column(label=...)``); the keys of the mappings a row holds
-(``abortForms``, ``evidence``) have theirs here. Rows grow keys over time: :func:`label` humanises a
+records, its evidence's records) declares its label with its field (``column(label=...)``); the keys of the
+mapping a row holds (``abortForms``) have theirs here. Rows grow keys over time: :func:`label` humanises a
 key the table does not know yet (``brandNewFact`` -> "brand new fact"), so it still shows; a test
 fails while a key of a real row has no entry.
 """
@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import re
 
-from forensics.columns import BYTES, ELSEWHERE, FACT, MORE, PLAIN, TIME, Label, columns
+from forensics.columns import ELSEWHERE, FACT, MORE, PLAIN, TIME, Label, columns
 from forensics.report.preview import AbortPreview, BlockingTransaction, StuckGroup
-from forensics.report.rows import HangingRow
+from forensics.report.rows import (
+    BatchPlace, CoordinatorRecordEvidence, GapEvidence, HangingRow, OpenTransactionEvidence, RowEvidence)
 
 
 def _elsewhere(text: str) -> Label:
@@ -30,8 +31,6 @@ def _declared(kind: type, prefix: str = "") -> dict[str, Label]:
     return {prefix + c.key: c.spec.label for c in columns(kind) if c.spec.label is not None}
 
 
-_NO_DATA = "unknown: no data batch of it among the inputs (known from the producer snapshot only)"
-
 LABELS: dict[str, Label] = {
     **_declared(HangingRow),
     # -- the abort forms (the card's commands) -------------------------------------------------------------
@@ -39,41 +38,11 @@ LABELS: dict[str, Label] = {
     "abortForms.abortArgsStartOffset": _elsewhere("kafka-transactions.sh abort --start-offset"),
     "abortForms.kafkaPythonArgs": _elsewhere("kafka-python admin abort"),
     # -- evidence --------------------------------------------------------------------------------------------
-    "evidence.partitionDir": Label("partition directory"),
-    "evidence.brokerId": Label("broker id of the log dir", "unknown: no meta.properties in the log dir"),
-    "evidence.firstBatch": Label("first batch of the transaction", _NO_DATA),
-    "evidence.firstBatch.path": Label("first batch of the transaction: segment file"),
-    "evidence.firstBatch.position": Label("first batch: byte position in that file"),
-    "evidence.snapshot": Label("producer snapshot the replay starts from",
-                               "none: replayed from the start of the log"),
-    "evidence.logStartOffset": Label("log start offset"),
-    "evidence.highWatermark": Label("high watermark"),
-    "evidence.lastStableOffset": Label("last stable offset (LSO)"),
-    "evidence.openTransaction": Label("the open transaction", _NO_DATA),
-    "evidence.openTransaction.firstOffset": Label("open transaction: first offset"),
-    "evidence.openTransaction.lastDataOffset": Label("open transaction: last data offset", _NO_DATA),
-    "evidence.openTransaction.batches": Label("open transaction: data batches read"),
-    "evidence.openTransaction.records": Label("open transaction: records read"),
-    "evidence.openTransaction.bytes": Label("open transaction: bytes read", kind=BYTES),
-    "evidence.openTransaction.epochs": Label("open transaction: producer epochs of its batches",
-                                             empty="none: no data batch of it read"),
-    "evidence.openTransaction.fromSnapshot": Label("open transaction: opened before the snapshot the replay "
-                                                   "starts from"),
-    "evidence.coordinatorRecord": Label("coordinator record", "none: no coordinator record names this "
-                                        "transactional id"),
-    "evidence.coordinatorRecord.partition": Label("coordinator record: __transaction_state partition"),
-    "evidence.coordinatorRecord.offset": Label("coordinator record: offset"),
-    "evidence.coordinatorRecord.state": Label("coordinator record: state"),
-    "evidence.coordinatorRecord.timestamp": Label("coordinator record: time", kind=TIME),
-    "evidence.coordinatorRecord.path": Label("coordinator record: segment file"),
-    "evidence.coordinatorRecord.position": Label("coordinator record: byte position"),
-    "evidence.gaps": Label("evidence gaps", empty="none"),
-    "evidence.gaps[].kind": Label("evidence gap {n}: kind"),
-    "evidence.gaps[].text": Label("evidence gap {n}: the log"),
-    "evidence.gaps[].path": Label("evidence gap {n}: file"),
-    "evidence.gaps[].position": Label("evidence gap {n}: byte position", skip_none=True),
-    "evidence.gaps[].log_end": Label("evidence gap {n}: the log read ends at offset", skip_none=True),
-    "evidence.gaps[].partition_dir": Label("evidence gap {n}: partition directory"),
+    **_declared(RowEvidence, "evidence."),
+    **_declared(BatchPlace, "evidence.firstBatch."),
+    **_declared(OpenTransactionEvidence, "evidence.openTransaction."),
+    **_declared(CoordinatorRecordEvidence, "evidence.coordinatorRecord."),
+    **_declared(GapEvidence, "evidence.gaps[]."),
     # -- the abort preview -------------------------------------------------------------------------------------
     **_declared(AbortPreview, "abortPreview."),
     **_declared(BlockingTransaction, "abortPreview.nextBlockingTransaction."),

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import field
 from forensics.dataclass_fast import dataclass
-from typing import Any
 
 from forensics.columns import (
     ABSENT,
+    BYTES,
     DURATION,
     ELSEWHERE,
     FACT,
@@ -176,6 +176,80 @@ class DescribeRow(JsonRow):
 
 # -- find-hanging, abort-commands, the report -----------------------------------------------------------
 
+_NO_DATA = "unknown: no data batch of it among the inputs (known from the producer snapshot only)"
+
+
+@dataclass(frozen=True, slots=True)
+class BatchPlace(JsonRow):
+    """Where the open transaction's first batch is (the evidence's ``firstBatch``)."""
+
+    path: str = field(metadata=column(label=Label("first batch of the transaction: segment file")))
+    position: int = field(metadata=column(label=Label("first batch: byte position in that file")))
+
+
+@dataclass(frozen=True, slots=True)
+class OpenTransactionEvidence(JsonRow):
+    """The open transaction as the log read holds it (the evidence's ``openTransaction``)."""
+
+    first_offset: int = field(metadata=column(label=Label("open transaction: first offset")))
+    last_data_offset: int | None = field(metadata=column(label=Label("open transaction: last data offset", _NO_DATA)))
+    batches: int = field(metadata=column(label=Label("open transaction: data batches read")))
+    records: int = field(metadata=column(label=Label("open transaction: records read")))
+    bytes: int = field(metadata=column(label=Label("open transaction: bytes read", kind=BYTES)))
+    epochs: list[int] = field(metadata=column(label=Label("open transaction: producer epochs of its batches",
+                                                          empty="none: no data batch of it read")))
+    from_snapshot: bool = field(metadata=column(label=Label(
+        "open transaction: opened before the snapshot the replay starts from")))
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorRecordEvidence(JsonRow):
+    """The newest coordinator record of the transactional id (the evidence's ``coordinatorRecord``)."""
+
+    partition: int | None = field(metadata=column(label=Label("coordinator record: __transaction_state partition")))
+    offset: int = field(metadata=column(label=Label("coordinator record: offset")))
+    state: str = field(metadata=column(label=Label("coordinator record: state")))
+    timestamp: int = field(metadata=column(label=Label("coordinator record: time", kind=TIME)))
+    path: str = field(metadata=column(label=Label("coordinator record: segment file")))
+    position: int = field(metadata=column(label=Label("coordinator record: byte position")))
+
+
+@dataclass(frozen=True, slots=True)
+class GapEvidence(JsonRow):
+    """One gap in the evidence of a verdict, with its words (the evidence's ``gaps``; snake_case keys, as
+    formatVersion 1 named them)."""
+
+    kind: str = field(metadata=column(label=Label("evidence gap {n}: kind")))
+    text: str = field(metadata=column(label=Label("evidence gap {n}: the log")))
+    path: str = field(metadata=column(label=Label("evidence gap {n}: file")))
+    position: int | None = field(metadata=column(label=Label("evidence gap {n}: byte position", skip_none=True)))
+    log_end: int | None = field(metadata=column(json="log_end", label=Label(
+        "evidence gap {n}: the log read ends at offset", skip_none=True)))
+    partition_dir: str = field(metadata=column(json="partition_dir", label=Label(
+        "evidence gap {n}: partition directory")))
+
+
+@dataclass(frozen=True, slots=True)
+class RowEvidence(JsonRow):
+    """Files, byte positions, offsets and the coordinator record behind a row's verdict (its ``evidence``;
+    :func:`forensics.render.reasons.evidence_row` writes the gaps' words)."""
+
+    partition_dir: str = field(metadata=column(label=Label("partition directory")))
+    broker_id: int | None = field(metadata=column(label=Label("broker id of the log dir",
+                                                              "unknown: no meta.properties in the log dir")))
+    first_batch: BatchPlace | None = field(metadata=column(label=Label("first batch of the transaction", _NO_DATA)))
+    snapshot: str | None = field(metadata=column(label=Label("producer snapshot the replay starts from",
+                                                             "none: replayed from the start of the log")))
+    log_start_offset: int = field(metadata=column(label=Label("log start offset")))
+    high_watermark: int = field(metadata=column(label=Label("high watermark")))
+    last_stable_offset: int = field(metadata=column(label=Label("last stable offset (LSO)")))
+    open_transaction: OpenTransactionEvidence | None = field(metadata=column(label=Label("the open transaction",
+                                                                                         _NO_DATA)))
+    coordinator_record: CoordinatorRecordEvidence = field(default=ABSENT, metadata=column(label=Label(
+        "coordinator record", "none: no coordinator record names this transactional id")))  # where one names it
+    gaps: list[GapEvidence] = field(default=ABSENT, metadata=column(  # where there are any
+        label=Label("evidence gaps", empty="none")))
+
 
 @dataclass(frozen=True, slots=True)
 class HangingRow(JsonRow):
@@ -209,7 +283,7 @@ class HangingRow(JsonRow):
     reason: str = field(metadata=column(csv=10, label=_elsewhere("why")))
     transactional_id: str | None = field(metadata=column(csv=11, wide=Cell(10, "TransactionalId", fold=True),
                                                          label=_elsewhere("transactional id")))
-    evidence: dict[str, Any] = field(metadata=column(label=_elsewhere("evidence")))  # its own group, last
+    evidence: RowEvidence = field(metadata=column(label=_elsewhere("evidence")))  # its own group, last
     broker_id: int | None = field(metadata=column(
         wide=Cell(2, "Broker"), label=_fact(1, "broker", "unknown: its log dir has no meta.properties")))
     last_sequence: int = field(metadata=column(  # with lastTimestamp: what the live guard compares besides the epochs

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import field, replace
 from forensics.dataclass_fast import dataclass
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from forensics.analysis.clock import AsOf, given, incident_clock, newest_per_file
 from forensics.analysis.filters import Filters
 from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS
 from forensics.analysis.producers import rebuild_partition
-from forensics.columns import COUNT, EXACT_SIZE, LOG_DIR, NAME, OFFSETS, OPEN, SET, SIZE, YES_NO, Cell, column, derived
+from forensics.columns import (
+    COUNT, EXACT_SIZE, LOG_DIR, NAME, NO_KEY, OFFSETS, OPEN, SET, SIZE, YES_NO, Cell, JsonRow, column, derived)
 from forensics.findings import Finding, FindingKind, not_kafka_segment, total
 from forensics.layout import Inventory, LogDir, PartitionDir, PartitionStatus
 from forensics.layout.evidence import input_file_times
@@ -32,11 +32,11 @@ INTERNAL_TOPICS = (CONSUMER_OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, CLUSTER_META
 
 
 @dataclass(frozen=True, slots=True)
-class PartitionSummary:
-    """A partition replica as scan shows it; its cells in scan's Partitions table declared with its fields
-    (:mod:`forensics.columns`)."""
+class PartitionSummary(JsonRow):
+    """A partition replica as scan shows it: its JSON object (in field order) and its cells in scan's
+    Partitions table declared with its fields (:mod:`forensics.columns`)."""
 
-    log_dir: str
+    log_dir: str = field(metadata=column(json=NO_KEY))
     broker_id: int | None = field(metadata=column(table=Cell(1, "Broker", drop=1), wide=Cell(1, "Broker")))
     path: str
     topic: str | None = field(metadata=column(  # the table names the partition: topic-N, else its directory's
@@ -46,25 +46,29 @@ class PartitionSummary:
     topic_id: str | None = field(metadata=column(wide=Cell(3, "TopicId")))
     log_start_offset: int | None = field(metadata=column(table=Cell(3, "LogStart", drop=2), wide=Cell(9, "LogStart")))
     high_watermark: int | None = field(metadata=column(table=Cell(4, "HW"), wide=Cell(10, "HW")))
-    segments: tuple[SegmentSummary, ...] = field(metadata=column(wide=Cell(4, "Segments", COUNT)))
-    findings: tuple[Finding, ...] = ()
     last_stable_offset: int | None = field(  # None: not computed (no transactional data, or internal log)
         default=None, metadata=column(table=Cell(5, "LSO"), wide=Cell(11, "LSO")))
     open_transactions: int = field(default=0, metadata=column(  # with the oldest's age
         table=Cell(7, "OpenTxns", OPEN), wide=Cell(13, "OpenTxns", OPEN)))
-    state_findings: tuple[Finding, ...] = ()  # producer-state anomalies (``ProducerAppendInfo``)
-    oldest_open_txn_start: int | None = None  # first data timestamp of the oldest open transaction
-    oldest_open_txn_last_timestamp: int | None = None  # its producer entry's lastTimestamp
-    max_active_txn_duration_ms: int | None = None  # as-of minus oldest_open_txn_start
+    max_active_txn_duration_ms: int | None = field(  # as-of minus oldest_open_txn_start
+        default=None, metadata=column(json="maxActiveTransactionDurationMs"))
     late_transaction: bool = False  # ``ProducerStateManager.hasLateTransaction``, against the as-of time
+    segments: tuple[SegmentSummary, ...] = field(default=(), metadata=column(wide=Cell(4, "Segments", COUNT)))
+    findings: tuple[Finding, ...] = field(default=(), metadata=column(json=NO_KEY))  # JSON: reported_findings
+    state_findings: tuple[Finding, ...] = field(  # producer-state anomalies (``ProducerAppendInfo``)
+        default=(), metadata=column(json=NO_KEY))
+    oldest_open_txn_start: int | None = field(  # first data timestamp of the oldest open transaction
+        default=None, metadata=column(json=NO_KEY))
+    oldest_open_txn_last_timestamp: int | None = field(  # its producer entry's lastTimestamp
+        default=None, metadata=column(json=NO_KEY))
 
-    @derived(after="late_transaction", table=Cell(6, "LSOLag"), wide=Cell(12, "LSOLag"))
+    @derived(after="last_stable_offset", table=Cell(6, "LSOLag"), wide=Cell(12, "LSOLag"))
     def last_stable_offset_lag(self) -> int | None:
         if self.high_watermark is None or self.last_stable_offset is None:
             return None
         return self.high_watermark - self.last_stable_offset
 
-    @derived(after="last_stable_offset_lag", wide=Cell(5, "Bytes", EXACT_SIZE))
+    @derived(after="late_transaction", wide=Cell(5, "Bytes", EXACT_SIZE))
     def bytes(self) -> int:
         return sum(s.size for s in self.segments)
 
@@ -80,11 +84,11 @@ class PartitionSummary:
     def first_offset(self) -> int | None:
         return min((s.first_offset for s in self.segments if s.first_offset is not None), default=None)
 
-    @property
+    @derived(after="first_offset")
     def last_offset(self) -> int | None:
         return max((s.last_offset for s in self.segments if s.last_offset is not None), default=None)
 
-    @derived(after="first_offset", wide=Cell(14, "Magic", SET))
+    @derived(after="last_offset", wide=Cell(14, "Magic", SET))
     def magics(self) -> frozenset[int]:
         return frozenset().union(*(s.magics for s in self.segments))
 
@@ -92,19 +96,24 @@ class PartitionSummary:
     def codecs(self) -> frozenset[str]:
         return frozenset().union(*(s.codecs for s in self.segments))
 
+    @derived(after="findings", json="findings")
+    def reported_findings(self) -> tuple[Finding, ...]:
+        """Its own findings and its producer state's (its segments' are theirs)."""
+        return self.findings + self.state_findings
+
     def all_findings(self) -> tuple[Finding, ...]:
         return self.findings + tuple(f for s in self.segments for f in s.findings) + self.state_findings
 
-    @derived(after="codecs", table=Cell(8, "Findings"), wide=Cell(16, "Findings"))
+    @derived(after="reported_findings", json=NO_KEY, table=Cell(8, "Findings"), wide=Cell(16, "Findings"))
     def finding_total(self) -> int:
         """Its findings, its segments' and its producer state's, counted (an aggregate as the many it stands for)."""
         return total(self.all_findings())
 
 
 @dataclass(frozen=True, slots=True)
-class LogDirSummary:
-    """A log dir as scan shows it; its cells in scan's Log directories table declared with its fields
-    (:mod:`forensics.columns`)."""
+class LogDirSummary(JsonRow):
+    """A log dir as scan shows it: its JSON object (in field order) and its cells in scan's Log directories
+    table declared with its fields (:mod:`forensics.columns`)."""
 
     path: str = field(metadata=column(table=Cell(2, "LogDir", LOG_DIR, fold=True, path=True),
                                       wide=Cell(4, "LogDir", LOG_DIR, fold=True, path=True)))
@@ -117,16 +126,16 @@ class LogDirSummary:
                                                                      wide=Cell(6, "Partitions", COUNT)))
     findings: tuple[Finding, ...] = ()
 
-    @derived(after="findings", table=Cell(5, "Bytes", SIZE, drop=2), wide=Cell(7, "Bytes", EXACT_SIZE))
+    @derived(after="findings", json=NO_KEY, table=Cell(5, "Bytes", SIZE, drop=2), wide=Cell(7, "Bytes", EXACT_SIZE))
     def bytes(self) -> int:
         return sum(p.bytes for p in self.partitions)
 
-    @derived(after="bytes", table=Cell(6, "LateTxnPartitions"), wide=Cell(8, "LateTxnPartitions"))
+    @derived(after="clean_shutdown", table=Cell(6, "LateTxnPartitions"), wide=Cell(8, "LateTxnPartitions"))
     def partitions_with_late_transactions(self) -> int:
         """Kafka's PartitionsWithLateTransactionsCount for this broker, as of the report's time."""
         return sum(p.late_transaction for p in self.partitions)
 
-    @derived(after="partitions_with_late_transactions", table=Cell(7, "Findings"), wide=Cell(9, "Findings"))
+    @derived(after="bytes", json=NO_KEY, table=Cell(7, "Findings"), wide=Cell(9, "Findings"))
     def finding_total(self) -> int:
         """Its own findings and its partitions', counted."""
         return sum(p.finding_total for p in self.partitions) + total(self.findings)
@@ -175,8 +184,9 @@ def _partition(log_dir: LogDir, p: PartitionDir, r: ReplicaResult) -> PartitionS
     if lso is None and p.segments:
         lso = p.segments[0].base_offset
     hw = log_dir.high_watermarks.get(tp) if tp is not None else None
-    summary = PartitionSummary(log_dir.path, log_dir.broker_id, p.path, p.topic, p.partition, p.status.value,
-                               p.topic_id, lso, hw, segments, tuple(p.findings))
+    summary = PartitionSummary(log_dir=log_dir.path, broker_id=log_dir.broker_id, path=p.path, topic=p.topic,
+                               partition=p.partition, status=p.status.value, topic_id=p.topic_id, log_start_offset=lso,
+                               high_watermark=hw, segments=segments, findings=tuple(p.findings))
     if tp is None or p.topic in _NO_PRODUCER_STATE or p.status is not PartitionStatus.LIVE:
         return summary
     if not p.snapshots and not any(s.transactional_batches or s.control_batches for s in segments):
@@ -225,7 +235,7 @@ def scan_clock(report: ScanReport, file_times: Sequence[tuple[int, str]]) -> AsO
     return incident_clock(newest_per_file((s.max_timestamp, s.path) for s in segs), file_times)
 
 
-def assemble_scan(paths: Sequence[str], inv: Inventory, results: dict[str, Any], as_of: int | None = None,
+def assemble_scan(paths: Sequence[str], inv: Inventory, results: Scanned, as_of: int | None = None,
                   max_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS) -> ScanReport:
     """The scan report from what the executor read for ``plan(inv, SCAN_SCOPE)`` (each replica's results
     as read, or as a :class:`ScanFolder` given to the executor made them), as of ``as_of`` (default:
@@ -239,6 +249,8 @@ def assemble_scan(paths: Sequence[str], inv: Inventory, results: dict[str, Any],
 
 
 SCAN_SCOPE = Scope(stats=True, data=True, coordinator=False, non_live=True)
+# what the executor read for scan, by replica (or file): as read, or a partition's summary as ScanFolder made it
+Scanned = Mapping[str, "ReplicaResult | PartitionSummary"]
 
 
 class ScanFolder:
@@ -259,7 +271,7 @@ class ScanFolder:
             bare = _bare()
             self._where.update((p.path, (bare, p)) for p in inv.partitions)
 
-    def __call__(self, key: str, r: ReplicaResult) -> Any:
+    def __call__(self, key: str, r: ReplicaResult) -> ReplicaResult | PartitionSummary:
         where = self._where.get(key)
         return r if where is None else _partition(where[0], where[1], r)
 
@@ -269,26 +281,28 @@ def _bare() -> LogDir:
     return LogDir(path="", meta=None, clean_shutdown=None)
 
 
-def _summary(log_dir: LogDir, p: PartitionDir, results: dict[str, Any]) -> PartitionSummary:
+def _summary(log_dir: LogDir, p: PartitionDir, results: Scanned) -> PartitionSummary:
     r = results.get(p.path, EMPTY_RESULT)
     return _partition(log_dir, p, r) if isinstance(r, ReplicaResult) else r  # (ScanFolder made it already)
 
 
-def _scan(paths: Sequence[str], inv: Inventory, results: dict[str, Any]) -> ScanReport:
+def _scan(paths: Sequence[str], inv: Inventory, results: Scanned) -> ScanReport:
     dirs = []
     for d in inv.log_dirs:
         parts = tuple(_summary(d, p, results) for p in sorted(d.partitions, key=_partition_order))
-        dirs.append(LogDirSummary(d.path, d.broker_id, d.cluster_id, d.directory_id, d.had_clean_shutdown, parts,
-                                  tuple(d.findings)))
+        dirs.append(LogDirSummary(path=d.path, broker_id=d.broker_id, cluster_id=d.cluster_id,
+                                  directory_id=d.directory_id, clean_shutdown=d.had_clean_shutdown, partitions=parts,
+                                  findings=tuple(d.findings)))
     if inv.partitions:  # partition dirs given directly, outside any log dir
         bare = _bare()
         parts = tuple(_summary(bare, p, results) for p in sorted(inv.partitions, key=_partition_order))
-        dirs.append(LogDirSummary("", None, None, None, False, parts))
+        dirs.append(LogDirSummary(path="", broker_id=None, cluster_id=None, directory_id=None, clean_shutdown=False,
+                                  partitions=parts))
     loose, other = [], []
     unreadable = _unreadable(inv.findings)
     for f in inv.loose_files:
-        r = results.get(f.path)
-        if r is not None and r.summaries:
+        r = results.get(f.path)  # (a file given alone: as read)
+        if isinstance(r, ReplicaResult) and r.summaries:
             loose.append(_as_read(r.summaries[0], unreadable))
         else:
             other.append(f.path)

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from forensics.codec.checkpoints import EpochEntry
 from forensics.codec.snapshot import ProducerSnapshot
-from forensics.columns import EXACT_SIZE, OFFSETS, SET, SIZE, TOTAL, Cell, column
+from forensics.columns import EXACT_SIZE, OFFSETS, SET, SIZE, TOTAL, Cell, JsonRow, column
 from forensics.findings import Finding
 from forensics.model import TopicPartition
 from forensics.state.coordinator import TxnLogRecord
@@ -19,14 +19,14 @@ from forensics.state.events import ProducerEvent
 
 
 @dataclass(frozen=True, slots=True)
-class SegmentSummary:
-    """Header statistics of one ``.log`` file (what ``scan`` reports per segment; its cells in scan's table
-    of files given alone, the same at any width: :mod:`forensics.columns`)."""
+class SegmentSummary(JsonRow):
+    """Header statistics of one ``.log`` file (what ``scan`` reports per segment: its JSON object, in field
+    order, and its cells in scan's table of files given alone, the same at any width: :mod:`forensics.columns`)."""
 
     path: str = field(metadata=column(table=Cell(1, "File", fold=True, path=True),
                                       wide=Cell(1, "File", fold=True, path=True)))
     base_offset: int
-    size: int = field(metadata=column(table=Cell(2, "Bytes", SIZE), wide=Cell(2, "Bytes", EXACT_SIZE)))
+    size: int = field(metadata=column(json="bytes", table=Cell(2, "Bytes", SIZE), wide=Cell(2, "Bytes", EXACT_SIZE)))
     batches: int = field(default=0, metadata=column(table=Cell(3, "Batches"), wide=Cell(3, "Batches")))
     records: int = field(default=0, metadata=column(table=Cell(4, "Records"), wide=Cell(4, "Records")))
     first_offset: int | None = field(default=None, metadata=column(table=Cell(5, "Offsets", OFFSETS),

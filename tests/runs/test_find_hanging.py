@@ -84,7 +84,7 @@ def test_the_example_disk_has_one_hanging_transaction():
     assert row.abort_forms == {"abortArgs": row.abort_args, "abortArgsStartOffset": row.abort_args_start_offset,
                                "kafkaPythonArgs": row.kafka_python_args}
     assert row.active_form == "abortArgsStartOffset"  # the brokers are 4.1: the --start-offset form is armed
-    ev = row.evidence
+    ev = row.evidence.as_json()
     assert (ev["logStartOffset"], ev["lastStableOffset"], ev["highWatermark"]) == (0, 6, 16)
     assert ev["openTransaction"] == {"firstOffset": 6, "lastDataOffset": 7, "batches": 1, "records": 2, "bytes": 249,
                                      "epochs": [1], "fromSnapshot": False}
@@ -192,7 +192,7 @@ def test_a_torn_marker_is_unverifiable_with_the_damage_as_evidence(scenarios):
     assert row.reason.startswith("not proven: coordinator has 'torn-app' in CompleteCommit (epoch 0)")
     assert "the log of torn-0 is damaged at byte 356 of 00000000000000000000.log (truncated_tail)" in row.reason
     # damaged, and copied too soon after its coordinator's newest record: the second says why it is not armed
-    kinds = [g["kind"] for g in row.evidence["gaps"]]
+    kinds = [g.kind for g in row.evidence.gaps]
     assert "truncated_tail" in kinds and "too_recent" in kinds
     assert row.not_armed_because.startswith("too recent to judge from this copy (see the reason)")
     assert [(f.kind.value, f.path.rsplit("/", 2)[-2:]) for f in found.run.evidence] == [

@@ -1,0 +1,104 @@
+"""A column added to a row's declaration reaches every format of that row with no other file touched: its
+JSON key, its CSV column, its place in Kafka's tool table, its cell in the ``--format table`` screens (at
+the screen's width and with ``--wide``), its export column and its report label all come from the field's
+``column(...)``. Shown on each row kind made again with one field more, rendered by the same functions the
+commands use; and the commands' own column lists are those functions' answers for the kinds as they are."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import field, fields
+
+import pytest
+
+from forensics.columns import Cell, Label, column, columns, csv_columns, export_columns, kafka_columns, screen_columns
+from forensics.dataclass_fast import dataclass
+from forensics.findings import Finding
+from forensics.pipeline.export_rows import FINDINGS, PARTITIONS, PRODUCER_STATES, PartitionRow, ProducerStateRow
+from forensics.render import scan_render, state_render, state_screens
+from forensics.render.kafka_text import LIST_TEXT, PRODUCERS_TEXT, declared_layout
+from forensics.render.machine_format import LIST
+from forensics.render.row_screens import declared_fields, print_rows
+from forensics.render.rows import render_rows
+from forensics.render.table_fit import fit_console
+from forensics.report.rows import (
+    DescribeRow, HangingRow, HistoryRow, ProducerRow, RowEvidence, SpanRow, TransactionRow)
+from forensics.report.scan import LogDirSummary, PartitionSummary
+from forensics.state.inputs import SegmentSummary
+
+KINDS = (HangingRow, RowEvidence, ProducerRow, SpanRow, TransactionRow, DescribeRow, HistoryRow, PartitionRow,
+         ProducerStateRow, LogDirSummary, PartitionSummary, SegmentSummary)
+ADDED = column(csv=99, kafka=(99, "AddedFact"), export="long", table=Cell(99, "AddedFact"),
+               wide=Cell(99, "AddedFact"), label=Label("an added fact"))
+
+
+def _with_added(kind: type) -> type:
+    """``kind`` with one field more, declared as a developer would add it."""
+    ns = {"__annotations__": {"added_fact": "int"}, "added_fact": field(default=41, metadata=ADDED)}
+    return dataclass(frozen=True, slots=True)(type(f"Added{kind.__name__}", (kind,), ns))
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.__name__)
+def test_an_added_field_is_a_column_of_every_format(kind):
+    added = _with_added(kind)
+    assert [c.key for c in columns(added)] == [c.key for c in columns(kind)] + ["addedFact"]
+    assert csv_columns(added) == csv_columns(kind) + ("addedFact",)
+    assert kafka_columns(added)[-1].header == "AddedFact"
+    assert export_columns(added) == export_columns(kind) + (("addedFact", "long"),)
+    for wide in (False, True):
+        assert screen_columns(added, wide)[-1] == ("added_fact", Cell(99, "AddedFact"))
+
+
+def _list_row(**extra) -> TransactionRow:
+    return _with_added(TransactionRow)(
+        transactional_id="app-1", coordinator=1, producer_id=2000, producer_epoch=3, transaction_state="Ongoing",
+        transaction_timeout_ms=60000, current_transaction_start_time_ms=1_700_000_000_000,
+        topic_partitions=["orders-0"], last_update_time_ms=1_700_000_000_500, coordinator_epoch=0,
+        transaction_state_partition=4, **extra)
+
+
+def _rendered(fmt: str, rows) -> str:
+    kind = type(rows[0])
+    out = io.StringIO()
+
+    def screen(rows, out):
+        print_rows(fit_console(out, None), None, declared_fields(kind, True, state_screens._TEXTS), rows, None)
+    render_rows(fmt, LIST, rows, csv_columns(kind), out, text=declared_layout(kind), screen=screen)
+    return out.getvalue()
+
+
+def test_an_added_field_shows_in_json_jsonl_csv_text_and_the_table():
+    rows = [_list_row(added_fact=41)]
+    assert json.loads(_rendered("json", rows))["rows"][0]["addedFact"] == 41
+    assert json.loads(_rendered("jsonl", rows).splitlines()[1])["addedFact"] == 41
+    header, line = _rendered("csv", rows).splitlines()
+    assert (header.split(",")[-1], line.split(",")[-1]) == ("AddedFact", "41")
+    header, line = _rendered("text", rows).splitlines()
+    assert (header.split("\t")[-2].strip(), line.split("\t")[-2].strip()) == ("AddedFact", "41")
+    screen = _rendered("table", rows)
+    assert "AddedFact" in screen and "41" in screen
+
+
+def test_scan_json_and_its_tables_take_an_added_field():
+    seg = _with_added(SegmentSummary)(path="/d/t-0/0.log", base_offset=0, size=10, added_fact=41)
+    assert list(seg.as_json())[-1] == "addedFact" and seg.as_json()["addedFact"] == 41
+    assert declared_fields(type(seg), False, scan_render._TEXTS)[-1].column.header == "AddedFact"
+
+
+def test_the_commands_column_lists_are_the_declarations():
+    assert state_render.LIST_TABLE == csv_columns(TransactionRow)
+    assert state_render.HANGING_TABLE == csv_columns(HangingRow)
+    assert [c.header for c in LIST_TEXT.columns] == [c.header for c in kafka_columns(TransactionRow)]
+    assert [c.header for c in PRODUCERS_TEXT.columns] == [c.header for c in kafka_columns(ProducerRow)]
+    assert PARTITIONS.names == tuple(k for k, _ in export_columns(PartitionRow))
+    assert FINDINGS.names == tuple(k for k, _ in export_columns(Finding))
+    assert PRODUCER_STATES.names == tuple(k for k, _ in export_columns(ProducerStateRow))
+    assert [c.column.header for c in scan_render._FINDINGS] == [
+        cell.header for _, cell in screen_columns(Finding)]
+
+
+def test_every_field_of_a_finding_is_in_its_export_table_or_said_why_not():
+    exported = {c.attr for c in columns(Finding) if c.spec.export is not None}
+    assert {f.name for f in fields(Finding)} - exported == {"severity"}  # exported as level ("severity")
+    assert "level" in exported
