@@ -74,9 +74,13 @@ class Export:
     local engine's reports of the same disks."""
 
     def __init__(self, name: str, base: Path, engine_args: Sequence[str], disks_of: dict[str, list[Path]],
-                 tag: str = "export", overwrite_stale: bool = False) -> None:
+                 tag: str = "export", overwrite_stale: bool = False, here: bool = False) -> None:
         """``disks_of``: the disks of each case, built under ``base`` by the first export of it (so that two
-        exports of one case read the same paths); ``tag`` names this export's output and scratch."""
+        exports of one case read the same paths); ``tag`` names this export's output and scratch; ``here``:
+        the command line runs in this process (typer's ``CliRunner``; a Spark export then runs on this
+        process's Spark session, started once for every such export, instead of a JVM per run), nothing
+        written to ``scratch``."""
+        self.here = here
         self.name = name
         slug = name.replace("/", "-")
         if name not in disks_of:
@@ -100,7 +104,8 @@ class Export:
         env["TMPDIR"] = str(self.scratch)
         args = ["export", *self.paths, "--out", str(self.out), *engine_args, "--no-progress",
                 "--manifest", str(self.manifest)] + (["--overwrite"] if overwrite_stale else [])
-        self.run = subprocess.run(CLI + args, capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+        self.run = _in_this_process(args) if here else subprocess.run(CLI + args, capture_output=True, text=True,
+                                                                       env=env, cwd=REPO, timeout=600)
         self.unchanged = [tree(d) for d in self.disks] == before
         # the inventory the export reads: one cluster, one copy of each broker (with their findings)
         inventory = select_cluster(discover(self.paths), None).inventory
@@ -111,6 +116,22 @@ class Export:
         if name not in self.rows:
             self.rows[name] = read_rows(self.out, name)
         return self.rows[name]
+
+
+def _in_this_process(args: Sequence[str]) -> subprocess.CompletedProcess:
+    """``kafka-forensics ARGS`` run by typer's ``CliRunner`` (KAFKA_FORENSICS_ENGINE unset, as for the
+    subprocess), as a child's CompletedProcess; an exception that escapes is its traceback on stderr, exit 1."""
+    import traceback
+
+    from typer.testing import CliRunner
+
+    from forensics.cli.app import app
+
+    r = CliRunner(env={"KAFKA_FORENSICS_ENGINE": None}).invoke(app, list(args))
+    err = r.stderr
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        err += "".join(traceback.format_exception(*r.exc_info))
+    return subprocess.CompletedProcess(["kafka-forensics", *args], r.exit_code, r.stdout, err)
 
 
 def check_batches(e: Export) -> None:

@@ -9,6 +9,7 @@ partition still shows it open somewhere (its producer snapshot) must stay a row.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from pathlib import Path
 from forensics.render.reasons import reason_text
 from forensics.report.hanging import find_hanging, is_armed
 from forensics.runs.rebuild import load_state
+from tests.analysis.evidence_sweep import Memo
 
 Mutation = tuple[str, str, Callable[[Path], None]]  # (file, description, apply)
 SKIP_TOPICS = ("__consumer_offsets", "c-")  # no transaction lives there
@@ -91,31 +93,47 @@ def _verdicts(root: Path, as_of: int):
     return report, verdicts
 
 
-def sweep(root: Path, as_of: int, only: Callable[[str], bool] = lambda rel: True) -> SweepResult:
+def sweep(root: Path, as_of: int, only: Callable[[str], bool] = lambda rel: True, memo: bool = True,
+          runs: list | None = None) -> SweepResult:
     """Apply every mutation of :func:`mutations` (of the files ``only`` keeps) to ``root`` one at a
-    time, each undone after."""
+    time, each undone after. ``memo``: what a run reads of the files the mutation left unchanged (the
+    partition dirs, work units and producer and coordinator folds of every other file) is made once for
+    the sweep and shared by its runs (``evidence_sweep.Memo``: pure functions of those bytes, keyed by
+    them; False: everything made again on every run); ``runs``: each mutation's name, armed verdicts and
+    rows appended to it (test_damage_sweep.py compares them both ways)."""
     result = SweepResult()
-    for rel, what, apply in mutations(root):
-        if not only(rel):
-            continue
-        path = root / rel
-        saved = path.read_bytes()
-        apply(path)
-        try:
-            report, verdicts = _verdicts(root, as_of)
-        finally:
-            _write(path, saved)
-        result.runs += 1
-        name = f"{rel}: {what}"
-        for v in verdicts:
-            if is_armed(v):
-                result.armed.append(f"{name}: {v.view.topic_partition} producer {v.entry.producer_id} "
-                                    f"from {v.start_offset}: {reason_text(v.reason)}")
-        result.unverifiable += any(v.gaps for v in verdicts)
-        shown = {(v.view.topic_partition.topic, v.view.topic_partition.partition) for v in verdicts}
-        for tp in sorted(_open_in_snapshots(report) - shown):
-            result.vanished.append(f"{name}: {tp[0]}-{tp[1]}")
+    memoized = Memo() if memo else None
+    with memoized.used() if memoized else contextlib.nullcontext():
+        for rel, what, apply in mutations(root):
+            if only(rel):
+                _one(root, as_of, rel, what, apply, result, memoized, runs)
     return result
+
+
+def _one(root: Path, as_of: int, rel: str, what: str, apply, result: SweepResult, memo: Memo | None,
+         runs: list | None) -> None:
+    path = root / rel
+    saved = path.read_bytes()
+    apply(path)
+    try:
+        if memo is not None:
+            memo.new_run()
+        report, verdicts = _verdicts(root, as_of)
+    finally:
+        _write(path, saved)
+    result.runs += 1
+    name = f"{rel}: {what}"
+    for v in verdicts:
+        if is_armed(v):
+            result.armed.append(f"{name}: {v.view.topic_partition} producer {v.entry.producer_id} "
+                                f"from {v.start_offset}: {reason_text(v.reason)}")
+    result.unverifiable += any(v.gaps for v in verdicts)
+    shown = {(v.view.topic_partition.topic, v.view.topic_partition.partition) for v in verdicts}
+    for tp in sorted(_open_in_snapshots(report) - shown):
+        result.vanished.append(f"{name}: {tp[0]}-{tp[1]}")
+    if runs is not None:
+        runs.append((name, [(str(v.view.topic_partition), v.entry.producer_id, v.start_offset, is_armed(v),
+                             reason_text(v.reason), bool(v.gaps)) for v in verdicts], sorted(shown)))
 
 
 __all__ = ["copy_disk", "mutations", "sweep", "SweepResult"]

@@ -55,6 +55,13 @@ Every mutation of every generated and fixture disk is run; on the four real-brok
 8-19 times a generated disk's, the largest classes are sampled per class (``CAPS``: which, why, and what
 each sample keeps), 5,214 runs in all; ``--whole`` runs every one (5,954).
 
+A run decodes again only what its mutation changed: the partition dirs, work units, cluster image and
+producer and coordinator folds of files left byte for byte as they were are made once per disk and shared
+by its runs (``Memo``: pure functions of those bytes, keyed by them; the walk over the disk, the evidence
+model, the verdicts and the rows run every time), a third to a sixth of a run's CPU on the real-broker
+disks; ``--no-memo`` makes everything on every run, and test_evidence_sweep.py checks on a sample that
+every run gives the same exit, rows and stderr both ways.
+
 The disks are independent: with ``jobs`` > 1 (``--jobs``; the slow tier's fixture takes one per core)
 each disk is swept in a process of a pool, on its own working copy, and the tallies are merged in the
 catalog's order, so that counts and the examples kept are those of one process.
@@ -62,13 +69,15 @@ catalog's order, so that counts and the examples kept are those of one process.
 Command line::
 
     python -m tests.analysis.evidence_sweep [--disk SUBSTRING ...] [--scratch DIR] [--examples N] [--sample K]
-                                            [--whole] [--jobs N]
+                                            [--whole] [--jobs N] [--no-memo]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import hashlib
 import multiprocessing
 import os
 import re
@@ -88,7 +97,13 @@ import typer.testing
 from typer.testing import CliRunner
 
 import forensics.cli.hanging_cmd  # noqa: F401  (registers the commands)
+import forensics.layout.discovery
+import forensics.pipeline.local
+import forensics.report.state
+import forensics.runs.broker_version
+import forensics.runs.hanging
 from forensics.cli.app import app
+from forensics.pipeline.cluster_metadata import metadata_copies
 from tests.analysis.evidence_disks import (
     METADATA,
     ROOT_CHECKPOINTS,
@@ -147,6 +162,131 @@ def analyse(disk: SweepDisk) -> Run:
         except ValueError:
             error = f"not JSON (exit {r.exit_code}): {r.stdout[:200]!r} {r.stderr[-300:]!r}"
     return Run(r.exit_code, rows, notes, error, cpu)
+
+
+# --------------------------------------------------------------------------- the same bytes, read once per disk
+
+
+def _digest(path: str | None) -> tuple:
+    """What a file holds: its bytes' BLAKE2b, or the error reading it gives (a missing file, a dir)."""
+    if path is None:
+        return ()
+    try:
+        with open(path, "rb") as f:
+            return (hashlib.blake2b(f.read(), digest_size=16).digest(),)
+    except OSError as exc:
+        return (type(exc).__name__, exc.errno)
+
+
+class Memo:
+    """The results of two pure functions of file bytes, kept while one disk is swept, so that a run does not
+    decode again what the mutation left byte for byte as it was (a mutation edits one piece: the other
+    ~136 partition dirs of a real broker and its metadata log are what the undamaged run read):
+
+    - a partition dir as discovery reads it (``layout.partition_dir.scan_partition_dir``: its listing and
+      the files in it), keyed by its path, its entries (name, kind, size, symlink or not), the listing's
+      findings, the swap-file reader and the bytes of every file in it;
+    - a work unit's result (``pipeline.units.run_unit``: it reads the one file ``unit.path``, from the
+      unit's byte range), keyed by the unit and that file's bytes;
+    - the cluster image (``pipeline.cluster_metadata.read_cluster_image``), keyed by the metadata copies
+      as discovery found them (every field of each ``__cluster_metadata-0`` :class:`PartitionDir`, in
+      inventory order), the log dirs' ``bootstrap.checkpoint`` paths, the arguments, and the bytes of
+      every file it can read (each copy's segments and snapshots, the bootstrap checkpoints).
+
+    Everything else (the walk over the log dirs and their root files, the producer-state fold, the evidence model, the verdicts, the rows) runs
+    on every run. Both results are immutable (named tuples and frozen dataclasses of tuples), so a run
+    given one cannot change it for the next; ``test_evidence_sweep`` checks that every run of a sample
+    gives the same exit, rows and stderr with and without the memo."""
+
+    def __init__(self) -> None:
+        self.dirs: dict = {}
+        self.units: dict = {}
+        self.images: dict = {}
+        self.folds: dict = {}
+        self.hits = self.misses = 0
+        self._digests: dict = {}  # of this run (a file does not change during a run)
+
+    def new_run(self) -> None:
+        """Before each run: the files may have changed since the last one (a mutation, its undo)."""
+        self._digests.clear()
+
+    def digest(self, path: str | None) -> tuple:
+        got = self._digests.get(path)
+        if got is None:
+            got = self._digests[path] = _digest(path)
+        return got
+
+    def partition_dir(self, path, entries, swap_next_offset=None, listing_findings=()):
+        key = (path, tuple(entries), swap_next_offset, tuple(listing_findings),
+               tuple(self.digest(e.path) if e.kind == "file" else () for e in entries))
+        got = self.dirs.get(key)
+        if got is None:
+            self.misses += 1
+            got = self.dirs[key] = _SCAN_PARTITION_DIR(path, entries, swap_next_offset, listing_findings)
+        else:
+            self.hits += 1
+        return got
+
+    def _folded(self, fold, *args):
+        try:
+            got = self.folds.get((fold, *args))
+        except TypeError:  # (an input that does not hash: not kept)
+            return fold(*args)
+        if got is None:
+            self.misses += 1
+            got = self.folds[(fold, *args)] = fold(*args)
+        else:
+            self.hits += 1
+        return got
+
+    def rebuild_partition(self, inputs, lean=False):
+        return self._folded(_REBUILD_PARTITION, inputs, lean)
+
+    def fold_replica(self, inputs, keep_history=None):
+        return self._folded(_FOLD_REPLICA, inputs, keep_history)
+
+    def run_unit(self, unit):
+        key = (unit, self.digest(unit.path))
+        got = self.units.get(key)
+        if got is None:
+            self.misses += 1
+            got = self.units[key] = _RUN_UNIT(unit)
+        else:
+            self.hits += 1
+        return got
+
+    def cluster_image(self, inventory, *, until_offset=None, record_types=None):
+        copies = tuple(metadata_copies(inventory))
+        boots = tuple(d.bootstrap_checkpoint for d in inventory.log_dirs)
+        files = [s.log for p in copies for s in p.segments] + [c.path for p in copies for c in p.kraft_checkpoints]
+        key = (until_offset, None if record_types is None else frozenset(record_types), copies, boots,
+               tuple(self.digest(f) for f in [*files, *boots]))
+        got = self.images.get(key)
+        if got is None:
+            self.misses += 1
+            got = self.images[key] = _READ_CLUSTER_IMAGE(inventory, until_offset=until_offset,
+                                                         record_types=record_types)
+        else:
+            self.hits += 1
+        return got
+
+    @contextlib.contextmanager
+    def used(self):
+        """The analysis, while in this block, takes both results from this memo."""
+        with mock.patch.object(forensics.layout.discovery, "scan_partition_dir", self.partition_dir), \
+                mock.patch.object(forensics.pipeline.local, "run_unit", self.run_unit), \
+                mock.patch.object(forensics.report.state, "rebuild_partition", self.rebuild_partition), \
+                mock.patch.object(forensics.report.state, "fold_replica", self.fold_replica), \
+                mock.patch.object(forensics.runs.hanging, "read_cluster_image", self.cluster_image), \
+                mock.patch.object(forensics.runs.broker_version, "read_cluster_image", self.cluster_image):
+            yield self
+
+
+_SCAN_PARTITION_DIR = forensics.layout.discovery.scan_partition_dir
+_RUN_UNIT = forensics.pipeline.local.run_unit
+_REBUILD_PARTITION = forensics.report.state.rebuild_partition
+_FOLD_REPLICA = forensics.report.state.fold_replica
+_READ_CLUSTER_IMAGE = forensics.runs.hanging.read_cluster_image
 
 
 def _arg(args: Sequence[str], name: str) -> str:
@@ -273,8 +413,17 @@ def example(disk: str, m: Mutation, j: Judged, run: Run, kind: str) -> str:
     return "\n".join([head] + lines)
 
 
-def sweep_disk(disk: SweepDisk, tally: Tally, pick=None, keep: int = 3, log=None) -> int:
-    """Every mutation of ``disk`` (those ``pick`` keeps), judged; returns the number of runs."""
+def sweep_disk(disk: SweepDisk, tally: Tally, pick=None, keep: int = 3, log=None, memo: bool | Memo = True,
+               runs: list | None = None) -> int:
+    """Every mutation of ``disk`` (those ``pick`` keeps), judged; returns the number of runs. ``memo``: what
+    the runs read of unchanged files made once for the disk (:class:`Memo`; False: everything made again on
+    every run); ``runs``: each mutation's description and run appended to it."""
+    held = memo if isinstance(memo, Memo) else Memo() if memo else None
+    with held.used() if held else contextlib.nullcontext():
+        return _sweep_disk(disk, tally, pick, keep, log, runs, held)
+
+
+def _sweep_disk(disk: SweepDisk, tally: Tally, pick, keep: int, log, runs: list | None, memo: Memo | None) -> int:
     base = baseline(disk)
     ws = Workspace(disk.root)
     muts = mutations(disk, ws, base.open_rows)
@@ -283,9 +432,13 @@ def sweep_disk(disk: SweepDisk, tally: Tally, pick=None, keep: int = 3, log=None
     for m in muts:
         try:
             m.apply(ws)
+            if memo is not None:
+                memo.new_run()
             run = analyse(disk)
         finally:
             ws.undo()
+        if runs is not None:
+            runs.append((m.what, run))
         j = judge(m, base, run)
         tally.add((f"class {m.cls}", f"disk {disk.name}"), m, j, run, disk.name, keep)
         if log and (j.armed or j.wrong or run.error):
@@ -350,11 +503,11 @@ def every_mutation(muts: list[Mutation]) -> list[Mutation]:
     return muts
 
 
-def _sweep_one(name: str, scratch: Path, pick, keep: int, log) -> Tally:
+def _sweep_one(name: str, scratch: Path, pick, keep: int, log, memo: bool = True) -> Tally:
     tally = Tally()
     disk = make_disk(name, scratch)
     try:
-        sweep_disk(disk, tally, pick or CAPS.get(name), keep, log)
+        sweep_disk(disk, tally, pick or CAPS.get(name), keep, log, memo)
     finally:
         shutil.rmtree(disk.root.parent / f".{disk.root.name}.aside", ignore_errors=True)
     return tally
@@ -364,11 +517,12 @@ def _log_to_stderr(s: str) -> None:
     print(s, file=sys.stderr, flush=True)
 
 
-def _sweep_in_worker(name: str, scratch: Path, pick, keep: int, verbose: bool):
-    return _sweep_one(name, scratch, pick, keep, _log_to_stderr if verbose else None).plain()
+def _sweep_in_worker(name: str, scratch: Path, pick, keep: int, verbose: bool, memo: bool = True):
+    return _sweep_one(name, scratch, pick, keep, _log_to_stderr if verbose else None, memo).plain()
 
 
-def run_sweep(names: Sequence[str], scratch: Path, pick=None, keep: int = 3, log=None, jobs: int = 1) -> Tally:
+def run_sweep(names: Sequence[str], scratch: Path, pick=None, keep: int = 3, log=None, jobs: int = 1,
+              memo: bool = True) -> Tally:
     """Every disk of ``names`` swept, one after the other, or with ``jobs`` > 1 over a pool of that many
     processes (each disk on its own copy under ``scratch``; in a worker ``log`` becomes stderr), merged in
     the order of ``names``: the same tally either way."""
@@ -376,12 +530,12 @@ def run_sweep(names: Sequence[str], scratch: Path, pick=None, keep: int = 3, log
     jobs = max(1, min(jobs, len(names)))
     if jobs == 1:
         for name in names:
-            tally.merge(_sweep_one(name, scratch, pick, keep, log).plain(), keep)
+            tally.merge(_sweep_one(name, scratch, pick, keep, log, memo).plain(), keep)
         return tally
     # spawn, not fork: the caller may be a test session holding threads (a JVM's gateway, a pool of its own)
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         # submitted in catalog order (the real disks, the largest, first), collected in the same order
-        futures = [pool.submit(_sweep_in_worker, name, scratch, pick, keep, log is not None) for name in names]
+        futures = [pool.submit(_sweep_in_worker, name, scratch, pick, keep, log is not None, memo) for name in names]
         for f in futures:
             tally.merge(f.result(), keep)
     return tally
@@ -414,6 +568,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--whole", action="store_true",
                     help="every mutation of the real disks too (by default they are sampled per class: CAPS)")
     ap.add_argument("--verbose", action="store_true", help="print every failing run as it happens")
+    ap.add_argument("--no-memo", action="store_true",
+                    help="make everything again on every run (by default what a run reads of files the mutation "
+                         "left unchanged is made once per disk: Memo)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                     help="disks swept at once, one process each (default: one per core; 1: in this process)")
     args = ap.parse_args(argv)
@@ -423,7 +580,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.time()
     pick = first_per_class(args.sample) if args.sample else every_mutation if args.whole else None
     tally = run_sweep(names, scratch, pick, args.examples,
-                      _log_to_stderr if args.verbose else None, jobs=args.jobs)
+                      _log_to_stderr if args.verbose else None, jobs=args.jobs, memo=not args.no_memo)
     print(table(tally))
     print(f"wall {time.time() - started:.0f} s")
     for key, found in sorted(tally.examples.items()):

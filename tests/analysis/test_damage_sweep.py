@@ -124,6 +124,18 @@ def test_the_sweep_sees_an_armed_abort_when_there_is_one(tmp_path):
     assert result.runs > 0 and result.armed and all("orders-0 producer 2002 from 6" in a for a in result.armed)
 
 
+def test_the_memo_changes_no_verdict(disk):
+    """The sweep's memo (what a run reads of the files its mutation left unchanged, made once): every run of
+    the damage to d-tx-ongoing's partitions gives the same verdicts, reasons and rows made both ways."""
+    run, root = disk
+    fresh: list = []
+    memoized: list = []
+    a = sweep(root, AS_OF[run], only=lambda rel: rel.startswith("d-txn-ongoing-"), memo=False, runs=fresh)
+    b = sweep(root, AS_OF[run], only=lambda rel: rel.startswith("d-txn-ongoing-"), runs=memoized)
+    assert a.runs >= 20 and memoized == fresh and (a.armed, a.vanished, a.unverifiable) == (b.armed, b.vanished,
+                                                                                          b.unverifiable)
+
+
 def test_damage_to_the_reported_files_arms_nothing(disk):
     run, root = disk
     result = sweep(root, AS_OF[run], only=lambda rel: rel.startswith(KEY_FILES))

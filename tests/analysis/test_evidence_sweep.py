@@ -26,6 +26,7 @@ from tests.analysis.evidence_sweep import (
     Baseline,
     Run,
     Judged,
+    Memo,
     Tally,
     analyse,
     armed_keys,
@@ -33,6 +34,8 @@ from tests.analysis.evidence_sweep import (
     first_per_class,
     judge,
     run_sweep,
+    spread_per_class,
+    sweep_disk,
 )
 
 runner = CliRunner()
@@ -156,6 +159,36 @@ def test_the_pool_gives_the_tally_of_one_process(tmp_path):
     one = run_sweep(names, tmp_path / "one", pick, keep=2, jobs=1)
     pooled = run_sweep(names, tmp_path / "pool", pick, keep=2, jobs=2)
     assert pooled.counts == one.counts and pooled.examples == one.examples and pooled.total("runs") > 50
+
+
+def _memo_changes_no_run(tmp_path, name: str, pick) -> None:
+    """Every run of ``pick``'s mutations of ``name`` (the same copy, so the same paths) gives the same exit,
+    rows, stderr and error whether what it reads of unchanged files comes from the disk's memo or is made
+    again; and the memo was used (most of what a run reads is unchanged)."""
+    disk = make_disk(name, tmp_path)
+    fresh: list = []
+    memoized: list = []
+    memo = Memo()
+    n = sweep_disk(disk, Tally(), pick, memo=False, runs=fresh)
+    assert sweep_disk(disk, Tally(), pick, memo=memo, runs=memoized) == n and n > 10
+    assert [(w, r.exit_code, r.rows, r.notes, r.error) for w, r in memoized] == \
+        [(w, r.exit_code, r.rows, r.notes, r.error) for w, r in fresh]
+    assert memo.hits > 2 * memo.misses, (memo.hits, memo.misses)
+
+
+@pytest.mark.parametrize("name", ["example", "live/jbod"])
+def test_the_memo_changes_no_run(tmp_path, name):
+    _memo_changes_no_run(tmp_path, name, first_per_class(2))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, pick", [("hanging/unclean-election", first_per_class(2)),
+                                        ("real/kraft-tv2 x3 brokers", first_per_class(1)),
+                                        ("real/kraft-tv2 jbod", spread_per_class(2)),
+                                        ("real/kraft-rv3.9-tv0", spread_per_class(2))],
+                         ids=["unclean-election", "x3", "jbod", "rv3.9"])
+def test_the_memo_changes_no_run_on_real_brokers(tmp_path, name, pick):
+    _memo_changes_no_run(tmp_path, name, pick)
 
 
 def test_abort_commands_arms_what_find_hanging_marks_armed(tmp_path):
