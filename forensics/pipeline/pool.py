@@ -7,8 +7,9 @@ driver once its last piece is back, with the same associative :func:`~forensics.
 as :mod:`forensics.pipeline.spark`). Tasks shrink towards the end of the plan (guided
 self-scheduling: each about a quarter of what remains per worker), so that the workers finish
 together, and are handed to whichever worker is free; their results are taken in plan order, so the
-driver hands each replica to ``consume`` exactly as one process does, and holds at most a few tasks'
-results (pickled) that arrived ahead of their turn. A ``consume`` that may run anywhere
+driver hands each replica to ``consume`` exactly as one process does, and holds the results (pickled)
+that arrived ahead of their turn: a few tasks' per worker, and past those, while they hold less than
+:data:`AHEAD_BYTES`, as many as the other workers make while one works on a slow task. A ``consume`` that may run anywhere
 (:func:`~forensics.pipeline.executor.in_worker`: the state and scan folders) is applied to a whole
 replica by the worker that read it, which sends back what it made (a partition's summary, not its
 events): the driver only assembles, and folds only the replicas split across tasks.
@@ -54,7 +55,10 @@ MAX_TASK_BYTES = 64 << 20  # the largest: results come back in pieces, progress 
 MAX_TASK_UNITS = 128  # units per task (many tiny partitions): a task message stays small
 UNIT_COST = 128 << 10  # what a unit costs beyond its bytes (opening and mapping its file: 35-39 us, as long as
 # 120-136 KiB of segment take at 0.30 s/GiB; snapshots and indexes count 0 bytes): docs/performance.md, "Every core"
-WINDOW = 4  # tasks per worker that may be out (sent or back before their turn) at once
+WINDOW = 4  # tasks per worker that may be out (sent or back before their turn) at once, at least
+AHEAD_BYTES = 16 << 20  # past the window, tasks go on out while the results held ahead of their turn are
+# smaller than this: one slow task (a __transaction_state replica's coordinator fold costs ~100x its bytes)
+# holds up its own worker only, not the others, whose results (folded summaries) wait in the driver
 _QUEUE_BYTES = 48 << 10  # a second task is queued to a busy worker only below this (the socket never blocks)
 
 
@@ -327,12 +331,16 @@ def run_tasks(pool: list[_Worker], tasks: Sequence[Task], progress: Callable[[in
     ``tasks``, computed by the workers of ``pool`` (:func:`start`; stopped however the iteration
     ends: killed when it ends early, by an error, Ctrl-C or ``close()``)."""
     done: dict[int, bytes] = {}
-    sent = taken = 0
+    sent = taken = held = 0  # held: the bytes of the results in done
     window = WINDOW * len(pool)
     clean = False
+
+    def limit() -> int:
+        return len(tasks) if held < AHEAD_BYTES else taken + window
+
     try:
         while taken < len(tasks):
-            sent = _feed(pool, tasks, sent, taken + window)
+            sent = _feed(pool, tasks, sent, limit())
             for conn in wait([w.conn for w in pool if w.out]):
                 w = next(w for w in pool if w.conn is conn)
                 try:
@@ -340,12 +348,14 @@ def run_tasks(pool: list[_Worker], tasks: Sequence[Task], progress: Callable[[in
                 except (EOFError, OSError):
                     raise _died(w, tasks) from None
                 index = w.out.pop(0)
-                sent = _feed(pool, tasks, sent, taken + window)  # the worker's next task before this result is read
+                sent = _feed(pool, tasks, sent, limit())  # the worker's next task before this result is read
                 done[index] = blob
+                held += len(blob)
                 if progress is not None:
                     progress(sum(u.size for piece in tasks[index] for u in piece.units))
             while taken in done:
                 blob = done.pop(taken)
+                held -= len(blob)
                 _, ok, value = pickle.loads(blob)
                 if not ok:
                     _raise_failure(value)

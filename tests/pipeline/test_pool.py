@@ -125,6 +125,36 @@ def test_pool_hands_over_what_one_process_does(disks, split_bytes) -> None:
     assert _children() <= before  # every worker reaped
 
 
+def test_a_slow_task_holds_up_its_own_worker_only(disks, monkeypatch, tmp_path) -> None:
+    """The first task is slow (as a __transaction_state replica's coordinator fold is): the other
+    worker goes on past the window of WINDOW tasks per worker while its results wait in the driver
+    (held below AHEAD_BYTES), and they are still handed over in plan order, as one process's."""
+    units = _units(disks["real-tv2"])
+    tasks = pool_mod.schedule(units, 2, 1)
+    assert len(tasks) > 2 * pool_mod.WINDOW + 2, "too few tasks on the disk to pass the window"
+    first = {tasks[0][0].units[0].path}  # the first task's first unit
+    log = tmp_path / "ran"
+
+    def slow_first(u):
+        if u.path in first:
+            time.sleep(1.0)
+        with open(log, "a") as f:  # each worker appends a line per unit: its pid, the time, the file
+            f.write(f"{os.getpid()} {time.monotonic()} {u.path}\n")
+        return real(u)
+
+    real = pool_mod.run_unit
+    one, one_results = _consumed(LocalExecutor(), units)
+    monkeypatch.setattr(pool_mod, "run_unit", slow_first)  # the fork inherits it
+    many, many_results = _consumed(LocalExecutor(2, forced=True, min_task_bytes=1), units)
+    assert many == one and list(many_results.items()) == list(one_results.items())
+    lines = [line.split(" ", 2) for line in log.read_text().splitlines()]
+    slow_pid = next(pid for pid, _, path in lines if path in first)
+    slow_done = max(float(t) for pid, t, path in lines if path in first)
+    other = {path for pid, t, path in lines if pid != slow_pid and float(t) < slow_done}
+    other_tasks = [t for t in tasks[1:] if {u.path for piece in t for u in piece.units} <= other]
+    assert len(other_tasks) > 2 * pool_mod.WINDOW, (len(other_tasks), len(tasks))
+
+
 def test_small_inputs_run_in_this_process(disks) -> None:
     units = _units(disks["example"])
     assert sum(u.size for u in units) < POOL_FROM_BYTES
