@@ -19,6 +19,7 @@ Error positions are byte positions inside the buffer given, plus ``base_position
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 from forensics.dataclass_fast import dataclass
 from enum import IntEnum
@@ -256,16 +257,26 @@ def _read_partitions(buf, pos: int, end: int, flexible: bool):
         if n_ids < 0:
             raise _E("non-nullable field partitionIds was serialized as null", position=ids_at)
         _check_array_len(n_ids, pos, end, ids_at)
-        ids = []
-        for _ in range(n_ids):
-            pid, pos = read_int32(buf, pos, end, _E)
-            ids.append(pid)
+        if pos + 4 * n_ids <= end:
+            ids = struct.unpack_from(f">{n_ids}i", buf, pos)
+            pos += 4 * n_ids
+        else:  # (to say where the short one ends)
+            read = []
+            for _ in range(n_ids):
+                pid, pos = read_int32(buf, pos, end, _E)
+                read.append(pid)
+            ids = tuple(read)
         if flexible:
             tags, pos = _read_tag_section(buf, pos, end)
             elem_tags.extend((index, t) for t, _ in tags)
-        items.append(PartitionsSchema(topic, tuple(ids)))
+        items.append(PartitionsSchema(topic, ids))
     return tuple(items), tuple(elem_tags), any_replaced, pos
 
+
+# TransactionLogValue's fixed fields: producerId, producerEpoch, transactionTimeoutMs, transactionStatus;
+# after the partitions, transactionLastUpdateTimestampMs and transactionStartTimestampMs
+_HEAD = struct.Struct(">qhib")
+_TIMES = struct.Struct(">qq")
 
 _KNOWN_TAGS = {
     TAG_PREVIOUS_PRODUCER_ID: ("previous_producer_id", 8),
@@ -280,15 +291,23 @@ def _decode_value(buf, shared: dict | None = None) -> TransactionLogValue:
     if version not in VALUE_VERSIONS:
         raise _E(f"Can't read version {version} of TransactionLogValue", position=0)
     flexible = version >= 1
-    producer_id, pos = read_int64(buf, pos, end, _E)
-    producer_epoch, pos = read_int16(buf, pos, end, _E)
-    timeout_ms, pos = read_int32(buf, pos, end, _E)
-    status_raw, pos = read_int8(buf, pos, end, _E)
+    if pos + _HEAD.size <= end:  # (a short value: field by field below, to say which field ends where)
+        producer_id, producer_epoch, timeout_ms, status_raw = _HEAD.unpack_from(buf, pos)
+        pos += _HEAD.size
+    else:
+        producer_id, pos = read_int64(buf, pos, end, _E)
+        producer_epoch, pos = read_int16(buf, pos, end, _E)
+        timeout_ms, pos = read_int32(buf, pos, end, _E)
+        status_raw, pos = read_int8(buf, pos, end, _E)
     partitions, elem_tags, replaced, pos = _read_partitions(buf, pos, end, flexible)
     if shared is not None and partitions:
         partitions = shared.setdefault(partitions, partitions)
-    last_update, pos = read_int64(buf, pos, end, _E)
-    start_ts, pos = read_int64(buf, pos, end, _E)
+    if pos + _TIMES.size <= end:
+        last_update, start_ts = _TIMES.unpack_from(buf, pos)
+        pos += _TIMES.size
+    else:
+        last_update, pos = read_int64(buf, pos, end, _E)
+        start_ts, pos = read_int64(buf, pos, end, _E)
     tagged = {"previous_producer_id": -1, "next_producer_id": -1, "client_transaction_version": 0,
               "next_producer_epoch": -1}
     unknown: list[TaggedField] = []

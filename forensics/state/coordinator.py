@@ -11,9 +11,10 @@ checked against :mod:`forensics.state.transitions`; illegal ones become findings
 
 from __future__ import annotations
 
-from dataclasses import field, replace
+from dataclasses import field, fields
 from forensics.dataclass_fast import dataclass
 from enum import Enum
+from operator import attrgetter
 from typing import NamedTuple
 from collections.abc import Callable, Iterable, Sequence
 
@@ -135,6 +136,11 @@ _SAME_TIMEOUT = frozenset((TransactionStatus.ONGOING, TransactionStatus.PREPARE_
                            TransactionStatus.COMPLETE_COMMIT, TransactionStatus.COMPLETE_ABORT))
 
 
+# what a record says of its id, all but where it was written (its offset and leader epoch): equal in two
+# records in a row, the second is a copy of the first
+_WRITTEN = attrgetter(*(f.name for f in fields(TransactionMetadata) if f.compare and f.name not in ("offset", "leader_epoch")))
+
+
 def _rewritten(previous: TransactionMetadata, new: TransactionMetadata) -> str | None:
     """Why the record of ``new`` cannot follow that of ``previous`` although the transition itself is
     valid: what a coordinator never writes (an older record re-appended, or an edited one), or None."""
@@ -154,7 +160,7 @@ def _rewritten(previous: TransactionMetadata, new: TransactionMetadata) -> str |
         return (f"txnLastUpdateTimestamp {new.last_update_ms} before the previous record's {previous.last_update_ms}, "
                 f"both written by the coordinator of leader epoch {new.leader_epoch} (one clock: an older record "
                 "re-appended)")
-    if replace(new, offset=previous.offset, leader_epoch=previous.leader_epoch) == previous:
+    if _WRITTEN(new) == _WRITTEN(previous):
         # every write changes the state, the epoch, the partitions or at least the update time
         return "the same record as the one before it (a coordinator writes only what changes: a record re-appended)"
     if new.state in _SAME_TIMEOUT and new.timeout_ms != previous.timeout_ms:
@@ -269,8 +275,8 @@ class CoordinatorFold:
         v = r.value
         if v is None:
             return
-        subject = f"transactional id {r.transactional_id!r}"
         if not v.status_known:
+            subject = f"transactional id {r.transactional_id!r}"
             self._illegal.setdefault(r.transactional_id, IllegalRecord(
                 r.offset, Provenance(path, r.position), f"unknown transaction status {v.status_id}"))
             self._findings.add(Finding(
@@ -283,6 +289,7 @@ class CoordinatorFold:
         if problem is None and previous is not None:
             problem = _rewritten(previous, new)
         if problem is not None:
+            subject = f"transactional id {r.transactional_id!r}"
             self._illegal.setdefault(r.transactional_id, IllegalRecord(r.offset, Provenance(path, r.position), problem))
             self._findings.add(Finding(
                 FindingKind.ILLEGAL_TRANSITION, f"{subject}: {problem}"
