@@ -22,7 +22,7 @@ from forensics.report.decoders import string_text
 from forensics.columns import BYTES, LINES, QUOTED, TIME, JsonRow, Label, column
 
 REDACTED = "<redacted>"
-_NO_BATCH = "unknown: no data batch of it among the inputs"
+NO_BATCH = "unknown: no data batch of it among the inputs"  # a label's words where no batch of it was read
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +81,8 @@ def stuck_at_lso(commits: dict[TopicPartition, dict[str, CommittedOffset]], lso:
 class AbortPreview(JsonRow):
     """What aborting one open transaction discards on its partition, and what it frees."""
 
-    first_offset: int = field(metadata=column(label=Label("first offset discarded", _NO_BATCH)))
-    last_offset: int | None = field(metadata=column(label=Label("last offset discarded", _NO_BATCH)))
+    first_offset: int = field(metadata=column(label=Label("first offset discarded", NO_BATCH)))
+    last_offset: int | None = field(metadata=column(label=Label("last offset discarded", NO_BATCH)))
     batches: int = field(metadata=column(label=Label("batches discarded")))
     records: int = field(metadata=column(label=Label("records discarded")))
     bytes: int = field(metadata=column(label=Label("bytes discarded", kind=BYTES)))

@@ -30,7 +30,7 @@ from forensics.columns import (
     derived,
 )
 from forensics.model import whole_minutes
-from forensics.report.preview import AbortPreview
+from forensics.report.preview import NO_BATCH, AbortPreview
 
 
 def _elsewhere(text: str) -> Label:
@@ -176,7 +176,7 @@ class DescribeRow(JsonRow):
 
 # -- find-hanging, abort-commands, the report -----------------------------------------------------------
 
-_NO_DATA = "unknown: no data batch of it among the inputs (known from the producer snapshot only)"
+_NO_DATA = f"{NO_BATCH} (known from the producer snapshot only)"
 
 
 @dataclass(frozen=True, slots=True)
