@@ -11,7 +11,7 @@ File modification times only corroborate it: a copy made with ``cp -r``, a git c
 archive tools sets them to the copy time. The newest file time of the inputs is compared with the
 newest record:
 
-* within :data:`FILE_TIME_BOUND_MS` (1 h): they agree (said in the source text);
+* within :data:`FILE_TIME_BOUND_MS` (1 h): they agree (:class:`FileTimes` ``AGREE``, said in the source's words);
 * more than that after it: copy times, ignored (:class:`FileTimes` ``COPY``, one line for the user);
 * every record more than that after it: the file times cannot be right (an archive's 1980 dates, a
   ``touch``), ignored, and the record times stay unchecked (``OLDER``).
@@ -37,12 +37,20 @@ FILE_TIME_BOUND_MS = 3_600_000  # 1 h
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 
 
+class TimeKind(Enum):
+    """Which record time (its words: :mod:`forensics.render.clock_text`)."""
+
+    BATCH = "batch"  # a batch's maxTimestamp
+    TXN_LAST_UPDATE = "txn_last_update"  # a __transaction_state value's txnLastUpdateTimestamp
+    PRODUCER_LAST = "producer_last"  # a producer-snapshot entry's lastTimestamp
+
+
 class RecordTime(NamedTuple):
     """The newest time of one kind that one file holds."""
 
     time_ms: int
     path: str
-    what: str = "batch timestamp"  # "txnLastUpdateTimestamp", "producer lastTimestamp"
+    what: TimeKind = TimeKind.BATCH
 
 
 class SetAside(NamedTuple):
@@ -61,15 +69,25 @@ class FileTimes(str, Enum):
     OLDER = "older"  # more than 1 h before every record: not the files' real times, ignored
 
 
+class AsOfBasis(Enum):
+    """Where the as-of time comes from (its words: :func:`forensics.render.clock_text.as_of_source`)."""
+
+    GIVEN = "given"  # --as-of
+    RECORD = "record"  # the newest plausible record time among the inputs (AsOf.newest)
+    NO_TIMESTAMP = "no_timestamp"  # no record time among the inputs
+    NOT_COMPUTED = "not_computed"  # (a report made without a clock)
+
+
 @dataclass(frozen=True, slots=True)
 class AsOf:
     time_ms: int | None
-    source: str  # "--as-of", "newest batch timestamp, in <path>; file times agree (within 1 h)", ...
+    basis: AsOfBasis
     file_time_ms: int | None = None  # the newest modification time among the inputs' files
     file_time_path: str | None = None
     file_times: FileTimes = FileTimes.NONE  # what the file times say about the record time
     clean_shutdown: tuple[str, ...] = ()  # the .kafka_cleanshutdown files among the inputs
     set_aside: tuple[SetAside, ...] = ()  # record times not used: after every file time + 1 h
+    newest: RecordTime | None = None  # the record time chosen (basis RECORD)
 
     @property
     def file_offset_ms(self) -> int | None:
@@ -80,7 +98,7 @@ class AsOf:
 
 
 def given(time_ms: int) -> AsOf:
-    return AsOf(time_ms, "--as-of")
+    return AsOf(time_ms, AsOfBasis.GIVEN)
 
 
 def incident_clock(records: Iterable[RecordTime], files: Iterable[tuple[int, str]]) -> AsOf:
@@ -101,17 +119,9 @@ def incident_clock(records: Iterable[RecordTime], files: Iterable[tuple[int, str
     best = max(kept, key=lambda r: (r.time_ms, r.path)) if kept else None
     file_time, file_path = newest_file if newest_file is not None else (None, None)
     if best is None:
-        return AsOf(None, "no timestamp on the inputs", file_time, file_path, FileTimes.NONE, clean, aside)
+        return AsOf(None, AsOfBasis.NO_TIMESTAMP, file_time, file_path, FileTimes.NONE, clean, aside)
     verdict = _file_verdict(best.time_ms, newest_file, older)
-    source = f"newest {best.what}, in {best.path}{_SUFFIX[verdict]}"
-    if clean:
-        source += f"; clean shutdown recorded ({CLEAN_SHUTDOWN_FILE})"
-    return AsOf(best.time_ms, source, file_time, file_path, verdict, clean, aside)
-
-
-_SUFFIX = {FileTimes.NONE: "", FileTimes.AGREE: "; file times agree (within 1 h)",
-           FileTimes.COPY: "; file times ignored (copy times)",
-           FileTimes.OLDER: "; file times ignored (older than the records)"}
+    return AsOf(best.time_ms, AsOfBasis.RECORD, file_time, file_path, verdict, clean, aside, best)
 
 
 def _file_verdict(record_ms: int, newest_file: tuple[int, str] | None, older: bool) -> FileTimes:
@@ -122,7 +132,7 @@ def _file_verdict(record_ms: int, newest_file: tuple[int, str] | None, older: bo
     return FileTimes.COPY if newest_file[0] - record_ms > FILE_TIME_BOUND_MS else FileTimes.AGREE
 
 
-def newest_per_file(times: Iterable[tuple[int | None, str]], what: str = "batch timestamp") -> list[RecordTime]:
+def newest_per_file(times: Iterable[tuple[int | None, str]], what: TimeKind = TimeKind.BATCH) -> list[RecordTime]:
     """``(time, path)`` pairs folded to one :class:`RecordTime` per path (its newest); ``None`` skipped."""
     best: dict[str, int] = {}
     for t, path in times:

@@ -5,9 +5,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from forensics.analysis.clock import AsOf, FileTimes, SetAside
+from forensics.analysis.clock import CLEAN_SHUTDOWN_FILE, AsOf, AsOfBasis, FileTimes, SetAside, TimeKind
 from forensics.findings import Finding, FindingKind
 from forensics.render.time_text import duration, stamp
+
+
+TIME_WORDS = {TimeKind.BATCH: "batch timestamp", TimeKind.TXN_LAST_UPDATE: "txnLastUpdateTimestamp",
+              TimeKind.PRODUCER_LAST: "producer lastTimestamp"}
+_BASIS_WORDS = {AsOfBasis.GIVEN: "--as-of", AsOfBasis.NO_TIMESTAMP: "no timestamp on the inputs",
+                AsOfBasis.NOT_COMPUTED: "not computed"}
+_FILE_TIMES_WORDS = {FileTimes.NONE: "", FileTimes.AGREE: "; file times agree (within 1 h)",
+                     FileTimes.COPY: "; file times ignored (copy times)",
+                     FileTimes.OLDER: "; file times ignored (older than the records)"}
+
+
+def as_of_source(when: AsOf) -> str:
+    """Where the as-of time comes from, as every output says it (``--as-of``; ``newest batch timestamp, in
+    <path>; file times agree (within 1 h); clean shutdown recorded (.kafka_cleanshutdown)``; ...)."""
+    r = when.newest
+    if when.basis is not AsOfBasis.RECORD or r is None:
+        return _BASIS_WORDS[when.basis]
+    words = f"newest {TIME_WORDS[r.what]}, in {r.path}{_FILE_TIMES_WORDS[when.file_times]}"
+    if when.clean_shutdown:
+        words += f"; clean shutdown recorded ({CLEAN_SHUTDOWN_FILE})"
+    return words
 
 
 def file_times_note(when: AsOf) -> str | None:
@@ -28,7 +49,7 @@ def as_of_text(when: AsOf) -> str:
     as :func:`~forensics.render.time_text.stamp` writes it (``2026-11-20T21:51:00.338Z (1795211460338)``);
     inputs without a timestamp (empty segments only): ``unknown: no timestamp on the inputs``, as the
     report's page writes it."""
-    return f"{'unknown' if when.time_ms is None else stamp(when.time_ms)}: {when.source}"
+    return f"{'unknown' if when.time_ms is None else stamp(when.time_ms)}: {as_of_source(when)}"
 
 
 def set_aside_finding(s: SetAside, time_text: Callable[[int], str] = stamp) -> Finding:
@@ -36,7 +57,7 @@ def set_aside_finding(s: SetAside, time_text: Callable[[int], str] = stamp) -> F
     (export's findings table: the epoch milliseconds, ``str``)."""
     r = s.record
     return Finding(FindingKind.FUTURE_TIMESTAMP,
-                   f"{r.what} {time_text(r.time_ms)} is more than 1 h after the newest file time of the inputs "
+                   f"{TIME_WORDS[r.what]} {time_text(r.time_ms)} is more than 1 h after the newest file time of the inputs "
                    f"({time_text(s.newest_file_ms)}, {s.newest_file_path}): not used for the as-of time (a damaged or "
                    "forged record, or a producer clock far ahead)", path=r.path)
 

@@ -24,7 +24,7 @@ from forensics.columns import (
 from forensics.findings import Finding, total
 from forensics.model import first_few
 from forensics.render.broker_version_text import version_json, version_label
-from forensics.render.clock_text import as_of_text
+from forensics.render.clock_text import as_of_source, as_of_text
 from forensics.render.counts import by_topic, count
 from forensics.render.machine_format import SCAN
 from forensics.render.size_text import exact_size, size
@@ -158,7 +158,7 @@ def render_scan_json(report: ScanReport, out: TextIO, manifest: dict[str, Any] |
     obj: dict[str, Any] = {
         **SCAN.header(),
         "inputs": list(report.inputs),
-        "asOf": {"timeMs": report.as_of.time_ms, "source": report.as_of.source},
+        "asOf": {"timeMs": report.as_of.time_ms, "source": as_of_source(report.as_of)},
     }
     if version is not None:
         obj["brokerVersion"] = version_json(version)

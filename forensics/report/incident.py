@@ -71,7 +71,7 @@ MAX_SPANS_PER_LANE = 100  # closed transactions kept per lane (the newest); open
 MAX_COORDINATOR_EVENTS = 200
 MAX_FINDINGS = 500
 
-def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf, *, inputs: Sequence[str],
+def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf, *, as_of_source: str, inputs: Sequence[str],
                    manifest: tuple[str, str] | None = None, scan: ScanReport | None = None,
                    rows: Sequence[HangingRow], max_timelines: int = MAX_TIMELINES,
                    max_findings: int = MAX_FINDINGS, brokers: str | None = None,
@@ -94,7 +94,7 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
     timelines, omitted, unrelated = _timelines(report, views, verdicts, max_timelines, selection)
     return Incident(
         __version__, tuple(inputs), manifest[0] if manifest else None, manifest[1] if manifest else None,
-        as_of.time_ms, as_of.source, _summary(report, views, len(replicas), verdicts, findings, scan,
+        as_of.time_ms, as_of_source, _summary(report, views, len(replicas), verdicts, findings, scan,
                                                  selection.narrows_partitions),
         _lso_lags(views, verdicts, as_of.time_ms), tuple(transactions), timelines, omitted,
         tuple(findings[:max_findings]), max(0, len(findings) - max_findings), tuple(evidence_warnings(report) if warnings is None else warnings),

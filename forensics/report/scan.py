@@ -11,7 +11,7 @@ from dataclasses import field, replace
 from forensics.dataclass_fast import dataclass
 from collections.abc import Mapping, Sequence
 
-from forensics.analysis.clock import AsOf, given, incident_clock, newest_per_file
+from forensics.analysis.clock import AsOf, AsOfBasis, given, incident_clock, newest_per_file
 from forensics.analysis.filters import Filters
 from forensics.analysis.hanging import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS
 from forensics.analysis.producers import rebuild_partition
@@ -148,7 +148,7 @@ class ScanReport:
     loose_segments: tuple[SegmentSummary, ...]
     findings: tuple[Finding, ...] = ()  # inventory-level findings
     other_loose_files: tuple[str, ...] = field(default=())
-    as_of: AsOf = AsOf(None, "not computed")
+    as_of: AsOf = AsOf(None, AsOfBasis.NOT_COMPUTED)
 
     def all_findings(self) -> list[Finding]:
         out = list(self.findings)

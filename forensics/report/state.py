@@ -15,7 +15,7 @@ from typing import TypedDict
 from re import Pattern
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from forensics.analysis.clock import AsOf, RecordTime, incident_clock, newest_per_file
+from forensics.analysis.clock import AsOf, RecordTime, TimeKind, incident_clock, newest_per_file
 from forensics.analysis.coordinator import (
     CoordinatorView,
     FoldedReplica,
@@ -328,8 +328,8 @@ def clock_records(report: StateReport) -> list[RecordTime]:
     updates = ((t, path) for cp in report.coordinator.partitions.values() for path, t in cp.state.newest_update.items())
     snapshots = ((e.last_timestamp, r.path) for v in report.partitions for r in v.inputs.snapshots
                  if r.snapshot is not None and r.snapshot.crc_valid for e in r.snapshot.entries)
-    return (newest_per_file(segments) + newest_per_file(updates, "txnLastUpdateTimestamp")
-            + newest_per_file(snapshots, "producer lastTimestamp"))
+    return (newest_per_file(segments) + newest_per_file(updates, TimeKind.TXN_LAST_UPDATE)
+            + newest_per_file(snapshots, TimeKind.PRODUCER_LAST))
 
 
 def preferred_replica(replicas: Sequence[PartitionView]) -> PartitionView | None:

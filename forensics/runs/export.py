@@ -33,6 +33,7 @@ from forensics.pipeline.executor import as_read
 from forensics.pipeline.export_rows import SCHEMA_VERSION, SEGMENT_KINDS, TABLES
 from forensics.pipeline.plan import Scope, plan
 from forensics.render.terminal_text import term
+from forensics.render.clock_text import as_of_source
 from forensics.report.export import (
     all_findings,
     contexts,
@@ -188,7 +189,7 @@ def _summary(out: str, paths: Sequence[str], written: dict[str, tuple[int, list[
              command_line) -> None:
     doc = {"format": EXPORT_FORMAT, "formatVersion": FORMAT_VERSION, "toolVersion": __version__,
            "engine": engine, "schemaVersion": SCHEMA_VERSION,
-           "commandLine": list(command_line), "inputs": list(paths), "asOfMs": as_of.time_ms, "asOfSource": as_of.source,
+           "commandLine": list(command_line), "inputs": list(paths), "asOfMs": as_of.time_ms, "asOfSource": as_of_source(as_of),
            "manifest": ref.as_json() if ref is not None else None,
            "tables": {name: {"path": name, "rows": n, "files": files} for name, (n, files) in written.items()}}
     with open(os.path.join(out, EXPORT_JSON), "w", encoding="utf-8") as fh:
@@ -227,7 +228,7 @@ def export(req: ExportRequest, listener: Listener = Quiet()) -> ExportResult:
     scanned, state = _analyse(list(paths), opened, req.partition_count, listener)
     findings = all_findings(scanned, state)
     written = _write(req.out, opened.inventory, state, findings, writer, listener)
-    done = opened.manifest.finish(scanned.as_of.time_ms, scanned.as_of.source)
+    done = opened.manifest.finish(scanned.as_of.time_ms, as_of_source(scanned.as_of))
     _summary(req.out, paths, written, writer.engine, scanned.as_of, done.ref if done is not None else None,
              req.evidence.command_line)
     return ExportResult({name: n for name, (n, _) in written.items()}, scanned.as_of, tuple(findings), done,

@@ -24,6 +24,7 @@ from forensics.pipeline.witnesses import batch_crc, epoch_mismatch, index_reach
 from forensics.render.broker_version_text import version_label
 from forensics.render.evidence_text import evidence_lines
 from forensics.render.reasons import worded_row
+from forensics.render.clock_text import as_of_source
 from forensics.report.evidence_facts import evidence_model_of
 from forensics.report.hanging import (
     BOOTSTRAP_PLACEHOLDER,
@@ -114,7 +115,7 @@ def _NO_HISTORY(transactional_id: str) -> bool:
 
 def _finish(opened: Opened, rep: StateReport, when: AsOf, version: BrokerVersionRange,
             model: EvidenceModel) -> VerdictRun:
-    written = opened.manifest.finish(when.time_ms, when.source)
+    written = opened.manifest.finish(when.time_ms, as_of_source(when))
     warnings = tuple(evidence_warnings(rep)) + tuple(evidence_lines(model, log_dir_brokers(rep)))
     return VerdictRun(when, version, tuple(rep.evidence_findings()), warnings, written,
                       opened.stats)
@@ -239,7 +240,7 @@ def incident_report(req: ReportRequest, listener: Listener = Quiet()) -> ReportR
     selection = req.verdicts.selection
     whole = _whole_cluster(rep, req.verdicts, when, model) if selection.narrows_partitions else ()
     written = run.manifest
-    incident = build_incident(rep, verdicts, when, inputs=req.verdicts.evidence.paths, rows=rows,
+    incident = build_incident(rep, verdicts, when, as_of_source=as_of_source(when), inputs=req.verdicts.evidence.paths, rows=rows,
                               manifest=(written.ref.path, written.ref.sha256) if written is not None else None,
                               brokers=version_label(version), selection=selection, whole=whole, warnings=run.warnings)
     return ReportResult(incident, run)

@@ -14,7 +14,7 @@ from forensics.layout.names import FileKind
 from forensics.pipeline.cluster_metadata import EVIDENCE_RECORD_TYPES, read_cluster_image
 from forensics.pipeline.plan import plan
 from forensics.pipeline.stats import EngineStats
-from forensics.render.clock_text import set_aside_findings
+from forensics.render.clock_text import as_of_source, set_aside_findings
 from forensics.render.coverage_text import coverage_lines
 from forensics.report.evidence_facts import coverage_of
 from forensics.report.scan import SCAN_SCOPE, ScanFolder, ScanReport, assemble_scan, selected
@@ -56,7 +56,7 @@ def scan(req: ScanRequest, listener: Listener = Quiet()) -> ScanResult:
     version = broker_version_of(opened.inventory, scan=report, given=req.broker_version)
     image = read_cluster_image(opened.inventory, record_types=EVIDENCE_RECORD_TYPES)
     gaps = tuple(coverage_lines(coverage_of(opened.inventory, image)))
-    written = opened.manifest.finish(report.as_of.time_ms, report.as_of.source)
+    written = opened.manifest.finish(report.as_of.time_ms, as_of_source(report.as_of))
     return ScanResult(report, version, written, opened.stats, gaps)
 
 

@@ -11,6 +11,7 @@ from forensics.errors import InputError, UsageError
 from forensics.findings import Finding
 from forensics.pipeline.plan import plan
 from forensics.render.time_text import stamp
+from forensics.render.clock_text import as_of_source
 from forensics.report.state import (
     StateFolder,
     StateReport,
@@ -73,7 +74,7 @@ def describe_producers(req: ProducersRequest, listener: Listener = Quiet()) -> S
         where = f" on broker {req.broker_id}" if req.broker_id is not None else ""
         raise InputError(f"no replica of {req.topic}-{req.partition}{where} among the inputs")
     clock = newest_input_time(rep)
-    written = opened.manifest.finish(clock.time_ms, clock.source)
+    written = opened.manifest.finish(clock.time_ms, as_of_source(clock))
     return StateResult(tuple(producer_rows(view)), clock, tuple(view.findings), written, opened.stats)
 
 
@@ -111,7 +112,7 @@ def list_ids(req: ListRequest, listener: Listener = Quiet()) -> StateResult:
     if req.duration_filter_ms is not None and req.duration_filter_ms >= 0 and clock.time_ms is None:
         raise UsageError("--duration-filter: the inputs hold no timestamp to measure durations from; give --as-of")
     rows = tuple(list_rows(rep, wanted, duration_ms=req.duration_filter_ms, now_ms=clock.time_ms, id_pattern=pattern))
-    written = opened.manifest.finish(clock.time_ms, clock.source)
+    written = opened.manifest.finish(clock.time_ms, as_of_source(clock))
     conditions = ([f"is in state {wanted}"] if wanted is not None else []) + \
         ([f"matches {req.transactional_id_pattern!r}"] if pattern is not None else []) + \
         ([f"has run longer than {req.duration_filter_ms} ms as of {stamp(clock.time_ms)}"]
@@ -141,7 +142,7 @@ def describe_id(req: DescribeRequest, listener: Listener = Quiet()) -> StateResu
     check_filters(rep.inventory, Filters(transactional_id=tid), rep.coordinator)
     clock = given(req.as_of) if req.as_of is not None else newest_input_time(rep)
     rows = tuple(describe_rows(rep, tid, as_of=clock.time_ms))
-    written = opened.manifest.finish(clock.time_ms, clock.source)
+    written = opened.manifest.finish(clock.time_ms, as_of_source(clock))
     v = rep.coordinator.ids[tid]
     findings = tuple(f for f in rep.coordinator.findings if tid in f.message or f.path == v.first.at.path)
     return StateResult(rows, clock, findings, written, opened.stats)

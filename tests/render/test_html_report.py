@@ -21,6 +21,7 @@ from forensics.render.reasons import worded_row
 from forensics.report.hanging import find_hanging
 from forensics.report.incident import build_incident
 from forensics.runs.rebuild import load_state
+from forensics.render.clock_text import as_of_source
 from tests.render.test_no_python_words import _page_text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,7 +72,7 @@ def incident(path: Path, as_of: int = AS_OF, **kw):
     rep = load_state([str(path)])
     verdicts, when = find_hanging(rep, as_of=as_of)
     kw.setdefault("rows", [worded_row(v, when) for v in verdicts])
-    return build_incident(rep, verdicts, when, inputs=[str(path)], **kw)
+    return build_incident(rep, verdicts, when, as_of_source=as_of_source(when), inputs=[str(path)], **kw)
 
 
 @pytest.fixture(scope="module")

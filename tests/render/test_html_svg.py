@@ -21,6 +21,7 @@ from forensics.report.hanging import find_hanging
 from forensics.report.incident import build_incident
 from forensics.report.incident_model import Incident
 from forensics.runs.rebuild import load_state
+from forensics.render.clock_text import as_of_source
 from tests.render.test_html_report import fed
 
 LONG = ("com.example.settlement." + "eu-west-1.payments-ledger." * 9)[:249]  # Kafka's longest topic name
@@ -43,7 +44,7 @@ def long_names_disk(root: Path) -> Path:
 def incident_of(path: Path, as_of: int | None = AS_OF) -> Incident:
     rep = load_state([str(path)])
     verdicts, when = find_hanging(rep, as_of=as_of)
-    return build_incident(rep, verdicts, when, inputs=[str(path)], rows=[worded_row(v, when) for v in verdicts])
+    return build_incident(rep, verdicts, when, as_of_source=as_of_source(when), inputs=[str(path)], rows=[worded_row(v, when) for v in verdicts])
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,7 @@ from forensics.report.incident import (
 )
 from forensics.report.rows import HangingRow
 from forensics.runs.rebuild import load_state
+from forensics.render.clock_text import as_of_source
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "fixtures" / "example-disk"
@@ -108,7 +109,7 @@ def incident_of(path: Path, as_of: int, **kw):
     rep = load_state([str(path)])
     verdicts, when = find_hanging(rep, as_of=as_of)
     kw.setdefault("rows", [worded_row(v, when) for v in verdicts])
-    return build_incident(rep, verdicts, when, inputs=[str(path)], **kw), rep, verdicts
+    return build_incident(rep, verdicts, when, as_of_source=as_of_source(when), inputs=[str(path)], **kw), rep, verdicts
 
 
 @pytest.fixture(scope="module")
@@ -243,7 +244,7 @@ def test_extra_row_keys_become_commands_or_field_groups():
         abort_preview={"firstOffset": 6, "keys": ["a", None], "firstTimestamp": 1767225606250,
                        "nested": [{"group": "g"}], "stuckConsumerGroups": None}),
         tool_x_args=["tool-x", "abort", "--pid", "2002"], note="see ticket", brand_new_fact=None)
-    inc = build_incident(rep, verdicts, find_hanging(rep, as_of=AS_OF)[1], inputs=[str(EXAMPLE)], rows=[row])
+    inc = build_incident(rep, verdicts, find_hanging(rep, as_of=AS_OF)[1], as_of_source="--as-of", inputs=[str(EXAMPLE)], rows=[row])
     [t] = inc.transactions
     assert ("toolXArgs", ("tool-x", "abort", "--pid", "2002")) in [(c.key, c.argv) for c in t.commands]
     groups = {g.key: {f.key: f for f in g.fields} for g in t.extras}
@@ -261,7 +262,7 @@ def test_extra_row_keys_become_commands_or_field_groups():
     assert (more["brandNewFact"].label, more["brandNewFact"].value, more["brandNewFact"].none) == (
         "brand new fact", None, "unknown")
     with pytest.raises(ValueError):
-        build_incident(rep, verdicts, find_hanging(rep, as_of=AS_OF)[1], inputs=[], rows=[])
+        build_incident(rep, verdicts, find_hanging(rep, as_of=AS_OF)[1], as_of_source="--as-of", inputs=[], rows=[])
 
 
 def test_flatten_labels_every_scalar_and_marks_times():

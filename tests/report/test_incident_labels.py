@@ -29,6 +29,7 @@ from forensics.report.incident import build_incident, flatten
 from forensics.report.incident_labels import LABELS, table_key
 from forensics.runs.hanging import with_previews
 from forensics.runs.rebuild import load_state
+from forensics.render.clock_text import as_of_source
 from tests.render.test_html_report import fed
 from tests.report.test_abort_preview import _commit_key, _commit_value
 
@@ -49,7 +50,7 @@ def _case(path: Path, as_of=None) -> Case:
     verdicts, when = find_hanging(rep, as_of=as_of)
     # every key find-hanging --all --format json writes
     rows = with_previews(verdicts, [worded_row(v, when, as_of=when) for v in verdicts], rep.inventory, False)
-    inc = build_incident(rep, verdicts, when, inputs=[str(path)], rows=rows)
+    inc = build_incident(rep, verdicts, when, as_of_source=as_of_source(when), inputs=[str(path)], rows=rows)
     return Case([r.as_json() for r in rows], html_report(inc), when.time_ms)
 
 

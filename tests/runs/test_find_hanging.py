@@ -30,6 +30,7 @@ from forensics.columns import ABSENT
 from forensics.runs.hanging import FindHangingRequest, VerdictRequest, find_hanging
 from forensics.runs.manifest import verify
 from forensics.runs.scan import ScanRequest, scan
+from forensics.render.clock_text import as_of_source
 from tests.machine_output import rows_of
 from tests.runs.support import (
     EXAMPLE,
@@ -97,10 +98,10 @@ def test_the_example_disk_has_one_hanging_transaction():
 def test_the_run_says_its_clock_version_and_evidence():
     run = _find(EXAMPLE).run
     assert run.as_of.time_ms == EXAMPLE_AS_OF
-    assert run.as_of.source.startswith(f"newest batch timestamp, in {EXAMPLE}/broker-1/__cluster_metadata-0/"
+    assert as_of_source(run.as_of).startswith(f"newest batch timestamp, in {EXAMPLE}/broker-1/__cluster_metadata-0/"
                                        "00000000000000000000.log; ")
     [row] = _find(EXAMPLE).rows
-    assert (row.as_of_ms, row.as_of_source) == (run.as_of.time_ms, run.as_of.source)
+    assert (row.as_of_ms, row.as_of_source) == (run.as_of.time_ms, as_of_source(run.as_of))
     assert version_label(run.version).startswith("broker 4.1 or newer: KRaft, metadata.version 4.1-IV1")
     assert run.evidence == () and run.warnings == () and run.manifest is None
     assert run.stats is not None and run.stats.engine == "local"  # the executor's statistics (--stats, KAFKA_FORENSICS_STATS)
@@ -110,7 +111,7 @@ def test_a_given_as_of_moves_the_duration_and_the_age_gate_does_not_change_the_v
     later = REPORTING_LAST_TIMESTAMP + 16 * 60_000
     found = _find(EXAMPLE, as_of=later)
     [row] = found.rows
-    assert (found.run.as_of.time_ms, found.run.as_of.source) == (later, "--as-of")
+    assert (found.run.as_of.time_ms, as_of_source(found.run.as_of)) == (later, "--as-of")
     assert (row.duration_ms, row.duration_s, row.duration_min) == (960_000, 960, 16)
     assert row.verdict == "hanging" and row.armed  # proven by the coordinator's records, whatever its age
     before = _find(EXAMPLE, as_of=REPORTING_LAST_TIMESTAMP - 30_000).rows[0]

@@ -14,6 +14,7 @@ from forensics.errors import UsageError
 from forensics.render.broker_version_text import version_label
 from forensics.runs.hanging import FindHangingRequest, VerdictRequest, find_hanging
 from forensics.runs.scan import ScanRequest, scan
+from forensics.render.clock_text import as_of_source
 from tests.runs.support import EXAMPLE, EXAMPLE_AS_OF, copy_without, evidence
 
 
@@ -53,7 +54,7 @@ def test_the_example_disk_partition_by_partition():
 
 def test_the_typed_scan_is_what_scan_prints_as_json():
     done, printed = _scan(EXAMPLE), _printed(EXAMPLE)
-    assert printed["asOf"] == {"timeMs": done.report.as_of.time_ms, "source": done.report.as_of.source}
+    assert printed["asOf"] == {"timeMs": done.report.as_of.time_ms, "source": as_of_source(done.report.as_of)}
     assert printed["brokerVersion"]["label"] == version_label(done.version)
     assert printed["evidence"] == {"gaps": list(done.evidence_gaps)}
     rows = {(p["topic"], p["partition"]): p for p in printed["logDirs"][0]["partitions"]}

@@ -13,6 +13,7 @@ import forensics.cli.state_cmd  # noqa: F401  (registers the commands)
 from forensics.cli.app import app
 from forensics.errors import UsageError
 from forensics.exit_codes import EXIT_USAGE
+from forensics.render.clock_text import as_of_source
 from forensics.runs.state import (
     DescribeRequest,
     ListRequest,
@@ -134,7 +135,7 @@ def test_describe_one_id_with_its_history():
     assert row.current_transaction_start_time_ms == 1767225606000
     assert row.transaction_duration_ms == EXAMPLE_AS_OF - 1767225606000 == 7300
     later = describe_id(DescribeRequest(EX, "reporting-app", as_of=EXAMPLE_AS_OF + 60_000))
-    assert later.as_of.source == "--as-of" and later.rows[0].transaction_duration_ms == 67_300
+    assert as_of_source(later.as_of) == "--as-of" and later.rows[0].transaction_duration_ms == 67_300
 
 
 def test_describe_follows_a_transaction_version_2_id(scenarios):
