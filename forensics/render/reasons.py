@@ -18,7 +18,7 @@ from forensics.render.armed_text import not_armed_text
 from forensics.render.gap_text import gap_text, log_damage_text, part_text
 from forensics.render.time_text import stamp
 from forensics.render.clock_text import as_of_source
-from forensics.report.hanging import BOOTSTRAP_PLACEHOLDER, hanging_row, not_armed
+from forensics.report.hanging import BOOTSTRAP_PLACEHOLDER, StatedAsOf, hanging_row, not_armed
 from forensics.report.rows import (
     BatchPlace, CoordinatorRecordEvidence, GapEvidence, HangingRow, OpenTransactionEvidence, RowEvidence)
 
@@ -166,5 +166,5 @@ def worded_row(v: Verdict, when: AsOf, *, bootstrap: str = BOOTSTRAP_PLACEHOLDER
     return hanging_row(v, bootstrap, command_config, arm_unverifiable, version,
                        reason=reason_text(v.reason, when.time_ms),
                        evidence=evidence_row(evidence_of(v), when.time_ms), advice=advice_lines(v.advice),
-                       not_armed_because=not_armed_text(not_armed(v, arm_unverifiable), v.verdict), as_of=as_of,
-                       as_of_source=as_of_source(as_of) if as_of is not None else None)
+                       not_armed_because=not_armed_text(not_armed(v, arm_unverifiable), v.verdict),
+                       as_of=StatedAsOf(as_of.time_ms, as_of_source(as_of)) if as_of is not None else None)

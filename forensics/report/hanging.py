@@ -12,6 +12,7 @@ coordinator's (possibly higher) epoch, never an inflated coordinator epoch.
 from __future__ import annotations
 
 from enum import Enum
+from typing import NamedTuple
 from types import MappingProxyType
 from collections.abc import Mapping, Sequence
 
@@ -207,17 +208,22 @@ def not_armed(v: Verdict, arm_unverifiable: bool = False) -> NotArmed | None:
     return NotArmed.KIND
 
 
+class StatedAsOf(NamedTuple):
+    """The as-of time a row states (find-hanging): its epoch ms and where it comes from, in words."""
+
+    time_ms: int | None
+    source: str
+
+
 def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_config: str | None = None,
                 arm_unverifiable: bool = False, version: BrokerVersionRange | None = None, *,
                 reason: str, evidence: RowEvidence, advice: list[str], not_armed_because: str | None,
-                as_of: AsOf | None = None, as_of_source: str | None = None,
+                as_of: StatedAsOf | None = None,
                 preview: AbortPreview | None = ABSENT) -> HangingRow:
     """The row of verdict ``v``, with its reason, evidence, advice and why its abort is not armed (of
     :func:`not_armed`) as the caller wrote them (:func:`forensics.render.reasons.worded_row` builds it so);
-    ``as_of``: stated in the row (find-hanging), with where it comes from in ``as_of_source``'s words;
+    ``as_of``: stated in the row (find-hanging);
     ``preview``: what its abort discards (:func:`forensics.report.preview.abort_preview`)."""
-    if as_of is not None and as_of_source is None:
-        raise ValueError("the row's as-of time without the words of where it comes from")
     tp = v.view.topic_partition
     e = v.entry
     legal = is_legal_topic(tp.topic)
@@ -236,7 +242,7 @@ def hanging_row(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER, command_conf
         active_form=active_form(version) if forms else None, advice=advice,
         coordinator_partition=v.coordinator_partition, overdue_ms=v.overdue_ms, verdict_state=v.verdict.value,
         as_of_ms=as_of.time_ms if as_of is not None else ABSENT,
-        as_of_source=as_of_source if as_of is not None and as_of_source is not None else ABSENT, abort_preview=preview if forms else ABSENT)
+        as_of_source=as_of.source if as_of is not None else ABSENT, abort_preview=preview if forms else ABSENT)
 
 
 class Outcome(str, Enum):
