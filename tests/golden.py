@@ -156,8 +156,8 @@ def run(out: Path, pattern: str | None, jobs: int) -> int:
 
 # The manifest's digest, as its writer reports it on stderr.
 MANIFEST_DIGEST = re.compile(rb"(manifest: \S+ \(sha256 )[0-9a-f]{64}")
-# A manifest's run times, and the digest over them.
-RUN_TIMES = re.compile(rb'("(?:started|ended)(?:Ms)?": )("[^"]*"|\d+)')
+# A manifest's run times and file times (a checkout's own), and the digest over them.
+RUN_TIMES = re.compile(rb'("(?:started|ended|mtime)(?:Ms|Ns)?": )("[^"]*"|\d+)')
 SELF_DIGEST = re.compile(rb'("algorithm": "sha256",\s*"value": )"[0-9a-f]{64}"(\s*}\s*}?\s*)$')
 
 
