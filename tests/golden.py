@@ -24,7 +24,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "real-kafka" / "4.1.0"
+# ../shared of the main checkout, also from a worktree beside it (/work/wt/NAME)
+SHARED_ROOT = next((p.resolve() for p in (REPO.parent / "shared", REPO.parent.parent / "shared") if p.is_dir()),
+                   REPO.parent / "shared")
+SHARED = SHARED_ROOT / "real-kafka" / "4.1.0"
+# Every path a case names has the same text (so the same length, so the same wrapping of the lines that
+# show it) in every checkout: the checkout's fixtures relative to the checkout (the cases run there), the
+# shared disks by their resolved path, the generated disks and the written files under one temporary
+# directory (its name as long in every run), normalised afterwards.
+FIXTURES = Path("fixtures")
 # The output depends on these; the run sets them (as tests/conftest.py does for the suite).
 ENV = {"COLUMNS": "120", "LINES": "40", "TERM": "xterm-256color", "TZ": "UTC", "LC_ALL": "C.UTF-8",
        "LANG": "C.UTF-8", "NO_COLOR": "1"}
@@ -37,14 +45,14 @@ DUMPS_PER_DISK = 6
 
 def disks(scratch: Path) -> list[tuple[str, Path, list[str]]]:
     """(name, directory, extra arguments) of every disk, the generated ones built into ``scratch``."""
-    out: list[tuple[str, Path, list[str]]] = [("example", REPO / "fixtures" / "example-disk", [])]
+    out: list[tuple[str, Path, list[str]]] = [("example", FIXTURES / "example-disk", [])]
     for kind in ("kraft-tv2", "kraft-rv3.9-tv0"):
-        out.append((f"real-{kind}", REPO / "fixtures" / "real" / kind / "disk", []))
+        out.append((f"real-{kind}", FIXTURES / "real" / kind / "disk", []))
         if (SHARED / kind / "data").is_dir():
             out.append((f"shared-{kind}", SHARED / kind / "data", []))
-    for d in sorted((REPO / "fixtures" / "live").iterdir()):
+    for d in sorted((REPO / FIXTURES / "live").iterdir()):
         if d.is_dir() and d.name != "truth":
-            out.append((f"live-{d.name}", d, []))
+            out.append((f"live-{d.name}", FIXTURES / "live" / d.name, []))
     for module, folder in (("fixtures.scenarios", "scenarios"), ("fixtures.hanging_scenarios", "hanging-scenarios")):
         target = scratch / folder
         subprocess.run([sys.executable, "-m", module, "all", str(target)], cwd=REPO, check=True,
@@ -57,7 +65,7 @@ def disks(scratch: Path) -> list[tuple[str, Path, list[str]]]:
                 if as_of is not None:
                     extra = ["--as-of", str(as_of)]
             out.append((f"{folder}-{d.name}", d, extra))
-    return [(n, p, e) for n, p, e in out if p.is_dir()]
+    return [(n, p, e) for n, p, e in out if (REPO / p).is_dir()]
 
 
 def cases(scratch: Path, out: Path) -> list[tuple[str, list[str]]]:
@@ -91,7 +99,8 @@ def cases(scratch: Path, out: Path) -> list[tuple[str, list[str]]]:
                 found.append((f"{name}.describe-producers.{fmt}",
                               cli + ["describe-producers", str(disk), "--topic", topic, "--partition", str(number),
                                      "--format", fmt, "--no-progress", "--timeline"]))
-        files = sorted(p for p in disk.rglob("*") if p.is_file() and not p.is_symlink() and p.suffix in DUMP_SUFFIXES)
+        files = sorted(p.relative_to(REPO) if p.is_relative_to(REPO) else p
+                       for p in (REPO / disk).rglob("*") if p.is_file() and not p.is_symlink() and p.suffix in DUMP_SUFFIXES)
         for i, f in enumerate(files[:: max(1, len(files) // DUMPS_PER_DISK)][:DUMPS_PER_DISK]):
             decoder = (["--transaction-log-decoder"] if "__transaction_state" in str(f)
                        else ["--cluster-metadata-decoder"] if "__cluster_metadata" in str(f) else [])
@@ -108,7 +117,7 @@ def first_ids(cli: list[str], disk: Path, timed: list[str]) -> tuple[str | None,
     env = {**os.environ, **ENV}
     txn_id = None
     listed = subprocess.run(cli + ["list", str(disk), "--format", "json", "--no-progress"] + timed,
-                            capture_output=True, text=True, env=env)
+                            capture_output=True, text=True, env=env, cwd=REPO)
     try:
         rows = json.loads(listed.stdout)
         rows = rows.get("rows", []) if isinstance(rows, dict) else rows
@@ -117,7 +126,7 @@ def first_ids(cli: list[str], disk: Path, timed: list[str]) -> tuple[str | None,
         pass
     partition = None
     scanned = subprocess.run(cli + ["scan", str(disk), "--format", "json", "--no-progress"],
-                             capture_output=True, text=True, env=env)
+                             capture_output=True, text=True, env=env, cwd=REPO)
     try:
         doc = json.loads(scanned.stdout)
         for p in (p for d in doc.get("logDirs", []) for p in d.get("partitions", [])):
@@ -131,23 +140,24 @@ def first_ids(cli: list[str], disk: Path, timed: list[str]) -> tuple[str | None,
 
 def run(out: Path, pattern: str | None, jobs: int) -> int:
     out.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix="golden-"))
+    scratch = Path(tempfile.mkdtemp(prefix="golden-", dir="/tmp"))
+    written = scratch / "written"
+    written.mkdir()
     try:
-        todo = [(n, a) for n, a in cases(scratch, out) if pattern is None or re.search(pattern, n)]
+        todo = [(n, a) for n, a in cases(scratch, written) if pattern is None or re.search(pattern, n)]
         env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_FORENSICS_")} | ENV
 
         def one(case: tuple[str, list[str]]) -> None:
             name, argv = case
             done = subprocess.run(argv, capture_output=True, env=env, cwd=REPO)
             for suffix, data in (("out", done.stdout), ("err", done.stderr), ("rc", b"%d\n" % done.returncode)):
-                (out / f"{name}.{suffix}").write_bytes(normalise(data, scratch, out))
+                (out / f"{name}.{suffix}").write_bytes(normalise(data, scratch, written))
 
         with ThreadPoolExecutor(jobs) as pool:
             list(pool.map(one, todo))
-        for written in out.glob("*.html"):
-            written.write_bytes(normalise(written.read_bytes(), scratch, out))
-        for written in out.glob("*.manifest.json"):
-            written.write_bytes(normalise_manifest(normalise(written.read_bytes(), scratch, out)))
+        for file in written.iterdir():
+            data = normalise(file.read_bytes(), scratch, written)
+            (out / file.name).write_bytes(normalise_manifest(data) if file.name.endswith(".manifest.json") else data)
         print(f"{len(todo)} cases in {out}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -155,14 +165,14 @@ def run(out: Path, pattern: str | None, jobs: int) -> int:
 
 
 # The manifest's digest, as its writer reports it on stderr.
-MANIFEST_DIGEST = re.compile(rb"(manifest: \S+ \(sha256 )[0-9a-f]{64}")
+MANIFEST_DIGEST = re.compile(rb"(manifest: \S+ \(sha256\s+)[0-9a-f]{64}")
 # A manifest's run times and file times (a checkout's own), and the digest over them.
 RUN_TIMES = re.compile(rb'("(?:started|ended|mtime)(?:Ms|Ns)?": )("[^"]*"|\d+)')
 SELF_DIGEST = re.compile(rb'("algorithm": "sha256",\s*"value": )"[0-9a-f]{64}"(\s*}\s*}?\s*)$')
 
 
 def normalise(data: bytes, scratch: Path, out: Path) -> bytes:
-    for path, word in ((str(out), "<OUT>"), (str(scratch), "<GENERATED>"), (str(REPO.parent / "shared"), "<SHARED>"),
+    for path, word in ((str(out), "<OUT>"), (str(scratch), "<GENERATED>"), (str(SHARED_ROOT), "<SHARED>"),
                        (str(REPO), "<REPO>")):
         data = data.replace(path.encode(), word.encode())
     return MANIFEST_DIGEST.sub(rb"\1<DIGEST>", data)
@@ -188,6 +198,7 @@ def compare(base: Path, new: Path) -> int:
             print("\n".join(list(lines)[2:40]))
         else:
             print("only in", base if a.is_file() else new)
+            sys.stdout.flush()
     print(f"same={same} diff={diff}")
     return 1 if diff else 0
 
