@@ -166,6 +166,8 @@ def run(out: Path, pattern: str | None, jobs: int) -> int:
 
 # The manifest's digest, as its writer reports it on stderr.
 MANIFEST_DIGEST = re.compile(rb"(manifest: \S+ \(sha256\s+)[0-9a-f]{64}")
+# How far a checkout's file times (when it was checked out) are from the newest record
+CHECKOUT_AGE = re.compile(rb"(file times look like copy times: )[^;<]*?( after the newest record)")
 # A manifest's run times and file times (a checkout's own), and the digest over them.
 RUN_TIMES = re.compile(rb'("(?:started|ended|mtime)(?:Ms|Ns)?": )("[^"]*"|\d+)')
 SELF_DIGEST = re.compile(rb'("algorithm": "sha256",\s*"value": )"[0-9a-f]{64}"(\s*}\s*}?\s*)$')
@@ -175,7 +177,7 @@ def normalise(data: bytes, scratch: Path, out: Path) -> bytes:
     for path, word in ((str(out), "<OUT>"), (str(scratch), "<GENERATED>"), (str(SHARED_ROOT), "<SHARED>"),
                        (str(REPO), "<REPO>")):
         data = data.replace(path.encode(), word.encode())
-    return MANIFEST_DIGEST.sub(rb"\1<DIGEST>", data)
+    return CHECKOUT_AGE.sub(rb"\1<AGE>\2", MANIFEST_DIGEST.sub(rb"\1<DIGEST>", data))
 
 
 def normalise_manifest(data: bytes) -> bytes:
