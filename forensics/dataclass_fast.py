@@ -12,17 +12,29 @@ makes it unhashable); so are a frozen class's ``__setattr__`` and ``__delattr__`
 whose ``dataclasses`` makes them as 3.10-3.12 do. Any option other than ``frozen``, ``slots``, ``kw_only`` and ``match_args``
 goes to the standard library whole.
 
+``__init__`` is compiled when the class is first made an instance of, not when it is made: of the ~190
+classes a command imports, a run instantiates fewer than half (78 in a ``find-hanging``), and the
+compiled text is most of what making one costs (import of find-hanging's modules: 0.18-0.21 s eager,
+0.12-0.14 s lazy). Until then the class holds a stand-in with the standard library's signature (so
+``inspect.signature`` and the ``__doc__`` the standard library writes from it are the same), which
+makes the standard library's ``__init__`` from the same fields on its first call, puts it in its
+place, and calls it; after that, an instance costs what it costs under the standard library. This
+on the Pythons whose ``dataclasses`` makes ``__init__`` as 3.10-3.12 do; on others, at once.
+
 Type checkers see the standard library's decorator."""
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import threading
 from operator import attrgetter
 from reprlib import recursive_repr
 from typing import TYPE_CHECKING, Any
 
 _OWN = frozenset({"frozen", "slots", "kw_only", "match_args"})
+# What the standard library's __init__ shows as the default of a field with a default_factory
+_FACTORY = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None)
 
 # The standard library's maker of a frozen class's __setattr__ and __delattr__ (compiled from text), where
 # it has the form of Python 3.10-3.12 (``(cls, fields, globals)``): replaced by closures while one of
@@ -31,6 +43,12 @@ _STD_GUARDS = getattr(dataclasses, "_frozen_get_del_attr", None)
 if _STD_GUARDS is None or _STD_GUARDS.__code__.co_varnames[:3] != ("cls", "fields", "globals"):
     _STD_GUARDS = None
 _GUARDS = threading.Lock()
+# The standard library's maker of ``__init__`` (compiled from text), where it has the form of Python
+# 3.10-3.12: replaced by a lazy stand-in while one of ours is made (None: another form, made at once)
+_STD_INIT = getattr(dataclasses, "_init_fn", None)
+_INIT_ARGS = ("fields", "std_fields", "kw_only_fields", "frozen", "has_post_init", "self_name", "globals", "slots")
+if _STD_INIT is None or _STD_INIT.__code__.co_varnames[:len(_INIT_ARGS)] != _INIT_ARGS:
+    _STD_INIT = None
 
 if TYPE_CHECKING:
     from dataclasses import dataclass as dataclass
@@ -51,15 +69,19 @@ def _make(cls: type, options: dict[str, Any]) -> type:
     explicit_hash = not (class_hash is dataclasses.MISSING or (class_hash is None and "__eq__" in own))
     has_repr, has_eq = "__repr__" in own, "__eq__" in own
     made: Any
-    if options.get("frozen", False) and _STD_GUARDS is not None:
-        with _GUARDS:  # the frozen guards as closures too, for this class only
+    guards = options.get("frozen", False) and _STD_GUARDS is not None
+    with _GUARDS:  # for this class only: __init__ made when first called, the frozen guards as closures
+        if _STD_INIT is not None:
+            dataclasses._init_fn = _lazy_init  # type: ignore[attr-defined]
+        if guards:
             dataclasses._frozen_get_del_attr = _frozen_guards  # type: ignore[attr-defined]
-            try:
-                made = dataclasses.dataclass(cls, repr=False, eq=False, **options)
-            finally:
+        try:
+            made = dataclasses.dataclass(cls, repr=False, eq=False, **options)
+        finally:
+            if _STD_INIT is not None:
+                dataclasses._init_fn = _STD_INIT  # type: ignore[attr-defined]
+            if guards:
                 dataclasses._frozen_get_del_attr = _STD_GUARDS  # type: ignore[attr-defined]
-    else:
-        made = dataclasses.dataclass(cls, repr=False, eq=False, **options)
     fields = dataclasses.fields(made)
     if not has_repr:
         made.__repr__ = _repr(made, tuple(f.name for f in fields if f.repr))  # type: ignore[method-assign]
@@ -73,6 +95,34 @@ def _make(cls: type, options: dict[str, Any]) -> type:
         else:
             made.__hash__ = None  # type: ignore[assignment]
     return made
+
+
+def _lazy_init(*args: Any) -> Any:
+    """A stand-in for the ``__init__`` that ``dataclasses._init_fn(*args)`` makes (the same signature);
+    on its first call it makes that one, puts it in its own place on the class, and calls it."""
+    fields = dict(zip(_INIT_ARGS, args))
+    real: Any = None
+
+    def __init__(instance: Any, /, *a: Any, **k: Any) -> None:  # positional: a field may be named "self"
+        nonlocal real
+        if real is None:
+            made = _STD_INIT(*args)  # type: ignore[misc]
+            for owner in type(instance).__mro__:  # the class made: with slots, not the one decorated
+                if owner.__dict__.get("__init__") is __init__:
+                    made.__qualname__ = f"{owner.__qualname__}.__init__"
+                    type.__setattr__(owner, "__init__", made)
+                    break
+            real = made
+        real(instance, *a, **k)
+    params = [inspect.Parameter(fields["self_name"], inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for kind, init_fields in ((inspect.Parameter.POSITIONAL_OR_KEYWORD, fields["std_fields"]),
+                              (inspect.Parameter.KEYWORD_ONLY, fields["kw_only_fields"])):
+        for f in init_fields:
+            default = (f.default if f.default is not dataclasses.MISSING
+                       else _FACTORY if f.default_factory is not dataclasses.MISSING else inspect.Parameter.empty)
+            params.append(inspect.Parameter(f.name, kind, default=default, annotation=f.type))
+    __init__.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
+    return __init__
 
 
 def _frozen_guards(cls: type, fields: Any, globals: Any) -> tuple[Any, Any]:

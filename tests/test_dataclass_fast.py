@@ -4,12 +4,16 @@ frozen guards, slots, replace, pickling and unhashability, class by class (diffe
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import pickle
 from dataclasses import field
 
 import pytest
 
+from forensics import dataclass_fast
 from forensics.dataclass_fast import dataclass as fast
+
+LAZY = dataclass_fast._STD_INIT is not None  # __init__ made when first called (Python 3.10-3.12)
 
 SHAPES = [
     {"frozen": True, "slots": True},
@@ -78,6 +82,66 @@ def test_the_same_methods_as_the_standard_library(options, body):
         assert (changed == dataclasses.replace(b, x=8)) is False
     assert hasattr(b, "__slots__") == hasattr(a, "__slots__")
     assert std.__match_args__ == ours.__match_args__
+
+
+def _shapes_of_init():
+    class Many:
+        a: int
+        b: list = field(default_factory=list)
+        c: dataclasses.InitVar[int] = 0
+        d: str = field(default="d", kw_only=True)
+        e: int = field(default=0, init=False)
+
+        def __post_init__(self, c: int) -> None:
+            object.__setattr__(self, "e", c + 1)
+    return Many
+
+
+def _self_field():
+    class Selfish:
+        self: int
+        other: str = "o"
+    return Selfish
+
+
+@pytest.mark.parametrize("options", SHAPES)
+@pytest.mark.parametrize("body", [_point, _one, _empty, _shapes_of_init, _self_field])
+def test_init_is_made_when_first_called_with_the_standard_librarys_signature(options, body):
+    std, ours = _pair(options, body)
+    assert ours.__doc__ == std.__doc__  # the standard library writes it from the signature
+    assert inspect.signature(ours) == inspect.signature(std)
+    stand_in = ours.__init__
+    kw = {"x": 1, "v": 2.0, "a": 3, "c": 4, "d": "e", "self": 5}
+    names = set(inspect.signature(std).parameters)
+    a, b = std(**{k: v for k, v in kw.items() if k in names}), ours(**{k: v for k, v in kw.items() if k in names})
+    assert (ours.__init__ is not stand_in) == LAZY  # the real one, in its place
+    assert ours.__init__.__qualname__ == std.__init__.__qualname__.replace(std.__qualname__, ours.__qualname__)
+    assert inspect.signature(ours) == inspect.signature(std)
+    assert repr(a) == repr(b)
+    assert [getattr(a, f.name) for f in dataclasses.fields(std)] == [getattr(b, f.name) for f in dataclasses.fields(ours)]
+    with pytest.raises(TypeError) as std_error:
+        std(unknown=1)
+    with pytest.raises(TypeError) as our_error:
+        ours(unknown=1)
+    assert str(our_error.value) == str(std_error.value)
+
+
+def test_a_subclass_made_first_puts_the_init_on_the_class_that_has_it():
+    @fast(frozen=True, slots=True)
+    class Base:
+        a: int
+
+    class Plain(Base):
+        __slots__ = ()
+    stand_in = Base.__init__
+    assert Plain(1).a == 1
+    assert (Base.__init__ is not stand_in) == LAZY and "__init__" not in Plain.__dict__
+    assert Base(2).a == 2
+
+    @fast(frozen=True)
+    class Derived(Base):
+        b: int = 0
+    assert (Derived(1, 2).a, Derived(1, 2).b) == (1, 2)
 
 
 def test_pickles_like_the_standard_library():
