@@ -223,6 +223,9 @@ def _decode_key(buf) -> TransactionLogKey | UnknownTransactionLogKey:
     if buf is None:
         raise _E("transaction log record has a null key", position=0)
     end = len(buf)
+    fast = _key_v0(buf, end)
+    if fast is not None:
+        return fast
     version, pos = read_int16(buf, 0, end, _E)
     if version != TRANSACTION_LOG_RECORD_TYPE:
         return UnknownTransactionLogKey(version, bytes(buf[pos:end]))
@@ -277,6 +280,13 @@ def _read_partitions(buf, pos: int, end: int, flexible: bool):
 # after the partitions, transactionLastUpdateTimestampMs and transactionStartTimestampMs
 _HEAD = struct.Struct(">qhib")
 _TIMES = struct.Struct(">qq")
+# A key: its type and its id's length; a version 0 value: its version, fixed fields and partition count;
+# a version 0 topic's length, a partition id count
+_KEY_HEAD = struct.Struct(">hh")
+_V0_HEAD = struct.Struct(">hqhibi")
+_INT16 = struct.Struct(">h")
+_INT32 = struct.Struct(">i")
+_STATUS = {s.value: s for s in TransactionStatus}
 
 _KNOWN_TAGS = {
     TAG_PREVIOUS_PRODUCER_ID: ("previous_producer_id", 8),
@@ -285,8 +295,73 @@ _KNOWN_TAGS = {
 }
 
 
+def _key_v0(buf, end: int) -> TransactionLogKey | None:
+    """A key of type 0 whose id is well-formed UTF-8 and fits, in one read (what :func:`_decode_key`
+    makes of it), else None: that one then reads it field by field (Java's replacement characters,
+    the errors and their positions)."""
+    if end < _KEY_HEAD.size:
+        return None
+    version, length = _KEY_HEAD.unpack_from(buf, 0)
+    if version != TRANSACTION_LOG_RECORD_TYPE or not 0 <= length <= end - _KEY_HEAD.size:
+        return None
+    try:
+        txn_id = str(buf[_KEY_HEAD.size:_KEY_HEAD.size + length], "utf-8")
+    except UnicodeDecodeError:
+        return None
+    return TransactionLogKey(txn_id, version, False, end - _KEY_HEAD.size - length)
+
+
+def _value_v0(buf, end: int, shared: dict | None) -> TransactionLogValue | None:
+    """A version 0 value that breaks no rule, read with a struct per field group (what
+    :func:`_decode_value` makes of it), else None: that one then reads it field by field, to say
+    which rule breaks where."""
+    if end < _V0_HEAD.size:
+        return None
+    _, producer_id, producer_epoch, timeout_ms, status_raw, count = _V0_HEAD.unpack_from(buf, 0)
+    pos = _V0_HEAD.size
+    if count < 0 or count > end - pos:
+        return None
+    items: list[PartitionsSchema] = []
+    for _ in range(count):
+        if pos + 2 > end:
+            return None
+        (length,) = _INT16.unpack_from(buf, pos)
+        pos += 2
+        if length < 0 or pos + length + 4 > end:
+            return None
+        try:
+            topic = str(buf[pos:pos + length], "utf-8")
+        except UnicodeDecodeError:
+            return None
+        pos += length
+        (n_ids,) = _INT32.unpack_from(buf, pos)
+        pos += 4
+        if n_ids < 0 or pos + 4 * n_ids > end:
+            return None
+        items.append(PartitionsSchema(topic, struct.unpack_from(f">{n_ids}i", buf, pos)))
+        pos += 4 * n_ids
+    if pos + _TIMES.size > end:
+        return None
+    last_update, start_ts = _TIMES.unpack_from(buf, pos)
+    pos += _TIMES.size
+    partitions = tuple(items)
+    if shared is not None and partitions:
+        partitions = shared.setdefault(partitions, partitions)
+    return TransactionLogValue(
+        version=0, producer_id=producer_id, producer_epoch=producer_epoch, transaction_timeout_ms=timeout_ms,
+        status=_STATUS.get(status_raw, status_raw), partitions=partitions, last_update_timestamp_ms=last_update,
+        start_timestamp_ms=start_ts, unknown_tags=(), partition_unknown_tags=(), utf8_replaced=False,
+        trailing_bytes=end - pos, previous_producer_id=-1, next_producer_id=-1, client_transaction_version=0,
+        next_producer_epoch=-1,
+    )
+
+
 def _decode_value(buf, shared: dict | None = None) -> TransactionLogValue:
     end = len(buf)
+    if end >= 2 and buf[0] == 0 and buf[1] == 0:  # version 0
+        fast = _value_v0(buf, end, shared)
+        if fast is not None:
+            return fast
     version, pos = read_int16(buf, 0, end, _E)
     if version not in VALUE_VERSIONS:
         raise _E(f"Can't read version {version} of TransactionLogValue", position=0)
