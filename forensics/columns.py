@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import fields
 from enum import Enum
 from forensics.dataclass_fast import dataclass
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 
 class _Absent:
@@ -112,16 +112,17 @@ class ColumnSpec:
     wide: Cell | None = None  # its cell in that screen with --wide; None: not there
     label: Label | None = None  # what the HTML report calls it; None: the report humanises its key
     after: str | None = None  # a derived column: the field it follows
+    json_unless: Any = ABSENT  # its JSON object leaves the column out where the value is this (None, or a default)
 
 
 def column(*, json: str | None = None, csv: int | None = None, kafka: tuple[int, str] | None = None,
            absent: str = "None", export: str | None = None, table: Cell | None = None,
-           wide: Cell | None = None, label: Label | None = None) -> dict[str, ColumnSpec]:
+           wide: Cell | None = None, label: Label | None = None, json_unless: Any = ABSENT) -> dict[str, ColumnSpec]:
     """What a field's declaration says of it (see :class:`ColumnSpec`), as the field's metadata::
 
         producer_id: int = field(metadata=column(csv=1, kafka=(1, "ProducerId")))
     """
-    return {_KEY: ColumnSpec(json, csv, kafka, absent, export, table, wide, label)}
+    return {_KEY: ColumnSpec(json, csv, kafka, absent, export, table, wide, label, json_unless=json_unless)}
 
 
 class derived(property):  # noqa: N801 (a decorator, spelled as one)
@@ -142,18 +143,29 @@ class derived(property):  # noqa: N801 (a decorator, spelled as one)
 
 
 class Column(NamedTuple):
-    """One column of a row kind: the attribute that holds it and what its declaration says."""
+    """One column of a row kind: the attribute that holds it, its JSON key, what its declaration says, and its
+    name in an export table (the key in lowerCamelCase, whatever the kind's JSON keys)."""
 
     attr: str
     key: str
     spec: ColumnSpec
+    export_name: str
+
+    def in_json(self, value: Any) -> bool:
+        """Whether a row's JSON object shows the column with this value."""
+        unless = self.spec.json_unless
+        if value is ABSENT or value is unless:
+            return False
+        return unless is None or unless is ABSENT or type(value) is not type(unless) or value != unless
 
 
 _COLUMNS: dict[type, tuple[Column, ...]] = {}
 
 
-def _key(attr: str, spec: ColumnSpec) -> str:
-    return column_name(attr) if spec.json is None else spec.json
+def _column(kind: type, attr: str, spec: ColumnSpec) -> Column:
+    export_name = column_name(attr) if spec.json is None else spec.json
+    key = attr if spec.json is None and getattr(kind, "JSON_KEYS", CAMEL_CASE) == FIELD_NAMES else export_name
+    return Column(attr, key, spec, export_name)
 
 
 def columns(kind: type) -> tuple[Column, ...]:
@@ -165,8 +177,7 @@ def columns(kind: type) -> tuple[Column, ...]:
     for klass in reversed(kind.__mro__):
         for name, attr in vars(klass).items():  # in declaration order
             if isinstance(attr, derived):
-                extra.setdefault(attr.spec.after or "", []).append(
-                    Column(name, _key(name, attr.spec), attr.spec))
+                extra.setdefault(attr.spec.after or "", []).append(_column(kind, name, attr.spec))
     out: list[Column] = []
 
     def place(c: Column) -> None:  # a column, then the derived ones declared after it
@@ -176,7 +187,7 @@ def columns(kind: type) -> tuple[Column, ...]:
 
     for f in fields(kind):
         spec = f.metadata.get(_KEY, ColumnSpec())
-        place(Column(f.name, _key(f.name, spec), spec))
+        place(_column(kind, f.name, spec))
     if extra:
         raise TypeError(f"{kind.__name__}: derived columns after no column: {sorted(extra)}")
     keyed = [c.key for c in out if c.key != NO_KEY]
@@ -189,7 +200,9 @@ def columns(kind: type) -> tuple[Column, ...]:
 
 def json_value(value: Any) -> Any:
     """A column's value as JSON writes it: a row as its object, a list of rows as a list of them, a set
-    sorted."""
+    sorted, an enum as its value."""
+    if isinstance(value, Enum):
+        return value.value
     if isinstance(value, JsonRow):
         return value.as_json()
     if isinstance(value, (list, tuple)) and any(isinstance(v, JsonRow) for v in value):
@@ -199,10 +212,16 @@ def json_value(value: Any) -> Any:
     return value
 
 
+CAMEL_CASE, FIELD_NAMES = "lowerCamelCase", "field names"  # how a row kind's JSON keys are named (JsonRow.JSON_KEYS)
+
+
 class JsonRow:
-    """Mixin for a frozen dataclass row (see the module doc)."""
+    """Mixin for a frozen dataclass row (see the module doc). ``JSON_KEYS``: its JSON keys are its fields' names in
+    lowerCamelCase (:data:`CAMEL_CASE`), or the names themselves (:data:`FIELD_NAMES`: a finding's, as scan's JSON
+    has always named them); its export columns are named in lowerCamelCase either way."""
 
     __slots__ = ()
+    JSON_KEYS: ClassVar[str] = CAMEL_CASE
 
     def json_items(self) -> Iterator[tuple[str, Any]]:
         """(JSON key, JSON value) of every column the row has, in declared order."""
@@ -210,7 +229,7 @@ class JsonRow:
             if c.key == NO_KEY:
                 continue
             value = getattr(self, c.attr)
-            if value is not ABSENT:
+            if c.in_json(value):
                 yield c.key, json_value(value)
 
     def as_json(self) -> dict[str, Any]:
@@ -252,7 +271,7 @@ def screen_columns(kind: type, wide: bool = False) -> tuple[tuple[str, Cell], ..
 
 def export_columns(kind: type) -> tuple[tuple[str, str], ...]:
     """A row kind's export table columns: (name, type) in declared order (``!``: never null)."""
-    return tuple((c.key, c.spec.export) for c in columns(kind) if c.spec.export is not None)
+    return tuple((c.export_name, c.spec.export) for c in columns(kind) if c.spec.export is not None)
 
 
 def export_values(row: Any) -> tuple:

@@ -1,18 +1,18 @@
 """Findings: damage and anomalies reported as data, next to the results.
 
 A finding never stops the analysis; it records what was seen, where (file path,
-byte range, offset range) and why it matters. Plain frozen data, JSON-able through
-:meth:`Finding.to_dict`; a row kind (:mod:`forensics.columns`) whose fields declare their columns in
-export's ``findings`` table and their cells in scan's Findings table.
+byte range, offset range) and why it matters. Plain frozen data; a row kind (:mod:`forensics.columns`)
+whose fields declare its JSON object, their columns in export's ``findings`` table and their cells in
+scan's Findings table.
 """
 
 from __future__ import annotations
 
 from dataclasses import field
-from forensics.columns import BYTE_RANGE, NO_KEY, OFFSETS, VALUE, Cell, JsonRow, column, derived
+from forensics.columns import BYTE_RANGE, FIELD_NAMES, NO_KEY, OFFSETS, VALUE, Cell, JsonRow, column, derived
 from forensics.dataclass_fast import dataclass
 from enum import Enum
-from typing import Any, final
+from typing import final
 from collections.abc import Iterable, Sequence
 
 
@@ -147,56 +147,43 @@ EVIDENCE_KINDS = frozenset({
 @final  # (so that a test of ``type(x) is Finding`` tells the type checker both ways)
 @dataclass(frozen=True, slots=True)
 class Finding(JsonRow):
-    """One finding; its columns in export's ``findings`` table (``export=``, an enum as its value) and its cells
-    in scan's Findings table (``table=``, the same at any width) declared with its fields; its JSON is
-    :meth:`to_dict`'s."""
+    """One finding; its JSON object (keyed by field name, a field left out where it is None, ``count`` where it
+    is 1), its columns in export's ``findings`` table (``export=``, an enum as its value) and its cells in
+    scan's Findings table (``table=``, the same at any width) declared with its fields."""
+
+    JSON_KEYS = FIELD_NAMES  # (its JSON keys: end_position, first_offset, ...; its export columns lowerCamelCase)
 
     kind: FindingKind = field(metadata=column(export="string!", table=Cell(2, "Kind", VALUE), wide=Cell(2, "Kind", VALUE)))
     message: str = field(metadata=column(export="string!", table=Cell(6, "Message", fold=True, min_width=20),
                                          wide=Cell(6, "Message", fold=True, min_width=20)))
-    path: str | None = field(default=None, metadata=column(export="string", table=Cell(3, "Path", fold=True, path=True),
-                                                           wide=Cell(3, "Path", fold=True, path=True)))
+    path: str | None = field(default=None, metadata=column(
+        export="string", json_unless=None, table=Cell(3, "Path", fold=True, path=True),
+        wide=Cell(3, "Path", fold=True, path=True)))
     position: int | None = field(default=None, metadata=column(  # first byte concerned; the table: the byte range
-        export="long", table=Cell(4, "Bytes", BYTE_RANGE, drop=1), wide=Cell(4, "Bytes", BYTE_RANGE, drop=1)))
-    end_position: int | None = field(default=None, metadata=column(export="long"))  # exclusive end of that range
+        export="long", json_unless=None, table=Cell(4, "Bytes", BYTE_RANGE, drop=1),
+        wide=Cell(4, "Bytes", BYTE_RANGE, drop=1)))
+    end_position: int | None = field(default=None, metadata=column(  # exclusive end of that range
+        export="long", json_unless=None))
     first_offset: int | None = field(default=None, metadata=column(  # the table: the offset range
-        export="long", table=Cell(5, "Offsets", OFFSETS, drop=2), wide=Cell(5, "Offsets", OFFSETS, drop=2)))
-    last_offset: int | None = field(default=None, metadata=column(export="long"))
+        export="long", json_unless=None, table=Cell(5, "Offsets", OFFSETS, drop=2),
+        wide=Cell(5, "Offsets", OFFSETS, drop=2)))
+    last_offset: int | None = field(default=None, metadata=column(export="long", json_unless=None))
     severity: Severity | None = field(default=None, metadata=column(json=NO_KEY))  # None: the kind's (level)
     count: int = field(default=1, metadata=column(  # more than 1: an aggregate standing for that many (FindingRuns)
-        export="long!"))
+        export="long!", json_unless=1))
     last_position: int | None = field(default=None, metadata=column(  # an aggregate's: the last one's first byte
-        export="long"))
+        export="long", json_unless=None))
 
     @derived(after="kind", json="severity", export="string!", table=Cell(1, "Severity", VALUE),
              wide=Cell(1, "Severity", VALUE))
     def level(self) -> Severity:
         return self.severity or _DEFAULT_SEVERITY.get(self.kind, Severity.WARNING)
 
-    def as_json(self) -> dict[str, Any]:
-        return self.to_dict()
-
     @property
     def byte_count(self) -> int | None:
         if self.position is None or self.end_position is None:
             return None
         return self.end_position - self.position
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "kind": self.kind.value,
-            "severity": self.level.value,
-            "message": self.message,
-        }
-        for name in ("path", "position", "end_position", "first_offset", "last_offset"):
-            value = getattr(self, name)
-            if value is not None:
-                out[name] = value
-        if self.count > 1:
-            out["count"] = self.count
-            if self.last_position is not None:
-                out["last_position"] = self.last_position
-        return out
 
     def one_line(self) -> str:
         where = []

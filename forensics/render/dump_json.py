@@ -105,7 +105,7 @@ def row_obj(row) -> dict[str, Any]:
     if t is TrailingBytes:
         return {"type": "trailing_bytes", "count": row.byte_count, "file": row.file_name}
     if t is FindingRow:
-        return {"type": "finding", **row.finding.to_dict()}
+        return {"type": "finding", **row.finding.as_json()}
     raise TypeError(f"unknown dump row {t.__name__}")
 
 

@@ -83,7 +83,7 @@ def scan_all(buf, **kwargs):
         if finding.position is not None:
             assert start <= finding.position <= end
         finding.one_line()
-        finding.to_dict()
+        finding.as_json()
     if scanner.first_invalid_position is not None:
         assert start <= scanner.first_invalid_position <= end
     for f in frames:

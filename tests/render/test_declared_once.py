@@ -14,9 +14,9 @@ import pytest
 
 from forensics.columns import Cell, Label, column, columns, csv_columns, export_columns, kafka_columns, screen_columns
 from forensics.dataclass_fast import dataclass
-from forensics.findings import Finding
+from forensics.findings import Finding, FindingKind
 from forensics.pipeline.export_rows import FINDINGS, PARTITIONS, PRODUCER_STATES, PartitionRow, ProducerStateRow
-from forensics.render import scan_render, state_render, state_screens
+from forensics.render import dump_json, scan_render, state_render, state_screens
 from forensics.render.kafka_text import LIST_TEXT, PRODUCERS_TEXT, declared_layout
 from forensics.render.machine_format import LIST
 from forensics.render.row_screens import declared_fields, print_rows
@@ -24,6 +24,7 @@ from forensics.render.rows import render_rows
 from forensics.render.table_fit import fit_console
 from forensics.report.rows import (
     DescribeRow, HangingRow, HistoryRow, ProducerRow, RowEvidence, SpanRow, TransactionRow)
+from forensics.report.dump_rows import FindingRow
 from forensics.report.scan import LogDirSummary, PartitionSummary
 from forensics.state.inputs import SegmentSummary
 
@@ -102,3 +103,25 @@ def test_every_field_of_a_finding_is_in_its_export_table_or_said_why_not():
     exported = {c.attr for c in columns(Finding) if c.spec.export is not None}
     assert {f.name for f in fields(Finding)} - exported == {"severity"}  # exported as level ("severity")
     assert "level" in exported
+
+
+def test_an_added_field_of_a_finding_is_in_its_json_by_field_name_and_its_export_column_in_camel_case():
+    added = _with_added(Finding)
+    f = added(FindingKind.CRC_MISMATCH, "bad", "/d/t-0/0.log", 10, 20, added_fact=41)
+    assert list(f.as_json()) == ["kind", "severity", "message", "path", "position", "end_position", "added_fact"]
+    assert f.as_json()["added_fact"] == 41
+    assert export_columns(added)[-1] == ("addedFact", "long")
+    assert dump_json.row_obj(FindingRow(f))["added_fact"] == 41
+
+
+def test_a_finding_json_leaves_out_what_its_declaration_says_it_may():
+    plain = Finding(FindingKind.ZERO_FILL, "zeros", "/d/t-0/0.log", 5)
+    assert plain.as_json() == {"kind": "zero_fill", "severity": "warning", "message": "zeros",
+                               "path": "/d/t-0/0.log", "position": 5}
+    assert type(plain.as_json()["kind"]) is str  # an enum as its value, as export writes it
+    aggregate = Finding(FindingKind.ZERO_FILL, "zeros", None, 5, None, 1, 9, None, 7, 900)
+    assert aggregate.as_json() == {"kind": "zero_fill", "severity": "warning", "message": "zeros", "position": 5,
+                                   "first_offset": 1, "last_offset": 9, "count": 7, "last_position": 900}
+    zero = Finding(FindingKind.ZERO_FILL, "zeros", "", 0, 0, 0, 0)  # a zero or an empty text is a value, not absent
+    assert [k for k in zero.as_json() if k not in ("kind", "severity", "message")] == [
+        "path", "position", "end_position", "first_offset", "last_offset"]

@@ -37,8 +37,8 @@ def test_the_first_three_whole_then_one_aggregate_in_place_of_the_rest() -> None
     assert (agg.first_offset, agg.last_offset, agg.position, agg.last_position) == (40, 75, 400, 700)
     assert agg.message == ("producer 7: epoch_regression x 4 more, at offsets 40..75, in batches starting at bytes "
                            "400..700 (aggregated: the first 3 are listed one by one)")
-    assert agg.to_dict()["count"] == 4 and agg.to_dict()["last_position"] == 700
-    assert "count" not in out[0].to_dict() and "last_position" not in out[0].to_dict()
+    assert agg.as_json()["count"] == 4 and agg.as_json()["last_position"] == 700
+    assert "count" not in out[0].as_json() and "last_position" not in out[0].as_json()
     assert agg.one_line() == f"warning: epoch_regression: a.log, bytes 400-700, offsets 40-75: {agg.message}"
     assert total(out) == 7 and level_counts(out) == {"warning": 7}
 
