@@ -49,6 +49,7 @@ class EvidenceModel:
     quiescence: Quiescence
     coverage: Coverage
     torn: tuple[TornLog, ...] = ()
+    no_coordinator: bool = False  # no __transaction_state partition among the inputs: verdicts rest on age alone
 
     def unproven_all_clear(self, selection: Filters) -> NoAllClear | None:
         """Why no all-clear of ``selection`` is proven by this evidence (None: it is)."""

@@ -15,11 +15,16 @@ _NO_ALL_CLEAR = {NoAllClearWhy.METADATA_MISSING: "the log dir holding __cluster_
                  NoAllClearWhy.METADATA_COPY_MISSING: "a metadata log dir is given without its __cluster_metadata-0"}
 
 
+NO_COORDINATOR_WARNING = ("no __transaction_state partition among the inputs: verdicts are UNVERIFIABLE and rest "
+                          "on age alone, as Kafka's find-hanging; add the coordinators' disks.")
+
+
 def evidence_lines(model: EvidenceModel, brokers: Mapping[str, int | None]) -> list[str]:
-    """What weakens the verdicts, one line each (``brokers``: log dir path -> broker id): the quiescence, the
-    coverage, then the torn logs."""
+    """What weakens the verdicts, one line each (``brokers``: log dir path -> broker id): no coordinator, the
+    quiescence, the coverage, then the torn logs."""
     moment = quiescence_line(model.quiescence, brokers)
-    return ([moment] if moment else []) + coverage_lines(model.coverage) + torn_warning(model.torn)
+    return (([NO_COORDINATOR_WARNING] if model.no_coordinator else []) + ([moment] if moment else [])
+            + coverage_lines(model.coverage) + torn_warning(model.torn))
 
 
 def no_all_clear_text(n: NoAllClear) -> str:

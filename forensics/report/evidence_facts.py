@@ -135,4 +135,4 @@ def evidence_model_of(report: StateReport, clock: AsOf, window_ms: int, changed:
     """The evidence model of a state rebuild (see :mod:`forensics.analysis.evidence_model`)."""
     coverage = coverage_of(report.inventory, image)
     return EvidenceModel(quiescence_of(report, clock, window_ms, changed, copy_start_ms, image), coverage,
-                         torn_logs(report, coverage))
+                         torn_logs(report, coverage), no_coordinator=not report.coordinator.partitions)

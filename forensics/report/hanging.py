@@ -134,16 +134,6 @@ def kafka_python_args(v: Verdict, bootstrap: str = BOOTSTRAP_PLACEHOLDER) -> lis
             "--coordinator-epoch", str(e.abort_coordinator_epoch)]
 
 
-NO_COORDINATOR_WARNING = ("no __transaction_state partition among the inputs: verdicts are UNVERIFIABLE and rest "
-                          "on age alone, as Kafka's find-hanging; add the coordinators' disks.")
-
-
-def evidence_warnings(report: StateReport) -> list[str]:
-    """What weakens every verdict of the run, said first by every output, before the evidence model's lines
-    (:func:`forensics.render.evidence_text.evidence_lines`)."""
-    return [] if report.coordinator.partitions else [NO_COORDINATOR_WARNING]
-
-
 def log_dir_brokers(report: StateReport) -> dict[str, int | None]:
     """Each log dir's broker id, by path (what the evidence lines name a log dir by)."""
     return {d.path: d.broker_id for d in report.inventory.log_dirs}

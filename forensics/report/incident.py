@@ -29,7 +29,6 @@ from forensics.findings import Finding, dedupe, level_counts, total
 from forensics.model import TopicPartition
 from forensics.report.hanging import (
     COMMAND_FORMS,
-    evidence_warnings,
     leader_views,
     selected_replicas,
 )
@@ -76,14 +75,14 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
                    rows: Sequence[HangingRow], max_timelines: int = MAX_TIMELINES,
                    max_findings: int = MAX_FINDINGS, brokers: str | None = None,
                    selection: Filters = Filters(), whole: Sequence[Verdict] = (),
-                   warnings: Sequence[str] | None = None) -> Incident:
+                   warnings: Sequence[str] = ()) -> Incident:
     """The incident model. ``rows``: one row per verdict, in the verdicts' order (a
     :class:`~forensics.report.rows.HangingRow` as :func:`forensics.render.reasons.worded_row` builds it,
     its columns shown as declared);
     ``manifest``: (path, sha256) of the evidence manifest. ``selection`` (its topic, partition and broker
     id): only those partitions are shown (``verdicts`` are theirs), and what the rest holds is counted:
     ``whole`` are the verdicts of every partition, as without a selection; ``warnings``: what weakens every
-    verdict (default: :func:`~forensics.report.hanging.evidence_warnings` of the report alone)."""
+    verdict, in words (:func:`forensics.render.evidence_text.evidence_lines`)."""
     if len(rows) != len(verdicts):
         raise ValueError(f"{len(rows)} rows for {len(verdicts)} verdicts")
     views = leader_views(report, selection.topic, selection.partition, selection.broker_id)
@@ -97,7 +96,7 @@ def build_incident(report: StateReport, verdicts: Sequence[Verdict], as_of: AsOf
         as_of.time_ms, as_of_source, _summary(report, views, len(replicas), verdicts, findings, scan,
                                                  selection.narrows_partitions),
         _lso_lags(views, verdicts, as_of.time_ms), tuple(transactions), timelines, omitted,
-        tuple(findings[:max_findings]), max(0, len(findings) - max_findings), tuple(evidence_warnings(report) if warnings is None else warnings),
+        tuple(findings[:max_findings]), max(0, len(findings) - max_findings), tuple(warnings),
         as_of, brokers,
         _selection(report, views, verdicts, whole, total(findings), unrelated, selection)
         if selection.narrows_partitions

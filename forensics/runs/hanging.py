@@ -30,7 +30,6 @@ from forensics.report.hanging import (
     BOOTSTRAP_PLACEHOLDER,
     HangingRow,
     Outcome,
-    evidence_warnings,
     find_hanging as verdicts_of,
     log_dir_brokers,
     outcome_of,
@@ -116,7 +115,7 @@ def _NO_HISTORY(transactional_id: str) -> bool:
 def _finish(opened: Opened, rep: StateReport, when: AsOf, version: BrokerVersionRange,
             model: EvidenceModel) -> VerdictRun:
     written = opened.manifest.finish(when.time_ms, as_of_source(when))
-    warnings = tuple(evidence_warnings(rep)) + tuple(evidence_lines(model, log_dir_brokers(rep)))
+    warnings = tuple(evidence_lines(model, log_dir_brokers(rep)))
     return VerdictRun(when, version, tuple(rep.evidence_findings()), warnings, written,
                       opened.stats)
 

@@ -8,7 +8,7 @@ from fixtures import hanging_scenarios
 from forensics.analysis.verdict_kinds import VerdictKind
 from forensics.render.broker_version_text import version_label
 from forensics.render.armed_text import KIND_UNARMED
-from forensics.report.hanging import NO_COORDINATOR_WARNING
+from forensics.render.evidence_text import NO_COORDINATOR_WARNING
 from forensics.columns import ABSENT
 from forensics.runs.hanging import AbortRequest, ReportRequest, VerdictRequest, abort_commands, incident_report
 from tests.runs.support import EXAMPLE, EXAMPLE_AS_OF, REPORTING_LAST_TIMESTAMP, copy_without, evidence

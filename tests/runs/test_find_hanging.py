@@ -24,7 +24,8 @@ from forensics.render.broker_version_text import version_label
 from forensics.render.armed_text import KIND_UNARMED
 from forensics.render.evidence_text import no_all_clear_text
 from forensics.render.time_text import stamp
-from forensics.report.hanging import NO_COORDINATOR_WARNING, Outcome
+from forensics.render.evidence_text import NO_COORDINATOR_WARNING
+from forensics.report.hanging import Outcome
 from forensics.report.preview import AbortPreview
 from forensics.columns import ABSENT
 from forensics.runs.hanging import FindHangingRequest, VerdictRequest, find_hanging
