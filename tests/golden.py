@@ -3,7 +3,7 @@ the committed fixtures, the generated scenario disks, the real disks of ../share
 directory, so that a change meant to keep output byte-identical can be shown to (docs/developer.md).
 
     python -m tests.golden run OUT [--filter REGEX] [--jobs N]   # one run of the installed CLI
-    python -m tests.golden compare BASE NEW                       # same=… diff=…, then each diff
+    python -m tests.golden compare BASE NEW [--subset]            # same=… diff=…, then each diff
 
 Each case writes ``NAME.out``, ``NAME.err`` and ``NAME.rc`` (and the report's HTML, a manifest where
 one is asked for). The checkout's path and the temporary directory of the generated disks are
@@ -184,8 +184,9 @@ def normalise_manifest(data: bytes) -> bytes:
     return SELF_DIGEST.sub(rb'\1"<DIGEST>"\2', RUN_TIMES.sub(rb"\1<TIME>", data))
 
 
-def compare(base: Path, new: Path) -> int:
-    names = sorted({p.name for p in base.iterdir()} | {p.name for p in new.iterdir()})
+def compare(base: Path, new: Path, subset: bool = False) -> int:
+    """Every file of both runs (``subset``: of ``new`` alone, a ``--filter`` run against a whole one)."""
+    names = sorted({p.name for p in new.iterdir()} | (set() if subset else {p.name for p in base.iterdir()}))
     same = diff = 0
     for name in names:
         a, b = base / name, new / name
@@ -215,10 +216,11 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("compare")
     c.add_argument("base", type=Path)
     c.add_argument("new", type=Path)
+    c.add_argument("--subset", action="store_true", help="only the cases NEW holds (NEW made with --filter)")
     args = ap.parse_args(argv)
     if args.what == "run":
         return run(args.out, args.filter, args.jobs)
-    return compare(args.base, args.new)
+    return compare(args.base, args.new, args.subset)
 
 
 if __name__ == "__main__":

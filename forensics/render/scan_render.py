@@ -20,7 +20,8 @@ from rich.console import Console
 
 from forensics.analysis.broker_version import BrokerVersionRange
 from forensics.columns import (
-    BYTE_RANGE, COUNT, EXACT_SIZE, LOG_DIR, NAME, OFFSETS, OPEN, PLAIN, SET, SIZE, TOTAL, VALUE, YES_NO)
+    ABSENT, BYTE_RANGE, COUNT, EXACT_SIZE, LOG_DIR, NAME, OFFSETS, OPEN, PLAIN, SET, SIZE, TOTAL, VALUE, YES_NO, JsonRow)
+from forensics.dataclass_fast import dataclass
 from forensics.findings import Finding, total
 from forensics.model import first_few
 from forensics.render.broker_version_text import version_json, version_label
@@ -151,33 +152,62 @@ def evidence_heading(evidence: Sequence[str]) -> str:
     return "Evidence: every broker, log dir and partition the disk names is among the inputs"
 
 
+@dataclass(frozen=True, slots=True)
+class ScanAsOf(JsonRow):
+    """scan's ``asOf``: the incident clock and, in words, where it comes from."""
+
+    time_ms: int | None
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScanEvidence(JsonRow):
+    """scan's ``evidence``: what weakens any verdict on these inputs, a line each."""
+
+    gaps: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ScanTotals(JsonRow):
+    """scan's ``summary``."""
+
+    log_dirs: int
+    partitions: int
+    bytes: int
+    findings: int  # as many as the findings stand for (an aggregate counts as many)
+
+
+@dataclass(frozen=True, slots=True)
+class ScanDocument(JsonRow):
+    """scan's JSON document after its name and version (:data:`~forensics.render.machine_format.SCAN`), its
+    objects as their rows declare them."""
+
+    inputs: tuple[str, ...]
+    as_of: ScanAsOf
+    broker_version: Any  # (version_json's object; ABSENT: not asked)
+    log_dirs: tuple[LogDirSummary, ...]
+    segment_files: tuple[SegmentSummary, ...]
+    other_files: tuple[str, ...]
+    findings: tuple[Finding, ...]
+    evidence: ScanEvidence
+    summary: ScanTotals
+    manifest: Any  # path and digest of the evidence manifest (ABSENT: none written)
+
+
 def render_scan_json(report: ScanReport, out: TextIO, manifest: dict[str, Any] | None = None,
                      version: BrokerVersionRange | None = None, evidence: Sequence[str] = ()) -> None:
     """One JSON document (its name and version first: :data:`~forensics.render.machine_format.SCAN`); ``manifest``: path and digest of the evidence manifest, embedded when given;
     ``version``: the broker version range (``brokerVersion``), when given."""
-    obj: dict[str, Any] = {
-        **SCAN.header(),
-        "inputs": list(report.inputs),
-        "asOf": {"timeMs": report.as_of.time_ms, "source": as_of_source(report.as_of)},
-    }
-    if version is not None:
-        obj["brokerVersion"] = version_json(version)
-    obj.update({
-        "logDirs": [d.as_json() for d in report.log_dirs],  # as the summaries declare their columns
-        "segmentFiles": [s.as_json() for s in report.loose_segments],
-        "otherFiles": list(report.other_loose_files),
-        "findings": [f.as_json() for f in report.findings],
-        "evidence": {"gaps": list(evidence)},
-        "summary": {
-            "logDirs": len(report.log_dirs),
-            "partitions": sum(len(d.partitions) for d in report.log_dirs),
-            "bytes": report.total_bytes(),
-            "findings": total(report.all_findings()),
-        },
-    })
-    if manifest is not None:
-        obj["manifest"] = manifest
-    json.dump(obj, out, indent=2, sort_keys=False)
+    doc = ScanDocument(
+        inputs=tuple(report.inputs), as_of=ScanAsOf(time_ms=report.as_of.time_ms, source=as_of_source(report.as_of)),
+        broker_version=version_json(version) if version is not None else ABSENT,
+        log_dirs=tuple(report.log_dirs), segment_files=tuple(report.loose_segments),
+        other_files=tuple(report.other_loose_files), findings=tuple(report.findings),
+        evidence=ScanEvidence(gaps=tuple(evidence)),
+        summary=ScanTotals(log_dirs=len(report.log_dirs), partitions=sum(len(d.partitions) for d in report.log_dirs),
+                           bytes=report.total_bytes(), findings=total(report.all_findings())),
+        manifest=manifest if manifest is not None else ABSENT)
+    json.dump({**SCAN.header(), **doc.as_json()}, out, indent=2, sort_keys=False)
     out.write("\n")
 
 
