@@ -1,13 +1,15 @@
 """The tables ``export`` writes: their columns, declared once, and the executor-side rows of ``batches``.
 
-Each :class:`Table` lists its columns in order with a Spark SQL type and whether it can be null;
-``docs/export.md`` gives every column's meaning (a test keeps the two in step). Both writers derive
-their schema from these declarations and nothing else: Spark's (``pipeline/export.spark_schema``)
-and pyarrow's (``pipeline/export_local.arrow_schema``), so the two engines write the same Parquet
-types. Names are
-lowerCamelCase, Kafka's own where Kafka has one (``DumpLogSegments``, ``ProducerStateEntry``,
-``TransactionMetadata``), as in the JSON output of the other commands. Times are epoch
-milliseconds (``long``), offsets and byte positions ``long``, raw wire values keep Kafka's widths.
+Each :class:`Table` lists its columns in order with a Spark SQL type and whether it can be null,
+derived from the one frozen dataclass that declares a row of it (its fields' ``column(export=...)``,
+:func:`forensics.columns.export_columns`); ``docs/export.md`` gives every column's meaning (a test
+keeps the two in step). Both writers derive their schema from these declarations and nothing else:
+Spark's (``pipeline/export.spark_schema``) and pyarrow's (``pipeline/export_local.arrow_schema``), so
+the two engines write the same Parquet types. Names are lowerCamelCase (the fields' names,
+:func:`forensics.columns.column_name`), Kafka's own where Kafka has one (``DumpLogSegments``,
+``ProducerStateEntry``, ``TransactionMetadata``), as in the JSON output of the other commands. Times
+are epoch milliseconds (``long``), offsets and byte positions ``long``, raw wire values keep Kafka's
+widths.
 
 :func:`batch_rows` runs on the executors: one row per record batch header of one segment, framed
 exactly as ``scan`` frames it (CRC verified, record bodies untouched except the one record of a
@@ -80,7 +82,7 @@ class ReplicaColumns(JsonRow):
     partition: int = field(metadata=column(export="int"))
 
 
-_REPLICA = ", ".join(f"{name} {typ}" for name, typ in export_columns(ReplicaColumns))  # (batches, transactions)
+_REPLICA = ", ".join(f"{name} {typ}" for name, typ in export_columns(ReplicaColumns))  # (batches)
 
 BATCHES = Table("batches", _cols(
     "path string!, " + _REPLICA + ", partitionStatus string, segmentBaseOffset long, position long!, size long!, "
@@ -90,11 +92,36 @@ BATCHES = Table("batches", _cols(
     "producerId long, producerEpoch short, baseSequence int, lastSequence int, controlType string, "
     "coordinatorEpoch int"))
 
-TRANSACTIONS = Table("transactions", _cols(
-    _REPLICA + ", producerId long!, fold string!, firstOffset long!, lastDataOffset long, dataEpochs array<short>!, "
-    "batches long!, records long!, bytes long!, firstTimestamp long, lastTimestamp long, startPath string, "
-    "startPosition long, isOpen boolean!, markerOffset long, outcome string, markerEpoch short, "
-    "coordinatorEpoch int, markerTimestamp long, markerPath string, markerPosition long, fromSnapshot boolean!"))
+@dataclass(frozen=True, slots=True)
+class TransactionTableRow(ReplicaColumns):
+    """One transaction of a producer of a data partition replica (a span of the fold ``fold`` names: the
+    full history, or the broker's snapshot + replay), as ``describe-producers`` shows it: a row of the
+    ``transactions`` table (:func:`forensics.report.export.transaction_rows`)."""
+
+    producer_id: int = field(metadata=column(export="long!"))
+    fold: str = field(metadata=column(export="string!"))  # history | broker
+    first_offset: int = field(metadata=column(export="long!"))
+    last_data_offset: int | None = field(metadata=column(export="long"))
+    data_epochs: list[int] = field(metadata=column(export="array<short>!"))
+    batches: int = field(metadata=column(export="long!"))
+    records: int = field(metadata=column(export="long!"))
+    bytes: int = field(metadata=column(export="long!"))
+    first_timestamp: int | None = field(metadata=column(export="long"))
+    last_timestamp: int | None = field(metadata=column(export="long"))
+    start_path: str | None = field(metadata=column(export="string"))  # where its first batch lies
+    start_position: int | None = field(metadata=column(export="long"))
+    is_open: bool = field(metadata=column(export="boolean!"))
+    marker_offset: int | None = field(metadata=column(export="long"))  # its end marker's (None: open)
+    outcome: str | None = field(metadata=column(export="string"))
+    marker_epoch: int | None = field(metadata=column(export="short"))
+    coordinator_epoch: int | None = field(metadata=column(export="int"))
+    marker_timestamp: int | None = field(metadata=column(export="long"))
+    marker_path: str | None = field(metadata=column(export="string"))
+    marker_position: int | None = field(metadata=column(export="long"))
+    from_snapshot: bool = field(metadata=column(export="boolean!"))
+
+
+TRANSACTIONS = Table("transactions", _table_columns(TransactionTableRow))
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,12 +161,38 @@ class PartitionRow(ReplicaColumns):
 
 PARTITIONS = Table("partitions", _table_columns(PartitionRow))
 
-COORDINATOR_RECORDS = Table("coordinator_records", _cols(
-    "transactionStatePartition int!, replicaPath string!, brokerId int, path string!, position long!, offset long!, "
-    "timestamp long!, coordinatorEpoch int!, transactionalId string!, isTombstone boolean!, "
-    "transactionState string!, valueVersion short, producerId long, producerEpoch short, "
-    "transactionTimeoutMs int, topicPartitions array<string>, lastUpdateTimeMs long, startTimeMs long, "
-    "previousProducerId long, nextProducerId long, nextProducerEpoch short, clientTransactionVersion short"))
+@dataclass(frozen=True, slots=True)
+class CoordinatorRecordRow(JsonRow):
+    """One record of the ``__transaction_state`` replica a partition's coordinator loads
+    (``TransactionLog``'s key and value; a tombstone has no value): a row of the ``coordinator_records``
+    table (:func:`forensics.report.export.coordinator_rows`)."""
+
+    transaction_state_partition: int = field(metadata=column(export="int!"))
+    replica_path: str = field(metadata=column(export="string!"))
+    broker_id: int | None = field(metadata=column(export="int"))
+    path: str = field(metadata=column(export="string!"))  # the segment and the record's batch in it
+    position: int = field(metadata=column(export="long!"))
+    offset: int = field(metadata=column(export="long!"))
+    timestamp: int = field(metadata=column(export="long!"))
+    coordinator_epoch: int = field(metadata=column(export="int!"))  # the batch's partition leader epoch
+    transactional_id: str = field(metadata=column(export="string!"))
+    is_tombstone: bool = field(metadata=column(export="boolean!"))
+    transaction_state: str = field(metadata=column(export="string!"))
+    # the value's columns: None (the default) for a tombstone, which has no value
+    value_version: int | None = field(default=None, metadata=column(export="short"))
+    producer_id: int | None = field(default=None, metadata=column(export="long"))
+    producer_epoch: int | None = field(default=None, metadata=column(export="short"))
+    transaction_timeout_ms: int | None = field(default=None, metadata=column(export="int"))
+    topic_partitions: list[str] | None = field(default=None, metadata=column(export="array<string>"))  # topic-N
+    last_update_time_ms: int | None = field(default=None, metadata=column(export="long"))
+    start_time_ms: int | None = field(default=None, metadata=column(export="long"))
+    previous_producer_id: int | None = field(default=None, metadata=column(export="long"))
+    next_producer_id: int | None = field(default=None, metadata=column(export="long"))
+    next_producer_epoch: int | None = field(default=None, metadata=column(export="short"))
+    client_transaction_version: int | None = field(default=None, metadata=column(export="short"))
+
+
+COORDINATOR_RECORDS = Table("coordinator_records", _table_columns(CoordinatorRecordRow))
 
 FINDINGS = Table("findings", _table_columns(Finding))
 
@@ -156,7 +209,6 @@ SEGMENT_KINDS = (UnitKind.EVENTS, UnitKind.TXNLOG, UnitKind.STATS)  # the units 
 
 Context = tuple[str | None, str | None, int | None, str | None, int | None, str | None]
 NO_CONTEXT: Context = (None, None, None, None, None, None)  # a single file given on the command line
-
 
 
 def _control(buf, frame: V2Frame) -> tuple[str | None, int | None]:

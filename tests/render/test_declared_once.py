@@ -15,7 +15,17 @@ import pytest
 from forensics.columns import Cell, Label, column, columns, csv_columns, export_columns, kafka_columns, screen_columns
 from forensics.dataclass_fast import dataclass
 from forensics.findings import Finding, FindingKind
-from forensics.pipeline.export_rows import FINDINGS, PARTITIONS, PRODUCER_STATES, PartitionRow, ProducerStateRow
+from forensics.pipeline.export_rows import (
+    COORDINATOR_RECORDS,
+    FINDINGS,
+    PARTITIONS,
+    PRODUCER_STATES,
+    TRANSACTIONS,
+    CoordinatorRecordRow,
+    PartitionRow,
+    ProducerStateRow,
+    TransactionTableRow,
+)
 from forensics.render import dump_json, scan_render, state_render, state_screens
 from forensics.render.kafka_text import LIST_TEXT, PRODUCERS_TEXT, declared_layout
 from forensics.render.machine_format import LIST
@@ -95,6 +105,8 @@ def test_the_commands_column_lists_are_the_declarations():
     assert PARTITIONS.names == tuple(k for k, _ in export_columns(PartitionRow))
     assert FINDINGS.names == tuple(k for k, _ in export_columns(Finding))
     assert PRODUCER_STATES.names == tuple(k for k, _ in export_columns(ProducerStateRow))
+    assert TRANSACTIONS.names == tuple(k for k, _ in export_columns(TransactionTableRow))
+    assert COORDINATOR_RECORDS.names == tuple(k for k, _ in export_columns(CoordinatorRecordRow))
     assert [c.column.header for c in scan_render._FINDINGS] == [
         cell.header for _, cell in screen_columns(Finding)]
 
