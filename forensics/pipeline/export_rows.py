@@ -13,7 +13,13 @@ widths.
 
 :func:`batch_rows` runs on the executors: one row per record batch header of one segment, framed
 exactly as ``scan`` frames it (CRC verified, record bodies untouched except the one record of a
-control batch), so a table of any size never passes through the driver.
+control batch), so a table of any size never passes through the driver. Its rows are tuples in
+the order :class:`BatchColumns` declares, not instances of it: a dataclass built by keyword per batch
+and its :func:`~forensics.columns.export_values` make ``batch_rows`` five to six times slower (12
+against 2 us a batch over a generated disk of 63,537 batches; read back with one ``attrgetter``
+instead, two and a half times); tests/pipeline/test_export_rows.py holds every kind of frame's tuple to
+the row built by keyword. The driver's tables are few rows and are built by keyword
+(:mod:`forensics.report.export`).
 """
 
 from __future__ import annotations
@@ -73,7 +79,8 @@ def _table_columns(kind: type) -> tuple[Column, ...]:
 
 @dataclass(frozen=True, slots=True)
 class ReplicaColumns(JsonRow):
-    """The first columns of every table of a partition replica's rows: which replica (the rows below add theirs)."""
+    """The first columns of every table of a partition replica's rows: which replica (the rows below add
+    theirs; :class:`BatchColumns` has them after the segment's ``path``)."""
 
     replica_path: str = field(metadata=column(export="string"))
     log_dir: str | None = field(metadata=column(export="string"))
@@ -82,15 +89,48 @@ class ReplicaColumns(JsonRow):
     partition: int = field(metadata=column(export="int"))
 
 
-_REPLICA = ", ".join(f"{name} {typ}" for name, typ in export_columns(ReplicaColumns))  # (batches)
+@dataclass(frozen=True, slots=True)
+class BatchColumns(JsonRow):
+    """One record batch header of a segment (a legacy entry: its one wrapper or record) as ``scan`` frames it: a
+    row of the ``batches`` table. The executors build these rows as tuples in this order (:func:`batch_rows`,
+    held to this declaration by tests/pipeline/test_export_rows.py); the replica's columns after ``path`` are
+    :class:`ReplicaColumns`' (the same test holds them to it)."""
 
-BATCHES = Table("batches", _cols(
-    "path string!, " + _REPLICA + ", partitionStatus string, segmentBaseOffset long, position long!, size long!, "
-    "magic byte!, baseOffset long!, lastOffset long!, recordsCount int!, crc long!, crcValid boolean!, "
-    "attributes short!, compressionType string!, timestampType string, isTransactional boolean!, "
-    "isControl boolean!, partitionLeaderEpoch int, baseTimestamp long, maxTimestamp long, deleteHorizonMs long, "
-    "producerId long, producerEpoch short, baseSequence int, lastSequence int, controlType string, "
-    "coordinatorEpoch int"))
+    path: str = field(metadata=column(export="string!"))
+    replica_path: str | None = field(metadata=column(export="string"))
+    log_dir: str | None = field(metadata=column(export="string"))
+    broker_id: int | None = field(metadata=column(export="int"))
+    topic: str | None = field(metadata=column(export="string"))
+    partition: int | None = field(metadata=column(export="int"))
+    partition_status: str | None = field(metadata=column(export="string"))
+    segment_base_offset: int | None = field(metadata=column(export="long"))
+    position: int = field(metadata=column(export="long!"))
+    size: int = field(metadata=column(export="long!"))
+    magic: int = field(metadata=column(export="byte!"))
+    base_offset: int = field(metadata=column(export="long!"))
+    last_offset: int = field(metadata=column(export="long!"))
+    records_count: int = field(metadata=column(export="int!"))
+    crc: int = field(metadata=column(export="long!"))
+    crc_valid: bool = field(metadata=column(export="boolean!"))
+    attributes: int = field(metadata=column(export="short!"))
+    compression_type: str = field(metadata=column(export="string!"))
+    timestamp_type: str | None = field(metadata=column(export="string"))
+    is_transactional: bool = field(metadata=column(export="boolean!"))
+    is_control: bool = field(metadata=column(export="boolean!"))
+    partition_leader_epoch: int | None = field(metadata=column(export="int"))  # the v2 fields: None for legacy
+    base_timestamp: int | None = field(metadata=column(export="long"))
+    max_timestamp: int | None = field(metadata=column(export="long"))  # legacy magic 1: the entry's timestamp
+    delete_horizon_ms: int | None = field(metadata=column(export="long"))
+    producer_id: int | None = field(metadata=column(export="long"))
+    producer_epoch: int | None = field(metadata=column(export="short"))
+    base_sequence: int | None = field(metadata=column(export="int"))
+    last_sequence: int | None = field(metadata=column(export="int"))
+    control_type: str | None = field(metadata=column(export="string"))  # a control batch whose record decodes
+    coordinator_epoch: int | None = field(metadata=column(export="int"))  # an end-transaction marker's
+
+
+BATCHES = Table("batches", _table_columns(BatchColumns))
+
 
 @dataclass(frozen=True, slots=True)
 class TransactionTableRow(ReplicaColumns):
@@ -224,6 +264,7 @@ def _control(buf, frame: V2Frame) -> tuple[str | None, int | None]:
 
 
 def _v2_row(head: tuple, buf, frame: V2Frame) -> tuple:
+    """A v2 batch's :class:`BatchColumns` after ``head`` (its first ten, ``path`` to ``size``), as a tuple."""
     h = frame.header
     control, coordinator_epoch = _control(buf, frame) if h.is_control and frame.crc_ok else (None, None)
     return head + (
@@ -234,6 +275,7 @@ def _v2_row(head: tuple, buf, frame: V2Frame) -> tuple:
 
 
 def _legacy_row(head: tuple, buf, frame: Frame) -> tuple:
+    """A legacy entry's :class:`BatchColumns` after ``head``, as a tuple: one record, no v2 field."""
     pos, magic = frame.position, frame.magic
     attrs = buf[pos + legacy.ATTRIBUTES_OFFSET]
     ts = legacy.entry_timestamp(buf, pos, magic) if magic == 1 else None
@@ -245,8 +287,9 @@ def _legacy_row(head: tuple, buf, frame: Frame) -> tuple:
 
 
 def batch_rows(path: str, base_offset: int | None, context: Context) -> Iterator[tuple]:
-    """One :data:`BATCHES` row per frame of the segment at ``path``. A file that cannot be opened
-    gives no row (its ``unreadable_file`` finding is in the findings table)."""
+    """One :data:`BATCHES` row (:class:`BatchColumns`' values, in its order) per frame of the segment at
+    ``path``. A file that cannot be opened gives no row (its ``unreadable_file`` finding is in the
+    findings table)."""
     try:
         walk = SegmentWalk(path, base_offset=base_offset)
     except InputError:

@@ -16,11 +16,13 @@ from forensics.columns import Cell, Label, column, columns, csv_columns, export_
 from forensics.dataclass_fast import dataclass
 from forensics.findings import Finding, FindingKind
 from forensics.pipeline.export_rows import (
+    BATCHES,
     COORDINATOR_RECORDS,
     FINDINGS,
     PARTITIONS,
     PRODUCER_STATES,
     TRANSACTIONS,
+    BatchColumns,
     CoordinatorRecordRow,
     PartitionRow,
     ProducerStateRow,
@@ -107,6 +109,7 @@ def test_the_commands_column_lists_are_the_declarations():
     assert PRODUCER_STATES.names == tuple(k for k, _ in export_columns(ProducerStateRow))
     assert TRANSACTIONS.names == tuple(k for k, _ in export_columns(TransactionTableRow))
     assert COORDINATOR_RECORDS.names == tuple(k for k, _ in export_columns(CoordinatorRecordRow))
+    assert BATCHES.names == tuple(k for k, _ in export_columns(BatchColumns))
     assert [c.column.header for c in scan_render._FINDINGS] == [
         cell.header for _, cell in screen_columns(Finding)]
 
