@@ -110,7 +110,7 @@ def dump_file(path: str, options: DumpOptions) -> Iterator[DumpRow]:
     kind = file_kind(path)
     if kind == "log":
         _segment_base(path)  # refused before anything is written
-    yield FileStart(path, kind)
+    yield FileStart(path=path, kind=kind)
     if kind in ("log", "kraft-snapshot"):
         yield from dump_log(path, options, kind)
     elif kind in ("index", "timeindex", "txnindex", "snapshot"):
@@ -125,14 +125,15 @@ def dump_log(path: str, options: DumpOptions, kind: str = "log") -> Iterator[Dum
     name = os.path.basename(path)
     base = _segment_base(path) if kind == "log" else None
     if base is not None:
-        yield LogStart(base)
+        yield LogStart(base_offset=base)
     elif name == BOOTSTRAP_CHECKPOINT:
-        yield KraftSnapshotStart(-1, -1, True)
+        yield KraftSnapshotStart(end_offset=-1, epoch=-1, bootstrap=True)
     else:
         snapshot_id = kraft_snapshot_id(name)
         if snapshot_id is None:
             raise InputError("a KRaft snapshot name must be <20-digit offset>-<10-digit epoch>.checkpoint", path=path)
-        yield KraftSnapshotStart(*snapshot_id)
+        end_offset, epoch = snapshot_id
+        yield KraftSnapshotStart(end_offset=end_offset, epoch=epoch)
     runs = options.batch_runs and options.deep and options.decoder in RUN_DECODERS
     with SegmentWalk(path, end=options.max_bytes, verify_crc=options.verify_crc,
                      base_offset=base, headers=not runs) as walk:
@@ -147,7 +148,7 @@ def dump_log(path: str, options: DumpOptions, kind: str = "log") -> Iterator[Dum
                 else:
                     yield from _dump_frame(walk, item, options)
         if walk.first_invalid_position is not None and options.max_bytes == INT32_MAX:
-            yield TrailingBytes(walk.size - walk.first_invalid_position, name)
+            yield TrailingBytes(byte_count=walk.size - walk.first_invalid_position, file_name=name)
 
 
 def _dump_frame(walk: SegmentWalk, frame: Frame, options: DumpOptions) -> Iterator[DumpRow]:

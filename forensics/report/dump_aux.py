@@ -16,7 +16,8 @@ from forensics.errors import CorruptSnapshotError, ForensicsError, InputError
 from forensics.findings import Finding, FindingKind, Severity
 from forensics.io.files import WHOLE_FILE_LIMIT, FileTooLarge, MappedFile
 from forensics.io.segment import SegmentWalk
-from forensics.report.dump_rows import DumpRow, EntryRow, FindingRow, NoteRow
+from forensics.report.dump_rows import (
+    INDEX_ENTRY, SNAPSHOT_ENTRY, TIMEINDEX_ENTRY, TXNINDEX_ENTRY, DumpRow, EntryRow, FindingRow, NoteRow)
 
 
 def dump_aux(path: str, kind: str) -> Iterator[DumpRow]:
@@ -67,9 +68,9 @@ def _index_tail_findings(scan: indexes.IndexScan[indexes.E], path: str, entry_si
 def _offset_index(buf, path: str, base: int, holes: Holes) -> Iterator[DumpRow]:
     scan = indexes.scan_offset_index(buf, base, holes)
     if scan.entry_count == 0:
-        yield NoteRow(f"{path} is empty.")
+        yield NoteRow(text=f"{path} is empty.")
     for entry in scan.entries:
-        yield EntryRow("index_entry", entry, indexes.format_offset_position(entry))
+        yield EntryRow(kind=INDEX_ENTRY.tag, entry=entry, text=indexes.format_offset_position(entry))
     yield from _index_tail_findings(scan, path, indexes.OFFSET_INDEX_ENTRY.size)
     if not scan.all_zero:
         yield from _check_against_log(scan, path)
@@ -102,14 +103,14 @@ def _check_against_log(scan: indexes.OffsetIndexScan, path: str) -> Iterator[Dum
 def _time_index(buf, path: str, base: int, holes: Holes) -> Iterator[DumpRow]:
     scan = indexes.scan_time_index(buf, base, holes)
     for entry in scan.entries:
-        yield EntryRow("timeindex_entry", entry, indexes.format_timestamp_offset(entry))
+        yield EntryRow(kind=TIMEINDEX_ENTRY.tag, entry=entry, text=indexes.format_timestamp_offset(entry))
     yield from _index_tail_findings(scan, path, indexes.TIME_INDEX_ENTRY.size)
 
 
 def _txn_index(buf, path: str, holes: Holes) -> Iterator[DumpRow]:
     scan = indexes.scan_txn_index(buf, holes)
     for entry in scan.entries:
-        yield EntryRow("txnindex_entry", entry, indexes.format_aborted_txn(entry))
+        yield EntryRow(kind=TXNINDEX_ENTRY.tag, entry=entry, text=indexes.format_aborted_txn(entry))
     for finding in indexes.txn_index_findings(scan, path, len(buf)):
         yield FindingRow(finding)
 
@@ -126,7 +127,7 @@ def _snapshot(buf, path: str) -> Iterator[DumpRow]:
             snap = None
     if snap is not None:
         for entry in snap.entries:
-            yield EntryRow("snapshot_entry", entry, snapshot.format_snapshot_entry(entry))
+            yield EntryRow(kind=SNAPSHOT_ENTRY.tag, entry=entry, text=snapshot.format_snapshot_entry(entry))
     if problem is not None:
         shown = "entries shown above are unverified" if snap is not None else "no entry could be decoded"
         yield FindingRow(Finding(FindingKind.CORRUPT_SNAPSHOT, f"{problem.message} ({shown}; the broker would "
