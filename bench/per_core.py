@@ -4,6 +4,7 @@ measured in one run of interleaved rounds.
     .venv/bin/python bench/per_core.py --disk DISK                     # 5 rounds, --jobs 1 and --jobs 2
     .venv/bin/python bench/per_core.py --disk DISK --rounds 9 --jobs 1,2 --json per-core.json
     .venv/bin/python bench/per_core.py --disk DISK --jobs 1,default --baseline OTHER/.venv/bin/kafka-forensics
+    .venv/bin/python bench/per_core.py --disk DISK --jobs 1,default --baseline OTHER/... --baseline-jobs 1
 
 ``--jobs default`` runs the command without ``--jobs`` (the CLI's default: one process per core);
 ``--baseline CLI`` also runs each command with another ``kafka-forensics`` (another checkout, e.g.
@@ -110,14 +111,16 @@ def crc_on_every_core(paths: list[str]) -> float:
 
 
 def command(cmd: str, disk: Path, jobs: str, work: Path, i: int, cli: list[str] | None = None) -> dict:
-    """One run of ``cmd``: ``jobs`` a number, ``default`` (no ``--jobs``) or ``baseline`` (``cli``, no ``--jobs``)."""
+    """One run of ``cmd``: ``jobs`` a number, ``default`` (no ``--jobs``) or ``baseline`` (``cli``, no ``--jobs``;
+    ``baseline:N``: with ``--jobs N``)."""
     stats = work / f"stats-{i}.json"
     env = dict(os.environ, KAFKA_FORENSICS_STATS=str(stats))
     env.pop("KAFKA_FORENSICS_JOBS", None)
-    out = work / f"{cmd}-{jobs}-{i}.out"
-    flag = ["--jobs", jobs] if jobs not in ("default", "baseline") else []
+    theirs, _, n = jobs.partition(":") if jobs.startswith("baseline") else ("", "", jobs)
+    flag = ["--jobs", n] if n not in ("default", "") else []
+    out = work / f"{cmd}-{jobs.replace(':', '-')}-{i}.out"
     with open(out, "wb") as f:
-        wall, cpu, rc = _run([*(cli if jobs == "baseline" and cli else CLI), cmd, str(disk), "--format", "json",
+        wall, cpu, rc = _run([*(cli if theirs and cli else CLI), cmd, str(disk), "--format", "json",
                               "--no-progress", "--engine", "local", *flag], env, f)
     if rc not in OK[cmd]:
         raise SystemExit(f"{cmd} --jobs {jobs} exited {rc}")
@@ -134,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cli", default=None, help="the kafka-forensics command measured (default: the one beside "
                     "this interpreter)")
     ap.add_argument("--baseline", default=None, help="another kafka-forensics command, run without --jobs too")
+    ap.add_argument("--baseline-jobs", default="", help="values of --jobs for the baseline too (e.g. 1)")
     ap.add_argument("--commands", default="find-hanging,scan")
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args(argv)
@@ -142,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     paths = logs(a.disk)
     size = sum(os.path.getsize(p) for p in paths)
     gib = size / (1 << 30)
-    jobs = a.jobs.split(",") + (["baseline"] if a.baseline else [])
+    jobs = a.jobs.split(",") + (["baseline"] + [f"baseline:{n}" for n in a.baseline_jobs.split(",") if n]
+                                if a.baseline else [])
     baseline = a.baseline.split() if a.baseline else None
     cmds = a.commands.split(",")
     configs = ["anchors"] + [f"{c} --jobs {j}" for c in cmds for j in jobs]
@@ -171,13 +176,13 @@ def main(argv: list[str] | None = None) -> int:
     crc_wall, crc_cpu = med(x["crc32c"][0] for x in rows["anchors"]), med(x["crc32c"][1] for x in rows["anchors"])
     print(f"\n{gib:.2f} GiB of .log files in {len(paths)} files; {a.rounds} rounds, medians; "
           f"load average {min(loads):.2f}-{max(loads):.2f}")
-    print(f"{'what':<26}{'wall s':>8}{'CPU s':>8}{'GiB/s/core':>12}{'CPU / CRC':>11}{'job s':>8}{'job / CRC':>11}"
+    print(f"{'what':<34}{'wall s':>8}{'CPU s':>8}{'GiB/s/core':>12}{'CPU / CRC':>11}{'job s':>8}{'job / CRC':>11}"
           f"  same stdout")
-    print(f"{'cat (page cache)':<26}{cat_wall:8.3f}{cat_cpu:8.3f}{gib / cat_cpu:12.2f}{cat_cpu / crc_cpu:11.2f}")
-    print(f"{'CRC-32C pass (crc32c)':<26}{crc_wall:8.3f}{crc_cpu:8.3f}{gib / crc_cpu:12.2f}{1.0:11.2f}")
+    print(f"{'cat (page cache)':<34}{cat_wall:8.3f}{cat_cpu:8.3f}{gib / cat_cpu:12.2f}{cat_cpu / crc_cpu:11.2f}")
+    print(f"{'CRC-32C pass (crc32c)':<34}{crc_wall:8.3f}{crc_cpu:8.3f}{gib / crc_cpu:12.2f}{1.0:11.2f}")
     cores = os.cpu_count() or 1
     crc_cores = med(x["crc32c_cores"] for x in rows["anchors"])
-    print(f"{f'CRC-32C pass, {cores} processes':<26}{crc_cores:8.3f}")
+    print(f"{f'CRC-32C pass, {cores} processes':<34}{crc_cores:8.3f}")
     summary = {"gib": gib, "files": len(paths), "loads": loads, "cat": [cat_wall, cat_cpu], "crc32c": [crc_wall, crc_cpu],
                "crc32c_cores": crc_cores}
     for c in cmds:
@@ -190,8 +195,9 @@ def main(argv: list[str] | None = None) -> int:
             same = "yes" if all(x["out"] == reference for x in runs) else "NO"
             one = all(x["slots"] == 1 for x in runs)  # one process: its job's wall is its CPU
             per_crc = f"{job / crc_cpu:11.2f}" if one and job is not None else f"{'-':>11}"
-            label = f"{c} (baseline)" if j == "baseline" else f"{c} --jobs {j}"
-            print(f"{label:<26}{wall:8.3f}{cpu:8.3f}{gib / cpu:12.2f}{cpu / crc_cpu:11.2f}"
+            label = (f"{c} (baseline)" if j == "baseline" else f"{c} (baseline) --jobs {j[9:]}"
+                     if j.startswith("baseline:") else f"{c} --jobs {j}")
+            print(f"{label:<34}{wall:8.3f}{cpu:8.3f}{gib / cpu:12.2f}{cpu / crc_cpu:11.2f}"
                   f"{job if job is not None else float('nan'):8.3f}{per_crc}  {same}")
             summary[label] = {"wall": wall, "cpu": cpu, "job": job, "same": same}
         for j in jobs[1:]:
