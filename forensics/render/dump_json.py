@@ -3,7 +3,7 @@
 entry or finding.
 
 Each row kind's object is the one :data:`forensics.report.dump_rows.JSON_OBJECTS` declares; here each
-declaration is compiled, the first time a row of its kind is written, into a function that builds the
+declaration is compiled, when this module loads, into a function that builds the
 object (a dict display of the declared keys, each value read through its attributes as a hand-written
 builder would): batches and records come by the million."""
 
@@ -136,19 +136,16 @@ def json_builder(declared: JsonObject | Variants | ByTag, name: str = "row") -> 
     return build
 
 
-# each row kind's builder, made the first time a row of that kind is written (a memo of JSON_OBJECTS)
-_BUILDERS: dict[type, Callable[[Any], dict[str, Any]]] = {}
+# each row kind's builder, made once when this module loads (only a JSON dump loads it)
+_BUILDERS: dict[type, Callable[[Any], dict[str, Any]]] = {
+    kind: json_builder(declared, kind.__name__) for kind, declared in JSON_OBJECTS.items()}
 
 
 def row_obj(row) -> dict[str, Any]:
     """A dump row's JSON object."""
-    kind = type(row)
-    build = _BUILDERS.get(kind)
+    build = _BUILDERS.get(type(row))
     if build is None:
-        declared = JSON_OBJECTS.get(kind)
-        if declared is None:
-            raise TypeError(f"unknown dump row {kind.__name__}")
-        build = _BUILDERS[kind] = json_builder(declared, kind.__name__)
+        raise TypeError(f"unknown dump row {type(row).__name__}")
     return build(row)
 
 
@@ -165,6 +162,6 @@ def render_dump_json(rows: Iterable, out: TextIO) -> int:
         if kind is FindingRow:
             findings += 1
         build = builders.get(kind)
-        obj = build(row) if build is not None else row_obj(row)
+        obj = build(row) if build is not None else row_obj(row)  # (row_obj: an unknown kind's error)
         out.write(json_text(json.dumps(obj, ensure_ascii=False, default=str)) + "\n")
     return findings
