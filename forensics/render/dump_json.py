@@ -24,6 +24,7 @@ from forensics.report.dump_rows import (
     JSON_OBJECTS,
     NOT_FALSE,
     TEXT_OR_BASE64,
+    THE_ROW,
     ByTag,
     FindingRow,
     JsonObject,
@@ -96,7 +97,8 @@ def _body(obj: JsonObject, indent: str, bound: set[str]) -> list[str]:
     if obj.rest:  # after every key
         if first < len(obj.keys):
             raise TypeError(f"{obj.tag}: a key left out when None before the items of {obj.rest}")
-        display = display[:-1] + (", " if len(display) > 2 else "") + f"**row.{_checked(obj.rest)}.as_json()}}"
+        source = "row" if obj.rest == THE_ROW else f"row.{_checked(obj.rest)}"
+        display = display[:-1] + (", " if len(display) > 2 else "") + f"**{source}.as_json()}}"
     if first == len(obj.keys):
         return lines + [f"{indent}return {display}"]
     lines.append(f"{indent}obj = {display}")

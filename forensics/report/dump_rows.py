@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from forensics.codec.batch import BatchHeader, Record, RecordBlock
 from forensics.codec.legacy import LegacyRecord
-from forensics.columns import NO_KEY, JsonRow, column, columns
+from forensics.columns import JsonRow, column
 from forensics.dataclass_fast import dataclass
 from forensics.findings import Finding
 from forensics.io.frames import Frame
@@ -48,7 +48,8 @@ class Key(NamedTuple):
 
 class JsonObject(NamedTuple):
     """A dump row's JSON object: ``"type": tag`` first, then its ``keys`` in order, then (``rest``: a
-    path from the row) the items of the object that value writes itself as (a finding's ``as_json``)."""
+    path from the row, or :data:`THE_ROW`) the items of the object that value writes itself as (its
+    ``as_json``: a finding's, a dataclass row's own)."""
 
     tag: str
     keys: tuple[Key, ...]
@@ -70,9 +71,13 @@ class ByTag(NamedTuple):
     objects: tuple[JsonObject, ...]
 
 
+THE_ROW = "."  # JsonObject.rest: the row itself
+
+
 def own_keys(tag: str, kind: type) -> JsonObject:
-    """The JSON object of a dataclass row kind whose columns (:func:`forensics.columns.columns`) are its keys."""
-    return JsonObject(tag, tuple(Key(c.key, c.attr) for c in columns(kind) if c.key != NO_KEY))
+    """The JSON object of a dataclass row kind whose columns are its keys: its tag, then its
+    :meth:`~forensics.columns.JsonRow.as_json` (what its declaration says, written as every row's is)."""
+    return JsonObject(tag, (), rest=THE_ROW)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ from forensics.render.table_fit import fit_console
 from forensics.report.dump import DumpOptions, dump_file, expand_rows
 from forensics.report.dump_rows import (
     AS_IS, JSON_OBJECTS, ByTag, FileStart, JsonObject, Key, KraftSnapshotStart, LogStart, NoteRow,
-    TrailingBytes, Variants, own_keys)
+    TrailingBytes, Variants, THE_ROW, own_keys)
 from forensics.report.rows import (
     DescribeRow, HangingRow, HistoryRow, ProducerRow, RowEvidence, SpanRow, TransactionRow)
 from forensics.report.dump_rows import FindingRow
@@ -207,8 +207,9 @@ def test_every_dump_json_object_has_its_declared_keys_in_order(tmp_path):
     for row in rows:
         declared, obj = _declared(row), row_obj(row)
         seen.add((type(row), declared))
-        if declared.rest:  # a finding: its own object after the type
-            assert obj == {"type": declared.tag, **getattr(row, declared.rest).as_json()}
+        if declared.rest:  # a finding, a dataclass row: its own object after the type
+            own = row if declared.rest == THE_ROW else getattr(row, declared.rest)
+            assert obj == {"type": declared.tag, **own.as_json()}
             continue
         keys = [k for k in declared.keys if not (k.omit_none and attrgetter(k.path)(row) is None)]
         assert list(obj) == ["type"] + [k.name for k in keys] and obj["type"] == declared.tag
